@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * builtin.h: the subcommands of wallprof.
+ *
+ * A new subcommand is four edits: cmd/<name>.c with cmd_<name>(), a row in
+ * the table in cmd/wallprof.c, man/wallprof-<name>.1, and tests.
+ */
+#ifndef WALLPROF_BUILTIN_H
+#define WALLPROF_BUILTIN_H
+
+#include <stdio.h>
+
+/* Exit statuses shared by every subcommand. */
+#define WP_EXIT_OK 0
+#define WP_EXIT_FAILURE 1
+#define WP_EXIT_USAGE 2
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+void record_usage(FILE *out);
+void report_usage(FILE *out);
+
+/* Print "wallprof <cmd>: <msg>" and a hint, return WP_EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * record.c: `wallprof record`: parse options, hand them to the session.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "log.h"
+#include "session.h"
+#include "target.h"
+#include "util.h"
+
+#define DEFAULT_FREQ 999
+#define DEFAULT_STACK 8192
+#define MAX_STACK 65528
+
+void record_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: wallprof record [<options>] [--] <command> [<args>...]\n"
+		"   or: wallprof record [<options>] -p <pid>[,<pid>...] | -t <tid>[,<tid>...] | -a\n"
+		"\n"
+		"Sampling:\n"
+		"  -F, --freq <hz>           on-CPU samples per second of CPU time (default 999)\n"
+		"  -e, --event <name>        cpu-clock (default), task-clock, cycles, instructions\n"
+		"  -g, --call-graph <mode>   dwarf[,<size>] (default dwarf,8192), fp or none\n"
+		"      --no-off-cpu          no context-switch records and no switch-out stacks\n"
+		"Target:\n"
+		"  -p, --pid <pid,...>       attach to running processes and their new threads\n"
+		"  -t, --tid <tid,...>       attach to threads\n"
+		"  -a, --all-cpus            every task on every CPU\n"
+		"      --user <name>         run the command as this user (wallprof as root)\n"
+		"  -d, --duration <secs>     stop after this many seconds\n"
+		"Output:\n"
+		"  -o, --output <file>       data file (default wallprof.data)\n"
+		"  -f, --force               overwrite an existing data file\n"
+		"  -z, --compress[=<level>]  zstd-compress the data (level 1-19, default 3)\n"
+		"  -m, --mmap-pages <n>      ring buffer pages per CPU (power of two), or a size\n"
+		"                            such as 8M\n"
+		"  -q, --quiet               no progress line and no summary\n"
+		"  -v, --verbose             more messages\n"
+		"  -h, --help                this text\n");
+}
+
+enum {
+	OPT_NO_OFF_CPU = 256,
+	OPT_USER,
+};
+
+static const struct option record_options[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "call-graph", required_argument, NULL, 'g' },
+	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "compress", optional_argument, NULL, 'z' },
+	{ "mmap-pages", required_argument, NULL, 'm' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_call_graph(const char *arg, struct wp_event_opts *ev)
+{
+	uint64_t size;
+
+	if (!strcmp(arg, "none")) {
+		ev->callgraph = WP_CALLGRAPH_NONE;
+	} else if (!strcmp(arg, "fp")) {
+		ev->callgraph = WP_CALLGRAPH_FP;
+	} else if (!strcmp(arg, "dwarf")) {
+		ev->callgraph = WP_CALLGRAPH_DWARF;
+	} else if (!strncmp(arg, "dwarf,", 6)) {
+		if (wp_parse_u64(arg + 6, &size) || size < 8 || size > MAX_STACK)
+			return usage_error("record", "--call-graph: stack size must be 8..%d bytes",
+					   MAX_STACK);
+		ev->callgraph = WP_CALLGRAPH_DWARF;
+		ev->stack_size = (uint32_t)ALIGN_UP(size, (uint64_t)8);
+	} else {
+		return usage_error("record", "--call-graph: '%s' is not dwarf[,size], fp or none",
+				   arg);
+	}
+	return 0;
+}
+
+/* Pages (a power of two) or a size with a K/M/G suffix. */
+static int parse_mmap_pages(const char *arg, struct wp_event_opts *ev)
+{
+	uint64_t v, page = (uint64_t)sysconf(_SC_PAGESIZE), mult = 0;
+	char num[32];
+	size_t len = strlen(arg);
+
+	if (len && len < sizeof(num) && strchr("kKmMgG", arg[len - 1])) {
+		mult = strchr("kK", arg[len - 1]) ? 1ULL << 10 :
+		       strchr("mM", arg[len - 1]) ? 1ULL << 20 : 1ULL << 30;
+		memcpy(num, arg, len - 1);
+		num[len - 1] = '\0';
+		arg = num;
+	}
+	if (wp_parse_u64(arg, &v) || !v)
+		goto bad;
+	if (mult)
+		v = v * mult / page;
+	if (!v || (v & (v - 1)) || v > (1ULL << 20))
+		goto bad;
+	ev->mmap_pages = (unsigned int)v;
+	ev->mmap_pages_given = true;
+	return 0;
+bad:
+	return usage_error("record", "--mmap-pages: '%s' is not a power-of-two number of pages "
+			   "or a size such as 8M", arg);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct wp_record_opts o = {
+		.events = {
+			.event = "cpu-clock",
+			.freq = DEFAULT_FREQ,
+			.callgraph = WP_CALLGRAPH_DWARF,
+			.stack_size = DEFAULT_STACK,
+			.off_cpu = true,
+		},
+		.output = "wallprof.data",
+		.argc = argc + 1,
+	};
+	uint64_t v;
+	int c, ret, verbose = 0;
+
+	/* The header keeps wallprof's own command line: "wallprof record ...". */
+	o.argv = argv - 1;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:F:e:g:p:t:ad:o:fz::m:qvh", record_options,
+				NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (wp_parse_u64(optarg, &v) || !v || v > 100000)
+				return usage_error("record", "--freq: '%s' is not a rate in 1..100000 Hz",
+						   optarg);
+			o.events.freq = v;
+			break;
+		case 'e':
+			o.events.event = optarg;
+			break;
+		case 'g':
+			ret = parse_call_graph(optarg, &o.events);
+			if (ret)
+				return ret;
+			break;
+		case OPT_NO_OFF_CPU:
+			o.events.off_cpu = false;
+			break;
+		case 'p':
+			free(o.pids);
+			if (wp_parse_id_list(optarg, &o.pids, &o.nr_pids))
+				return usage_error("record", "--pid: '%s' is not a list of process ids",
+						   optarg);
+			break;
+		case 't':
+			free(o.tids);
+			if (wp_parse_id_list(optarg, &o.tids, &o.nr_tids))
+				return usage_error("record", "--tid: '%s' is not a list of thread ids",
+						   optarg);
+			break;
+		case 'a':
+			o.events.cpu_wide = true;
+			break;
+		case OPT_USER:
+			o.user = optarg;
+			break;
+		case 'd':
+			if (wp_parse_seconds(optarg, &o.duration) || o.duration <= 0)
+				return usage_error("record", "--duration: '%s' is not a positive number of seconds",
+						   optarg);
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'f':
+			o.force = true;
+			break;
+		case 'z':
+			o.compress_level = 3;
+			if (optarg && (wp_parse_u64(optarg, &v) || v < 1 || v > 19))
+				return usage_error("record", "--compress: level '%s' is not 1..19", optarg);
+			if (optarg)
+				o.compress_level = (int)v;
+			break;
+		case 'm':
+			ret = parse_mmap_pages(optarg, &o.events);
+			if (ret)
+				return ret;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			record_usage(stdout);
+			return WP_EXIT_OK;
+		case ':':
+			return usage_error("record", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("record", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o.command = argv + optind;
+	if (!o.command && !o.nr_pids && !o.nr_tids && !o.events.cpu_wide)
+		return usage_error("record", "nothing to record: give a command, -p, -t or -a");
+	if ((o.nr_pids != 0) + (o.nr_tids != 0) + (o.command && !o.events.cpu_wide) +
+	    o.events.cpu_wide > 1 && !(o.command && o.events.cpu_wide && !o.nr_pids && !o.nr_tids))
+		return usage_error("record", "give only one of a command, -p, -t and -a "
+				   "(-a may come with a command that sets the duration)");
+	if (o.user && !o.command)
+		return usage_error("record", "--user applies only to a launched command");
+	o.events.enable_on_exec = o.command && !o.events.cpu_wide;
+	if (verbose)
+		wp_log_set_level(WP_LOG_DEBUG);
+	if (o.quiet)
+		wp_log_set_level(WP_LOG_WARN);
+	o.progress = !o.quiet && isatty(STDERR_FILENO);
+
+	ret = wp_record_run(&o);
+	free(o.pids);
+	free(o.tids);
+	return ret;
+}

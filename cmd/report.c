@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * report.c: `wallprof report`: read a recording and print it.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "dump.h"
+#include "log.h"
+
+void report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: wallprof report [-i <file>] --dump\n"
+		"\n"
+		"  -i, --input <file>   data file to read (default wallprof.data)\n"
+		"  -D, --dump           print every record, one line each\n"
+		"  -v, --verbose        more messages\n"
+		"  -h, --help           this text\n");
+}
+
+static const struct option report_options[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "dump", no_argument, NULL, 'D' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_report(int argc, char **argv)
+{
+	const char *input = "wallprof.data";
+	bool dump = false;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":i:Dvh", report_options, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'D':
+			dump = true;
+			break;
+		case 'v':
+			wp_log_set_level(WP_LOG_DEBUG);
+			break;
+		case 'h':
+			report_usage(stdout);
+			return WP_EXIT_OK;
+		case ':':
+			return usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("report", "unexpected argument '%s'", argv[optind]);
+	if (!dump)
+		return usage_error("report", "only --dump is available in this version");
+	return wp_dump_file(input, stdout) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+}

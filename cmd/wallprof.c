@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * wallprof.c: the command table, global options and dispatch.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "log.h"
+
+struct cmd_struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	void (*usage)(FILE *out);
+	const char *summary;
+};
+
+static const struct cmd_struct commands[] = {
+	{ "record", cmd_record, record_usage, "Run a command or attach to processes and record on-CPU and off-CPU events" },
+	{ "report", cmd_report, report_usage, "Read a recording and print what it holds" },
+};
+
+static const struct cmd_struct *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static void main_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: wallprof [--version] [--help] <command> [<args>]\n"
+		"\n"
+		"wallprof splits every thread's wall-clock time into on-CPU and off-CPU time,\n"
+		"with the stacks that explain both.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "   %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out,
+		"\n"
+		"'wallprof help <command>' or 'wallprof <command> --help' shows a command's options.\n"
+		"Exit status: 0 success, 1 failure, 2 usage error; record returns the\n"
+		"profiled command's status.\n");
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "wallprof %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'wallprof %s --help')\n", cmd);
+	return WP_EXIT_USAGE;
+}
+
+static void log_sink(enum wp_log_level level, const char *msg)
+{
+	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+
+	fprintf(stderr, "wallprof: %s%s\n", prefix[level], msg);
+}
+
+/*
+ * Show the man page; when man or the page is missing (an uninstalled
+ * build), fall back to the built-in usage text.
+ */
+static int show_help(const struct cmd_struct *c)
+{
+	char page[64], local[4096];
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	snprintf(page, sizeof(page), "wallprof-%s", c->name);
+	snprintf(local, sizeof(local), "%s/man/%s.1", WP_SOURCE_DIR, page);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", 1);
+
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		if (!stat(local, &st))
+			execlp("man", "man", "-l", local, (char *)NULL);
+		execlp("man", "man", page, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0)
+		return WP_EXIT_OK;
+	c->usage(stdout);
+	return WP_EXIT_OK;
+}
+
+/* Like git and perf: a write error on stdout is a failure, not silence. */
+static int finish_stdout(int ret)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "wallprof: error: cannot write to standard output: %s\n",
+			strerror(errno));
+		return ret ? ret : WP_EXIT_FAILURE;
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd_struct *c;
+	const char *name;
+
+	wp_log_set_sink(log_sink);
+	if (argc < 2) {
+		main_usage(stderr);
+		return WP_EXIT_USAGE;
+	}
+	name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+		main_usage(stdout);
+		return finish_stdout(WP_EXIT_OK);
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
+		printf("wallprof %s\n", PACKAGE_VERSION);
+		return finish_stdout(WP_EXIT_OK);
+	}
+	if (!strcmp(name, "help")) {
+		if (argc < 3) {
+			main_usage(stdout);
+			return finish_stdout(WP_EXIT_OK);
+		}
+		c = find_command(argv[2]);
+		if (!c) {
+			fprintf(stderr, "wallprof: '%s' is not a wallprof command (see 'wallprof --help')\n",
+				argv[2]);
+			return WP_EXIT_USAGE;
+		}
+		return finish_stdout(show_help(c));
+	}
+	if (name[0] == '-') {
+		fprintf(stderr, "wallprof: unknown option '%s' (see 'wallprof --help')\n", name);
+		return WP_EXIT_USAGE;
+	}
+	c = find_command(name);
+	if (!c) {
+		fprintf(stderr, "wallprof: '%s' is not a wallprof command (see 'wallprof --help')\n",
+			name);
+		return WP_EXIT_USAGE;
+	}
+	return finish_stdout(c->fn(argc - 1, argv + 1));
+}

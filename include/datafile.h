@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * datafile.h: the wallprof.data file format, writer and reader.
+ *
+ * The only module that knows the on-disk byte layout (documented in
+ * wallprof-data(5)):
+ *
+ *	file header	magic "WALLPROF", version, byte-order mark, meta size
+ *	meta		tag/length/value fields (struct wp_meta)
+ *	blocks...	{type, flags, size, raw_size} + payload; RECORDS blocks
+ *			hold perf records back to back, optionally one zstd
+ *			frame each; the SUMMARY block closes a complete file
+ *
+ * The writer creates a temporary file next to the destination and renames
+ * it only in wp_writer_commit(), so an interrupted run never leaves a half
+ * file under the final name.  The reader validates every length before use.
+ */
+#ifndef WALLPROF_DATAFILE_H
+#define WALLPROF_DATAFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#define WP_FILE_MAGIC "WALLPROF"
+#define WP_FILE_VERSION 1
+#define WP_FILE_BYTE_ORDER 0x01020304U
+
+/* Largest payload a block may declare (a bound against corrupt sizes). */
+#define WP_BLOCK_MAX_SIZE (256U << 20)
+
+/* wp_meta.flags */
+#define WP_META_KERNEL_SAMPLES	(1ULL << 0)	/* samples include kernel mode */
+#define WP_META_KERNEL_STACKS	(1ULL << 1)	/* kernel callchains recorded */
+#define WP_META_SWITCHES	(1ULL << 2)	/* context-switch records */
+#define WP_META_OFFCPU_STACKS	(1ULL << 3)	/* a stack at every switch-out */
+#define WP_META_OFFCPU_STACKS_DENIED (1ULL << 4) /* wanted but not permitted */
+#define WP_META_CPU_WIDE	(1ULL << 5)	/* -a: every task on every CPU */
+#define WP_META_CLOCK_FALLBACK	(1ULL << 6)	/* a hardware event fell back */
+
+enum wp_callgraph {
+	WP_CALLGRAPH_NONE = 0,
+	WP_CALLGRAPH_FP = 1,
+	WP_CALLGRAPH_DWARF = 2,
+};
+
+enum wp_target_mode {
+	WP_TARGET_COMMAND = 0,
+	WP_TARGET_PID = 1,
+	WP_TARGET_TID = 2,
+	WP_TARGET_ALL_CPUS = 3,
+};
+
+/* Roles of events; report tells on-CPU samples from switch-out stacks. */
+enum wp_event_role {
+	WP_EVENT_ONCPU = 0,
+	WP_EVENT_SWITCH_OUT = 1,
+};
+
+struct wp_event_desc {
+	char name[32];		/* "cpu-clock", "context-switches", ... */
+	uint32_t role;		/* enum wp_event_role */
+	struct perf_event_attr attr;	/* as passed to perf_event_open */
+	uint64_t *ids;		/* PERF_EVENT_IOC_ID of every fd of it */
+	uint32_t nr_ids;
+};
+
+struct wp_meta {
+	int32_t clockid;		/* clock of every record time */
+	uint64_t start_clock_ns;	/* record start on that clock */
+	uint64_t start_realtime_ns;	/* the same instant, CLOCK_REALTIME */
+	char hostname[256];
+	char os_release[128];
+	char machine[64];		/* uname -m */
+	char **argv;			/* wallprof's own command line */
+	uint32_t argc;
+	uint64_t sample_type;		/* shared by every event */
+	uint64_t regs_mask;		/* attr.sample_regs_user */
+	uint32_t stack_size;		/* attr.sample_stack_user */
+	uint32_t callgraph;		/* enum wp_callgraph */
+	uint32_t nr_cpus;
+	uint32_t page_size;
+	uint32_t target_mode;		/* enum wp_target_mode */
+	uint64_t flags;			/* WP_META_* */
+	uint64_t sample_period_ns;	/* on-CPU sample period (clock events) */
+	struct wp_event_desc *events;
+	uint32_t nr_events;
+};
+
+/* Frees what the reader allocated inside a meta it filled. */
+void wp_meta_release(struct wp_meta *m);
+
+enum wp_stop_reason {
+	WP_STOP_TARGET_EXITED = 0,
+	WP_STOP_SIGNAL = 1,
+	WP_STOP_DURATION = 2,
+	WP_STOP_ERROR = 3,
+};
+
+/* Totals written last; their presence marks a complete file. */
+struct wp_summary {
+	uint64_t end_clock_ns;
+	uint64_t end_realtime_ns;
+	uint64_t records;		/* kernel records kept */
+	uint64_t samples;		/* on-CPU samples */
+	uint64_t switch_samples;	/* switch-out stack samples */
+	uint64_t switches;		/* SWITCH records (in and out) */
+	uint64_t lost_records;		/* sum of PERF_RECORD_LOST.lost */
+	uint64_t lost_samples;		/* sum of PERF_RECORD_LOST_SAMPLES.lost */
+	uint64_t throttles;		/* PERF_RECORD_THROTTLE count */
+	uint64_t ring_bytes;		/* bytes read from the rings */
+	uint64_t stack_bytes_trimmed;	/* unfilled stack bytes not written */
+	uint64_t corrupt_bytes;		/* ring bytes skipped as malformed */
+	uint64_t synthesized;		/* records made from /proc */
+	int32_t exit_status;		/* wait status of the command, or -1 */
+	uint32_t stop_reason;		/* enum wp_stop_reason */
+};
+
+struct wp_writer;
+
+/*
+ * Start a file that will become path.  Refuses an existing path unless
+ * force.  compress_level 0 stores blocks as they are, 1..22 compresses
+ * each with zstd.  Returns 0 or -errno (logged).
+ */
+int wp_writer_open(const char *path, bool force, int compress_level,
+		   struct wp_writer **out);
+
+/* Write the file header and meta; call once, before any block. */
+int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m);
+
+/*
+ * Append a RECORDS block holding len bytes of whole records.  Not thread
+ * safe: one writer thread calls it.
+ */
+int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
+
+/* Append the SUMMARY block. */
+int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s);
+
+/* Flush, close and rename to the final path.  Frees w. */
+int wp_writer_commit(struct wp_writer *w);
+
+/* Close and unlink the temporary file.  Frees w; NULL is fine. */
+void wp_writer_abort(struct wp_writer *w);
+
+/* Bytes written so far (after compression). */
+uint64_t wp_writer_bytes(const struct wp_writer *w);
+const char *wp_writer_path(const struct wp_writer *w);
+
+struct wp_reader;
+
+/*
+ * Open and validate the header and meta.  Errors (logged, one line):
+ * -ENOENT & co from open, -EBADMSG not a wallprof file or corrupt meta,
+ * -EPROTO a newer format version.
+ */
+int wp_reader_open(const char *path, struct wp_reader **out);
+
+const struct wp_meta *wp_reader_meta(const struct wp_reader *r);
+
+/*
+ * Next record in file order: 1 with *rec set (borrowed until the next
+ * call), 0 at the end of the file, -EBADMSG for a corrupt or truncated
+ * block (logged once, with its offset).
+ */
+int wp_reader_next(struct wp_reader *r, const struct perf_event_header **rec);
+
+/* The summary, once wp_reader_next() returned 0; NULL if the file has none. */
+const struct wp_summary *wp_reader_summary(const struct wp_reader *r);
+
+/* File offset of the block the last record came from. */
+uint64_t wp_reader_block_offset(const struct wp_reader *r);
+
+void wp_reader_close(struct wp_reader *r);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * drain.h: moving records from the kernel rings into the data file.
+ *
+ * Two threads: the drain thread empties every ring (epoll on the ring fds,
+ * plus a timeout so quiet rings are still read), trims user stack copies to
+ * the bytes the kernel filled, counts what it sees and fills blocks; the
+ * writer thread compresses and writes full blocks.  The drain thread never
+ * touches the file, so slow storage or compression cannot make the kernel
+ * drop records, up to WP_DRAIN_QUEUE_MAX bytes of queued blocks.
+ */
+#ifndef WALLPROF_DRAIN_H
+#define WALLPROF_DRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datafile.h"
+#include "event.h"
+
+#define WP_DRAIN_QUEUE_MAX (1ULL << 30)
+
+struct wp_drain;
+
+/* A file mapped executable during the recording, seen in an MMAP2 record. */
+struct wp_mapped_file {
+	uint32_t pid;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint8_t build_id_size;	/* non-zero when the kernel gave the id */
+	uint8_t build_id[20];
+	char *path;
+};
+
+/*
+ * Start both threads over ev's rings, writing to w.  Neither ev nor w may
+ * be freed before wp_drain_stop().  Signals should be blocked in the
+ * calling thread first so the new threads inherit the mask.
+ */
+int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **out);
+
+/*
+ * Queue synthesized records (whole records, len bytes, copied); they are
+ * written at the drain thread's next pass.  Thread safe.
+ */
+int wp_drain_inject(struct wp_drain *d, const void *records, size_t len);
+
+/* Counters so far (for a live status line).  Thread safe. */
+void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written);
+
+/*
+ * Read the rings one last time, write every queued block, stop the
+ * threads.  Fills the counters of s and returns the first write error.
+ */
+int wp_drain_stop(struct wp_drain *d, struct wp_summary *s);
+
+/* Executable mappings seen (valid until wp_drain_free). */
+const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n);
+
+void wp_drain_free(struct wp_drain *d);
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * event.h: perf_event_open setup for a recording.
+ *
+ * Owns the event descriptions (attrs), every event fd and one ring per CPU.
+ * Topology (as perf record's): for each target task and online CPU, one
+ * on-CPU sampling event and, with off-CPU stacks, one context-switch event;
+ * the first event on a CPU owns that CPU's ring and every later event on
+ * the CPU is redirected into it (PERF_EVENT_IOC_SET_OUTPUT).  Task events
+ * inherit into threads and children created later.
+ */
+#ifndef WALLPROF_EVENT_H
+#define WALLPROF_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "datafile.h"
+#include "layout.h"
+#include "priv.h"
+#include "ring.h"
+
+struct wp_event_opts {
+	const char *event;	/* cpu-clock, task-clock, cycles, instructions */
+	uint64_t freq;		/* samples per second of on-CPU time */
+	enum wp_callgraph callgraph;
+	uint32_t stack_size;	/* DWARF user stack copy, multiple of 8 */
+	bool off_cpu;		/* switch records + switch-out stacks */
+	bool enable_on_exec;	/* launch mode: start counting at execve */
+	bool cpu_wide;		/* -a */
+	unsigned int mmap_pages;	/* per CPU ring; 0 = choose */
+	bool mmap_pages_given;	/* -m given: do not shrink on EPERM */
+};
+
+struct wp_evfd {
+	int fd;
+	int cpu;
+	unsigned int desc;	/* index into wp_evlist.descs */
+	pid_t tid;		/* -1 for CPU-wide */
+	uint64_t id;
+};
+
+struct wp_evlist {
+	struct wp_event_desc descs[2];
+	unsigned int nr_descs;
+	struct wp_sample_format fmt;
+	uint64_t meta_flags;		/* WP_META_* describing what was set up */
+	uint64_t sample_period_ns;	/* on-CPU period, 0 for frequency mode */
+	int *cpus;			/* online CPUs */
+	unsigned int nr_cpus;
+	struct wp_ring *rings;		/* one per entry of cpus[] */
+	int *ring_owner;		/* fd that owns each ring, -1 if none */
+	unsigned int mmap_pages;
+	bool mmap_pages_given;
+	struct wp_evfd *fds;
+	size_t nr_fds, cap_fds;
+	struct wp_priv priv;
+};
+
+/*
+ * Build the attrs.  Decides kernel-mode sampling and switch-out stacks
+ * from priv, falls back from a missing hardware PMU to cpu-clock with one
+ * warning, and logs once what privileges withheld.  -EINVAL (logged) for
+ * an unknown event name.
+ */
+int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
+		   const struct wp_priv *priv);
+
+/*
+ * Open every event on every CPU for one task (inherited into its future
+ * threads and children).  what names the target in error messages.  On
+ * failure logs one sentence and returns -errno; fds opened earlier stay.
+ */
+int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what);
+
+/* Open every event on every CPU for all tasks (-a). */
+int wp_evlist_open_cpus(struct wp_evlist *ev);
+
+/* Whether tid already has events (attach mode rescans). */
+bool wp_evlist_has_task(const struct wp_evlist *ev, pid_t tid);
+
+int wp_evlist_enable(struct wp_evlist *ev);
+int wp_evlist_disable(struct wp_evlist *ev);
+
+/*
+ * Copy the event descriptions, with the ids of every fd, into meta
+ * (meta->events and nr_events become owned by meta: wp_meta_release).
+ */
+int wp_evlist_describe(const struct wp_evlist *ev, struct wp_meta *meta);
+
+/* Close every fd and unmap every ring; safe on a half-built list. */
+void wp_evlist_release(struct wp_evlist *ev);
+
+#endif

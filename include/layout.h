@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * layout.h: the byte layout of perf records, and wallprof's own record types.
+ *
+ * Owns the knowledge of where each field sits in a PERF_RECORD_SAMPLE and in
+ * the sample_id trailer of other records, given the sample_type that every
+ * event of a recording shares.  Used by the recorder (to trim the unfilled
+ * part of user stack copies) and by the reader side (to decode).  Parsed
+ * structures borrow pointers into the record; they stay valid as long as the
+ * record bytes do.
+ */
+#ifndef WALLPROF_LAYOUT_H
+#define WALLPROF_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+/*
+ * Record types that wallprof writes itself.  They live above the kernel's
+ * range (which ends below 64) and above perf's user types (64..99).
+ */
+enum wp_record_type {
+	/* Every record before it that came from one drain pass is complete. */
+	WP_RECORD_ROUND = 100,
+	/* Build id of a mapped file: struct wp_record_build_id + path. */
+	WP_RECORD_BUILD_ID = 101,
+	/* Start of a thread that existed before recording: struct wp_record_thread. */
+	WP_RECORD_THREAD = 102,
+};
+
+/* Misc bit on MMAP2/COMM/FORK records that wallprof synthesized from /proc. */
+#define WP_RECORD_MISC_SYNTHESIZED (1U << 15)
+
+struct wp_record_build_id {
+	struct perf_event_header header;
+	uint32_t pid;		/* a process that mapped it, -1 if several */
+	uint8_t size;		/* bytes used in build_id[] */
+	uint8_t reserved[3];
+	uint8_t build_id[24];	/* 20 for SHA-1 ids, up to 24 */
+	uint32_t maj, min;	/* device of the file, as in MMAP2 */
+	uint64_t ino;
+	char filename[];	/* NUL-terminated, padded to 8 bytes */
+};
+
+/* A thread alive when recording began (attach and system-wide modes). */
+struct wp_record_thread {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t time;		/* snapshot time, same clock as samples */
+	/* 0 if unknown, else the thread's start time on the event clock. */
+	uint64_t start_time;
+};
+
+/* The shape of samples and sample_id trailers in one recording. */
+struct wp_sample_format {
+	uint64_t sample_type;
+	uint64_t regs_mask;	/* attr.sample_regs_user */
+	unsigned int nr_regs;	/* popcount(regs_mask) */
+};
+
+void wp_sample_format_init(struct wp_sample_format *fmt, uint64_t sample_type,
+			   uint64_t regs_mask);
+
+struct wp_sample {
+	uint64_t id;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t nr_callchain;
+	const uint64_t *callchain;	/* borrowed */
+	uint64_t regs_abi;		/* PERF_SAMPLE_REGS_ABI_*; 0 = no regs */
+	const uint64_t *regs;		/* nr_regs values, packed by mask bit order */
+	uint64_t stack_size;		/* bytes reserved in the record */
+	uint64_t stack_dyn_size;	/* bytes the kernel filled */
+	const uint8_t *stack;		/* borrowed, stack_dyn_size valid bytes */
+};
+
+struct wp_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t id;
+};
+
+/*
+ * Decode a PERF_RECORD_SAMPLE.  Returns 0, or -EBADMSG when the record is
+ * shorter than its fields claim.
+ */
+int wp_sample_parse(const struct wp_sample_format *fmt,
+		    const struct perf_event_header *hdr, struct wp_sample *out);
+
+/*
+ * Decode the sample_id trailer of a non-sample kernel record
+ * (sample_id_all).  Returns 0 or -EBADMSG.
+ */
+int wp_sample_id_parse(const struct wp_sample_format *fmt,
+		       const struct perf_event_header *hdr,
+		       struct wp_sample_id *out);
+
+/* Size in bytes of the sample_id trailer for this format. */
+size_t wp_sample_id_size(const struct wp_sample_format *fmt);
+
+/* Write a sample_id trailer for a synthesized record at dst. */
+void wp_sample_id_write(const struct wp_sample_format *fmt,
+			const struct wp_sample_id *id, void *dst);
+
+/*
+ * Copy a sample to dst (at least hdr->size bytes), keeping only the part of
+ * the user stack copy that the kernel filled (rounded up to 8 bytes).
+ * Returns the new record size; samples without a stack are copied as is.
+ * A malformed sample is copied unchanged.
+ */
+size_t wp_sample_copy_trimmed(const struct wp_sample_format *fmt,
+			      const struct perf_event_header *hdr, void *dst);
+
+/* A short name for a record type ("SAMPLE", "MMAP2", "ROUND", ...). */
+const char *wp_record_type_name(uint32_t type);
+
+#endif

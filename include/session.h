@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * session.h: one recording, from target to closed data file.
+ *
+ * Wires the stages together (privileges, events, target, drain, synthesized
+ * state, build ids, summary) and owns the stop logic: SIGINT/SIGTERM, the
+ * duration, or every target gone.  The command layer only fills the options.
+ */
+#ifndef WALLPROF_SESSION_H
+#define WALLPROF_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "event.h"
+
+struct wp_record_opts {
+	struct wp_event_opts events;
+	const char *output;
+	bool force;
+	int compress_level;	/* 0 = none */
+	double duration;	/* seconds, 0 = until stopped */
+	pid_t *pids;		/* -p */
+	size_t nr_pids;
+	pid_t *tids;		/* -t */
+	size_t nr_tids;
+	char **command;		/* NULL-terminated, or NULL */
+	const char *user;	/* --user */
+	bool quiet;
+	bool progress;		/* live status line on stderr */
+	int argc;		/* wallprof's own command line, for the header */
+	char **argv;
+};
+
+/*
+ * Record.  Returns the process exit status wallprof should use: the
+ * command's status when one was launched (like time(1)), 0 on success,
+ * 1 when recording failed (after logging why).
+ */
+int wp_record_run(const struct wp_record_opts *opts);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * target.h: what is profiled: a launched command or running processes.
+ *
+ * Owns the launched child: it is forked stopped on a pipe so that events
+ * can be attached before it runs a single instruction of the command, and
+ * it drops every capability (and optionally becomes another user) before
+ * execve.
+ */
+#ifndef WALLPROF_TARGET_H
+#define WALLPROF_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct wp_child {
+	pid_t pid;
+	int go_fd;	/* write end: one byte releases the child */
+	int err_fd;	/* read end: errno if execve failed, EOF if it worked */
+	char *cmd;	/* argv[0], for messages */
+};
+
+/*
+ * Fork a child that waits, then (as user when non-NULL) drops its
+ * capabilities and execs argv.  Returns 0 or -errno (logged).
+ */
+int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user);
+
+/*
+ * Let the child exec.  Returns 0 once execve succeeded, or the child's
+ * -errno (logged as "cannot run ...") after reaping it.
+ */
+int wp_child_start(struct wp_child *c);
+
+/* Kill (if still waiting) and forget a child that never started. */
+void wp_child_abort(struct wp_child *c);
+
+/*
+ * Parse a comma-separated list of positive ids ("12,34").  *out is
+ * malloc'ed and owned by the caller.  -EINVAL for anything else.
+ */
+int wp_parse_id_list(const char *s, pid_t **out, size_t *n);
+
+/*
+ * The thread ids of a process, from /proc/PID/task (malloc'ed).  -ESRCH
+ * when the process does not exist.
+ */
+int wp_list_threads(pid_t pid, pid_t **out, size_t *n);
+
+/* The process (thread group) a thread belongs to, or -ESRCH. */
+pid_t wp_thread_group(pid_t tid);
+
+/* Whether the process exists and is not a zombie. */
+bool wp_process_alive(pid_t pid);
+
+#endif

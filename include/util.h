@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * util.h: small helpers shared by every module (no state, no I/O).
+ */
+#ifndef WALLPROF_UTIL_H
+#define WALLPROF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define NSEC_PER_SEC 1000000000ULL
+
+/* Nanoseconds on the given clock (CLOCK_MONOTONIC for event times). */
+static inline uint64_t wp_clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Parse a whole decimal (or 0x hex) unsigned number; 0 or -EINVAL for
+ * garbage, trailing characters or overflow.
+ */
+int wp_parse_u64(const char *s, uint64_t *out);
+
+/* Parse a non-negative decimal number of seconds ("2", "0.5"). */
+int wp_parse_seconds(const char *s, double *out);
+
+/* Read a small text file (e.g. a sysctl) into buf, NUL-terminated. */
+int wp_read_text_file(const char *path, char *buf, size_t size);
+
+/* Read an integer sysctl-style file; -errno when it cannot be read. */
+int wp_read_int_file(const char *path, long *out);
+
+/* Write all of buf to fd, retrying short writes and EINTR. */
+int wp_write_all(int fd, const void *buf, size_t len);
+
+/* Read exactly len bytes; -EIO at a short read (end of file). */
+int wp_read_exact(int fd, void *buf, size_t len);
+
+/* A growable byte buffer; the holder owns data (free with wp_buf_release). */
+struct wp_buf {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+/* Make room for n more bytes; returns a pointer to them or NULL. */
+void *wp_buf_reserve(struct wp_buf *b, size_t n);
+int wp_buf_append(struct wp_buf *b, const void *p, size_t n);
+void wp_buf_release(struct wp_buf *b);
+
+#endif

@@ -1,0 +1,808 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* datafile.c: wallprof.data writer and reader (layout in wallprof-data(5)). */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "datafile.h"
+#include "log.h"
+#include "util.h"
+
+struct wp_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint64_t meta_size;
+};
+
+struct wp_tlv {
+	uint32_t tag;
+	uint32_t size;		/* payload bytes, before padding to 8 */
+};
+
+enum wp_meta_tag {
+	WP_TAG_CLOCK = 1,
+	WP_TAG_HOSTNAME = 2,
+	WP_TAG_OS_RELEASE = 3,
+	WP_TAG_MACHINE = 4,
+	WP_TAG_CMDLINE = 5,
+	WP_TAG_SAMPLE_FORMAT = 6,
+	WP_TAG_SYSTEM = 7,
+	WP_TAG_TARGET = 8,
+	WP_TAG_EVENT = 9,
+};
+
+struct wp_tag_clock {
+	int32_t clockid;
+	uint32_t reserved;
+	uint64_t start_clock_ns;
+	uint64_t start_realtime_ns;
+};
+
+struct wp_tag_sample_format {
+	uint64_t sample_type;
+	uint64_t regs_mask;
+	uint32_t stack_size;
+	uint32_t callgraph;
+	uint64_t sample_period_ns;
+};
+
+struct wp_tag_system {
+	uint32_t nr_cpus;
+	uint32_t page_size;
+};
+
+struct wp_tag_target {
+	uint32_t mode;
+	uint32_t reserved;
+	uint64_t flags;
+};
+
+struct wp_tag_event {
+	char name[32];
+	uint32_t role;
+	uint32_t attr_size;
+	uint32_t nr_ids;
+	uint32_t reserved;
+	/* attr_size bytes of perf_event_attr, padded to 8, then u64 ids[] */
+};
+
+enum wp_block_type {
+	WP_BLOCK_RECORDS = 1,
+	WP_BLOCK_SUMMARY = 2,
+};
+
+#define WP_BLOCK_ZSTD 1U
+
+struct wp_block_header {
+	uint32_t type;
+	uint32_t flags;
+	uint64_t size;		/* stored payload bytes, before padding to 8 */
+	uint64_t raw_size;	/* payload bytes after decompression */
+};
+
+/* ---- writer ---- */
+
+struct wp_writer {
+	int fd;
+	int level;
+	char *path;
+	char *tmp_path;
+	bool force;
+	uint64_t bytes;
+	ZSTD_CCtx *cctx;
+	void *cbuf;
+	size_t cbuf_size;
+};
+
+static const uint8_t zero_pad[8];
+
+static int writer_put(struct wp_writer *w, const void *buf, size_t len)
+{
+	int err = wp_write_all(w->fd, buf, len);
+
+	if (err) {
+		wp_error("cannot write '%s': %s", w->tmp_path, strerror(-err));
+		return err;
+	}
+	w->bytes += len;
+	return 0;
+}
+
+static int writer_pad(struct wp_writer *w, size_t len)
+{
+	size_t pad = ALIGN_UP(len, (size_t)8) - len;
+
+	return pad ? writer_put(w, zero_pad, pad) : 0;
+}
+
+int wp_writer_open(const char *path, bool force, int compress_level,
+		   struct wp_writer **out)
+{
+	struct wp_writer *w;
+	char *dircopy = NULL;
+	struct stat st;
+	int err;
+
+	*out = NULL;
+	if (!force && lstat(path, &st) == 0) {
+		wp_error("'%s' exists; use -f to overwrite it or -o to choose another name",
+			 path);
+		return -EEXIST;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->force = force;
+	w->level = compress_level;
+	w->path = strdup(path);
+	dircopy = strdup(path);
+	if (!w->path || !dircopy) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	if (asprintf(&w->tmp_path, "%s/.%s.wallprof-XXXXXX", dirname(dircopy),
+		     basename(w->path)) < 0) {
+		w->tmp_path = NULL;
+		err = -ENOMEM;
+		goto out_free;
+	}
+	w->fd = mkostemp(w->tmp_path, O_CLOEXEC);
+	if (w->fd < 0) {
+		err = -errno;
+		wp_error("cannot create '%s': %s", path, strerror(-err));
+		goto out_free;
+	}
+	if (compress_level > 0) {
+		w->cctx = ZSTD_createCCtx();
+		if (!w->cctx) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
+	free(dircopy);
+	*out = w;
+	return 0;
+
+out_free:
+	free(dircopy);
+	wp_writer_abort(w);
+	return err;
+}
+
+static int writer_put_tlv(struct wp_writer *w, uint32_t tag, const void *a,
+			  size_t alen, const void *b, size_t blen)
+{
+	struct wp_tlv t = { .tag = tag, .size = (uint32_t)(alen + blen) };
+	int err;
+
+	err = writer_put(w, &t, sizeof(t));
+	if (!err && alen)
+		err = writer_put(w, a, alen);
+	if (!err && blen)
+		err = writer_put(w, b, blen);
+	if (!err)
+		err = writer_pad(w, alen + blen);
+	return err;
+}
+
+static size_t tlv_len(size_t payload)
+{
+	return sizeof(struct wp_tlv) + ALIGN_UP(payload, (size_t)8);
+}
+
+static size_t event_payload_len(const struct wp_event_desc *e)
+{
+	return sizeof(struct wp_tag_event) + ALIGN_UP((size_t)e->attr.size, (size_t)8) +
+	       (size_t)e->nr_ids * 8;
+}
+
+static size_t cmdline_len(const struct wp_meta *m)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < m->argc; i++)
+		n += strlen(m->argv[i]) + 1;
+	return n;
+}
+
+int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
+{
+	struct wp_tag_clock clk = {
+		.clockid = m->clockid,
+		.start_clock_ns = m->start_clock_ns,
+		.start_realtime_ns = m->start_realtime_ns,
+	};
+	struct wp_tag_sample_format sf = {
+		.sample_type = m->sample_type,
+		.regs_mask = m->regs_mask,
+		.stack_size = m->stack_size,
+		.callgraph = m->callgraph,
+		.sample_period_ns = m->sample_period_ns,
+	};
+	struct wp_tag_system sys = { .nr_cpus = m->nr_cpus, .page_size = m->page_size };
+	struct wp_tag_target tgt = { .mode = m->target_mode, .flags = m->flags };
+	struct wp_file_header fh = {
+		.magic = WP_FILE_MAGIC,
+		.version = WP_FILE_VERSION,
+		.byte_order = WP_FILE_BYTE_ORDER,
+	};
+	size_t cmd_len = cmdline_len(m);
+	int err;
+
+	fh.meta_size = tlv_len(sizeof(clk)) + tlv_len(strlen(m->hostname) + 1) +
+		       tlv_len(strlen(m->os_release) + 1) + tlv_len(strlen(m->machine) + 1) +
+		       tlv_len(cmd_len) + tlv_len(sizeof(sf)) + tlv_len(sizeof(sys)) +
+		       tlv_len(sizeof(tgt));
+	for (uint32_t i = 0; i < m->nr_events; i++)
+		fh.meta_size += tlv_len(event_payload_len(&m->events[i]));
+
+	err = writer_put(w, &fh, sizeof(fh));
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_CLOCK, &clk, sizeof(clk), NULL, 0);
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_HOSTNAME, m->hostname,
+				     strlen(m->hostname) + 1, NULL, 0);
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_OS_RELEASE, m->os_release,
+				     strlen(m->os_release) + 1, NULL, 0);
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_MACHINE, m->machine,
+				     strlen(m->machine) + 1, NULL, 0);
+	if (!err) {
+		struct wp_tlv t = { .tag = WP_TAG_CMDLINE, .size = (uint32_t)cmd_len };
+
+		err = writer_put(w, &t, sizeof(t));
+		for (uint32_t i = 0; !err && i < m->argc; i++)
+			err = writer_put(w, m->argv[i], strlen(m->argv[i]) + 1);
+		if (!err)
+			err = writer_pad(w, cmd_len);
+	}
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_SAMPLE_FORMAT, &sf, sizeof(sf), NULL, 0);
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_SYSTEM, &sys, sizeof(sys), NULL, 0);
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_TARGET, &tgt, sizeof(tgt), NULL, 0);
+	for (uint32_t i = 0; !err && i < m->nr_events; i++) {
+		const struct wp_event_desc *e = &m->events[i];
+		struct wp_tag_event te = {
+			.role = e->role,
+			.attr_size = e->attr.size,
+			.nr_ids = e->nr_ids,
+		};
+		struct wp_tlv t = { .tag = WP_TAG_EVENT,
+				    .size = (uint32_t)event_payload_len(e) };
+
+		memcpy(te.name, e->name, sizeof(te.name));
+		te.name[sizeof(te.name) - 1] = '\0';
+		err = writer_put(w, &t, sizeof(t));
+		if (!err)
+			err = writer_put(w, &te, sizeof(te));
+		if (!err)
+			err = writer_put(w, &e->attr, e->attr.size);
+		if (!err)
+			err = writer_pad(w, e->attr.size);
+		if (!err && e->nr_ids)
+			err = writer_put(w, e->ids, (size_t)e->nr_ids * 8);
+	}
+	return err;
+}
+
+static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
+			    size_t len)
+{
+	struct wp_block_header bh = { .type = type, .size = len, .raw_size = len };
+	const void *payload = buf;
+	int err;
+
+	if (w->cctx && type == WP_BLOCK_RECORDS) {
+		size_t bound = ZSTD_compressBound(len), n;
+
+		if (bound > w->cbuf_size) {
+			void *nb = realloc(w->cbuf, bound);
+
+			if (!nb)
+				return -ENOMEM;
+			w->cbuf = nb;
+			w->cbuf_size = bound;
+		}
+		n = ZSTD_compressCCtx(w->cctx, w->cbuf, w->cbuf_size, buf, len, w->level);
+		if (ZSTD_isError(n)) {
+			wp_error("zstd compression failed: %s", ZSTD_getErrorName(n));
+			return -EIO;
+		}
+		/* Keep a block raw when compressing does not pay. */
+		if (n < len) {
+			bh.flags = WP_BLOCK_ZSTD;
+			bh.size = n;
+			payload = w->cbuf;
+		}
+	}
+	err = writer_put(w, &bh, sizeof(bh));
+	if (!err)
+		err = writer_put(w, payload, bh.size);
+	if (!err)
+		err = writer_pad(w, bh.size);
+	return err;
+}
+
+int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	return writer_put_block(w, WP_BLOCK_RECORDS, buf, len);
+}
+
+int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s)
+{
+	return writer_put_block(w, WP_BLOCK_SUMMARY, s, sizeof(*s));
+}
+
+int wp_writer_commit(struct wp_writer *w)
+{
+	int err = 0;
+
+	if (fsync(w->fd) && errno != EINVAL)
+		err = -errno;
+	if (close(w->fd) && !err)
+		err = -errno;
+	w->fd = -1;
+	if (err) {
+		wp_error("cannot write '%s': %s", w->path, strerror(-err));
+		wp_writer_abort(w);
+		return err;
+	}
+	if (!w->force && link(w->tmp_path, w->path) == 0) {
+		/* link() refuses to replace a file created meanwhile. */
+		unlink(w->tmp_path);
+	} else if (!w->force) {
+		err = -errno;
+		wp_error("cannot create '%s': %s", w->path, strerror(-err));
+		wp_writer_abort(w);
+		return err;
+	} else if (rename(w->tmp_path, w->path)) {
+		err = -errno;
+		wp_error("cannot rename '%s' to '%s': %s", w->tmp_path, w->path,
+			 strerror(-err));
+		wp_writer_abort(w);
+		return err;
+	}
+	free(w->tmp_path);
+	w->tmp_path = NULL;
+	wp_writer_abort(w);
+	return 0;
+}
+
+void wp_writer_abort(struct wp_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->tmp_path)
+		unlink(w->tmp_path);
+	ZSTD_freeCCtx(w->cctx);
+	free(w->cbuf);
+	free(w->tmp_path);
+	free(w->path);
+	free(w);
+}
+
+uint64_t wp_writer_bytes(const struct wp_writer *w)
+{
+	return w->bytes;
+}
+
+const char *wp_writer_path(const struct wp_writer *w)
+{
+	return w->path;
+}
+
+/* ---- reader ---- */
+
+struct wp_reader {
+	int fd;
+	char *path;
+	struct wp_meta meta;
+	struct wp_summary summary;
+	bool have_summary;
+	bool failed;
+	uint64_t offset;	/* file offset of the next block */
+	uint64_t file_size;
+	uint64_t block_offset;
+	uint8_t *block;		/* decoded payload of the current block */
+	size_t block_cap;
+	size_t block_len, block_pos;
+	void *zbuf;
+	size_t zbuf_cap;
+	ZSTD_DCtx *dctx;
+};
+
+void wp_meta_release(struct wp_meta *m)
+{
+	if (m->argv) {
+		for (uint32_t i = 0; i < m->argc; i++)
+			free(m->argv[i]);
+		free(m->argv);
+	}
+	for (uint32_t i = 0; i < m->nr_events && m->events; i++)
+		free(m->events[i].ids);
+	free(m->events);
+	memset(m, 0, sizeof(*m));
+}
+
+static void copy_str(char *dst, size_t dsize, const uint8_t *p, size_t len)
+{
+	size_t n = strnlen((const char *)p, len);
+
+	if (n >= dsize)
+		n = dsize - 1;
+	memcpy(dst, p, n);
+	dst[n] = '\0';
+}
+
+static int parse_cmdline(struct wp_meta *m, const uint8_t *p, size_t len)
+{
+	size_t i, start = 0;
+	uint32_t n = 0;
+
+	for (i = 0; i < len; i++)
+		n += p[i] == '\0';
+	m->argv = calloc(n + 1, sizeof(*m->argv));
+	if (!m->argv)
+		return -ENOMEM;
+	for (i = 0; i < len && m->argc < n; i++) {
+		if (p[i])
+			continue;
+		m->argv[m->argc] = strndup((const char *)p + start, i - start);
+		if (!m->argv[m->argc])
+			return -ENOMEM;
+		m->argc++;
+		start = i + 1;
+	}
+	return 0;
+}
+
+static int parse_event(struct wp_meta *m, const uint8_t *p, size_t len)
+{
+	struct wp_event_desc *e, *events;
+	struct wp_tag_event te;
+	size_t attr_len;
+
+	if (len < sizeof(te))
+		return -EBADMSG;
+	memcpy(&te, p, sizeof(te));
+	attr_len = ALIGN_UP((size_t)te.attr_size, (size_t)8);
+	if (te.attr_size < PERF_ATTR_SIZE_VER0 || te.nr_ids > (1U << 24) ||
+	    sizeof(te) + attr_len + (size_t)te.nr_ids * 8 > len)
+		return -EBADMSG;
+	events = realloc(m->events, (m->nr_events + 1) * sizeof(*events));
+	if (!events)
+		return -ENOMEM;
+	m->events = events;
+	e = &events[m->nr_events];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->name, te.name, sizeof(e->name));
+	e->name[sizeof(e->name) - 1] = '\0';
+	e->role = te.role;
+	/* A newer, larger attr is cut to what this build knows. */
+	memcpy(&e->attr, p + sizeof(te),
+	       te.attr_size < sizeof(e->attr) ? te.attr_size : sizeof(e->attr));
+	if (te.nr_ids) {
+		e->ids = malloc((size_t)te.nr_ids * 8);
+		if (!e->ids)
+			return -ENOMEM;
+		memcpy(e->ids, p + sizeof(te) + attr_len, (size_t)te.nr_ids * 8);
+	}
+	e->nr_ids = te.nr_ids;
+	m->nr_events++;
+	return 0;
+}
+
+static int parse_meta(struct wp_meta *m, const uint8_t *buf, size_t len)
+{
+	bool have_clock = false, have_format = false;
+	size_t off = 0;
+	int err = 0;
+
+	while (!err && off + sizeof(struct wp_tlv) <= len) {
+		struct wp_tlv t;
+		const uint8_t *p;
+
+		memcpy(&t, buf + off, sizeof(t));
+		off += sizeof(t);
+		if (t.size > len - off)
+			return -EBADMSG;
+		p = buf + off;
+		off += ALIGN_UP((size_t)t.size, (size_t)8);
+		switch (t.tag) {
+		case WP_TAG_CLOCK: {
+			struct wp_tag_clock c;
+
+			if (t.size < sizeof(c))
+				return -EBADMSG;
+			memcpy(&c, p, sizeof(c));
+			m->clockid = c.clockid;
+			m->start_clock_ns = c.start_clock_ns;
+			m->start_realtime_ns = c.start_realtime_ns;
+			have_clock = true;
+			break;
+		}
+		case WP_TAG_HOSTNAME:
+			copy_str(m->hostname, sizeof(m->hostname), p, t.size);
+			break;
+		case WP_TAG_OS_RELEASE:
+			copy_str(m->os_release, sizeof(m->os_release), p, t.size);
+			break;
+		case WP_TAG_MACHINE:
+			copy_str(m->machine, sizeof(m->machine), p, t.size);
+			break;
+		case WP_TAG_CMDLINE:
+			if (!m->argv)
+				err = parse_cmdline(m, p, t.size);
+			break;
+		case WP_TAG_SAMPLE_FORMAT: {
+			struct wp_tag_sample_format sf;
+
+			if (t.size < sizeof(sf))
+				return -EBADMSG;
+			memcpy(&sf, p, sizeof(sf));
+			m->sample_type = sf.sample_type;
+			m->regs_mask = sf.regs_mask;
+			m->stack_size = sf.stack_size;
+			m->callgraph = sf.callgraph;
+			m->sample_period_ns = sf.sample_period_ns;
+			have_format = true;
+			break;
+		}
+		case WP_TAG_SYSTEM: {
+			struct wp_tag_system s;
+
+			if (t.size < sizeof(s))
+				return -EBADMSG;
+			memcpy(&s, p, sizeof(s));
+			m->nr_cpus = s.nr_cpus;
+			m->page_size = s.page_size;
+			break;
+		}
+		case WP_TAG_TARGET: {
+			struct wp_tag_target tg;
+
+			if (t.size < sizeof(tg))
+				return -EBADMSG;
+			memcpy(&tg, p, sizeof(tg));
+			m->target_mode = tg.mode;
+			m->flags = tg.flags;
+			break;
+		}
+		case WP_TAG_EVENT:
+			err = parse_event(m, p, t.size);
+			break;
+		default:
+			/* Unknown tags are skipped: newer writers may add some. */
+			break;
+		}
+	}
+	if (err)
+		return err;
+	if (off != len || !have_clock || !have_format)
+		return -EBADMSG;
+	return 0;
+}
+
+int wp_reader_open(const char *path, struct wp_reader **out)
+{
+	struct wp_file_header fh;
+	struct wp_reader *r;
+	uint8_t *meta = NULL;
+	struct stat st;
+	int err;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->path = strdup(path);
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = -errno;
+		wp_error("cannot open '%s': %s", path, strerror(-err));
+		goto out_close;
+	}
+	if (fstat(r->fd, &st) || !S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		wp_error("'%s' is not a regular file", path);
+		goto out_close;
+	}
+	r->file_size = (uint64_t)st.st_size;
+	if (r->file_size < sizeof(fh) || wp_read_exact(r->fd, &fh, sizeof(fh)) ||
+	    memcmp(fh.magic, WP_FILE_MAGIC, 8)) {
+		err = -EBADMSG;
+		wp_error("'%s' is not a wallprof data file", path);
+		goto out_close;
+	}
+	if (fh.byte_order != WP_FILE_BYTE_ORDER) {
+		err = -EBADMSG;
+		wp_error("'%s' was recorded on a machine of the other byte order", path);
+		goto out_close;
+	}
+	if (fh.version > WP_FILE_VERSION || fh.version == 0) {
+		err = -EPROTO;
+		wp_error("'%s' has file format version %u; this wallprof reads version %d",
+			 path, fh.version, WP_FILE_VERSION);
+		goto out_close;
+	}
+	if (fh.meta_size > r->file_size - sizeof(fh) || fh.meta_size > (64U << 20)) {
+		err = -EBADMSG;
+		wp_error("'%s' is truncated or corrupt (bad header size)", path);
+		goto out_close;
+	}
+	meta = malloc(fh.meta_size ? fh.meta_size : 1);
+	if (!meta) {
+		err = -ENOMEM;
+		goto out_close;
+	}
+	err = wp_read_exact(r->fd, meta, fh.meta_size);
+	if (!err)
+		err = parse_meta(&r->meta, meta, fh.meta_size);
+	if (err) {
+		if (err != -ENOMEM)
+			wp_error("'%s' has a corrupt header", path);
+		err = err == -ENOMEM ? err : -EBADMSG;
+		goto out_close;
+	}
+	free(meta);
+	r->offset = sizeof(fh) + fh.meta_size;
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx) {
+		err = -ENOMEM;
+		goto out_close;
+	}
+	*out = r;
+	return 0;
+
+out_close:
+	free(meta);
+	wp_reader_close(r);
+	return err;
+}
+
+const struct wp_meta *wp_reader_meta(const struct wp_reader *r)
+{
+	return &r->meta;
+}
+
+static int reader_fail(struct wp_reader *r, const char *what)
+{
+	if (!r->failed)
+		wp_error("'%s': %s at offset %llu; the rest of the file is skipped",
+			 r->path, what, (unsigned long long)r->block_offset);
+	r->failed = true;
+	return -EBADMSG;
+}
+
+static int grow(void **buf, size_t *cap, size_t want)
+{
+	void *nb;
+
+	if (want <= *cap)
+		return 0;
+	nb = realloc(*buf, want);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = want;
+	return 0;
+}
+
+/* Load the next block; 1 loaded, 0 end of file, <0 error. */
+static int reader_load_block(struct wp_reader *r)
+{
+	struct wp_block_header bh;
+	size_t padded;
+
+	for (;;) {
+		r->block_offset = r->offset;
+		if (r->offset == r->file_size)
+			return 0;
+		if (r->file_size - r->offset < sizeof(bh))
+			return reader_fail(r, "truncated block header");
+		if (pread(r->fd, &bh, sizeof(bh), (off_t)r->offset) != (ssize_t)sizeof(bh))
+			return reader_fail(r, "unreadable block header");
+		if (bh.size > WP_BLOCK_MAX_SIZE || bh.raw_size > WP_BLOCK_MAX_SIZE)
+			return reader_fail(r, "block of impossible size");
+		padded = ALIGN_UP((size_t)bh.size, (size_t)8);
+		if (r->file_size - r->offset - sizeof(bh) < padded)
+			return reader_fail(r, "truncated block");
+		if (grow(&r->zbuf, &r->zbuf_cap, bh.size + 1) ||
+		    grow((void **)&r->block, &r->block_cap, bh.raw_size + 1))
+			return -ENOMEM;
+		if (pread(r->fd, r->zbuf, bh.size, (off_t)(r->offset + sizeof(bh))) !=
+		    (ssize_t)bh.size)
+			return reader_fail(r, "unreadable block");
+		r->offset += sizeof(bh) + padded;
+
+		if (bh.flags & WP_BLOCK_ZSTD) {
+			size_t n = ZSTD_decompressDCtx(r->dctx, r->block, bh.raw_size,
+						       r->zbuf, bh.size);
+
+			if (ZSTD_isError(n) || n != bh.raw_size)
+				return reader_fail(r, "corrupt compressed block");
+		} else if (bh.flags) {
+			return reader_fail(r, "block with unknown flags");
+		} else {
+			if (bh.raw_size != bh.size)
+				return reader_fail(r, "block with inconsistent sizes");
+			memcpy(r->block, r->zbuf, bh.size);
+		}
+		r->block_len = bh.raw_size;
+		r->block_pos = 0;
+
+		if (bh.type == WP_BLOCK_RECORDS)
+			return 1;
+		if (bh.type == WP_BLOCK_SUMMARY) {
+			memset(&r->summary, 0, sizeof(r->summary));
+			memcpy(&r->summary, r->block,
+			       r->block_len < sizeof(r->summary) ? r->block_len
+								 : sizeof(r->summary));
+			r->have_summary = true;
+			r->block_len = 0;
+		}
+		/* Unknown block types are skipped for forward compatibility. */
+	}
+}
+
+int wp_reader_next(struct wp_reader *r, const struct perf_event_header **rec)
+{
+	struct perf_event_header *h;
+	int err;
+
+	if (r->failed)
+		return -EBADMSG;
+	while (r->block_pos >= r->block_len) {
+		err = reader_load_block(r);
+		if (err <= 0)
+			return err;
+	}
+	if (r->block_len - r->block_pos < sizeof(*h))
+		return reader_fail(r, "truncated record");
+	h = (struct perf_event_header *)(r->block + r->block_pos);
+	if (h->size < sizeof(*h) || (h->size & 7) || h->size > r->block_len - r->block_pos)
+		return reader_fail(r, "malformed record");
+	r->block_pos += h->size;
+	*rec = h;
+	return 1;
+}
+
+const struct wp_summary *wp_reader_summary(const struct wp_reader *r)
+{
+	return r->have_summary ? &r->summary : NULL;
+}
+
+uint64_t wp_reader_block_offset(const struct wp_reader *r)
+{
+	return r->block_offset;
+}
+
+void wp_reader_close(struct wp_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	wp_meta_release(&r->meta);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->block);
+	free(r->zbuf);
+	free(r->path);
+	free(r);
+}

@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* drain.c: the drain thread (rings -> blocks) and the writer thread (blocks -> file). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "drain.h"
+#include "layout.h"
+#include "log.h"
+#include "util.h"
+
+#define BLOCK_SIZE (4U << 20)
+#define BLOCK_ROOM 65536		/* the largest record */
+#define POLL_TIMEOUT_MS 50
+#define FLUSH_INTERVAL_NS (500ULL * 1000 * 1000)
+
+struct block {
+	uint8_t *data;
+	size_t len;
+	struct block *next;
+};
+
+struct id_role {
+	uint64_t id;
+	unsigned int role;
+};
+
+struct wp_drain {
+	struct wp_evlist *ev;
+	struct wp_writer *w;
+	int epfd, wakefd;
+	pthread_t drain_thread, writer_thread;
+	bool drain_started, writer_started;
+
+	/* Shared between threads, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t queue_cond;	/* a block was queued, or done */
+	pthread_cond_t space_cond;	/* queued bytes went down */
+	struct block *queue_head, *queue_tail, *free_blocks;
+	uint64_t queued_bytes;
+	bool writer_done;		/* no more blocks will come */
+	int write_err;
+	uint64_t bytes_written;
+	struct wp_buf injected;
+	struct wp_summary published;
+	bool stop;
+
+	/* Drain thread only. */
+	struct block *cur;
+	struct wp_summary counts;
+	uint64_t last_flush_ns;
+	struct id_role *roles;
+	size_t nr_roles;
+	struct wp_mapped_file *files;
+	size_t nr_files, cap_files;
+	bool warned_corrupt;
+};
+
+static int id_role_cmp(const void *a, const void *b)
+{
+	const struct id_role *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int sample_role(const struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct id_role key, *hit;
+
+	if (h->size < sizeof(*h) + 8)
+		return -1;
+	memcpy(&key.id, h + 1, 8);	/* PERF_SAMPLE_IDENTIFIER comes first */
+	hit = bsearch(&key, d->roles, d->nr_roles, sizeof(key), id_role_cmp);
+	return hit ? (int)hit->role : -1;
+}
+
+static struct block *block_get(struct wp_drain *d)
+{
+	struct block *b;
+
+	pthread_mutex_lock(&d->lock);
+	b = d->free_blocks;
+	if (b)
+		d->free_blocks = b->next;
+	pthread_mutex_unlock(&d->lock);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		b->data = malloc(BLOCK_SIZE);
+		if (!b->data) {
+			free(b);
+			return NULL;
+		}
+	}
+	b->len = 0;
+	b->next = NULL;
+	return b;
+}
+
+static void block_free(struct block *b)
+{
+	if (b) {
+		free(b->data);
+		free(b);
+	}
+}
+
+/* Hand the current block to the writer. */
+static void drain_submit(struct wp_drain *d)
+{
+	struct block *b = d->cur;
+
+	if (!b || !b->len)
+		return;
+	d->cur = NULL;
+	pthread_mutex_lock(&d->lock);
+	/*
+	 * Only when the writer is a whole gigabyte behind does draining wait;
+	 * the kernel then counts what it drops in LOST records.
+	 */
+	while (d->queued_bytes > WP_DRAIN_QUEUE_MAX && !d->write_err)
+		pthread_cond_wait(&d->space_cond, &d->lock);
+	if (d->queue_tail)
+		d->queue_tail->next = b;
+	else
+		d->queue_head = b;
+	d->queue_tail = b;
+	d->queued_bytes += b->len;
+	pthread_cond_signal(&d->queue_cond);
+	pthread_mutex_unlock(&d->lock);
+	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Room for n more bytes in the current block, or NULL when out of memory. */
+static uint8_t *drain_room(struct wp_drain *d, size_t n)
+{
+	if (d->cur && BLOCK_SIZE - d->cur->len < n)
+		drain_submit(d);
+	if (!d->cur)
+		d->cur = block_get(d);
+	return d->cur ? d->cur->data + d->cur->len : NULL;
+}
+
+static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	struct wp_mapped_file f = { 0 }, *nf;
+	const char *name;
+	uint32_t prot;
+	size_t max;
+
+	if (h->size < sizeof(*h) + 65)
+		return;
+	memcpy(&prot, p + 56, 4);
+	if (!(prot & PROT_EXEC))
+		return;
+	name = (const char *)p + 64;
+	max = h->size - sizeof(*h) - 64;
+	if (strnlen(name, max) == max || name[0] != '/')
+		return;		/* [vdso], //anon, memfd: nothing to look up */
+	memcpy(&f.pid, p, 4);
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		f.build_id_size = p[32] <= 20 ? p[32] : 20;
+		memcpy(f.build_id, p + 36, f.build_id_size);
+	} else {
+		memcpy(&f.maj, p + 32, 4);
+		memcpy(&f.min, p + 36, 4);
+		memcpy(&f.ino, p + 40, 8);
+	}
+	for (size_t i = 0; i < d->nr_files; i++) {
+		struct wp_mapped_file *o = &d->files[i];
+
+		if (strcmp(o->path, name))
+			continue;
+		if (o->pid != f.pid)
+			o->pid = UINT32_MAX;	/* shared by several processes */
+		if (!o->build_id_size && f.build_id_size) {
+			o->build_id_size = f.build_id_size;
+			memcpy(o->build_id, f.build_id, f.build_id_size);
+		}
+		if (!o->ino && f.ino) {
+			o->maj = f.maj;
+			o->min = f.min;
+			o->ino = f.ino;
+		}
+		return;
+	}
+	if (d->nr_files == d->cap_files) {
+		size_t cap = d->cap_files ? d->cap_files * 2 : 64;
+
+		nf = realloc(d->files, cap * sizeof(*nf));
+		if (!nf)
+			return;
+		d->files = nf;
+		d->cap_files = cap;
+	}
+	f.path = strdup(name);
+	if (f.path)
+		d->files[d->nr_files++] = f;
+}
+
+/* Count one record and copy it (stack trimmed) into the current block. */
+static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
+{
+	uint8_t *dst = drain_room(d, h->size);
+	uint64_t v;
+	size_t n;
+
+	if (!dst)
+		return -ENOMEM;
+	d->counts.records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (sample_role(d, h) == WP_EVENT_SWITCH_OUT)
+			d->counts.switch_samples++;
+		else
+			d->counts.samples++;
+		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
+		d->counts.stack_bytes_trimmed += h->size - n;
+		d->cur->len += n;
+		return 0;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		d->counts.switches++;
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size >= sizeof(*h) + 16) {
+			memcpy(&v, (const uint8_t *)(h + 1) + 8, 8);
+			d->counts.lost_records += v;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (h->size >= sizeof(*h) + 8) {
+			memcpy(&v, h + 1, 8);
+			d->counts.lost_samples += v;
+		}
+		break;
+	case PERF_RECORD_THROTTLE:
+		d->counts.throttles++;
+		break;
+	case PERF_RECORD_MMAP2:
+		note_mapped_file(d, h);
+		break;
+	}
+	memcpy(dst, h, h->size);
+	d->cur->len += h->size;
+	return 0;
+}
+
+static void drain_append_round(struct wp_drain *d)
+{
+	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
+	uint8_t *dst = drain_room(d, sizeof(round));
+
+	if (dst) {
+		memcpy(dst, &round, sizeof(round));
+		d->cur->len += sizeof(round);
+	}
+}
+
+/* Synthesized records go in at a pass boundary, like a ring's records. */
+static int drain_take_injected(struct wp_drain *d)
+{
+	struct wp_buf mine = { 0 };
+	size_t off = 0;
+	int n = 0;
+
+	pthread_mutex_lock(&d->lock);
+	mine = d->injected;
+	memset(&d->injected, 0, sizeof(d->injected));
+	pthread_mutex_unlock(&d->lock);
+	while (off + sizeof(struct perf_event_header) <= mine.len) {
+		const struct perf_event_header *h = (const void *)(mine.data + off);
+
+		if (h->size < sizeof(*h) || off + h->size > mine.len)
+			break;
+		if (drain_record(d, h))
+			break;
+		d->counts.records--;	/* counted as synthesized instead */
+		d->counts.synthesized++;
+		off += h->size;
+		n++;
+	}
+	wp_buf_release(&mine);
+	return n;
+}
+
+/* One pass over every ring; returns the number of bytes read. */
+static uint64_t drain_pass(struct wp_drain *d)
+{
+	uint64_t total = 0;
+
+	total += (uint64_t)drain_take_injected(d);
+	for (unsigned int i = 0; i < d->ev->nr_cpus; i++) {
+		struct wp_ring *r = &d->ev->rings[i];
+		const struct perf_event_header *h;
+		uint64_t avail;
+		int ret;
+
+		if (!r->meta)
+			continue;
+		avail = wp_ring_begin(r);
+		if (!avail)
+			continue;
+		while ((ret = wp_ring_read_next(r, &h)) > 0) {
+			if (drain_record(d, h)) {
+				/* Out of memory: skip the rest and say so. */
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		if (ret < 0) {
+			uint64_t left = r->head - r->pos;
+
+			if (!d->warned_corrupt)
+				wp_warn("%s in the ring of CPU %d; %llu bytes skipped",
+					ret == -ENOMEM ? "out of memory" : "malformed record",
+					r->cpu, (unsigned long long)left);
+			d->warned_corrupt = true;
+			d->counts.corrupt_bytes += left;
+			wp_ring_skip_all(r);
+		}
+		total += avail;
+		d->counts.ring_bytes += avail - (r->head - r->pos);
+		wp_ring_end(r);
+	}
+	if (total) {
+		drain_append_round(d);
+		if (d->cur && (d->cur->len > BLOCK_SIZE / 2 ||
+			       wp_clock_ns(CLOCK_MONOTONIC) - d->last_flush_ns > FLUSH_INTERVAL_NS))
+			drain_submit(d);
+	}
+	pthread_mutex_lock(&d->lock);
+	d->published = d->counts;
+	pthread_mutex_unlock(&d->lock);
+	return total;
+}
+
+static void *drain_main(void *arg)
+{
+	struct wp_drain *d = arg;
+	struct epoll_event evs[64];
+
+	for (;;) {
+		bool stop;
+		int n = epoll_wait(d->epfd, evs, (int)ARRAY_SIZE(evs), POLL_TIMEOUT_MS);
+
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == d->wakefd) {
+				uint64_t v;
+
+				if (read(d->wakefd, &v, sizeof(v)) < 0)
+					v = 0;	/* EAGAIN: someone else read it */
+				continue;
+			}
+			/*
+			 * A ring whose task exited reports HUP forever; stop
+			 * polling it (the timeout still drains it).
+			 */
+			if (evs[i].events & EPOLLHUP)
+				epoll_ctl(d->epfd, EPOLL_CTL_DEL, evs[i].data.fd, NULL);
+		}
+		pthread_mutex_lock(&d->lock);
+		stop = d->stop;
+		pthread_mutex_unlock(&d->lock);
+		drain_pass(d);
+		if (stop)
+			break;
+	}
+	/* Events are disabled now; read until the rings are empty. */
+	while (drain_pass(d))
+		;
+	drain_submit(d);
+	pthread_mutex_lock(&d->lock);
+	d->writer_done = true;
+	pthread_cond_signal(&d->queue_cond);
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+static void *writer_main(void *arg)
+{
+	struct wp_drain *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		struct block *b;
+		int err = 0;
+
+		while (!d->queue_head && !d->writer_done)
+			pthread_cond_wait(&d->queue_cond, &d->lock);
+		b = d->queue_head;
+		if (!b)
+			break;
+		d->queue_head = b->next;
+		if (!d->queue_head)
+			d->queue_tail = NULL;
+		if (!d->write_err) {
+			pthread_mutex_unlock(&d->lock);
+			err = wp_writer_write_records(d->w, b->data, b->len);
+			pthread_mutex_lock(&d->lock);
+		}
+		if (err && !d->write_err)
+			d->write_err = err;	/* keep consuming so draining never stalls */
+		d->bytes_written = wp_writer_bytes(d->w);
+		d->queued_bytes -= b->len;
+		b->next = d->free_blocks;
+		d->free_blocks = b;
+		pthread_cond_broadcast(&d->space_cond);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **out)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	struct wp_drain *d;
+	int err;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->ev = ev;
+	d->w = w;
+	d->epfd = d->wakefd = -1;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->queue_cond, NULL);
+	pthread_cond_init(&d->space_cond, NULL);
+	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
+
+	d->roles = calloc(ev->nr_fds + 1, sizeof(*d->roles));
+	if (!d->roles) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < ev->nr_fds; i++) {
+		d->roles[i].id = ev->fds[i].id;
+		d->roles[i].role = ev->descs[ev->fds[i].desc].role;
+	}
+	d->nr_roles = ev->nr_fds;
+	qsort(d->roles, d->nr_roles, sizeof(*d->roles), id_role_cmp);
+
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->epfd < 0 || d->wakefd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	e.data.fd = d->wakefd;
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &e);
+	for (unsigned int i = 0; i < ev->nr_cpus; i++) {
+		if (ev->ring_owner[i] < 0)
+			continue;
+		e.data.fd = ev->ring_owner[i];
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev->ring_owner[i], &e)) {
+			err = -errno;
+			goto out_free;
+		}
+	}
+	err = -pthread_create(&d->writer_thread, NULL, writer_main, d);
+	if (err)
+		goto out_free;
+	d->writer_started = true;
+	err = -pthread_create(&d->drain_thread, NULL, drain_main, d);
+	if (err) {
+		pthread_mutex_lock(&d->lock);
+		d->writer_done = true;
+		pthread_cond_signal(&d->queue_cond);
+		pthread_mutex_unlock(&d->lock);
+		goto out_free;
+	}
+	d->drain_started = true;
+	*out = d;
+	return 0;
+
+out_free:
+	wp_error("cannot start the drain threads: %s", strerror(-err));
+	wp_drain_free(d);
+	return err;
+}
+
+int wp_drain_inject(struct wp_drain *d, const void *records, size_t len)
+{
+	int err;
+
+	pthread_mutex_lock(&d->lock);
+	err = wp_buf_append(&d->injected, records, len);
+	pthread_mutex_unlock(&d->lock);
+	if (!err && d->wakefd >= 0) {
+		uint64_t one = 1;
+
+		if (write(d->wakefd, &one, sizeof(one)) < 0)
+			err = 0;	/* the poll timeout picks it up anyway */
+	}
+	return err;
+}
+
+void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written)
+{
+	pthread_mutex_lock(&d->lock);
+	*s = d->published;
+	*bytes_written = d->bytes_written;
+	pthread_mutex_unlock(&d->lock);
+}
+
+int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
+{
+	uint64_t one = 1;
+	int err;
+
+	pthread_mutex_lock(&d->lock);
+	d->stop = true;
+	pthread_mutex_unlock(&d->lock);
+	if (write(d->wakefd, &one, sizeof(one)) < 0)
+		wp_debug("cannot wake the drain thread; it wakes on its timeout");
+	if (d->drain_started)
+		pthread_join(d->drain_thread, NULL);
+	d->drain_started = false;
+	if (d->writer_started)
+		pthread_join(d->writer_thread, NULL);
+	d->writer_started = false;
+	s->records = d->counts.records;
+	s->samples = d->counts.samples;
+	s->switch_samples = d->counts.switch_samples;
+	s->switches = d->counts.switches;
+	s->lost_records = d->counts.lost_records;
+	s->lost_samples = d->counts.lost_samples;
+	s->throttles = d->counts.throttles;
+	s->ring_bytes = d->counts.ring_bytes;
+	s->stack_bytes_trimmed = d->counts.stack_bytes_trimmed;
+	s->corrupt_bytes = d->counts.corrupt_bytes;
+	s->synthesized = d->counts.synthesized;
+	err = d->write_err;
+	return err;
+}
+
+const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n)
+{
+	*n = d->nr_files;
+	return d->files;
+}
+
+void wp_drain_free(struct wp_drain *d)
+{
+	struct block *b, *next;
+
+	if (!d)
+		return;
+	if (d->drain_started || d->writer_started) {
+		struct wp_summary ignored;
+
+		wp_drain_stop(d, &ignored);
+	}
+	for (b = d->queue_head; b; b = next) {
+		next = b->next;
+		block_free(b);
+	}
+	for (b = d->free_blocks; b; b = next) {
+		next = b->next;
+		block_free(b);
+	}
+	block_free(d->cur);
+	for (size_t i = 0; i < d->nr_files; i++)
+		free(d->files[i].path);
+	free(d->files);
+	free(d->roles);
+	wp_buf_release(&d->injected);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->wakefd >= 0)
+		close(d->wakefd);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->queue_cond);
+	pthread_cond_destroy(&d->space_cond);
+	free(d);
+}

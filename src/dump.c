@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* dump.c: one line per record of a wallprof data file. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "datafile.h"
+#include "dump.h"
+#include "layout.h"
+#include "log.h"
+
+struct dump {
+	FILE *out;
+	const struct wp_meta *meta;
+	struct wp_sample_format fmt;
+};
+
+static const char *event_name(const struct dump *d, uint64_t id)
+{
+	for (uint32_t e = 0; e < d->meta->nr_events; e++)
+		for (uint32_t i = 0; i < d->meta->events[e].nr_ids; i++)
+			if (d->meta->events[e].ids[i] == id)
+				return d->meta->events[e].name;
+	return id ? "?" : "synthesized";
+}
+
+static void print_time(FILE *out, uint64_t t)
+{
+	fprintf(out, "%" PRIu64 ".%09" PRIu64, t / (uint64_t)1000000000, t % (uint64_t)1000000000);
+}
+
+static void print_header(const struct dump *d)
+{
+	const struct wp_meta *m = d->meta;
+	time_t secs = (time_t)(m->start_realtime_ns / 1000000000ULL);
+	char when[64] = "?";
+	struct tm tm;
+	FILE *out = d->out;
+
+	if (localtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
+	fprintf(out, "# wallprof data, format version %d\n", WP_FILE_VERSION);
+	fprintf(out, "# command line:");
+	for (uint32_t i = 0; i < m->argc; i++)
+		fprintf(out, " %s", m->argv[i]);
+	fprintf(out, "\n# host: %s, kernel %s, %s, %u CPUs\n", m->hostname, m->os_release,
+		m->machine, m->nr_cpus);
+	fprintf(out, "# started: %s (clock %d at ", when, m->clockid);
+	print_time(out, m->start_clock_ns);
+	fprintf(out, ")\n# sample_type: 0x%" PRIx64 ", user regs 0x%" PRIx64
+		", stack %u bytes, call graph %s\n", m->sample_type, m->regs_mask,
+		m->stack_size, m->callgraph == WP_CALLGRAPH_DWARF ? "dwarf" :
+		m->callgraph == WP_CALLGRAPH_FP ? "fp" : "none");
+	fprintf(out, "# flags:%s%s%s%s%s%s%s\n",
+		m->flags & WP_META_KERNEL_SAMPLES ? " kernel-samples" : "",
+		m->flags & WP_META_KERNEL_STACKS ? " kernel-stacks" : "",
+		m->flags & WP_META_SWITCHES ? " switches" : "",
+		m->flags & WP_META_OFFCPU_STACKS ? " off-cpu-stacks" : "",
+		m->flags & WP_META_OFFCPU_STACKS_DENIED ? " off-cpu-stacks-denied" : "",
+		m->flags & WP_META_CPU_WIDE ? " all-cpus" : "",
+		m->flags & WP_META_CLOCK_FALLBACK ? " cpu-clock-fallback" : "");
+	for (uint32_t e = 0; e < m->nr_events; e++) {
+		const struct wp_event_desc *ev = &m->events[e];
+
+		fprintf(out, "# event %u: %s, %s, type %u config %" PRIu64 ", %s %" PRIu64
+			", %u ids\n", e, ev->name,
+			ev->role == WP_EVENT_SWITCH_OUT ? "switch-out stacks" : "on-CPU samples",
+			ev->attr.type, (uint64_t)ev->attr.config,
+			ev->attr.freq ? "frequency" : "period", (uint64_t)ev->attr.sample_period,
+			ev->nr_ids);
+	}
+}
+
+static void print_sample(const struct dump *d, const struct perf_event_header *h)
+{
+	struct wp_sample s;
+	FILE *out = d->out;
+
+	if (wp_sample_parse(&d->fmt, h, &s)) {
+		fprintf(out, "SAMPLE malformed, %u bytes\n", h->size);
+		return;
+	}
+	print_time(out, s.time);
+	fprintf(out, " SAMPLE %u/%u cpu %u %s ip 0x%" PRIx64 " period %" PRIu64, s.pid,
+		s.tid, s.cpu, event_name(d, s.id), s.ip, s.period);
+	if (d->fmt.sample_type & PERF_SAMPLE_CALLCHAIN)
+		fprintf(out, " callchain %" PRIu64, s.nr_callchain);
+	if (d->fmt.sample_type & PERF_SAMPLE_REGS_USER)
+		fprintf(out, " regs %s", s.regs_abi == PERF_SAMPLE_REGS_ABI_64 ? "abi64" :
+			s.regs_abi == PERF_SAMPLE_REGS_ABI_32 ? "abi32" : "none");
+	if (d->fmt.sample_type & PERF_SAMPLE_STACK_USER)
+		fprintf(out, " stack %" PRIu64 "/%" PRIu64, s.stack_dyn_size, s.stack_size);
+	fputc('\n', out);
+}
+
+static void print_other(const struct dump *d, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t body = h->size - sizeof(*h);
+	struct wp_sample_id id;
+	FILE *out = d->out;
+	uint32_t a, b, c2, d2;
+	uint64_t x, y, z;
+
+	if (wp_sample_id_parse(&d->fmt, h, &id)) {
+		fprintf(out, "%s malformed, %u bytes\n", wp_record_type_name(h->type), h->size);
+		return;
+	}
+	print_time(out, id.time);
+	if (h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		bool is_out = h->misc & PERF_RECORD_MISC_SWITCH_OUT;
+
+		fprintf(out, " %s %u/%u cpu %u", is_out ? "SWITCH_OUT" : "SWITCH_IN", id.pid,
+			id.tid, id.cpu);
+		if (is_out)
+			fprintf(out, " %s", h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ?
+				"preempted" : "blocked");
+		if (h->type == PERF_RECORD_SWITCH_CPU_WIDE && body >= 8) {
+			memcpy(&a, p, 4);
+			memcpy(&b, p + 4, 4);
+			fprintf(out, " %s %u/%u", is_out ? "next" : "prev", a, b);
+		}
+		fputc('\n', out);
+		return;
+	}
+	fprintf(out, " %s", wp_record_type_name(h->type));
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		if (body < 64)
+			break;
+		memcpy(&a, p, 4);
+		memcpy(&b, p + 4, 4);
+		memcpy(&x, p + 8, 8);
+		memcpy(&y, p + 16, 8);
+		memcpy(&z, p + 24, 8);
+		fprintf(out, " %u/%u 0x%" PRIx64 "+0x%" PRIx64 " pgoff 0x%" PRIx64, a, b, x, y, z);
+		memcpy(&c2, p + 56, 4);
+		fprintf(out, " %c%c%c", c2 & PROT_READ ? 'r' : '-', c2 & PROT_WRITE ? 'w' : '-',
+			c2 & PROT_EXEC ? 'x' : '-');
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			fprintf(out, " build-id ");
+			for (unsigned int i = 0; i < p[32] && i < 20; i++)
+				fprintf(out, "%02x", p[36 + i]);
+		} else {
+			memcpy(&c2, p + 32, 4);
+			memcpy(&d2, p + 36, 4);
+			memcpy(&x, p + 40, 8);
+			fprintf(out, " dev %x:%x ino %" PRIu64, c2, d2, x);
+		}
+		fprintf(out, " %.*s", (int)strnlen((const char *)p + 64, body - 64),
+			(const char *)p + 64);
+		break;
+	case PERF_RECORD_COMM:
+		if (body < 9)
+			break;
+		memcpy(&a, p, 4);
+		memcpy(&b, p + 4, 4);
+		fprintf(out, " %u/%u %.*s%s", a, b, (int)strnlen((const char *)p + 8, body - 8),
+			(const char *)p + 8, h->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "");
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (body < 16)
+			break;
+		memcpy(&a, p, 4);
+		memcpy(&b, p + 4, 4);
+		memcpy(&c2, p + 8, 4);
+		memcpy(&d2, p + 12, 4);
+		fprintf(out, " %u/%u parent %u/%u", a, c2, b, d2);
+		break;
+	case PERF_RECORD_LOST:
+		if (body < 16)
+			break;
+		memcpy(&x, p, 8);
+		memcpy(&y, p + 8, 8);
+		fprintf(out, " id %" PRIu64 " lost %" PRIu64, x, y);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (body < 8)
+			break;
+		memcpy(&x, p, 8);
+		fprintf(out, " lost %" PRIu64, x);
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		if (body < 24)
+			break;
+		memcpy(&y, p + 8, 8);
+		fprintf(out, " id %" PRIu64, y);
+		break;
+	}
+	fprintf(out, " cpu %d%s\n", (int)id.cpu,
+		h->misc & WP_RECORD_MISC_SYNTHESIZED ? " synthesized" : "");
+}
+
+static void print_wp_record(const struct dump *d, const struct perf_event_header *h)
+{
+	FILE *out = d->out;
+
+	switch (h->type) {
+	case WP_RECORD_ROUND:
+		fprintf(out, "ROUND\n");
+		break;
+	case WP_RECORD_THREAD: {
+		struct wp_record_thread t;
+
+		if (h->size < sizeof(t))
+			goto bad;
+		memcpy(&t, h, sizeof(t));
+		print_time(out, t.time);
+		fprintf(out, " THREAD %u/%u\n", t.pid, t.tid);
+		break;
+	}
+	case WP_RECORD_BUILD_ID: {
+		const struct wp_record_build_id *b = (const void *)h;
+		size_t max;
+
+		if (h->size <= sizeof(*b))
+			goto bad;
+		max = h->size - sizeof(*b);
+		fprintf(out, "BUILD_ID ");
+		for (unsigned int i = 0; i < b->size && i < sizeof(b->build_id); i++)
+			fprintf(out, "%02x", b->build_id[i]);
+		fprintf(out, " %.*s\n", (int)strnlen(b->filename, max), b->filename);
+		break;
+	}
+	default:
+		fprintf(out, "UNKNOWN type %u, %u bytes\n", h->type, h->size);
+	}
+	return;
+bad:
+	fprintf(out, "%s malformed, %u bytes\n", wp_record_type_name(h->type), h->size);
+}
+
+static void print_summary(FILE *out, const struct wp_summary *s, const struct wp_meta *m)
+{
+	uint64_t lost = s->lost_records + s->lost_samples;
+
+	fprintf(out, "# summary: %.3f s, %" PRIu64 " records, %" PRIu64 " samples, %" PRIu64
+		" off-CPU stacks, %" PRIu64 " switches, %" PRIu64 " synthesized\n",
+		(double)(s->end_clock_ns - m->start_clock_ns) / 1e9, s->records, s->samples,
+		s->switch_samples, s->switches, s->synthesized);
+	fprintf(out, "# lost: %" PRIu64 " records, %" PRIu64 " samples (%.2f%%), %" PRIu64
+		" throttled, %" PRIu64 " corrupt bytes\n", s->lost_records, s->lost_samples,
+		s->records + lost ? 100.0 * (double)lost / (double)(s->records + lost) : 0.0,
+		s->throttles, s->corrupt_bytes);
+	fprintf(out, "# ring bytes %" PRIu64 ", unfilled stack bytes dropped %" PRIu64
+		", stop %s, exit status %d\n", s->ring_bytes, s->stack_bytes_trimmed,
+		s->stop_reason == WP_STOP_SIGNAL ? "signal" :
+		s->stop_reason == WP_STOP_DURATION ? "duration" :
+		s->stop_reason == WP_STOP_TARGET_EXITED ? "target-exited" : "error",
+		s->exit_status);
+}
+
+int wp_dump_file(const char *path, FILE *out)
+{
+	const struct perf_event_header *h;
+	struct wp_reader *r;
+	struct dump d = { .out = out };
+	int ret;
+
+	ret = wp_reader_open(path, &r);
+	if (ret)
+		return ret;
+	d.meta = wp_reader_meta(r);
+	wp_sample_format_init(&d.fmt, d.meta->sample_type, d.meta->regs_mask);
+	print_header(&d);
+	while ((ret = wp_reader_next(r, &h)) > 0) {
+		if (h->type == PERF_RECORD_SAMPLE)
+			print_sample(&d, h);
+		else if (h->type >= WP_RECORD_ROUND)
+			print_wp_record(&d, h);
+		else
+			print_other(&d, h);
+	}
+	if (ret == 0) {
+		if (wp_reader_summary(r)) {
+			print_summary(out, wp_reader_summary(r), d.meta);
+		} else {
+			fprintf(out, "# no summary: the recording did not finish\n");
+			wp_warn("'%s' has no summary block: the recording did not finish", path);
+		}
+	}
+	wp_reader_close(r);
+	return ret;
+}

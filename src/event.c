@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* event.c: perf_event_open for the on-CPU and switch-out events, per CPU. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "log.h"
+#include "util.h"
+
+/* x86_64: AX BX CX DX SI DI BP SP IP, R8-R15 (what DWARF unwinding needs). */
+#if defined(__x86_64__)
+#define WP_REGS_MASK 0xff01ffULL
+#elif defined(__aarch64__)
+#define WP_REGS_MASK ((1ULL << 33) - 1)
+#else
+#define WP_REGS_MASK 0ULL
+#endif
+
+#define WP_DEFAULT_PAGES_PRIV 1024	/* 4 MiB per CPU with 4 KiB pages */
+#define WP_DEFAULT_PAGES_USER 128	/* fits perf_event_mlock_kb's default */
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			       int group_fd, unsigned long flags)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int read_online_cpus(struct wp_evlist *ev)
+{
+	char buf[4096], *p;
+	int n = 0, cap = 64;
+
+	ev->cpus = malloc(sizeof(int) * (size_t)cap);
+	if (!ev->cpus)
+		return -ENOMEM;
+	if (wp_read_text_file("/sys/devices/system/cpu/online", buf, sizeof(buf))) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		snprintf(buf, sizeof(buf), "0-%ld", c > 0 ? c - 1 : 0);
+	}
+	for (p = buf; *p && *p != '\n';) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		for (long c = lo; c <= hi; c++) {
+			if (n == cap) {
+				int *nc = realloc(ev->cpus, sizeof(int) * (size_t)(cap *= 2));
+
+				if (!nc)
+					return -ENOMEM;
+				ev->cpus = nc;
+			}
+			ev->cpus[n++] = (int)c;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	ev->nr_cpus = (unsigned int)n;
+	return n ? 0 : -ENODEV;
+}
+
+struct event_alias {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+};
+
+static const struct event_alias event_aliases[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+};
+
+/* Can this machine count the hardware event at all (VMs often cannot)? */
+static bool hardware_event_works(const struct event_alias *a, bool kernel)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = a->type,
+		.config = a->config,
+		.disabled = 1,
+		.exclude_kernel = !kernel,
+		.exclude_hv = 1,
+	};
+	int fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static void attr_common(struct perf_event_attr *a, const struct wp_evlist *ev,
+			const struct wp_event_opts *opts, bool kernel)
+{
+	a->size = sizeof(*a);
+	a->sample_type = ev->fmt.sample_type;
+	a->sample_regs_user = ev->fmt.regs_mask;
+	a->sample_stack_user = opts->callgraph == WP_CALLGRAPH_DWARF ? opts->stack_size : 0;
+	a->disabled = 1;
+	a->enable_on_exec = opts->enable_on_exec;
+	a->inherit = !opts->cpu_wide;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->exclude_kernel = !kernel;
+	a->exclude_hv = 1;
+	a->exclude_callchain_user = opts->callgraph == WP_CALLGRAPH_DWARF;
+	a->exclude_callchain_kernel = !kernel;
+	a->watermark = 1;
+}
+
+int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
+		   const struct wp_priv *priv)
+{
+	const struct event_alias *alias = NULL;
+	struct perf_event_attr *a;
+	bool kernel, want_chain;
+	uint64_t type;
+	int err;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->priv = *priv;
+	for (size_t i = 0; i < ARRAY_SIZE(event_aliases); i++)
+		if (!strcmp(opts->event, event_aliases[i].name))
+			alias = &event_aliases[i];
+	if (!alias) {
+		wp_error("unknown event '%s' (known: cpu-clock, task-clock, cycles, instructions)",
+			 opts->event);
+		return -EINVAL;
+	}
+	err = read_online_cpus(ev);
+	if (err) {
+		wp_error("cannot list the online CPUs");
+		return err;
+	}
+	kernel = wp_priv_can_sample_kernel(priv);
+	if (alias->type == PERF_TYPE_HARDWARE && !hardware_event_works(alias, kernel)) {
+		wp_warn("no hardware PMU for '%s' here (a virtual machine?); sampling cpu-clock instead",
+			opts->event);
+		alias = &event_aliases[0];
+		ev->meta_flags |= WP_META_CLOCK_FALLBACK;
+	}
+
+	want_chain = opts->callgraph == WP_CALLGRAPH_FP ||
+		     (opts->callgraph == WP_CALLGRAPH_DWARF && kernel);
+	type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+	       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (want_chain)
+		type |= PERF_SAMPLE_CALLCHAIN;
+	if (opts->callgraph == WP_CALLGRAPH_DWARF)
+		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	wp_sample_format_init(&ev->fmt, type, WP_REGS_MASK);
+
+	if (!kernel)
+		wp_info("recording user-space stacks only: kernel samples need CAP_PERFMON "
+			"or kernel.perf_event_paranoid <= 1 (it is %d)", priv->paranoid);
+	if (kernel)
+		ev->meta_flags |= WP_META_KERNEL_SAMPLES;
+	if (kernel && want_chain)
+		ev->meta_flags |= WP_META_KERNEL_STACKS;
+	if (opts->cpu_wide)
+		ev->meta_flags |= WP_META_CPU_WIDE;
+
+	/* The on-CPU event also carries the side-band records. */
+	a = &ev->descs[0].attr;
+	attr_common(a, ev, opts, kernel);
+	a->type = alias->type;
+	a->config = alias->config;
+	if (alias->type == PERF_TYPE_SOFTWARE) {
+		a->sample_period = NSEC_PER_SEC / opts->freq;
+		if (!a->sample_period)
+			a->sample_period = 1;
+		ev->sample_period_ns = a->sample_period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = opts->freq;
+	}
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->build_id = 1;
+	a->context_switch = opts->off_cpu;
+	snprintf(ev->descs[0].name, sizeof(ev->descs[0].name), "%s", alias->name);
+	ev->descs[0].role = WP_EVENT_ONCPU;
+	ev->nr_descs = 1;
+	if (opts->off_cpu)
+		ev->meta_flags |= WP_META_SWITCHES;
+
+	/*
+	 * The switch-out stack: the kernel samples it from __schedule, so the
+	 * event must not exclude kernel mode or every sample is dropped.
+	 */
+	if (opts->off_cpu && opts->callgraph != WP_CALLGRAPH_NONE) {
+		if (kernel) {
+			a = &ev->descs[1].attr;
+			attr_common(a, ev, opts, true);
+			a->type = PERF_TYPE_SOFTWARE;
+			a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+			a->sample_period = 1;
+			snprintf(ev->descs[1].name, sizeof(ev->descs[1].name), "context-switches");
+			ev->descs[1].role = WP_EVENT_SWITCH_OUT;
+			ev->nr_descs = 2;
+			ev->meta_flags |= WP_META_OFFCPU_STACKS;
+		} else {
+			wp_warn("off-CPU stacks need CAP_PERFMON or kernel.perf_event_paranoid <= 1 "
+				"(it is %d); recording off-CPU time without its stacks",
+				priv->paranoid);
+			ev->meta_flags |= WP_META_OFFCPU_STACKS_DENIED;
+		}
+	}
+
+	ev->mmap_pages_given = opts->mmap_pages_given;
+	ev->mmap_pages = opts->mmap_pages;
+	if (!ev->mmap_pages)
+		ev->mmap_pages = (priv->root || priv->cap_ipc_lock) ? WP_DEFAULT_PAGES_PRIV
+								    : WP_DEFAULT_PAGES_USER;
+	ev->rings = calloc(ev->nr_cpus, sizeof(*ev->rings));
+	ev->ring_owner = malloc(sizeof(int) * ev->nr_cpus);
+	if (!ev->rings || !ev->ring_owner)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < ev->nr_cpus; i++)
+		ev->ring_owner[i] = -1;
+	return 0;
+}
+
+static int evlist_add_fd(struct wp_evlist *ev, int fd, int cpu, unsigned int desc,
+			 pid_t tid)
+{
+	struct wp_evfd *f;
+
+	if (ev->nr_fds == ev->cap_fds) {
+		size_t cap = ev->cap_fds ? ev->cap_fds * 2 : 64;
+		struct wp_evfd *nf = realloc(ev->fds, cap * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		ev->fds = nf;
+		ev->cap_fds = cap;
+	}
+	f = &ev->fds[ev->nr_fds++];
+	f->fd = fd;
+	f->cpu = cpu;
+	f->desc = desc;
+	f->tid = tid;
+	f->id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &f->id))
+		return -errno;
+	return 0;
+}
+
+/* mmap the ring of CPU slot i on fd, shrinking it when over the mlock limit. */
+static int evlist_map_ring(struct wp_evlist *ev, unsigned int i, int fd)
+{
+	unsigned int pages = ev->mmap_pages;
+	int err;
+
+	for (;;) {
+		err = wp_ring_map(&ev->rings[i], fd, pages);
+		if (err != -EPERM || ev->mmap_pages_given || pages <= 8)
+			break;
+		pages /= 2;
+	}
+	if (err == -EPERM) {
+		wp_error("cannot map a %u-page ring buffer: over the locked-memory limit; "
+			 "use a smaller -m, raise kernel.perf_event_mlock_kb, or run as root",
+			 pages);
+		return err;
+	}
+	if (err) {
+		wp_error("cannot map the ring buffer: %s", strerror(-err));
+		return err;
+	}
+	if (pages != ev->mmap_pages) {
+		wp_warn("ring buffers reduced to %u pages per CPU by the locked-memory limit "
+			"(kernel.perf_event_mlock_kb); more records may be lost", pages);
+		ev->mmap_pages = pages;
+	}
+	ev->rings[i].cpu = ev->cpus[i];
+	ev->ring_owner[i] = fd;
+	return 0;
+}
+
+static int evlist_open_one(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx,
+			   unsigned int desc, const char *what)
+{
+	struct perf_event_attr attr = ev->descs[desc].attr;
+	int cpu = ev->cpus[cpu_idx], fd, err;
+
+	/* Only the ring owner wakes the drain thread, at a quarter full. */
+	attr.wakeup_watermark = (uint32_t)((uint64_t)ev->mmap_pages *
+					   (uint64_t)sysconf(_SC_PAGESIZE) / 4);
+	fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd == -EINVAL && attr.build_id) {
+		/* Kernels before 5.12 know no build_id bit. */
+		attr.build_id = 0;
+		fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			ev->descs[desc].attr.build_id = 0;
+	}
+	if (fd == -ENODEV)
+		return 0;	/* CPU went offline meanwhile */
+	if (fd < 0) {
+		wp_priv_explain_open_error(&ev->priv, fd, what);
+		return fd;
+	}
+	err = evlist_add_fd(ev, fd, cpu, desc, pid);
+	if (err) {
+		if (ev->nr_fds && ev->fds[ev->nr_fds - 1].fd != fd)
+			close(fd);
+		wp_error("cannot set up the event for %s: %s", what, strerror(-err));
+		return err;
+	}
+	if (ev->ring_owner[cpu_idx] < 0)
+		return evlist_map_ring(ev, cpu_idx, fd);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_owner[cpu_idx])) {
+		err = -errno;
+		wp_error("cannot share the ring buffer of CPU %d: %s", cpu, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int evlist_open(struct wp_evlist *ev, pid_t pid, const char *what)
+{
+	int err;
+
+	for (unsigned int c = 0; c < ev->nr_cpus; c++)
+		for (unsigned int d = 0; d < ev->nr_descs; d++) {
+			err = evlist_open_one(ev, pid, c, d, what);
+			if (err)
+				return err;
+		}
+	return 0;
+}
+
+int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what)
+{
+	return evlist_open(ev, tid, what);
+}
+
+int wp_evlist_open_cpus(struct wp_evlist *ev)
+{
+	return evlist_open(ev, -1, "all CPUs");
+}
+
+bool wp_evlist_has_task(const struct wp_evlist *ev, pid_t tid)
+{
+	for (size_t i = 0; i < ev->nr_fds; i++)
+		if (ev->fds[i].tid == tid)
+			return true;
+	return false;
+}
+
+static int evlist_ioctl_all(struct wp_evlist *ev, unsigned long req)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < ev->nr_fds; i++)
+		if (ioctl(ev->fds[i].fd, req, 0) && !err)
+			err = -errno;
+	return err;
+}
+
+int wp_evlist_enable(struct wp_evlist *ev)
+{
+	return evlist_ioctl_all(ev, PERF_EVENT_IOC_ENABLE);
+}
+
+int wp_evlist_disable(struct wp_evlist *ev)
+{
+	return evlist_ioctl_all(ev, PERF_EVENT_IOC_DISABLE);
+}
+
+int wp_evlist_describe(const struct wp_evlist *ev, struct wp_meta *meta)
+{
+	meta->events = calloc(ev->nr_descs, sizeof(*meta->events));
+	if (!meta->events)
+		return -ENOMEM;
+	meta->nr_events = ev->nr_descs;
+	for (unsigned int d = 0; d < ev->nr_descs; d++) {
+		struct wp_event_desc *e = &meta->events[d];
+
+		*e = ev->descs[d];
+		e->ids = malloc(sizeof(uint64_t) * (ev->nr_fds + 1));
+		if (!e->ids)
+			return -ENOMEM;
+		e->nr_ids = 0;
+		for (size_t i = 0; i < ev->nr_fds; i++)
+			if (ev->fds[i].desc == d)
+				e->ids[e->nr_ids++] = ev->fds[i].id;
+	}
+	meta->sample_type = ev->fmt.sample_type;
+	meta->regs_mask = ev->fmt.regs_mask;
+	meta->stack_size = ev->descs[0].attr.sample_stack_user;
+	meta->flags |= ev->meta_flags;
+	meta->sample_period_ns = ev->sample_period_ns;
+	meta->nr_cpus = ev->nr_cpus;
+	return 0;
+}
+
+void wp_evlist_release(struct wp_evlist *ev)
+{
+	for (unsigned int i = 0; ev->rings && i < ev->nr_cpus; i++)
+		wp_ring_release(&ev->rings[i]);
+	for (size_t i = 0; i < ev->nr_fds; i++)
+		close(ev->fds[i].fd);
+	free(ev->rings);
+	free(ev->ring_owner);
+	free(ev->fds);
+	free(ev->cpus);
+	memset(ev, 0, sizeof(*ev));
+}

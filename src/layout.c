@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* layout.c: field offsets of perf sample records and sample_id trailers. */
+#include <errno.h>
+#include <string.h>
+
+#include "layout.h"
+
+void wp_sample_format_init(struct wp_sample_format *fmt, uint64_t sample_type,
+			   uint64_t regs_mask)
+{
+	fmt->sample_type = sample_type;
+	fmt->regs_mask = (sample_type & PERF_SAMPLE_REGS_USER) ? regs_mask : 0;
+	fmt->nr_regs = (unsigned int)__builtin_popcountll(fmt->regs_mask);
+}
+
+/* A bounds-checked cursor over one record. */
+struct cursor {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static const void *take(struct cursor *c, size_t n)
+{
+	const uint8_t *p = c->p;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+static uint64_t take_u64(struct cursor *c)
+{
+	const void *p = take(c, 8);
+	uint64_t v = 0;
+
+	if (p)
+		memcpy(&v, p, 8);
+	return v;
+}
+
+static void take_u32_pair(struct cursor *c, uint32_t *a, uint32_t *b)
+{
+	const void *p = take(c, 8);
+
+	if (p) {
+		memcpy(a, p, 4);
+		memcpy(b, (const uint8_t *)p + 4, 4);
+	} else {
+		*a = *b = 0;
+	}
+}
+
+/*
+ * Walk a sample up to (not including) the user stack.  Leaves the cursor
+ * on the stack field when PERF_SAMPLE_STACK_USER is set.
+ */
+static void parse_until_stack(const struct wp_sample_format *fmt,
+			      struct cursor *c, struct wp_sample *s)
+{
+	uint64_t t = fmt->sample_type;
+	uint32_t res;
+
+	memset(s, 0, sizeof(*s));
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		s->id = take_u64(c);
+	if (t & PERF_SAMPLE_IP)
+		s->ip = take_u64(c);
+	if (t & PERF_SAMPLE_TID)
+		take_u32_pair(c, &s->pid, &s->tid);
+	if (t & PERF_SAMPLE_TIME)
+		s->time = take_u64(c);
+	if (t & PERF_SAMPLE_ADDR)
+		take_u64(c);
+	if (t & PERF_SAMPLE_ID)
+		s->id = take_u64(c);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		take_u64(c);
+	if (t & PERF_SAMPLE_CPU)
+		take_u32_pair(c, &s->cpu, &res);
+	if (t & PERF_SAMPLE_PERIOD)
+		s->period = take_u64(c);
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		s->nr_callchain = take_u64(c);
+		if (s->nr_callchain > 0xffff)
+			c->bad = true;
+		else
+			s->callchain = take(c, s->nr_callchain * 8);
+	}
+	if (t & PERF_SAMPLE_RAW) {
+		const void *p = take(c, 4);
+		uint32_t sz = 0;
+
+		if (p)
+			memcpy(&sz, p, 4);
+		/* u32 size + data is padded so the next field is 8-aligned. */
+		take(c, sz);
+	}
+	if (t & PERF_SAMPLE_REGS_USER) {
+		s->regs_abi = take_u64(c);
+		if (s->regs_abi)
+			s->regs = take(c, (size_t)fmt->nr_regs * 8);
+	}
+}
+
+int wp_sample_parse(const struct wp_sample_format *fmt,
+		    const struct perf_event_header *hdr, struct wp_sample *out)
+{
+	struct cursor c = {
+		.p = (const uint8_t *)(hdr + 1),
+		.end = (const uint8_t *)hdr + hdr->size,
+	};
+
+	if (hdr->size < sizeof(*hdr))
+		return -EBADMSG;
+	parse_until_stack(fmt, &c, out);
+	if (fmt->sample_type & PERF_SAMPLE_STACK_USER) {
+		out->stack_size = take_u64(&c);
+		if (out->stack_size) {
+			out->stack = take(&c, out->stack_size);
+			out->stack_dyn_size = take_u64(&c);
+			if (out->stack_dyn_size > out->stack_size)
+				c.bad = true;
+		}
+	}
+	return c.bad ? -EBADMSG : 0;
+}
+
+size_t wp_sample_id_size(const struct wp_sample_format *fmt)
+{
+	uint64_t t = fmt->sample_type;
+	size_t n = 0;
+
+	n += (t & PERF_SAMPLE_TID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_TIME) ? 8 : 0;
+	n += (t & PERF_SAMPLE_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_CPU) ? 8 : 0;
+	n += (t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	return n;
+}
+
+int wp_sample_id_parse(const struct wp_sample_format *fmt,
+		       const struct perf_event_header *hdr,
+		       struct wp_sample_id *out)
+{
+	size_t n = wp_sample_id_size(fmt);
+	uint64_t t = fmt->sample_type;
+	struct cursor c;
+	uint32_t res;
+
+	memset(out, 0, sizeof(*out));
+	if (hdr->size < sizeof(*hdr) + n)
+		return -EBADMSG;
+	c.end = (const uint8_t *)hdr + hdr->size;
+	c.p = c.end - n;
+	c.bad = false;
+	if (t & PERF_SAMPLE_TID)
+		take_u32_pair(&c, &out->pid, &out->tid);
+	if (t & PERF_SAMPLE_TIME)
+		out->time = take_u64(&c);
+	if (t & PERF_SAMPLE_ID)
+		out->id = take_u64(&c);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		take_u64(&c);
+	if (t & PERF_SAMPLE_CPU)
+		take_u32_pair(&c, &out->cpu, &res);
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		out->id = take_u64(&c);
+	return 0;
+}
+
+void wp_sample_id_write(const struct wp_sample_format *fmt,
+			const struct wp_sample_id *id, void *dst)
+{
+	uint64_t t = fmt->sample_type, zero = 0;
+	uint32_t res = 0;
+	uint8_t *p = dst;
+
+#define PUT(v) do { memcpy(p, &(v), sizeof(v)); p += sizeof(v); } while (0)
+	if (t & PERF_SAMPLE_TID) {
+		PUT(id->pid);
+		PUT(id->tid);
+	}
+	if (t & PERF_SAMPLE_TIME)
+		PUT(id->time);
+	if (t & PERF_SAMPLE_ID)
+		PUT(id->id);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		PUT(zero);
+	if (t & PERF_SAMPLE_CPU) {
+		PUT(id->cpu);
+		PUT(res);
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		PUT(id->id);
+#undef PUT
+}
+
+size_t wp_sample_copy_trimmed(const struct wp_sample_format *fmt,
+			      const struct perf_event_header *hdr, void *dst)
+{
+	const uint8_t *src = (const uint8_t *)hdr;
+	struct cursor c = {
+		.p = src + sizeof(*hdr),
+		.end = src + hdr->size,
+	};
+	struct perf_event_header *out = dst;
+	uint64_t size, dyn, keep;
+	const uint8_t *stack_field, *after;
+	struct wp_sample s;
+	uint8_t *p;
+
+	if (!(fmt->sample_type & PERF_SAMPLE_STACK_USER) || hdr->size < sizeof(*hdr))
+		goto copy_whole;
+	parse_until_stack(fmt, &c, &s);
+	stack_field = c.p;
+	size = take_u64(&c);
+	if (c.bad || size == 0)
+		goto copy_whole;
+	take(&c, size);
+	dyn = take_u64(&c);
+	if (c.bad || dyn > size)
+		goto copy_whole;
+	/* size 0 would also drop the dyn_size field; keep at least one word. */
+	keep = dyn ? ((dyn + 7) & ~7ULL) : 8;
+	if (keep >= size)
+		goto copy_whole;
+	after = c.p;
+
+	/* header .. size field, then the kept bytes, dyn_size, the rest. */
+	p = dst;
+	memcpy(p, src, (size_t)(stack_field - src));
+	p += stack_field - src;
+	memcpy(p, &keep, 8);
+	p += 8;
+	memcpy(p, stack_field + 8, keep);
+	p += keep;
+	memcpy(p, &dyn, 8);
+	p += 8;
+	memcpy(p, after, (size_t)(c.end - after));
+	p += c.end - after;
+	out->size = (uint16_t)(p - (uint8_t *)dst);
+	return out->size;
+
+copy_whole:
+	memcpy(dst, src, hdr->size);
+	return hdr->size;
+}
+
+const char *wp_record_type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[PERF_RECORD_MMAP] = "MMAP",
+		[PERF_RECORD_LOST] = "LOST",
+		[PERF_RECORD_COMM] = "COMM",
+		[PERF_RECORD_EXIT] = "EXIT",
+		[PERF_RECORD_THROTTLE] = "THROTTLE",
+		[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+		[PERF_RECORD_FORK] = "FORK",
+		[PERF_RECORD_READ] = "READ",
+		[PERF_RECORD_SAMPLE] = "SAMPLE",
+		[PERF_RECORD_MMAP2] = "MMAP2",
+		[PERF_RECORD_AUX] = "AUX",
+		[PERF_RECORD_ITRACE_START] = "ITRACE_START",
+		[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+		[PERF_RECORD_SWITCH] = "SWITCH",
+		[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+		[PERF_RECORD_NAMESPACES] = "NAMESPACES",
+		[PERF_RECORD_KSYMBOL] = "KSYMBOL",
+		[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
+		[PERF_RECORD_CGROUP] = "CGROUP",
+		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+		[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+	};
+
+	switch (type) {
+	case WP_RECORD_ROUND:
+		return "ROUND";
+	case WP_RECORD_BUILD_ID:
+		return "BUILD_ID";
+	case WP_RECORD_THREAD:
+		return "THREAD";
+	}
+	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+		return names[type];
+	return "UNKNOWN";
+}

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* session.c: one recording: set up, run until told to stop, close the file. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buildid.h"
+#include "drain.h"
+#include "log.h"
+#include "session.h"
+#include "synth.h"
+#include "target.h"
+#include "util.h"
+
+#define TICK_NS (200ULL * 1000 * 1000)
+
+struct session {
+	const struct wp_record_opts *opts;
+	struct wp_priv priv;
+	struct wp_evlist ev;
+	struct wp_writer *writer;
+	struct wp_drain *drain;
+	struct wp_child child;
+	bool have_child;
+	int child_status;	/* wait status, -1 while running */
+	struct wp_meta meta;
+	struct wp_summary summary;
+	sigset_t sigs;
+	bool progress_shown;
+};
+
+static void fill_meta(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	struct wp_meta *m = &s->meta;
+	struct utsname u;
+
+	m->clockid = CLOCK_MONOTONIC;
+	gethostname(m->hostname, sizeof(m->hostname) - 1);
+	if (!uname(&u)) {
+		/* uname fields are 65 bytes; a longer one is cut, never overrun. */
+		snprintf(m->os_release, sizeof(m->os_release), "%s", u.release);
+		snprintf(m->machine, sizeof(m->machine), "%.63s", u.machine);
+	}
+	m->argv = o->argv;
+	m->argc = (uint32_t)o->argc;
+	m->page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	m->callgraph = o->events.callgraph;
+	if (o->events.cpu_wide)
+		m->target_mode = WP_TARGET_ALL_CPUS;
+	else if (o->nr_pids)
+		m->target_mode = WP_TARGET_PID;
+	else if (o->nr_tids)
+		m->target_mode = WP_TARGET_TID;
+	else
+		m->target_mode = WP_TARGET_COMMAND;
+}
+
+static int open_targets(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	char what[64];
+	int err = 0;
+
+	if (o->events.cpu_wide) {
+		if (!wp_priv_can_profile_cpus(&s->priv)) {
+			wp_error("-a needs CAP_PERFMON or kernel.perf_event_paranoid <= 0 (it is %d); "
+				 "run as root or grant CAP_PERFMON", s->priv.paranoid);
+			return -EPERM;
+		}
+		return wp_evlist_open_cpus(&s->ev);
+	}
+	if (s->have_child) {
+		snprintf(what, sizeof(what), "'%s'", s->child.cmd);
+		return wp_evlist_open_task(&s->ev, s->child.pid, what);
+	}
+	for (size_t i = 0; !err && i < o->nr_pids; i++) {
+		pid_t *tids;
+		size_t n;
+
+		err = wp_list_threads(o->pids[i], &tids, &n);
+		if (err == -ESRCH || (!err && !wp_process_alive(o->pids[i]))) {
+			wp_error("cannot attach to process %d: no such process", o->pids[i]);
+			free(tids);
+			return -ESRCH;
+		}
+		/*
+		 * Threads created after this point by a thread that already has
+		 * its events inherit them.
+		 */
+		for (size_t t = 0; !err && t < n; t++) {
+			snprintf(what, sizeof(what), "process %d", o->pids[i]);
+			if (!wp_evlist_has_task(&s->ev, tids[t])) {
+				err = wp_evlist_open_task(&s->ev, tids[t], what);
+				/* A thread that exited meanwhile is no error. */
+				if (err == -ESRCH && wp_process_alive(o->pids[i]))
+					err = 0;
+			}
+		}
+		free(tids);
+	}
+	for (size_t i = 0; !err && i < o->nr_tids; i++) {
+		if (!wp_process_alive(o->tids[i])) {
+			wp_error("cannot attach to thread %d: no such thread", o->tids[i]);
+			return -ESRCH;
+		}
+		snprintf(what, sizeof(what), "thread %d", o->tids[i]);
+		err = wp_evlist_open_task(&s->ev, o->tids[i], what);
+	}
+	return err;
+}
+
+/* Names, threads and mappings of what already ran before we attached. */
+static void synthesize_existing(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	uint64_t now = wp_clock_ns(CLOCK_MONOTONIC);
+	struct wp_buf buf = { 0 };
+	int n = 0;
+
+	if (o->events.cpu_wide) {
+		n = wp_synth_all(&s->ev.fmt, now, &buf);
+	} else {
+		for (size_t i = 0; n >= 0 && i < o->nr_pids; i++)
+			n = wp_synth_process(&s->ev.fmt, o->pids[i], 0, now, &buf);
+		for (size_t i = 0; n >= 0 && i < o->nr_tids; i++) {
+			pid_t pid = wp_thread_group(o->tids[i]);
+
+			if (pid > 0)
+				n = wp_synth_process(&s->ev.fmt, pid, o->tids[i], now, &buf);
+		}
+	}
+	if (n < 0 && n != -ESRCH)
+		wp_warn("cannot read the state of the existing processes: %s", strerror(-n));
+	if (buf.len && wp_drain_inject(s->drain, buf.data, buf.len))
+		wp_warn("out of memory for the existing processes' records");
+	wp_buf_release(&buf);
+}
+
+static bool targets_alive(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+
+	for (size_t i = 0; i < o->nr_pids; i++)
+		if (wp_process_alive(o->pids[i]))
+			return true;
+	for (size_t i = 0; i < o->nr_tids; i++)
+		if (wp_process_alive(o->tids[i]))
+			return true;
+	return false;
+}
+
+static void reap_child(struct session *s, int options)
+{
+	int status;
+
+	if (!s->have_child || s->child_status >= 0)
+		return;
+	if (waitpid(s->child.pid, &status, options) == s->child.pid)
+		s->child_status = status;
+}
+
+static void show_progress(struct session *s, uint64_t start_ns, bool final)
+{
+	struct wp_summary c;
+	uint64_t bytes;
+
+	if (!s->opts->progress)
+		return;
+	if (final) {
+		if (s->progress_shown)
+			fputs("\r\033[K", stderr);
+		return;
+	}
+	wp_drain_progress(s->drain, &c, &bytes);
+	fprintf(stderr, "\r\033[K[ %.1fs  %llu samples  %llu switches  %llu lost  %.1f MiB ]",
+		(double)(wp_clock_ns(CLOCK_MONOTONIC) - start_ns) / 1e9,
+		(unsigned long long)(c.samples + c.switch_samples),
+		(unsigned long long)c.switches,
+		(unsigned long long)(c.lost_records + c.lost_samples),
+		(double)bytes / (1 << 20));
+	fflush(stderr);
+	s->progress_shown = true;
+}
+
+/* Wait for a stop condition; returns the enum wp_stop_reason. */
+static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
+{
+	const struct wp_record_opts *o = s->opts;
+	uint64_t deadline = o->duration > 0 ? start_ns + (uint64_t)(o->duration * 1e9) : 0;
+
+	for (;;) {
+		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS;
+		struct timespec ts;
+		int sig;
+
+		if (deadline && now >= deadline)
+			return WP_STOP_DURATION;
+		if (deadline && deadline - now < wait_ns)
+			wait_ns = deadline - now;
+		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
+		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
+		sig = sigtimedwait(&s->sigs, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+			*signo = sig;
+			return WP_STOP_SIGNAL;
+		}
+		if (s->have_child) {
+			reap_child(s, WNOHANG);
+			if (s->child_status >= 0)
+				return WP_STOP_TARGET_EXITED;
+		} else if (!o->events.cpu_wide && !targets_alive(s)) {
+			return WP_STOP_TARGET_EXITED;
+		}
+		show_progress(s, start_ns, false);
+	}
+}
+
+/* Stop a launched command that outlives the recording (like perf record). */
+static void end_child(struct session *s)
+{
+	reap_child(s, WNOHANG);
+	if (!s->have_child || s->child_status >= 0)
+		return;
+	kill(s->child.pid, SIGTERM);
+	for (int i = 0; i < 40 && s->child_status < 0; i++) {
+		usleep(50000);
+		reap_child(s, WNOHANG);
+	}
+	if (s->child_status < 0) {
+		kill(s->child.pid, SIGKILL);
+		reap_child(s, 0);
+	}
+}
+
+/* One BUILD_ID record per executable file mapped during the recording. */
+static int write_build_ids(struct session *s)
+{
+	const struct wp_mapped_file *files;
+	struct wp_buf buf = { 0 };
+	size_t n;
+	int err = 0;
+
+	files = wp_drain_mapped_files(s->drain, &n);
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct wp_mapped_file *f = &files[i];
+		size_t len = sizeof(struct wp_record_build_id) +
+			     ALIGN_UP(strlen(f->path) + 1, (size_t)8);
+		struct wp_record_build_id *r;
+		uint8_t id[24];
+		int idlen;
+
+		if (len > UINT16_MAX)
+			continue;
+		if (f->build_id_size) {
+			memcpy(id, f->build_id, f->build_id_size);
+			idlen = f->build_id_size;
+		} else {
+			struct stat st;
+
+			/* The file may have been replaced: only trust the same inode. */
+			if (stat(f->path, &st) || (f->ino && (st.st_ino != f->ino ||
+							      major(st.st_dev) != f->maj ||
+							      minor(st.st_dev) != f->min)))
+				continue;
+			idlen = wp_build_id_read(f->path, id, sizeof(id));
+			if (idlen <= 0)
+				continue;
+		}
+		r = wp_buf_reserve(&buf, len);
+		if (!r) {
+			err = -ENOMEM;
+			break;
+		}
+		memset(r, 0, len);
+		r->header.type = WP_RECORD_BUILD_ID;
+		r->header.size = (uint16_t)len;
+		r->pid = f->pid;
+		r->size = (uint8_t)idlen;
+		memcpy(r->build_id, id, (size_t)idlen);
+		r->maj = f->maj;
+		r->min = f->min;
+		r->ino = f->ino;
+		memcpy(r->filename, f->path, strlen(f->path) + 1);
+		buf.len += len;
+	}
+	if (!err)
+		err = wp_writer_write_records(s->writer, buf.data, buf.len);
+	wp_buf_release(&buf);
+	return err;
+}
+
+static void print_summary(struct session *s)
+{
+	const struct wp_summary *c = &s->summary;
+	uint64_t lost = c->lost_records + c->lost_samples;
+	double secs = (double)(c->end_clock_ns - s->meta.start_clock_ns) / 1e9;
+	double pct = c->records + lost ? 100.0 * (double)lost / (double)(c->records + lost) : 0;
+
+	if (s->opts->quiet)
+		return;
+	wp_info("recorded %.3f s: %llu samples, %llu off-CPU stacks, %llu switches; "
+		"lost %llu records (%.2f%%)",
+		secs, (unsigned long long)c->samples, (unsigned long long)c->switch_samples,
+		(unsigned long long)c->switches, (unsigned long long)lost, pct);
+	wp_info("wrote %.2f MiB to '%s'", (double)wp_writer_bytes(s->writer) / (1 << 20),
+		s->opts->output);
+	if (lost)
+		wp_warn("%llu records were lost: the rings overflowed; try a larger -m, "
+			"a lower -F or a smaller -g dwarf stack size", (unsigned long long)lost);
+	if (c->throttles)
+		wp_warn("the kernel throttled sampling %llu times; try a lower -F",
+			(unsigned long long)c->throttles);
+}
+
+static int exit_status_of(const struct session *s, uint32_t reason, int signo)
+{
+	if (reason == WP_STOP_SIGNAL)
+		return 128 + signo;
+	if (reason == WP_STOP_DURATION || !s->have_child || s->child_status < 0)
+		return 0;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return 1;
+}
+
+int wp_record_run(const struct wp_record_opts *opts)
+{
+	struct session s = { .opts = opts, .child_status = -1 };
+	uint32_t reason = WP_STOP_ERROR;
+	sigset_t old;
+	int err, signo = 0, ret = 1;
+
+	wp_priv_read(&s.priv);
+	sigemptyset(&s.sigs);
+	sigaddset(&s.sigs, SIGINT);
+	sigaddset(&s.sigs, SIGTERM);
+	sigaddset(&s.sigs, SIGHUP);
+	sigaddset(&s.sigs, SIGCHLD);
+	/* Blocked before any thread or child exists; sigtimedwait takes them. */
+	pthread_sigmask(SIG_BLOCK, &s.sigs, &old);
+
+	err = wp_evlist_init(&s.ev, &opts->events, &s.priv);
+	if (err)
+		goto out;
+	err = wp_writer_open(opts->output, opts->force, opts->compress_level, &s.writer);
+	if (err)
+		goto out;
+	if (opts->command) {
+		err = wp_child_prepare(&s.child, opts->command, opts->user);
+		if (err)
+			goto out;
+		s.have_child = true;
+	}
+	err = open_targets(&s);
+	if (err)
+		goto out;
+	fill_meta(&s);
+	err = wp_evlist_describe(&s.ev, &s.meta);
+	if (err)
+		goto out;
+	s.meta.start_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
+	s.meta.start_realtime_ns = wp_clock_ns(CLOCK_REALTIME);
+	err = wp_writer_write_meta(s.writer, &s.meta);
+	if (err)
+		goto out;
+	err = wp_drain_start(&s.ev, s.writer, &s.drain);
+	if (err)
+		goto out;
+
+	if (s.have_child) {
+		err = wp_child_start(&s.child);
+		if (err) {
+			s.child_status = 0;	/* reaped by wp_child_start */
+			ret = err == -ENOENT ? 127 : 126;
+			goto out;
+		}
+	} else {
+		err = wp_evlist_enable(&s.ev);
+		if (err) {
+			wp_error("cannot enable the events: %s", strerror(-err));
+			goto out;
+		}
+		synthesize_existing(&s);
+	}
+
+	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
+	show_progress(&s, 0, true);
+	if (reason != WP_STOP_TARGET_EXITED)
+		end_child(&s);
+	wp_evlist_disable(&s.ev);
+	s.summary.end_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
+	s.summary.end_realtime_ns = wp_clock_ns(CLOCK_REALTIME);
+	s.summary.stop_reason = reason;
+	s.summary.exit_status = s.have_child ? s.child_status : -1;
+	err = wp_drain_stop(s.drain, &s.summary);
+	if (!err)
+		err = write_build_ids(&s);
+	if (!err)
+		err = wp_writer_write_summary(s.writer, &s.summary);
+	if (err)
+		goto out;
+	print_summary(&s);
+	err = wp_writer_commit(s.writer);
+	s.writer = NULL;
+	if (err)
+		goto out;
+	ret = exit_status_of(&s, reason, signo);
+
+out:
+	if (s.have_child && s.child.go_fd >= 0) {
+		wp_child_abort(&s.child);	/* never released: it never ran */
+	} else if (s.have_child) {
+		end_child(&s);
+		free(s.child.cmd);
+	}
+	wp_drain_free(s.drain);
+	wp_writer_abort(s.writer);
+	wp_evlist_release(&s.ev);
+	s.meta.argv = NULL;	/* borrowed from opts */
+	s.meta.argc = 0;
+	wp_meta_release(&s.meta);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}

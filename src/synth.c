@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* synth.c: COMM, MMAP2 and THREAD records made from /proc at attach time. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "synth.h"
+
+/* Append header + body + sample_id, padding the body to 8 bytes. */
+static int synth_emit(const struct wp_sample_format *fmt, struct wp_buf *out,
+		      uint32_t type, uint16_t misc, const void *body, size_t body_len,
+		      pid_t pid, pid_t tid, uint64_t time)
+{
+	size_t padded = ALIGN_UP(body_len, (size_t)8);
+	size_t total = sizeof(struct perf_event_header) + padded + wp_sample_id_size(fmt);
+	struct wp_sample_id sid = {
+		.pid = (uint32_t)pid, .tid = (uint32_t)tid, .time = time,
+		.cpu = UINT32_MAX, .id = 0,
+	};
+	struct perf_event_header hdr = {
+		.type = type, .misc = misc | WP_RECORD_MISC_SYNTHESIZED,
+		.size = (uint16_t)total,
+	};
+	uint8_t *p;
+
+	if (total > UINT16_MAX)
+		return -E2BIG;
+	p = wp_buf_reserve(out, total);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, total);
+	memcpy(p, &hdr, sizeof(hdr));
+	memcpy(p + sizeof(hdr), body, body_len);
+	wp_sample_id_write(fmt, &sid, p + sizeof(hdr) + padded);
+	out->len += total;
+	return 0;
+}
+
+static int synth_comm(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
+		      uint64_t time, struct wp_buf *out)
+{
+	struct {
+		uint32_t pid, tid;
+		char comm[24];
+	} body = { .pid = (uint32_t)pid, .tid = (uint32_t)tid };
+	struct wp_record_thread th = {
+		.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
+		.pid = (uint32_t)pid, .tid = (uint32_t)tid, .time = time,
+	};
+	char path[64], name[64] = "";
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	err = wp_read_text_file(path, name, sizeof(name));
+	if (err)
+		return err;
+	n = strcspn(name, "\n");
+	name[n < 15 ? n : 15] = '\0';
+	memcpy(body.comm, name, strlen(name) + 1);
+	err = wp_buf_append(out, &th, sizeof(th));
+	if (!err)
+		err = synth_emit(fmt, out, PERF_RECORD_COMM, 0, &body,
+				 8 + strlen(name) + 1, pid, tid, time);
+	return err;
+}
+
+struct mmap2_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	char filename[4096];
+};
+
+static int synth_maps(const struct wp_sample_format *fmt, pid_t pid,
+		      uint64_t time, struct wp_buf *out, int *count)
+{
+	struct mmap2_body *b;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	b = malloc(sizeof(*b));
+	if (!b) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while (!err && getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int name_at = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
+			   &pgoff, &maj, &min, &ino, &name_at) < 7)
+			continue;
+		/* Only code matters for unwinding and symbols. */
+		if (perms[2] != 'x')
+			continue;
+		memset(b, 0, offsetof(struct mmap2_body, filename));
+		b->pid = b->tid = (uint32_t)pid;
+		b->addr = start;
+		b->len = end - start;
+		b->pgoff = pgoff;
+		b->maj = maj;
+		b->min = min;
+		b->ino = ino;
+		b->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+			  PROT_EXEC;
+		b->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		snprintf(b->filename, sizeof(b->filename), "%s",
+			 name_at ? line + name_at : "");
+		b->filename[strcspn(b->filename, "\n")] = '\0';
+		if (!b->filename[0])
+			snprintf(b->filename, sizeof(b->filename), "//anon");
+		err = synth_emit(fmt, out, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, b,
+				 offsetof(struct mmap2_body, filename) + strlen(b->filename) + 1,
+				 pid, pid, time);
+		if (!err)
+			(*count)++;
+	}
+	free(line);
+	free(b);
+	fclose(f);
+	return err;
+}
+
+int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
+		     uint64_t time, struct wp_buf *out)
+{
+	char path[64];
+	struct dirent *de;
+	int count = 0, err = 0;
+	DIR *d;
+
+	if (tid > 0) {
+		err = synth_comm(fmt, pid, tid, time, out);
+		if (err)
+			return err == -ENOENT ? -ESRCH : err;
+		count++;
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		d = opendir(path);
+		if (!d)
+			return errno == ENOENT ? -ESRCH : -errno;
+		while ((de = readdir(d))) {
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			/* A thread that exits meanwhile is simply not listed. */
+			if (!synth_comm(fmt, pid, atoi(de->d_name), time, out))
+				count++;
+		}
+		closedir(d);
+	}
+	err = synth_maps(fmt, pid, time, out, &count);
+	if (err == -ENOENT)
+		err = -ESRCH;
+	/* Kernel threads have no maps; their comm is still worth having. */
+	return err && err != -ESRCH ? err : count;
+}
+
+int wp_synth_all(const struct wp_sample_format *fmt, uint64_t time,
+		 struct wp_buf *out)
+{
+	struct dirent *de;
+	int total = 0;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		int n;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		n = wp_synth_process(fmt, atoi(de->d_name), 0, time, out);
+		if (n == -ENOMEM) {
+			closedir(d);
+			return n;
+		}
+		if (n > 0)
+			total += n;
+	}
+	closedir(d);
+	return total;
+}

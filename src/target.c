@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* target.c: launching the profiled command and finding existing threads. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "priv.h"
+#include "target.h"
+#include "util.h"
+
+/* Runs in the child: only async-signal-safe calls until execve. */
+static void child_main(int go_fd, int err_fd, char *const argv[],
+		       const struct passwd *pw)
+{
+	char go;
+	int err = 0;
+
+	if (read(go_fd, &go, 1) != 1)
+		_exit(127);	/* the parent gave up */
+	if (pw) {
+		if (setgroups(0, NULL) || setgid(pw->pw_gid) ||
+		    initgroups(pw->pw_name, pw->pw_gid) || setuid(pw->pw_uid))
+			err = errno;
+	}
+	if (!err && wp_priv_drop_all())
+		err = errno ? errno : EPERM;
+	if (!err) {
+		execvp(argv[0], argv);
+		err = errno;
+	}
+	if (write(err_fd, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
+{
+	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, err;
+	struct passwd *pw = NULL;
+
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->go_fd = c->err_fd = -1;
+	if (user) {
+		errno = 0;
+		pw = getpwnam(user);
+		if (!pw) {
+			wp_error("no such user '%s'", user);
+			return -EINVAL;
+		}
+		if (geteuid() != 0) {
+			wp_error("--user needs wallprof to run as root");
+			return -EPERM;
+		}
+	}
+	c->cmd = strdup(argv[0]);
+	if (!c->cmd)
+		return -ENOMEM;
+	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
+		err = -errno;
+		goto out_close;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		err = -errno;
+		wp_error("cannot fork: %s", strerror(-err));
+		goto out_close;
+	}
+	if (c->pid == 0) {
+		close(go[1]);
+		close(ep[0]);
+		/* Restore what a shell would give the command. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		{
+			sigset_t none;
+
+			sigemptyset(&none);
+			sigprocmask(SIG_SETMASK, &none, NULL);
+		}
+		child_main(go[0], ep[1], argv, pw);
+	}
+	close(go[0]);
+	close(ep[1]);
+	c->go_fd = go[1];
+	c->err_fd = ep[0];
+	return 0;
+
+out_close:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (ep[i] >= 0)
+			close(ep[i]);
+	}
+	free(c->cmd);
+	c->cmd = NULL;
+	return err;
+}
+
+int wp_child_start(struct wp_child *c)
+{
+	int child_errno = 0;
+	ssize_t n;
+
+	if (write(c->go_fd, "g", 1) != 1) {
+		int err = -errno;
+
+		wp_error("cannot start '%s': %s", c->cmd, strerror(-err));
+		return err;
+	}
+	close(c->go_fd);
+	c->go_fd = -1;
+	/* EOF means execve closed the pipe (O_CLOEXEC): the command runs. */
+	do
+		n = read(c->err_fd, &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(c->err_fd);
+	c->err_fd = -1;
+	if (n == (ssize_t)sizeof(child_errno)) {
+		waitpid(c->pid, NULL, 0);
+		c->pid = -1;
+		wp_error("cannot run '%s': %s", c->cmd, strerror(child_errno));
+		return -child_errno;
+	}
+	return 0;
+}
+
+void wp_child_abort(struct wp_child *c)
+{
+	if (c->go_fd >= 0)
+		close(c->go_fd);	/* the child reads EOF and exits */
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	free(c->cmd);
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->go_fd = c->err_fd = -1;
+}
+
+int wp_parse_id_list(const char *s, pid_t **out, size_t *n)
+{
+	pid_t *ids = NULL;
+	size_t cnt = 0;
+	const char *p = s;
+
+	*out = NULL;
+	*n = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		long v;
+		pid_t *ni;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || v <= 0 || v > INT32_MAX || (*end && *end != ','))
+			goto bad;
+		ni = realloc(ids, (cnt + 1) * sizeof(*ids));
+		if (!ni) {
+			free(ids);
+			return -ENOMEM;
+		}
+		ids = ni;
+		ids[cnt++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+		if (*end == ',' && !*p)
+			goto bad;
+	}
+	*out = ids;
+	*n = cnt;
+	return 0;
+bad:
+	free(ids);
+	return -EINVAL;
+}
+
+int wp_list_threads(pid_t pid, pid_t **out, size_t *n)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *ids = NULL;
+	size_t cnt = 0;
+	DIR *d;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d))) {
+		pid_t *ni;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		ni = realloc(ids, (cnt + 1) * sizeof(*ids));
+		if (!ni) {
+			free(ids);
+			closedir(d);
+			return -ENOMEM;
+		}
+		ids = ni;
+		ids[cnt++] = (pid_t)strtol(de->d_name, NULL, 10);
+	}
+	closedir(d);
+	*out = ids;
+	*n = cnt;
+	return 0;
+}
+
+pid_t wp_thread_group(pid_t tid)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (wp_read_text_file(path, buf, sizeof(buf)))
+		return -ESRCH;
+	p = strstr(buf, "\nTgid:");
+	if (!p)
+		return -ESRCH;
+	return (pid_t)strtol(p + 6, NULL, 10);
+}
+
+bool wp_process_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (wp_read_text_file(path, buf, sizeof(buf)))
+		return false;
+	/* The state letter follows the last ')' of the comm field. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* util.c: number parsing and whole-buffer I/O used across modules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int wp_parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int wp_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int wp_read_text_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return 0;
+}
+
+int wp_read_int_file(const char *path, long *out)
+{
+	char buf[64], *end;
+	int err;
+
+	err = wp_read_text_file(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	errno = 0;
+	*out = strtol(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+int wp_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int wp_read_exact(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void *wp_buf_reserve(struct wp_buf *b, size_t n)
+{
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *nd;
+
+		while (cap - b->len < n)
+			cap *= 2;
+		nd = realloc(b->data, cap);
+		if (!nd)
+			return NULL;
+		b->data = nd;
+		b->cap = cap;
+	}
+	return b->data + b->len;
+}
+
+int wp_buf_append(struct wp_buf *b, const void *p, size_t n)
+{
+	void *dst = wp_buf_reserve(b, n);
+
+	if (!dst)
+		return -ENOMEM;
+	memcpy(dst, p, n);
+	b->len += n;
+	return 0;
+}
+
+void wp_buf_release(struct wp_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
