@@ -22,8 +22,29 @@
 #define WP_REGS_MASK 0ULL
 #endif
 
-#define WP_DEFAULT_PAGES_PRIV 1024	/* 4 MiB per CPU with 4 KiB pages */
+/*
+ * 16 MiB per CPU absorbs a context-switch storm with 8 KiB stacks for tens
+ * of milliseconds while the drain thread waits for a CPU; all rings
+ * together stay under 512 MiB on large machines.
+ */
+#define WP_DEFAULT_RING_BYTES (16U << 20)
+#define WP_DEFAULT_RINGS_TOTAL (512ULL << 20)
 #define WP_DEFAULT_PAGES_USER 128	/* fits perf_event_mlock_kb's default */
+
+static unsigned int default_ring_pages(unsigned int nr_cpus)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t bytes = WP_DEFAULT_RING_BYTES;
+	unsigned int pages;
+
+	while (bytes > 64 * page && bytes * nr_cpus > WP_DEFAULT_RINGS_TOTAL)
+		bytes /= 2;
+	pages = (unsigned int)(bytes / page);
+	/* A power of two, as the kernel requires. */
+	while (pages & (pages - 1))
+		pages &= pages - 1;
+	return pages ? pages : 1;
+}
 
 static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			       int group_fd, unsigned long flags)
@@ -165,11 +186,11 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	wp_sample_format_init(&ev->fmt, type, WP_REGS_MASK);
 
-	if (!kernel)
-		wp_info("recording user-space stacks only: kernel samples need CAP_PERFMON "
-			"or kernel.perf_event_paranoid <= 1 (it is %d)", priv->paranoid);
 	if (kernel)
 		ev->meta_flags |= WP_META_KERNEL_SAMPLES;
+	else if (!opts->off_cpu || opts->callgraph == WP_CALLGRAPH_NONE)
+		wp_info("recording user-space samples only: kernel mode needs CAP_PERFMON "
+			"or kernel.perf_event_paranoid <= 1 (it is %d)", priv->paranoid);
 	if (kernel && want_chain)
 		ev->meta_flags |= WP_META_KERNEL_STACKS;
 	if (opts->cpu_wide)
@@ -219,8 +240,8 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 			ev->meta_flags |= WP_META_OFFCPU_STACKS;
 		} else {
 			wp_warn("off-CPU stacks need CAP_PERFMON or kernel.perf_event_paranoid <= 1 "
-				"(it is %d); recording off-CPU time without its stacks",
-				priv->paranoid);
+				"(it is %d); recording exact off-CPU time without its stacks, "
+				"and user-space samples only", priv->paranoid);
 			ev->meta_flags |= WP_META_OFFCPU_STACKS_DENIED;
 		}
 	}
@@ -228,8 +249,8 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	ev->mmap_pages_given = opts->mmap_pages_given;
 	ev->mmap_pages = opts->mmap_pages;
 	if (!ev->mmap_pages)
-		ev->mmap_pages = (priv->root || priv->cap_ipc_lock) ? WP_DEFAULT_PAGES_PRIV
-								    : WP_DEFAULT_PAGES_USER;
+		ev->mmap_pages = (priv->root || priv->cap_ipc_lock) ?
+				 default_ring_pages(ev->nr_cpus) : WP_DEFAULT_PAGES_USER;
 	ev->rings = calloc(ev->nr_cpus, sizeof(*ev->rings));
 	ev->ring_owner = malloc(sizeof(int) * ev->nr_cpus);
 	if (!ev->rings || !ev->ring_owner)
