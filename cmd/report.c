@@ -7,13 +7,18 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "analysis.h"
 #include "dump.h"
+#include "format.h"
 #include "log.h"
 
 void report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: wallprof report [-i <file>] --dump\n"
+		"usage: wallprof report [-i <file>] [--dump]\n"
+		"\n"
+		"Prints every thread's wall time split into on-CPU, blocked and preempted\n"
+		"time, or with --dump every record of the file.\n"
 		"\n"
 		"  -i, --input <file>   data file to read (default wallprof.data)\n"
 		"  -D, --dump           print every record, one line each\n"
@@ -28,6 +33,21 @@ static const struct option report_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+static int report_text(const char *input)
+{
+	struct wp_analysis an;
+	int ret;
+
+	if (wp_analysis_run(input, &an))
+		return WP_EXIT_FAILURE;
+	ret = wp_format_text(&an, stdout) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+	/* A damaged file still gets its report, and a failing status. */
+	if (an.damaged)
+		ret = WP_EXIT_FAILURE;
+	wp_analysis_release(&an);
+	return ret;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -59,7 +79,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (!dump)
-		return usage_error("report", "only --dump is available in this version");
-	return wp_dump_file(input, stdout) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+	if (dump)
+		return wp_dump_file(input, stdout) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+	return report_text(input);
 }

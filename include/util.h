@@ -43,6 +43,12 @@ int wp_write_all(int fd, const void *buf, size_t len);
 /* Read exactly len bytes; -EIO at a short read (end of file). */
 int wp_read_exact(int fd, void *buf, size_t len);
 
+/*
+ * A duration for people: 4 significant digits with a unit chosen by
+ * magnitude ("812ns", "12.34us", "1.234s").  Returns buf.
+ */
+const char *wp_human_ns(uint64_t ns, char *buf, size_t size);
+
 /* A growable byte buffer; the holder owns data (free with wp_buf_release). */
 struct wp_buf {
 	uint8_t *data;

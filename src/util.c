@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -144,4 +145,23 @@ void wp_buf_release(struct wp_buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
+}
+
+const char *wp_human_ns(uint64_t ns, char *buf, size_t size)
+{
+	static const struct {
+		uint64_t div;
+		const char *unit;
+	} units[] = { { 1000000000ULL, "s" }, { 1000000ULL, "ms" }, { 1000ULL, "us" } };
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		double v = (double)ns / (double)units[i].div;
+
+		if (ns < units[i].div)
+			continue;
+		snprintf(buf, size, "%.*f%s", v >= 100 ? 1 : v >= 10 ? 2 : 3, v, units[i].unit);
+		return buf;
+	}
+	snprintf(buf, size, "%lluns", (unsigned long long)ns);
+	return buf;
 }

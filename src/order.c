@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* order.c: a min-heap of record copies released round by round. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "order.h"
+
+struct queued {
+	uint64_t time;
+	uint64_t seq;		/* file order breaks ties */
+	struct perf_event_header *rec;
+};
+
+struct wp_order {
+	struct wp_sample_format fmt;
+	wp_order_fn fn;
+	void *arg;
+	struct queued *heap;
+	size_t len, cap;
+	uint64_t seq;
+	uint64_t round_max;	/* newest time pushed in this round */
+	uint64_t prev_round_max;	/* newest time of the round before */
+	uint64_t last_delivered;
+	uint64_t late;
+};
+
+uint64_t wp_record_time(const struct wp_sample_format *fmt,
+			const struct perf_event_header *rec)
+{
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		struct wp_sample s;
+
+		return wp_sample_parse(fmt, rec, &s) ? 0 : s.time;
+	}
+	if (rec->type == WP_RECORD_THREAD) {
+		struct wp_record_thread t;
+
+		if (rec->size < sizeof(t))
+			return 0;
+		memcpy(&t, rec, sizeof(t));
+		return t.time;
+	}
+	if (rec->type >= WP_RECORD_ROUND)
+		return 0;
+	{
+		struct wp_sample_id id;
+
+		return wp_sample_id_parse(fmt, rec, &id) ? 0 : id.time;
+	}
+}
+
+int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
+		 struct wp_order **out)
+{
+	struct wp_order *o = calloc(1, sizeof(*o));
+
+	*out = NULL;
+	if (!o)
+		return -ENOMEM;
+	o->fmt = *fmt;
+	o->fn = fn;
+	o->arg = arg;
+	*out = o;
+	return 0;
+}
+
+static bool before(const struct queued *a, const struct queued *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static void heap_up(struct wp_order *o, size_t i)
+{
+	while (i) {
+		size_t parent = (i - 1) / 2;
+		struct queued tmp;
+
+		if (!before(&o->heap[i], &o->heap[parent]))
+			break;
+		tmp = o->heap[i];
+		o->heap[i] = o->heap[parent];
+		o->heap[parent] = tmp;
+		i = parent;
+	}
+}
+
+static void heap_down(struct wp_order *o, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct queued tmp;
+
+		if (l < o->len && before(&o->heap[l], &o->heap[m]))
+			m = l;
+		if (r < o->len && before(&o->heap[r], &o->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		tmp = o->heap[i];
+		o->heap[i] = o->heap[m];
+		o->heap[m] = tmp;
+		i = m;
+	}
+}
+
+/* Deliver queued records with time <= limit, oldest first. */
+static int deliver_until(struct wp_order *o, uint64_t limit)
+{
+	while (o->len && o->heap[0].time <= limit) {
+		struct queued q = o->heap[0];
+		int ret;
+
+		o->heap[0] = o->heap[--o->len];
+		heap_down(o, 0);
+		/* Timeless records (build ids) are no breach of order. */
+		if (q.time && q.time < o->last_delivered)
+			o->late++;
+		else if (q.time)
+			o->last_delivered = q.time;
+		ret = o->fn(q.rec, q.time, o->arg);
+		free(q.rec);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int wp_order_push(struct wp_order *o, const struct perf_event_header *rec)
+{
+	struct queued q;
+	int ret;
+
+	if (rec->type == WP_RECORD_ROUND) {
+		ret = deliver_until(o, o->prev_round_max);
+		if (o->round_max > o->prev_round_max)
+			o->prev_round_max = o->round_max;
+		return ret;
+	}
+	if (o->len == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 1024;
+		struct queued *nh = realloc(o->heap, cap * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		o->heap = nh;
+		o->cap = cap;
+	}
+	q.time = wp_record_time(&o->fmt, rec);
+	q.seq = o->seq++;
+	q.rec = malloc(rec->size);
+	if (!q.rec)
+		return -ENOMEM;
+	memcpy(q.rec, rec, rec->size);
+	if (q.time > o->round_max)
+		o->round_max = q.time;
+	o->heap[o->len] = q;
+	heap_up(o, o->len++);
+	return 0;
+}
+
+int wp_order_flush(struct wp_order *o)
+{
+	return deliver_until(o, UINT64_MAX);
+}
+
+uint64_t wp_order_late(const struct wp_order *o)
+{
+	return o->late;
+}
+
+void wp_order_free(struct wp_order *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->len; i++)
+		free(o->heap[i].rec);
+	free(o->heap);
+	free(o);
+}
