@@ -58,7 +58,8 @@ uint64_t wp_ring_begin(struct wp_ring *r);
 /*
  * Point *rec at the next complete record: 1 when one was returned, 0 when
  * none is left (an incomplete record stays unread), -EBADMSG when the ring
- * holds a malformed header (size < 8 or not a multiple of 8).  The record
+ * holds a malformed header (size < 8, not a multiple of 8, or larger than
+ * the data area).  The record
  * is borrowed: valid until the next call or wp_ring_end().
  */
 int wp_ring_read_next(struct wp_ring *r, const struct perf_event_header **rec);

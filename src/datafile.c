@@ -167,6 +167,14 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 			err = -ENOMEM;
 			goto out_free;
 		}
+		/* A checksum per frame: a damaged block is an error, not wrong data. */
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel,
+							compress_level)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1))) {
+			wp_error("zstd rejects compression level %d", compress_level);
+			err = -EINVAL;
+			goto out_free;
+		}
 	}
 	free(dircopy);
 	*out = w;
@@ -199,9 +207,15 @@ static size_t tlv_len(size_t payload)
 	return sizeof(struct wp_tlv) + ALIGN_UP(payload, (size_t)8);
 }
 
+/* The attr bytes to store: its own size, bounded by what we hold. */
+static size_t attr_len(const struct wp_event_desc *e)
+{
+	return e->attr.size && e->attr.size <= sizeof(e->attr) ? e->attr.size : sizeof(e->attr);
+}
+
 static size_t event_payload_len(const struct wp_event_desc *e)
 {
-	return sizeof(struct wp_tag_event) + ALIGN_UP((size_t)e->attr.size, (size_t)8) +
+	return sizeof(struct wp_tag_event) + ALIGN_UP(attr_len(e), (size_t)8) +
 	       (size_t)e->nr_ids * 8;
 }
 
@@ -276,7 +290,7 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 		const struct wp_event_desc *e = &m->events[i];
 		struct wp_tag_event te = {
 			.role = e->role,
-			.attr_size = e->attr.size,
+			.attr_size = (uint32_t)attr_len(e),
 			.nr_ids = e->nr_ids,
 		};
 		struct wp_tlv t = { .tag = WP_TAG_EVENT,
@@ -288,9 +302,9 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 		if (!err)
 			err = writer_put(w, &te, sizeof(te));
 		if (!err)
-			err = writer_put(w, &e->attr, e->attr.size);
+			err = writer_put(w, &e->attr, attr_len(e));
 		if (!err)
-			err = writer_pad(w, e->attr.size);
+			err = writer_pad(w, attr_len(e));
 		if (!err && e->nr_ids)
 			err = writer_put(w, e->ids, (size_t)e->nr_ids * 8);
 	}
@@ -315,7 +329,7 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 			w->cbuf = nb;
 			w->cbuf_size = bound;
 		}
-		n = ZSTD_compressCCtx(w->cctx, w->cbuf, w->cbuf_size, buf, len, w->level);
+		n = ZSTD_compress2(w->cctx, w->cbuf, w->cbuf_size, buf, len);
 		if (ZSTD_isError(n)) {
 			wp_error("zstd compression failed: %s", ZSTD_getErrorName(n));
 			return -EIO;

@@ -93,7 +93,8 @@ int wp_ring_read_next(struct wp_ring *r, const struct perf_event_header **rec)
 		return 0;
 	/* Headers are 8-byte aligned and 8 bytes long: never split. */
 	memcpy(&hdr, r->data + off, sizeof(hdr));
-	if (hdr.size < sizeof(hdr) || (hdr.size & 7))
+	/* A record larger than the ring could never complete: corrupt. */
+	if (hdr.size < sizeof(hdr) || (hdr.size & 7) || hdr.size > r->data_size)
 		return -EBADMSG;
 	if (avail < hdr.size)
 		return 0;
