@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "builtin.h"
@@ -36,12 +37,22 @@ static const struct option report_options[] = {
 
 static int report_text(const char *input)
 {
+	struct wp_analysis_opts opts = { .progress = false };
+	struct wp_view_opts vo = { .mode = WP_MODE_WALL, .top = 10, .unit_ns = 1000,
+				   .thread_root = true };
 	struct wp_analysis an;
+	struct wp_view v;
 	int ret;
 
-	if (wp_analysis_run(input, &an))
+	if (wp_analysis_run(input, &opts, &an))
 		return WP_EXIT_FAILURE;
-	ret = wp_format_text(&an, stdout) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+	if (wp_view_init(&v, &an, &vo)) {
+		wp_analysis_release(&an);
+		return WP_EXIT_FAILURE;
+	}
+	ret = (getenv("WP_FOLDED") ? wp_format_folded(&v, stdout) : wp_format_text(&v, stdout)) ?
+	      WP_EXIT_FAILURE : WP_EXIT_OK;
+	wp_view_release(&v);
 	/* A damaged file still gets its report, and a failing status. */
 	if (an.damaged)
 		ret = WP_EXIT_FAILURE;

@@ -22,6 +22,13 @@
 
 #include "datafile.h"
 
+/* log2 histogram: bucket i holds values in [2^i, 2^(i+1)) ns (0 in bucket 0). */
+#define WP_HIST_BUCKETS 64
+struct wp_hist {
+	uint64_t count[WP_HIST_BUCKETS];
+	uint64_t total_ns[WP_HIST_BUCKETS];
+};
+
 struct wp_thread_times {
 	uint32_t pid, tid;
 	char comm[16];
@@ -36,15 +43,54 @@ struct wp_thread_times {
 	uint64_t switch_samples;	/* switch-out stacks */
 	bool exited;
 	bool approximate;		/* records were lost in its window */
+	struct wp_hist on_slices;	/* switch-in to switch-out */
+	struct wp_hist off_intervals;	/* switch-out to switch-in */
+	struct wp_hist preempt_waits;	/* the involuntary ones among them */
+};
+
+/*
+ * Time attributed to one stack in one thread.  On-CPU samples are weighted
+ * so that a thread's entries add up to its exact on-CPU time; off-CPU
+ * intervals are weighed by their duration and attributed to the stack
+ * captured at their switch-out.
+ */
+struct wp_stack_weight {
+	uint32_t thread;	/* index into wp_account_threads() */
+	uint32_t stack;		/* stack id (stacks.h) */
+	uint64_t samples;
+	uint64_t on_cpu_ns;
+	uint64_t blocked_ns;
+	uint64_t preempted_ns;
+	uint64_t blocked_count;
+	uint64_t preempted_count;
+};
+
+struct wp_account_opts {
+	uint64_t window_start, window_end;	/* absolute ns; 0 = unbounded */
+	uint64_t min_block_ns;	/* shorter off-CPU intervals get no stack weight */
+	uint32_t unsampled_stack;	/* stack for on-CPU time without samples */
+	uint32_t unknown_stack;		/* stack for off-CPU time without a stack */
 };
 
 struct wp_account;
 
-int wp_account_new(const struct wp_meta *meta, struct wp_account **out);
+int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opts,
+		   struct wp_account **out);
 
-/* One record, in time order (see order.h); time as wp_record_time(). */
+/*
+ * One non-sample record, in time order (see order.h); time as
+ * wp_record_time().
+ */
 int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		      uint64_t time);
+
+/*
+ * One sample, in time order, with the id of its (symbolized) stack.
+ * switch_out: a stack taken at a switch-out, for the off-CPU interval
+ * that the thread's next SWITCH_OUT record starts.
+ */
+int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t time,
+		      bool switch_out, uint32_t stack);
 
 /*
  * Close every open window at end_ns (the recording's end) and sort the
@@ -55,8 +101,14 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns);
 /* The threads after wp_account_finish (else none), valid until wp_account_free. */
 const struct wp_thread_times *wp_account_threads(const struct wp_account *a, size_t *n);
 
+/* Stack weights after wp_account_finish, valid until wp_account_free. */
+const struct wp_stack_weight *wp_account_stacks(const struct wp_account *a, size_t *n);
+
 /* Records the kernel reported lost, as seen in LOST/LOST_SAMPLES records. */
 uint64_t wp_account_lost(const struct wp_account *a);
+
+/* First and last time a loss was reported (0 when none). */
+void wp_account_loss_span(const struct wp_account *a, uint64_t *first, uint64_t *last);
 
 void wp_account_free(struct wp_account *a);
 

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * analysis.h: read a recording through the whole report pipeline
- * (reader -> time order -> accounting) into a model the formatters read.
+ * analysis.h: a recording run through the whole report pipeline
+ *
+ *	reader -> time order -> process maps -> unwind -> symbols -> stacks
+ *	       -> accounting
+ *
+ * into the model that every output format reads.  Owns every stage.
  */
 #ifndef WALLPROF_ANALYSIS_H
 #define WALLPROF_ANALYSIS_H
@@ -11,15 +15,39 @@
 
 #include "account.h"
 #include "datafile.h"
+#include "stacks.h"
+#include "strpool.h"
+
+struct wp_analysis_opts {
+	bool has_window;
+	double window_start_s, window_end_s;	/* seconds from record start */
+	uint64_t min_block_ns;
+	bool no_kernel, no_user;	/* drop those frames from stacks */
+	bool lines;			/* file:line in frame names */
+	bool progress;			/* a progress bar on stderr */
+};
+
+struct wp_quality {
+	uint64_t samples;		/* samples with a stack to unwind */
+	uint64_t unwind_failed;		/* not even one user frame */
+	uint64_t truncated;		/* ended by the end of the stack copy */
+	uint64_t truncated_needed;	/* largest stack size that would have done */
+	uint64_t frames, unnamed;	/* frames, and those without a name */
+	unsigned int changed_files, missing_files;
+};
 
 struct wp_analysis {
 	struct wp_reader *reader;	/* owns meta */
 	const struct wp_meta *meta;
 	struct wp_account *account;
+	struct wp_stacks *stacks;
+	struct wp_strpool *names;
 	struct wp_summary summary;	/* zeroed when the file has none */
+	struct wp_quality quality;
 	bool complete;			/* the file has its summary */
 	bool damaged;			/* a corrupt block ended reading early */
 	uint64_t start_ns, end_ns;	/* the recording window */
+	uint64_t window_start, window_end;	/* after --time, absolute */
 	uint64_t records;
 	uint64_t out_of_order;		/* records older than one already seen */
 };
@@ -30,7 +58,11 @@ struct wp_analysis {
  * complete/damaged); errors that leave nothing to report return -errno,
  * logged.
  */
-int wp_analysis_run(const char *path, struct wp_analysis *an);
+int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
+		    struct wp_analysis *an);
+
+/* The display name of a frame token. */
+const char *wp_analysis_frame_name(const struct wp_analysis *an, uint32_t token);
 
 void wp_analysis_release(struct wp_analysis *an);
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* account.c: per-thread on-CPU / blocked / preempted time from switch records. */
+/* account.c: per-thread on-CPU / blocked / preempted time, by stack. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "account.h"
 #include "layout.h"
+
+#define NO_STACK UINT32_MAX
 
 enum run_state {
 	STATE_UNKNOWN,		/* no switch record yet: decided later */
@@ -16,24 +18,33 @@ enum run_state {
 
 struct thread {
 	struct wp_thread_times t;
+	uint32_t serial;		/* creation order, stable across sorting */
 	enum run_state state;
 	enum run_state initial_off;	/* what an off-CPU start counts as */
 	uint64_t since;			/* start of the current state */
+	uint32_t pending_stack;		/* from the switch-out sample */
+	uint32_t off_stack;		/* stack of the current off-CPU interval */
 	bool closed;
+};
+
+struct weight_slot {
+	uint32_t serial, stack;
+	uint32_t entry;			/* index + 1 into weights, 0 = empty */
 };
 
 struct wp_account {
 	struct wp_sample_format fmt;
+	struct wp_account_opts opts;
 	uint64_t start_ns;
-	bool cpu_wide;
-	uint64_t *switch_ids;		/* ids of the switch-out stack event */
-	size_t nr_switch_ids;
 	struct thread *threads;
 	size_t nr, cap;
 	size_t *index;			/* open addressing: tid -> threads[i] + 1 */
 	size_t index_cap;
-	uint64_t lost;
-	uint64_t lost_since;		/* first loss time, 0 if none */
+	struct wp_stack_weight *weights;	/* .thread holds the serial until finish */
+	size_t nr_weights, cap_weights;
+	struct weight_slot *wslots;
+	size_t nr_wslots;
+	uint64_t lost, lost_first, lost_last;
 	struct wp_thread_times *result;	/* built by wp_account_finish */
 };
 
@@ -94,13 +105,16 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 	}
 	t = &a->threads[a->nr++];
 	memset(t, 0, sizeof(*t));
+	t->serial = (uint32_t)(a->nr - 1);
 	t->t.pid = pid;
 	t->t.tid = tid;
 	t->t.start_ns = start;
 	t->state = initial;
 	t->initial_off = STATE_BLOCKED;
 	t->since = start;
-	if (a->lost_since)
+	t->pending_stack = NO_STACK;
+	t->off_stack = a->opts.unknown_stack;
+	if (a->lost)
 		t->t.approximate = true;
 	/* Keep the index under half full; it is rebuilt without closed threads. */
 	if (a->nr * 2 > a->index_cap) {
@@ -128,56 +142,154 @@ static struct thread *thread_get(struct wp_account *a, uint32_t pid, uint32_t ti
 	return t;
 }
 
-/* Add the time since t->since to the bucket of the current state. */
-static void thread_advance(struct thread *t, uint64_t now)
+static int weights_grow(struct wp_account *a)
 {
-	uint64_t d;
+	struct weight_slot *old = a->wslots;
+	size_t old_n = a->nr_wslots, n = old_n ? old_n * 2 : 1024;
+
+	a->wslots = calloc(n, sizeof(*a->wslots));
+	if (!a->wslots) {
+		a->wslots = old;
+		return -ENOMEM;
+	}
+	a->nr_wslots = n;
+	for (size_t i = 0; i < old_n; i++) {
+		size_t j;
+
+		if (!old[i].entry)
+			continue;
+		j = ((old[i].serial * 2654435761U) ^ (old[i].stack * 40503U)) & (n - 1);
+		while (a->wslots[j].entry)
+			j = (j + 1) & (n - 1);
+		a->wslots[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The weight entry of (thread, stack), created on first use. */
+static struct wp_stack_weight *weight_get(struct wp_account *a, const struct thread *t,
+					  uint32_t stack)
+{
+	struct wp_stack_weight *w;
+	size_t j;
+
+	if ((a->nr_weights + 1) * 2 > a->nr_wslots && weights_grow(a))
+		return NULL;
+	j = ((t->serial * 2654435761U) ^ (stack * 40503U)) & (a->nr_wslots - 1);
+	for (; a->wslots[j].entry; j = (j + 1) & (a->nr_wslots - 1))
+		if (a->wslots[j].serial == t->serial && a->wslots[j].stack == stack)
+			return &a->weights[a->wslots[j].entry - 1];
+	if (a->nr_weights == a->cap_weights) {
+		size_t cap = a->cap_weights ? a->cap_weights * 2 : 256;
+		struct wp_stack_weight *nw = realloc(a->weights, cap * sizeof(*nw));
+
+		if (!nw)
+			return NULL;
+		a->weights = nw;
+		a->cap_weights = cap;
+	}
+	w = &a->weights[a->nr_weights++];
+	memset(w, 0, sizeof(*w));
+	w->thread = t->serial;
+	w->stack = stack;
+	a->wslots[j].serial = t->serial;
+	a->wslots[j].stack = stack;
+	a->wslots[j].entry = (uint32_t)a->nr_weights;
+	return w;
+}
+
+static void hist_add(struct wp_hist *h, uint64_t ns)
+{
+	unsigned int b = ns ? 63 - (unsigned int)__builtin_clzll(ns) : 0;
+
+	h->count[b]++;
+	h->total_ns[b] += ns;
+}
+
+/* The part of [from, to) inside the report window. */
+static uint64_t in_window(const struct wp_account *a, uint64_t from, uint64_t to)
+{
+	if (a->opts.window_start && from < a->opts.window_start)
+		from = a->opts.window_start;
+	if (a->opts.window_end && to > a->opts.window_end)
+		to = a->opts.window_end;
+	return to > from ? to - from : 0;
+}
+
+/* End the thread's current state at now: totals, histograms, stack weight. */
+static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
+{
+	uint64_t full, d;
 
 	if (now < t->since)
 		now = t->since;	/* tiny clock disorder between CPUs */
-	d = now - t->since;
-	switch (t->state) {
-	case STATE_ON:
-		t->t.on_cpu_ns += d;
-		break;
-	case STATE_BLOCKED:
-		t->t.blocked_ns += d;
-		break;
-	case STATE_PREEMPTED:
-		t->t.preempted_ns += d;
-		break;
-	case STATE_UNKNOWN:
-		return;		/* decided by the first switch record */
-	}
+	full = now - t->since;
+	d = in_window(a, t->since, now);
 	t->since = now;
+	if (t->state == STATE_UNKNOWN)
+		return;
+	if (t->state == STATE_ON) {
+		t->t.on_cpu_ns += d;
+		if (d)
+			hist_add(&t->t.on_slices, d);
+		return;
+	}
+	if (t->state == STATE_BLOCKED)
+		t->t.blocked_ns += d;
+	else
+		t->t.preempted_ns += d;
+	if (!d)
+		return;
+	hist_add(&t->t.off_intervals, d);
+	if (t->state == STATE_PREEMPTED)
+		hist_add(&t->t.preempt_waits, d);
+	if (full >= a->opts.min_block_ns) {
+		struct wp_stack_weight *w = weight_get(a, t, t->off_stack);
+
+		if (!w)
+			return;
+		if (t->state == STATE_BLOCKED) {
+			w->blocked_ns += d;
+			w->blocked_count++;
+		} else {
+			w->preempted_ns += d;
+			w->preempted_count++;
+		}
+	}
 }
 
-static void thread_switch_out(struct thread *t, uint64_t now, bool preempted)
+static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t now,
+			      bool preempted)
 {
 	if (t->state == STATE_UNKNOWN)
 		t->state = STATE_ON;		/* it was running since the start */
 	else if (t->state != STATE_ON)
 		t->t.approximate = true;	/* its switch-in was lost */
-	thread_advance(t, now);
+	state_end(a, t, now);
 	t->state = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
+	t->off_stack = t->pending_stack != NO_STACK ? t->pending_stack : a->opts.unknown_stack;
+	t->pending_stack = NO_STACK;
 	if (preempted)
 		t->t.involuntary_switches++;
 	else
 		t->t.voluntary_switches++;
 }
 
-static void thread_switch_in(struct thread *t, uint64_t now)
+static void thread_switch_in(struct wp_account *a, struct thread *t, uint64_t now)
 {
 	if (t->state == STATE_UNKNOWN)
 		t->state = t->initial_off;	/* off-CPU since the start */
 	else if (t->state == STATE_ON)
 		t->t.approximate = true;	/* its switch-out was lost */
-	thread_advance(t, now);
+	state_end(a, t, now);
 	t->state = STATE_ON;
 }
 
-static void thread_close(struct thread *t, uint64_t end)
+static void thread_close(struct wp_account *a, struct thread *t, uint64_t end)
 {
+	uint64_t start;
+
 	if (t->closed)
 		return;
 	if (end < t->t.start_ns)
@@ -186,13 +298,22 @@ static void thread_close(struct thread *t, uint64_t end)
 		/* No switch at all: running throughout if it was ever sampled. */
 		t->state = t->t.samples || t->t.switch_samples ? STATE_ON : t->initial_off;
 	}
-	thread_advance(t, end);
+	state_end(a, t, end);
+	start = t->t.start_ns;
+	if (a->opts.window_start && start < a->opts.window_start)
+		start = a->opts.window_start;
+	if (a->opts.window_end && end > a->opts.window_end)
+		end = a->opts.window_end;
+	if (end < start)
+		end = start;
+	t->t.start_ns = start;
 	t->t.end_ns = end;
-	t->t.wall_ns = end - t->t.start_ns;
+	t->t.wall_ns = end - start;
 	t->closed = true;
 }
 
-int wp_account_new(const struct wp_meta *meta, struct wp_account **out)
+int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opts,
+		   struct wp_account **out)
 {
 	struct wp_account *a = calloc(1, sizeof(*a));
 
@@ -201,39 +322,50 @@ int wp_account_new(const struct wp_meta *meta, struct wp_account **out)
 		return -ENOMEM;
 	wp_sample_format_init(&a->fmt, meta->sample_type, meta->regs_mask);
 	a->start_ns = meta->start_clock_ns;
-	a->cpu_wide = meta->flags & WP_META_CPU_WIDE;
-	for (uint32_t e = 0; e < meta->nr_events; e++) {
-		const struct wp_event_desc *ev = &meta->events[e];
-		uint64_t *ids;
-
-		if (ev->role != WP_EVENT_SWITCH_OUT || !ev->nr_ids)
-			continue;
-		ids = realloc(a->switch_ids, (a->nr_switch_ids + ev->nr_ids) * sizeof(*ids));
-		if (!ids) {
-			wp_account_free(a);
-			return -ENOMEM;
-		}
-		memcpy(ids + a->nr_switch_ids, ev->ids, ev->nr_ids * sizeof(*ids));
-		a->switch_ids = ids;
-		a->nr_switch_ids += ev->nr_ids;
-	}
+	if (opts)
+		a->opts = *opts;
 	*out = a;
 	return 0;
 }
 
-static bool is_switch_sample(const struct wp_account *a, uint64_t id)
+int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t time,
+		      bool switch_out, uint32_t stack)
 {
-	for (size_t i = 0; i < a->nr_switch_ids; i++)
-		if (a->switch_ids[i] == id)
-			return true;
-	return false;
+	struct wp_stack_weight *w;
+	struct thread *t;
+
+	if (!tid)
+		return 0;	/* the idle task */
+	t = thread_get(a, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	if (switch_out) {
+		t->t.switch_samples++;
+		t->pending_stack = stack;
+		return 0;
+	}
+	/* Sampled on a CPU while we thought it off: a lost switch-in. */
+	if (t->state == STATE_BLOCKED || t->state == STATE_PREEMPTED) {
+		t->t.approximate = true;
+		thread_switch_in(a, t, time);
+	}
+	if ((a->opts.window_start && time < a->opts.window_start) ||
+	    (a->opts.window_end && time > a->opts.window_end))
+		return 0;
+	t->t.samples++;
+	w = weight_get(a, t, stack);
+	if (!w)
+		return -ENOMEM;
+	w->samples++;
+	return 0;
 }
 
 static void note_loss(struct wp_account *a, uint64_t n, uint64_t time)
 {
 	a->lost += n;
-	if (!a->lost_since)
-		a->lost_since = time ? time : 1;
+	if (!a->lost_first)
+		a->lost_first = time;
+	a->lost_last = time;
 	/* Any live thread may have lost records. */
 	for (size_t i = 0; i < a->nr; i++)
 		if (!a->threads[i].closed)
@@ -244,25 +376,22 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 			uint64_t time)
 {
 	uint32_t body[4];	/* pid, ppid, tid, ptid */
-	struct thread *t;
+	struct thread *t, *parent;
 
 	if (rec->size < sizeof(*rec) + sizeof(body))
 		return 0;
 	memcpy(body, rec + 1, sizeof(body));
 	t = thread_find(a, body[2]);
 	if (t)
-		thread_close(t, time);	/* a reused tid */
+		thread_close(a, t, time);	/* a reused tid */
 	/* A new thread is runnable, not yet running: waiting for a CPU. */
 	t = thread_add(a, body[0], body[2], time, STATE_PREEMPTED);
 	if (!t)
 		return -ENOMEM;
 	t->initial_off = STATE_PREEMPTED;
-	{
-		struct thread *parent = thread_find(a, body[3]);
-
-		if (parent)
-			memcpy(t->t.comm, parent->t.comm, sizeof(t->t.comm));
-	}
+	parent = thread_find(a, body[3]);
+	if (parent)
+		memcpy(t->t.comm, parent->t.comm, sizeof(t->t.comm));
 	return 0;
 }
 
@@ -305,26 +434,6 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 	uint64_t v;
 
 	switch (rec->type) {
-	case PERF_RECORD_SAMPLE: {
-		struct wp_sample s;
-
-		if (wp_sample_parse(&a->fmt, rec, &s) || !s.tid)
-			return 0;
-		t = thread_get(a, s.pid, s.tid);
-		if (!t)
-			return -ENOMEM;
-		if (is_switch_sample(a, s.id)) {
-			t->t.switch_samples++;
-		} else {
-			t->t.samples++;
-			/* Sampled on a CPU while we thought it off: a lost switch-in. */
-			if (t->state == STATE_BLOCKED || t->state == STATE_PREEMPTED) {
-				t->t.approximate = true;
-				thread_switch_in(t, time);
-			}
-		}
-		return 0;
-	}
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (wp_sample_id_parse(&a->fmt, rec, &id) || !id.tid)
@@ -333,9 +442,10 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		if (!t)
 			return -ENOMEM;
 		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT)
-			thread_switch_out(t, time, rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+			thread_switch_out(a, t, time,
+					  rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
 		else
-			thread_switch_in(t, time);
+			thread_switch_in(a, t, time);
 		return 0;
 	case PERF_RECORD_FORK:
 		return account_fork(a, rec, time);
@@ -352,7 +462,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 			/* The exiting task runs its exit path until the end. */
 			if (t->state == STATE_UNKNOWN)
 				t->state = STATE_ON;
-			thread_close(t, time);
+			thread_close(a, t, time);
 			t->t.exited = true;
 		}
 		return 0;
@@ -392,18 +502,97 @@ static int thread_cmp(const void *x, const void *y)
 	return a->t.start_ns < b->t.start_ns ? -1 : a->t.start_ns > b->t.start_ns;
 }
 
+/*
+ * Spread a thread's exact on-CPU time over its sampled stacks in
+ * proportion to their samples; the rounding remainder goes to the stack
+ * with the most samples, so the parts add up exactly.
+ */
+static int distribute_on_cpu(struct wp_account *a, const uint64_t *on_by_serial,
+			     const uint64_t *samples_by_serial, const struct thread *by_serial)
+{
+	size_t nr_threads = a->nr;
+	uint64_t *given = calloc(nr_threads ? nr_threads : 1, sizeof(*given));
+	uint32_t *biggest = malloc((nr_threads ? nr_threads : 1) * sizeof(*biggest));
+
+	if (!given || !biggest) {
+		free(given);
+		free(biggest);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr_threads; i++)
+		biggest[i] = UINT32_MAX;
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		struct wp_stack_weight *w = &a->weights[i];
+		uint32_t s = w->thread;
+
+		if (!w->samples || !samples_by_serial[s])
+			continue;
+		w->on_cpu_ns = (uint64_t)((unsigned __int128)on_by_serial[s] * w->samples /
+					  samples_by_serial[s]);
+		given[s] += w->on_cpu_ns;
+		if (biggest[s] == UINT32_MAX || a->weights[biggest[s]].samples < w->samples)
+			biggest[s] = (uint32_t)i;
+	}
+	for (size_t s = 0; s < nr_threads; s++) {
+		if (biggest[s] != UINT32_MAX) {
+			a->weights[biggest[s]].on_cpu_ns += on_by_serial[s] - given[s];
+		} else if (on_by_serial[s]) {
+			/* On a CPU, but never sampled there. */
+			struct wp_stack_weight *w = weight_get(a, &by_serial[s],
+							       a->opts.unsampled_stack);
+
+			if (w)
+				w->on_cpu_ns = on_by_serial[s];
+		}
+	}
+	free(given);
+	free(biggest);
+	return 0;
+}
+
 void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 {
+	uint64_t *on = NULL, *samples = NULL;
+	uint32_t *sorted_of = NULL;
+	struct thread *by_serial = NULL;
+
 	for (size_t i = 0; i < a->nr; i++)
-		thread_close(&a->threads[i], end_ns);
-	qsort(a->threads, a->nr, sizeof(*a->threads), thread_cmp);
+		thread_close(a, &a->threads[i], end_ns);
 	free(a->index);
 	a->index = NULL;
 	a->index_cap = 0;
+
+	/* Threads are still in serial order here. */
+	on = calloc(a->nr + 1, sizeof(*on));
+	samples = calloc(a->nr + 1, sizeof(*samples));
+	by_serial = malloc((a->nr + 1) * sizeof(*by_serial));
+	sorted_of = malloc((a->nr + 1) * sizeof(*sorted_of));
+	if (on && samples && by_serial && sorted_of) {
+		for (size_t i = 0; i < a->nr; i++) {
+			on[i] = a->threads[i].t.on_cpu_ns;
+			samples[i] = a->threads[i].t.samples;
+			by_serial[i] = a->threads[i];
+		}
+		distribute_on_cpu(a, on, samples, by_serial);
+	}
+	qsort(a->threads, a->nr, sizeof(*a->threads), thread_cmp);
 	free(a->result);
 	a->result = calloc(a->nr ? a->nr : 1, sizeof(*a->result));
-	for (size_t i = 0; a->result && i < a->nr; i++)
+	for (size_t i = 0; a->result && i < a->nr; i++) {
 		a->result[i] = a->threads[i].t;
+		if (sorted_of)
+			sorted_of[a->threads[i].serial] = (uint32_t)i;
+	}
+	/* Weights now refer to threads by their place in the result. */
+	for (size_t i = 0; sorted_of && i < a->nr_weights; i++)
+		a->weights[i].thread = sorted_of[a->weights[i].thread];
+	free(on);
+	free(samples);
+	free(by_serial);
+	free(sorted_of);
+	free(a->wslots);
+	a->wslots = NULL;
+	a->nr_wslots = 0;
 }
 
 const struct wp_thread_times *wp_account_threads(const struct wp_account *a, size_t *n)
@@ -412,9 +601,21 @@ const struct wp_thread_times *wp_account_threads(const struct wp_account *a, siz
 	return a->result;
 }
 
+const struct wp_stack_weight *wp_account_stacks(const struct wp_account *a, size_t *n)
+{
+	*n = a->result ? a->nr_weights : 0;
+	return a->weights;
+}
+
 uint64_t wp_account_lost(const struct wp_account *a)
 {
 	return a->lost;
+}
+
+void wp_account_loss_span(const struct wp_account *a, uint64_t *first, uint64_t *last)
+{
+	*first = a->lost_first;
+	*last = a->lost_last;
 }
 
 void wp_account_free(struct wp_account *a)
@@ -424,6 +625,7 @@ void wp_account_free(struct wp_account *a)
 	free(a->threads);
 	free(a->result);
 	free(a->index);
-	free(a->switch_ids);
+	free(a->weights);
+	free(a->wslots);
 	free(a);
 }

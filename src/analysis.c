@@ -1,72 +1,265 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* analysis.c: reader -> order -> account, for the report formatters. */
+/* analysis.c: reader -> order -> maps -> unwind -> symbols -> accounting. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "log.h"
 #include "order.h"
+#include "procmap.h"
+#include "symbols.h"
+#include "unwind.h"
+
+#define MAX_STACK_TOKENS 512
 
 struct pipeline {
 	struct wp_analysis *an;
+	const struct wp_analysis_opts *opts;
+	struct wp_sample_format fmt;
+	struct wp_procmap *pm;
+	struct wp_unwinder *unwinder;
+	struct wp_symbols *symbols;
+	uint64_t *switch_ids;
+	size_t nr_switch_ids;
+	uint32_t truncated_marker;
 	uint64_t last_time;
+	struct wp_ustack ustack;
+	uint32_t tokens[MAX_STACK_TOKENS];
+	uint64_t file_size, progress_step, next_progress;
 };
+
+static bool is_switch_sample(const struct pipeline *p, uint64_t id)
+{
+	for (size_t i = 0; i < p->nr_switch_ids; i++)
+		if (p->switch_ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Frames of a sample, innermost first: kernel, then user. */
+static unsigned int sample_frames(struct pipeline *p, const struct wp_sample *s)
+{
+	struct wp_quality *q = &p->an->quality;
+	struct wp_process *proc = wp_procmap_process(p->pm, s->pid);
+	unsigned int n = 0, before;
+	bool user = false, first_user = true;
+
+	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK_TOKENS; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			user = ip == (uint64_t)PERF_CONTEXT_USER;
+			continue;
+		}
+		if (!user && !p->opts->no_kernel) {
+			p->tokens[n++] = wp_symbols_kernel(p->symbols, ip);
+		} else if (user && !p->opts->no_user) {
+			n += wp_symbols_user(p->symbols, proc, ip, first_user, p->tokens + n,
+					     MAX_STACK_TOKENS - n);
+			first_user = false;
+		}
+	}
+	if (!(p->fmt.sample_type & PERF_SAMPLE_STACK_USER) || p->opts->no_user)
+		return n;
+	if (s->regs_abi == 0)
+		return n;	/* a kernel thread: no user stack */
+	q->samples++;
+	wp_unwind_sample(p->unwinder, &p->fmt, s, &p->ustack);
+	if (p->ustack.failed) {
+		q->unwind_failed++;
+		return n;
+	}
+	before = n;
+	for (unsigned int i = 0; i < p->ustack.n && n < MAX_STACK_TOKENS; i++)
+		n += wp_symbols_user(p->symbols, proc, p->ustack.pc[i], p->ustack.activation[i],
+				     p->tokens + n, MAX_STACK_TOKENS - n);
+	if (p->ustack.truncated && n < MAX_STACK_TOKENS) {
+		q->truncated++;
+		if (p->ustack.needed > q->truncated_needed)
+			q->truncated_needed = p->ustack.needed;
+		p->tokens[n++] = p->truncated_marker;
+	}
+	(void)before;
+	return n;
+}
+
+static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
+			  uint64_t time)
+{
+	struct wp_sample s;
+	uint32_t stack;
+	unsigned int n;
+
+	if (wp_sample_parse(&p->fmt, rec, &s))
+		return 0;
+	n = sample_frames(p, &s);
+	if (!n)
+		p->tokens[n++] = wp_symbols_marker(p->symbols, "[no stack]");
+	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
+	if (stack == UINT32_MAX)
+		return -ENOMEM;
+	return wp_account_sample(p->an->account, s.pid, s.tid, time,
+				 is_switch_sample(p, s.id), stack);
+}
+
+static void show_progress(struct pipeline *p)
+{
+	uint64_t off = wp_reader_block_offset(p->an->reader);
+
+	if (!p->opts->progress || off < p->next_progress || !p->file_size)
+		return;
+	p->next_progress = off + p->progress_step;
+	fprintf(stderr, "\rwallprof: reading %3.0f%%", 100.0 * (double)off / (double)p->file_size);
+	fflush(stderr);
+}
 
 static int deliver(const struct perf_event_header *rec, uint64_t time, void *arg)
 {
 	struct pipeline *p = arg;
+	int err;
 
 	if (time > p->last_time)
 		p->last_time = time;
 	p->an->records++;
+	err = wp_procmap_record(p->pm, rec);
+	if (err)
+		return err;
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return deliver_sample(p, rec, time);
 	return wp_account_record(p->an->account, rec, time);
 }
 
-int wp_analysis_run(const char *path, struct wp_analysis *an)
+/* Was the recording made on this machine's running kernel? */
+static bool same_kernel(const struct wp_meta *m)
+{
+	struct utsname u;
+	char host[256] = "";
+
+	if (uname(&u) || gethostname(host, sizeof(host) - 1))
+		return false;
+	return !strcmp(u.release, m->os_release) && !strcmp(host, m->hostname);
+}
+
+static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
+			 const struct wp_analysis_opts *opts)
+{
+	const struct wp_meta *m = an->meta;
+	struct wp_account_opts ao = { .min_block_ns = opts->min_block_ns };
+	uint32_t frame;
+	int err;
+
+	p->an = an;
+	p->opts = opts;
+	wp_sample_format_init(&p->fmt, m->sample_type, m->regs_mask);
+	for (uint32_t e = 0; e < m->nr_events; e++)
+		if (m->events[e].role == WP_EVENT_SWITCH_OUT) {
+			p->switch_ids = m->events[e].ids;
+			p->nr_switch_ids = m->events[e].nr_ids;
+		}
+	err = wp_strpool_new(&an->names);
+	if (!err)
+		err = wp_stacks_new(&an->stacks);
+	if (!err)
+		err = wp_procmap_new(same_kernel(m), &p->pm);
+	if (!err)
+		err = wp_unwinder_new(p->pm, &p->unwinder);
+	if (!err)
+		err = wp_symbols_new(p->pm, an->names, opts->lines, same_kernel(m), &p->symbols);
+	if (err)
+		return err;
+	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
+	frame = wp_symbols_marker(p->symbols, "[unsampled]");
+	ao.unsampled_stack = wp_stacks_intern(an->stacks, &frame, 1);
+	frame = wp_symbols_marker(p->symbols, m->flags & WP_META_OFFCPU_STACKS ?
+				  "[no stack]" : "[off-cpu: stacks not recorded]");
+	ao.unknown_stack = wp_stacks_intern(an->stacks, &frame, 1);
+	an->window_start = an->start_ns;
+	an->window_end = 0;
+	if (opts->has_window) {
+		ao.window_start = an->start_ns + (uint64_t)(opts->window_start_s * 1e9);
+		ao.window_end = an->start_ns + (uint64_t)(opts->window_end_s * 1e9);
+		an->window_start = ao.window_start;
+		an->window_end = ao.window_end;
+	}
+	return wp_account_new(m, &ao, &an->account);
+}
+
+static void pipeline_release(struct pipeline *p)
+{
+	wp_symbols_free(p->symbols);
+	wp_unwinder_free(p->unwinder);
+	wp_procmap_free(p->pm);
+}
+
+int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
+		    struct wp_analysis *an)
 {
 	const struct perf_event_header *rec;
-	struct wp_sample_format fmt;
-	struct pipeline p = { .an = an };
+	struct pipeline *p;
 	struct wp_order *order = NULL;
+	struct stat st;
 	int err, ret;
 
 	memset(an, 0, sizeof(*an));
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
 	err = wp_reader_open(path, &an->reader);
 	if (err)
-		return err;
+		goto out;
 	an->meta = wp_reader_meta(an->reader);
-	wp_sample_format_init(&fmt, an->meta->sample_type, an->meta->regs_mask);
-	err = wp_account_new(an->meta, &an->account);
+	an->start_ns = an->meta->start_clock_ns;
+	err = pipeline_init(p, an, opts);
 	if (!err)
-		err = wp_order_new(&fmt, deliver, &p, &order);
+		err = wp_order_new(&p->fmt, deliver, p, &order);
 	if (err)
 		goto out;
-	an->start_ns = an->meta->start_clock_ns;
-	p.last_time = an->start_ns;
+	if (!stat(path, &st)) {
+		p->file_size = (uint64_t)st.st_size;
+		p->progress_step = p->file_size / 100 + 1;
+		p->next_progress = 4 << 20;	/* quiet for small files */
+	}
+	p->last_time = an->start_ns;
 	while ((ret = wp_reader_next(an->reader, &rec)) > 0) {
 		err = wp_order_push(order, rec);
 		if (err)
 			goto out;
+		show_progress(p);
 	}
 	if (ret < 0)
 		an->damaged = true;
 	err = wp_order_flush(order);
 	if (err)
 		goto out;
+	if (p->opts->progress && p->next_progress > (4U << 20))
+		fputs("\r\033[K", stderr);
 	an->out_of_order = wp_order_late(order);
 	if (wp_reader_summary(an->reader)) {
 		an->summary = *wp_reader_summary(an->reader);
 		an->complete = true;
 		an->end_ns = an->summary.end_clock_ns;
 	} else {
-		an->end_ns = p.last_time;
+		an->end_ns = p->last_time;
 		if (!an->damaged)
 			wp_warn("'%s' has no summary: the recording did not finish; "
 				"figures end at its last record", path);
 	}
+	if (!an->window_end || an->window_end > an->end_ns)
+		an->window_end = an->end_ns;
 	wp_account_finish(an->account, an->end_ns);
+	an->quality.frames = wp_symbols_stats(p->symbols)->frames;
+	an->quality.unnamed = wp_symbols_stats(p->symbols)->unnamed;
+	an->quality.changed_files = wp_procmap_mismatches(p->pm);
+	an->quality.missing_files = wp_procmap_missing(p->pm);
 out:
 	wp_order_free(order);
+	pipeline_release(p);
+	free(p);
 	if (err) {
 		if (err == -ENOMEM)
 			wp_error("out of memory reading '%s'", path);
@@ -75,9 +268,16 @@ out:
 	return err;
 }
 
+const char *wp_analysis_frame_name(const struct wp_analysis *an, uint32_t token)
+{
+	return wp_strpool_get(an->names, WP_FRAME_NAME(token));
+}
+
 void wp_analysis_release(struct wp_analysis *an)
 {
 	wp_account_free(an->account);
+	wp_stacks_free(an->stacks);
+	wp_strpool_free(an->names);
 	wp_reader_close(an->reader);
 	memset(an, 0, sizeof(*an));
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* format_text.c: the text report, readable in 80 columns. */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "format.h"
+#include "symbols.h"
 #include "util.h"
 
 #define DUR(ns, b) wp_human_ns((ns), (b), sizeof(b))
@@ -60,14 +63,17 @@ static void print_thread(const struct wp_thread_times *t, FILE *out, bool proces
 		t->samples, t->approximate ? " ~" : "");
 }
 
-/* Sum the threads of one process [i, j) into a process line. */
-static void sum_process(const struct wp_thread_times *th, size_t i, size_t j,
-			struct wp_thread_times *p)
+/* Sum the shown threads of one process [i, j) into a process line. */
+static void sum_process(const struct wp_view *v, const struct wp_thread_times *th, size_t i,
+			size_t j, struct wp_thread_times *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->pid = th[i].pid;
+	p->tid = th[i].pid;
 	memcpy(p->comm, th[i].comm, sizeof(p->comm));
 	for (size_t k = i; k < j; k++) {
+		if (!wp_view_thread(v, k))
+			continue;
 		if (th[k].tid == th[k].pid)
 			memcpy(p->comm, th[k].comm, sizeof(p->comm));
 		p->wall_ns += th[k].wall_ns;
@@ -81,10 +87,13 @@ static void sum_process(const struct wp_thread_times *th, size_t i, size_t j,
 	}
 }
 
-static void print_footer(const struct wp_analysis *an, FILE *out, bool approx)
+static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 {
+	const struct wp_analysis *an = v->an;
 	const struct wp_summary *s = &an->summary;
-	uint64_t lost = s->lost_records + s->lost_samples;
+	const struct wp_quality *q = &an->quality;
+	uint64_t lost = s->lost_records + s->lost_samples, first, last;
+	char a[16], b[16];
 
 	if (approx)
 		fprintf(out, "\n~ approximate: records were lost while the thread ran\n");
@@ -94,37 +103,226 @@ static void print_footer(const struct wp_analysis *an, FILE *out, bool approx)
 			s->records + lost ? 100.0 * (double)lost / (double)(s->records + lost) : 0);
 	else
 		fprintf(out, ", the recording did not finish");
+	wp_account_loss_span(an->account, &first, &last);
+	if (first)
+		fprintf(out, " between %s and %s", DUR(first - an->start_ns, a),
+			DUR(last - an->start_ns, b));
 	if (an->damaged)
 		fprintf(out, ", damaged file: read up to the damage");
 	if (an->out_of_order)
 		fprintf(out, ", %" PRIu64 " out of order", an->out_of_order);
 	fputc('\n', out);
+	if (q->samples) {
+		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",
+			q->samples, 100.0 * (double)q->truncated / (double)q->samples);
+		if (q->truncated && an->meta->stack_size)
+			fprintf(out, " (-g dwarf,%" PRIu64 " would have covered them)",
+				q->truncated_needed > 65528 ? 65528 :
+				ALIGN_UP(q->truncated_needed, (uint64_t)512));
+		fprintf(out, ", %.1f%% not unwound\n",
+			100.0 * (double)q->unwind_failed / (double)q->samples);
+	}
+	if (q->frames)
+		fprintf(out, "# frames: %.1f%% unnamed", 100.0 * (double)q->unnamed / (double)q->frames);
+	if (q->changed_files || q->missing_files)
+		fprintf(out, ", %u files changed and %u missing since recording",
+			q->changed_files, q->missing_files);
+	if (q->frames)
+		fputc('\n', out);
 }
 
-int wp_format_text(const struct wp_analysis *an, FILE *out)
-{
-	const struct wp_thread_times *th;
-	bool approx = false;
-	size_t n, i = 0;
+/* One line per process, then its threads, in the --sort order. */
+struct proc_group {
+	size_t first, last;	/* [first, last) in the thread table */
+	struct wp_thread_times sum;
+};
 
-	th = wp_account_threads(an->account, &n);
-	print_header(an, out);
-	fprintf(out, "\n%-9s %-12s %7s %7s %7s %7s %4s %5s %5s %6s\n", "PID/TID", "COMM",
-		"WALL", "ON-CPU", "BLOCKED", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL");
-	while (i < n) {
-		struct wp_thread_times p;
-		size_t j = i;
+static const struct wp_view *sort_view;
+
+static int group_cmp(const void *x, const void *y)
+{
+	const struct proc_group *a = x, *b = y;
+	uint64_t ka = wp_view_sort_key(sort_view, &a->sum), kb = wp_view_sort_key(sort_view, &b->sum);
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	return a->sum.pid < b->sum.pid ? -1 : a->sum.pid > b->sum.pid;
+}
+
+static int thread_cmp(const void *x, const void *y)
+{
+	const struct wp_thread_times *a = *(const struct wp_thread_times *const *)x;
+	const struct wp_thread_times *b = *(const struct wp_thread_times *const *)y;
+	uint64_t ka = wp_view_sort_key(sort_view, a), kb = wp_view_sort_key(sort_view, b);
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
+{
+	const struct wp_thread_times *th, **sel;
+	struct proc_group *groups;
+	size_t n, ng = 0, ns;
+
+	th = wp_account_threads(v->an->account, &n);
+	groups = calloc(n + 1, sizeof(*groups));
+	sel = calloc(n + 1, sizeof(*sel));
+	if (!groups || !sel) {
+		free(groups);
+		free(sel);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t j = i, k = i;
 
 		while (j < n && th[j].pid == th[i].pid)
 			j++;
-		sum_process(th, i, j, &p);
-		print_thread(&p, out, true);
-		for (size_t k = i; k < j; k++) {
-			print_thread(&th[k], out, false);
-			approx |= th[k].approximate;
+		while (k < j && !wp_view_thread(v, k))
+			k++;
+		if (k < j) {
+			groups[ng].first = i;
+			groups[ng].last = j;
+			sum_process(v, th, i, j, &groups[ng].sum);
+			ng++;
 		}
 		i = j;
 	}
-	print_footer(an, out, approx);
+	sort_view = v;
+	qsort(groups, ng, sizeof(*groups), group_cmp);
+	fprintf(out, "\n%-9s %-12s %7s %7s %7s %7s %4s %5s %5s %6s\n", "PID/TID", "COMM",
+		"WALL", "ON-CPU", "BLOCKED", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL");
+	for (size_t g = 0; g < ng; g++) {
+		print_thread(&groups[g].sum, out, true);
+		ns = 0;
+		for (size_t k = groups[g].first; k < groups[g].last; k++)
+			if (wp_view_thread(v, k))
+				sel[ns++] = &th[k];
+		qsort(sel, ns, sizeof(*sel), thread_cmp);
+		for (size_t k = 0; k < ns; k++) {
+			print_thread(sel[k], out, false);
+			*approx |= sel[k]->approximate;
+		}
+	}
+	free(groups);
+	free(sel);
 	return 0;
+}
+
+/* A stack's time summed over the shown threads with the same name. */
+struct top_entry {
+	uint32_t stack;
+	uint32_t thread;	/* a representative thread, for its name */
+	enum wp_part part;
+	uint64_t ns;
+};
+
+static int top_cmp(const void *x, const void *y)
+{
+	const struct top_entry *a = x, *b = y;
+	int c;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	c = (int)a->part - (int)b->part;
+	return c;
+}
+
+static int key_cmp(const void *x, const void *y)
+{
+	const struct top_entry *a = x, *b = y;
+
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	if (a->part != b->part)
+		return (int)a->part - (int)b->part;
+	return a->thread < b->thread ? -1 : a->thread > b->thread;
+}
+
+static const char *part_name(enum wp_part part)
+{
+	static const char *const names[] = { "on-CPU", "blocked", "preempted" };
+
+	return names[part];
+}
+
+static int print_top_stacks(struct wp_view *v, FILE *out)
+{
+	const struct wp_analysis *an = v->an;
+	const struct wp_thread_times *th;
+	const struct wp_stack_weight *w;
+	struct top_entry *e;
+	size_t nth, nw, ne = 0, m = 0;
+	uint64_t total = 0;
+	char d[16];
+
+	th = wp_account_threads(an->account, &nth);
+	w = wp_account_stacks(an->account, &nw);
+	e = calloc(nw * WP_NR_PARTS + 1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < nw; i++) {
+		if (!wp_view_thread(v, w[i].thread))
+			continue;
+		for (int p = 0; p < WP_NR_PARTS; p++) {
+			uint64_t ns = wp_view_part_ns(v, &w[i], (enum wp_part)p);
+
+			if (!ns)
+				continue;
+			total += ns;	/* the share is of everything shown, grep or not */
+			if (!wp_view_stack(v, w[i].stack))
+				continue;
+			e[ne].stack = w[i].stack;
+			e[ne].thread = w[i].thread;
+			e[ne].part = (enum wp_part)p;
+			e[ne++].ns = ns;
+		}
+	}
+	/* Merge the same stack and part across threads of the same name. */
+	qsort(e, ne, sizeof(*e), key_cmp);
+	for (size_t i = 0; i < ne; i++) {
+		if (m && e[m - 1].stack == e[i].stack && e[m - 1].part == e[i].part &&
+		    !strcmp(th[e[m - 1].thread].comm, th[e[i].thread].comm)) {
+			e[m - 1].ns += e[i].ns;
+			continue;
+		}
+		e[m++] = e[i];
+	}
+	qsort(e, m, sizeof(*e), top_cmp);
+	fprintf(out, "\nTop stacks by %s time (%s in all):\n", wp_mode_name(v->o.mode),
+		DUR(total, d));
+	for (size_t i = 0; i < m && i < v->o.top; i++) {
+		const uint32_t *frames;
+		unsigned int n;
+
+		frames = wp_stacks_get(an->stacks, e[i].stack, &n);
+		fprintf(out, "\n%6.2f%% %9s  %-9s  %s\n",
+			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, DUR(e[i].ns, d),
+			part_name(e[i].part), th[e[i].thread].comm);
+		for (unsigned int f = 0; f < n; f++)
+			fprintf(out, "                   %s%s\n", wp_analysis_frame_name(an, frames[f]),
+				frames[f] & WP_FRAME_KERNEL ? " [k]" :
+				frames[f] & WP_FRAME_INLINED ? " (inlined)" : "");
+	}
+	if (!m)
+		fprintf(out, "  (none)\n");
+	free(e);
+	return 0;
+}
+
+int wp_format_text(struct wp_view *v, FILE *out)
+{
+	bool approx = false;
+	int err;
+
+	print_header(v->an, out);
+	err = print_threads(v, out, &approx);
+	if (!err)
+		err = print_top_stacks(v, out);
+	if (!err)
+		print_footer(v, out, approx);
+	return err;
 }

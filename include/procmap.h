@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * procmap.h: the processes of a recording and what they had mapped.
+ *
+ * Built from MMAP2, COMM (exec), FORK and EXIT records in time order.
+ * Owns the file table (one entry per mapped ELF file, shared by every
+ * process that maps it, keyed by path and device/inode or build id) and,
+ * per process, a sorted list of executable mappings.  A new mapping
+ * replaces whatever it overlaps (the kernel reports no munmap); an exec
+ * starts an empty address space; a forked process starts with a copy of
+ * its parent's.  Each process carries a generation number that changes
+ * whenever its mappings change, so the unwinder knows when to rebuild.
+ */
+#ifndef WALLPROF_PROCMAP_H
+#define WALLPROF_PROCMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#define WP_DSO_NONE UINT32_MAX	/* anonymous or unknown memory */
+
+enum wp_dso_kind {
+	WP_DSO_FILE,		/* an ELF file on disk */
+	WP_DSO_VDSO,		/* [vdso]: served from our own copy */
+	WP_DSO_KERNEL,		/* the kernel: kallsyms */
+};
+
+struct wp_dso {
+	enum wp_dso_kind kind;
+	char *path;		/* as recorded */
+	char *short_name;	/* basename */
+	uint32_t maj, min;
+	uint64_t ino;
+	uint8_t build_id[20];	/* recorded id */
+	uint8_t build_id_size;
+	/* Resolved when first needed (procmap_dso_open): */
+	bool opened, usable;
+	int fd;			/* -1 when unusable */
+	char *open_path;	/* the file actually opened */
+	uint64_t load_vaddr_minus_offset[16];	/* p_vaddr - p_offset per PT_LOAD */
+	uint64_t load_offset[16], load_filesz[16];
+	unsigned int nr_loads;
+	void *symbolizer;	/* owned by the symbols module */
+};
+
+struct wp_map {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;
+	uint32_t dso;		/* index into the dso table, or WP_DSO_NONE */
+	bool exec;
+};
+
+struct wp_process {
+	uint32_t pid;
+	struct wp_map *maps;
+	size_t nr_maps, cap_maps;
+	uint64_t generation;	/* bumped when maps change */
+	void *unwind_state;	/* owned by the unwinder */
+};
+
+struct wp_procmap;
+
+/*
+ * same_kernel: the recording was made on the running kernel, so our own
+ * [vdso] image stands in for the recorded one.  Dso 0 is the kernel.
+ */
+int wp_procmap_new(bool same_kernel, struct wp_procmap **out);
+
+/* Feed one record (MMAP2, COMM, FORK, EXIT, BUILD_ID); others are ignored. */
+int wp_procmap_record(struct wp_procmap *pm, const struct perf_event_header *rec);
+
+/* The process, created empty if unknown.  NULL only on allocation failure. */
+struct wp_process *wp_procmap_process(struct wp_procmap *pm, uint32_t pid);
+
+/* The mapping that contains addr, or NULL. */
+const struct wp_map *wp_process_find_map(const struct wp_process *p, uint64_t addr);
+
+struct wp_dso *wp_procmap_dso(struct wp_procmap *pm, uint32_t idx);
+size_t wp_procmap_nr_dsos(const struct wp_procmap *pm);
+
+/*
+ * Open the file of a dso (once) and check it is the recorded one (build
+ * id, else device and inode).  A file that is missing or replaced is
+ * reported once as a warning and left unusable.  Returns dso->usable.
+ */
+bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *dso);
+
+/* The ELF address of addr inside map (pc - load bias), or addr. */
+uint64_t wp_map_elf_addr(const struct wp_dso *dso, const struct wp_map *map, uint64_t addr);
+
+/* Load bias of a mapping: address - ELF virtual address. */
+uint64_t wp_map_bias(const struct wp_dso *dso, const struct wp_map *map);
+
+/*
+ * Called when a process is freed or its mappings change so that owners
+ * of unwind_state can drop it.
+ */
+typedef void (*wp_procmap_release_fn)(struct wp_process *p, void *arg);
+void wp_procmap_set_release(struct wp_procmap *pm, wp_procmap_release_fn fn, void *arg);
+
+/* Files whose build id differs from the recorded one (warned). */
+unsigned int wp_procmap_mismatches(const struct wp_procmap *pm);
+unsigned int wp_procmap_missing(const struct wp_procmap *pm);
+
+void wp_procmap_free(struct wp_procmap *pm);
+
+#endif

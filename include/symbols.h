@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * symbols.h: names for code addresses.
+ *
+ * User addresses are resolved per mapped file with a separate symbolizer
+ * Dwfl (the module at bias 0, so lookups are by ELF address), shared by
+ * every process that maps the file, through .symtab/.dynsym and DWARF
+ * (separate debug info found by build id or .gnu_debuglink).  An inlined
+ * call becomes its own frame.  Kernel addresses are named from
+ * /proc/kallsyms.  Results are cached per (file, address).  A frame is a
+ * token: the interned name's id shifted left by 2, or'ed with WP_FRAME_*.
+ */
+#ifndef WALLPROF_SYMBOLS_H
+#define WALLPROF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "procmap.h"
+#include "strpool.h"
+
+#define WP_FRAME_INLINED 1U
+#define WP_FRAME_KERNEL 2U
+#define WP_FRAME_NAME(tok) ((tok) >> 2)
+#define WP_FRAME_TOKEN(id, flags) (((id) << 2) | (flags))
+
+struct wp_symbols;
+
+struct wp_symbol_stats {
+	uint64_t frames;	/* frames named (per sample, after caching) */
+	uint64_t unnamed;	/* frames shown as module+offset or [unknown] */
+};
+
+/*
+ * lines: add " (file:line)" to each frame.  same_kernel: this kernel's
+ * /proc/kallsyms describes the recording.
+ */
+int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
+		   bool same_kernel, struct wp_symbols **out);
+
+/*
+ * Append the frames for a user address of process p (innermost first: an
+ * address inside inlined code yields several).  activation is false for
+ * return addresses, which are looked up one byte earlier.  Returns the
+ * number of tokens written (at most max).
+ */
+unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_t pc,
+			     bool activation, uint32_t *out, unsigned int max);
+
+/* The frame for a kernel address (one token). */
+uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr);
+
+/* A pseudo frame such as "[truncated]" (one token). */
+uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name);
+
+const struct wp_symbol_stats *wp_symbols_stats(const struct wp_symbols *s);
+
+void wp_symbols_free(struct wp_symbols *s);
+
+#endif

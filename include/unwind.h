@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * unwind.h: user stacks from a sample's registers and stack copy (libdwfl).
+ *
+ * One Dwfl per process, attached once and kept across all of that
+ * process's samples; modules are reported lazily, when a frame's PC first
+ * falls into a mapped ELF file, with that mapping's load bias.  When the
+ * process's mappings change (procmap generation), its Dwfl is rebuilt.
+ * Memory reads are served from the copied stack only; a read outside it
+ * marks the stack truncated.  Owns every libdwfl handle it creates.
+ */
+#ifndef WALLPROF_UNWIND_H
+#define WALLPROF_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "procmap.h"
+
+#define WP_MAX_FRAMES 256
+
+struct wp_ustack {
+	uint64_t pc[WP_MAX_FRAMES];	/* innermost first */
+	bool activation[WP_MAX_FRAMES];	/* pc is not a return address */
+	unsigned int n;
+	bool truncated;		/* the stack copy ended before the outermost frame */
+	bool failed;		/* not even the first frame */
+	uint64_t needed;	/* stack bytes that would have sufficed, when known */
+};
+
+struct wp_unwinder;
+
+int wp_unwinder_new(struct wp_procmap *pm, struct wp_unwinder **out);
+
+/*
+ * Unwind the user part of a DWARF sample of process s->pid.  Fills out
+ * (n == 0 and failed when no frame could be had, e.g. a kernel thread).
+ * Never fails hard: problems become flags and counters.
+ */
+void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
+		      const struct wp_sample *s, struct wp_ustack *out);
+
+void wp_unwinder_free(struct wp_unwinder *u);
+
+#endif

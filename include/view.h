@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * view.h: what the user asked to see of an analysis: which threads, which
+ * time (--mode), which stacks (--grep), in which unit and order.  Every
+ * output format asks the view, so a filter means the same in all of them.
+ */
+#ifndef WALLPROF_VIEW_H
+#define WALLPROF_VIEW_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "analysis.h"
+
+enum wp_mode {
+	WP_MODE_WALL,		/* on-CPU + blocked + preempted */
+	WP_MODE_ON,
+	WP_MODE_OFF,		/* blocked + preempted */
+	WP_MODE_BLOCKED,
+	WP_MODE_PREEMPTED,
+};
+
+/* The three kinds of time a stack can carry. */
+enum wp_part {
+	WP_PART_ON,
+	WP_PART_BLOCKED,
+	WP_PART_PREEMPTED,
+	WP_NR_PARTS,
+};
+
+enum wp_sort {
+	WP_SORT_WALL,
+	WP_SORT_ON,
+	WP_SORT_OFF,
+	WP_SORT_BLOCKED,
+	WP_SORT_PREEMPTED,
+	WP_SORT_TID,
+};
+
+struct wp_view_opts {
+	enum wp_mode mode;
+	enum wp_sort sort;
+	pid_t *pids;
+	size_t nr_pids;
+	pid_t *tids;
+	size_t nr_tids;
+	const char *comm;	/* name or extended regex */
+	const char *grep;	/* extended regex matched against frame names */
+	uint64_t unit_ns;	/* folded weights: 1, 1000 or 1000000 */
+	bool thread_root;	/* folded: thread name as the root frame */
+	bool per_thread;	/* hist: one histogram per thread */
+	unsigned int top;	/* text/json: number of stacks */
+	bool color;
+};
+
+struct wp_view {
+	const struct wp_analysis *an;
+	struct wp_view_opts o;
+	regex_t comm_re, grep_re;
+	bool have_comm_re, have_grep_re;
+	uint8_t *grep_cache;	/* per stack: 0 unknown, 1 match, 2 no match */
+};
+
+/* Compile the regexes; -EINVAL (logged) for a bad one. */
+int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
+		 const struct wp_view_opts *o);
+void wp_view_release(struct wp_view *v);
+
+/* Whether the thread at this index of the accounting is shown. */
+bool wp_view_thread(const struct wp_view *v, size_t idx);
+
+/* Whether the mode includes this part of the time. */
+bool wp_view_part(const struct wp_view *v, enum wp_part part);
+
+/* The time of one part of a stack weight (0 when the mode excludes it). */
+uint64_t wp_view_part_ns(const struct wp_view *v, const struct wp_stack_weight *w,
+			 enum wp_part part);
+
+/* Whether a stack passes --grep. */
+bool wp_view_stack(struct wp_view *v, uint32_t stack);
+
+/* The marker frame that tells an off-CPU stack in folded output. */
+const char *wp_part_marker(enum wp_part part);
+
+/* "wall", "on-CPU", ... for headers. */
+const char *wp_mode_name(enum wp_mode mode);
+
+/* The threads' sort key value. */
+uint64_t wp_view_sort_key(const struct wp_view *v, const struct wp_thread_times *t);
+
+#endif

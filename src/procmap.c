@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* procmap.c: processes, their executable mappings, and the mapped files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "buildid.h"
+#include "layout.h"
+#include "log.h"
+#include "procmap.h"
+
+struct wp_procmap {
+	struct wp_dso **dsos;
+	size_t nr_dsos, cap_dsos;
+	struct wp_process **procs;	/* open addressing by pid */
+	size_t cap_procs, nr_procs;
+	wp_procmap_release_fn release;
+	void *release_arg;
+	bool same_kernel;
+	int vdso_fd;			/* our own [vdso] image, -1 until made */
+	unsigned int mismatches, missing;
+};
+
+int wp_procmap_new(bool same_kernel, struct wp_procmap **out)
+{
+	struct wp_procmap *pm = calloc(1, sizeof(*pm));
+	struct wp_dso *k;
+
+	*out = NULL;
+	if (!pm)
+		return -ENOMEM;
+	pm->same_kernel = same_kernel;
+	pm->vdso_fd = -1;
+	pm->cap_procs = 64;
+	pm->procs = calloc(pm->cap_procs, sizeof(*pm->procs));
+	pm->dsos = calloc(16, sizeof(*pm->dsos));
+	k = calloc(1, sizeof(*k));
+	if (!pm->procs || !pm->dsos || !k) {
+		free(k);
+		wp_procmap_free(pm);
+		return -ENOMEM;
+	}
+	pm->cap_dsos = 16;
+	k->kind = WP_DSO_KERNEL;
+	k->path = strdup("[kernel.kallsyms]");
+	k->short_name = strdup("[kernel]");
+	k->fd = -1;
+	pm->dsos[pm->nr_dsos++] = k;
+	if (!k->path || !k->short_name) {
+		wp_procmap_free(pm);
+		return -ENOMEM;
+	}
+	*out = pm;
+	return 0;
+}
+
+void wp_procmap_set_release(struct wp_procmap *pm, wp_procmap_release_fn fn, void *arg)
+{
+	pm->release = fn;
+	pm->release_arg = arg;
+}
+
+static size_t pid_slot(const struct wp_procmap *pm, uint32_t pid)
+{
+	size_t h = (pid * 2654435761U) & (pm->cap_procs - 1);
+
+	while (pm->procs[h] && pm->procs[h]->pid != pid)
+		h = (h + 1) & (pm->cap_procs - 1);
+	return h;
+}
+
+static int procs_grow(struct wp_procmap *pm)
+{
+	struct wp_process **old = pm->procs;
+	size_t old_cap = pm->cap_procs;
+
+	pm->procs = calloc(old_cap * 2, sizeof(*pm->procs));
+	if (!pm->procs) {
+		pm->procs = old;
+		return -ENOMEM;
+	}
+	pm->cap_procs = old_cap * 2;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			pm->procs[pid_slot(pm, old[i]->pid)] = old[i];
+	free(old);
+	return 0;
+}
+
+struct wp_process *wp_procmap_process(struct wp_procmap *pm, uint32_t pid)
+{
+	size_t h = pid_slot(pm, pid);
+	struct wp_process *p = pm->procs[h];
+
+	if (p)
+		return p;
+	if ((pm->nr_procs + 1) * 2 > pm->cap_procs) {
+		if (procs_grow(pm))
+			return NULL;
+		h = pid_slot(pm, pid);
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	pm->procs[h] = p;
+	pm->nr_procs++;
+	return p;
+}
+
+static void process_changed(struct wp_procmap *pm, struct wp_process *p)
+{
+	p->generation++;
+	if (pm->release && p->unwind_state)
+		pm->release(p, pm->release_arg);
+}
+
+static void process_clear(struct wp_procmap *pm, struct wp_process *p)
+{
+	p->nr_maps = 0;
+	process_changed(pm, p);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Find or add the dso for a mapped file. */
+static uint32_t dso_lookup(struct wp_procmap *pm, const char *path, uint32_t maj,
+			   uint32_t min, uint64_t ino, const uint8_t *bid, uint8_t bid_size)
+{
+	struct wp_dso *d;
+
+	for (size_t i = pm->nr_dsos; i-- > 1;) {
+		d = pm->dsos[i];
+		if (strcmp(d->path, path))
+			continue;
+		/* The same path with another identity is a replaced file. */
+		if (ino && d->ino && (d->ino != ino || d->maj != maj || d->min != min))
+			continue;
+		if (bid_size && d->build_id_size &&
+		    (bid_size != d->build_id_size || memcmp(bid, d->build_id, bid_size)))
+			continue;
+		if (ino && !d->ino) {
+			d->ino = ino;
+			d->maj = maj;
+			d->min = min;
+		}
+		if (bid_size && !d->build_id_size) {
+			memcpy(d->build_id, bid, bid_size);
+			d->build_id_size = bid_size;
+		}
+		return (uint32_t)i;
+	}
+	if (pm->nr_dsos == pm->cap_dsos) {
+		struct wp_dso **nd = realloc(pm->dsos, pm->cap_dsos * 2 * sizeof(*nd));
+
+		if (!nd)
+			return WP_DSO_NONE;
+		pm->dsos = nd;
+		pm->cap_dsos *= 2;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return WP_DSO_NONE;
+	d->kind = !strcmp(path, "[vdso]") ? WP_DSO_VDSO : WP_DSO_FILE;
+	d->path = strdup(path);
+	d->short_name = d->path ? strdup(base_name(path)) : NULL;
+	d->fd = -1;
+	d->maj = maj;
+	d->min = min;
+	d->ino = ino;
+	if (bid_size) {
+		memcpy(d->build_id, bid, bid_size);
+		d->build_id_size = bid_size;
+	}
+	if (!d->path || !d->short_name) {
+		free(d->path);
+		free(d->short_name);
+		free(d);
+		return WP_DSO_NONE;
+	}
+	pm->dsos[pm->nr_dsos] = d;
+	return (uint32_t)pm->nr_dsos++;
+}
+
+/* Insert a mapping, cutting away whatever part of older ones it covers. */
+static int process_map(struct wp_procmap *pm, struct wp_process *p, const struct wp_map *m)
+{
+	struct wp_map *out;
+	size_t n = 0, cap = p->nr_maps + 2;
+
+	out = malloc(cap * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		struct wp_map o = p->maps[i];
+
+		if (o.end <= m->start || o.start >= m->end) {
+			out[n++] = o;
+			continue;
+		}
+		if (o.start < m->start) {
+			struct wp_map left = o;
+
+			left.end = m->start;
+			out[n++] = left;
+		}
+		if (o.end > m->end) {
+			struct wp_map right = o;
+
+			right.pgoff += m->end - o.start;
+			right.start = m->end;
+			out[n++] = right;
+		}
+	}
+	out[n++] = *m;
+	/* Keep the list sorted by start address for binary search. */
+	for (size_t i = n - 1; i > 0 && out[i - 1].start > out[i].start; i--) {
+		struct wp_map tmp = out[i];
+
+		out[i] = out[i - 1];
+		out[i - 1] = tmp;
+	}
+	free(p->maps);
+	p->maps = out;
+	p->nr_maps = n;
+	p->cap_maps = cap;
+	process_changed(pm, p);
+	return 0;
+}
+
+static int record_mmap2(struct wp_procmap *pm, const struct perf_event_header *rec)
+{
+	const uint8_t *b = (const uint8_t *)(rec + 1);
+	size_t body = rec->size - sizeof(*rec), nlen;
+	uint32_t pid, prot, maj = 0, min = 0;
+	uint64_t addr, len, pgoff, ino = 0;
+	const uint8_t *bid = NULL;
+	uint8_t bid_size = 0;
+	struct wp_process *p;
+	struct wp_map m;
+	const char *name;
+
+	if (body < 65)
+		return 0;
+	memcpy(&pid, b, 4);
+	memcpy(&addr, b + 8, 8);
+	memcpy(&len, b + 16, 8);
+	memcpy(&pgoff, b + 24, 8);
+	memcpy(&prot, b + 56, 4);
+	if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		bid_size = b[32] <= 20 ? b[32] : 20;
+		bid = b + 36;
+	} else {
+		memcpy(&maj, b + 32, 4);
+		memcpy(&min, b + 36, 4);
+		memcpy(&ino, b + 40, 8);
+	}
+	name = (const char *)b + 64;
+	nlen = strnlen(name, body - 64);
+	if (nlen == body - 64)
+		return 0;
+	if (!(prot & PROT_EXEC))
+		return 0;	/* only code is unwound and named */
+	p = wp_procmap_process(pm, pid);
+	if (!p)
+		return -ENOMEM;
+	m.start = addr;
+	m.end = addr + len;
+	m.pgoff = pgoff;
+	m.exec = true;
+	m.dso = WP_DSO_NONE;
+	if (name[0] == '/' || !strcmp(name, "[vdso]"))
+		m.dso = dso_lookup(pm, name, maj, min, ino, bid, bid_size);
+	return process_map(pm, p, &m);
+}
+
+static int record_fork(struct wp_procmap *pm, const struct perf_event_header *rec)
+{
+	uint32_t body[4];	/* pid, ppid, tid, ptid */
+	struct wp_process *child, *parent;
+
+	if (rec->size < sizeof(*rec) + sizeof(body))
+		return 0;
+	memcpy(body, rec + 1, sizeof(body));
+	if (body[0] == body[1])
+		return 0;	/* a new thread shares its process' maps */
+	parent = wp_procmap_process(pm, body[1]);
+	child = wp_procmap_process(pm, body[0]);
+	if (!parent || !child)
+		return -ENOMEM;
+	free(child->maps);
+	child->maps = NULL;
+	child->nr_maps = child->cap_maps = 0;
+	if (parent->nr_maps) {
+		child->maps = malloc(parent->nr_maps * sizeof(*child->maps));
+		if (!child->maps)
+			return -ENOMEM;
+		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(*child->maps));
+		child->nr_maps = child->cap_maps = parent->nr_maps;
+	}
+	process_changed(pm, child);
+	return 0;
+}
+
+static void record_build_id(struct wp_procmap *pm, const struct perf_event_header *rec)
+{
+	const struct wp_record_build_id *b = (const void *)rec;
+	size_t max;
+
+	if (rec->size <= sizeof(*b) || !b->size)
+		return;
+	max = rec->size - sizeof(*b);
+	if (strnlen(b->filename, max) == max)
+		return;
+	for (size_t i = 1; i < pm->nr_dsos; i++) {
+		struct wp_dso *d = pm->dsos[i];
+
+		if (strcmp(d->path, b->filename) || d->build_id_size)
+			continue;
+		if (b->ino && d->ino && b->ino != d->ino)
+			continue;
+		d->build_id_size = b->size <= 20 ? b->size : 20;
+		memcpy(d->build_id, b->build_id, d->build_id_size);
+	}
+}
+
+int wp_procmap_record(struct wp_procmap *pm, const struct perf_event_header *rec)
+{
+	struct wp_process *p;
+	uint32_t pid;
+
+	switch (rec->type) {
+	case PERF_RECORD_MMAP2:
+		return record_mmap2(pm, rec);
+	case PERF_RECORD_COMM:
+		if (!(rec->misc & PERF_RECORD_MISC_COMM_EXEC) || rec->size < sizeof(*rec) + 8)
+			return 0;
+		memcpy(&pid, rec + 1, 4);
+		p = wp_procmap_process(pm, pid);
+		if (!p)
+			return -ENOMEM;
+		/* A new program: its old mappings are gone. */
+		process_clear(pm, p);
+		return 0;
+	case PERF_RECORD_FORK:
+		return record_fork(pm, rec);
+	case WP_RECORD_BUILD_ID:
+		record_build_id(pm, rec);
+		return 0;
+	}
+	return 0;
+}
+
+const struct wp_map *wp_process_find_map(const struct wp_process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct wp_map *m = &p->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+struct wp_dso *wp_procmap_dso(struct wp_procmap *pm, uint32_t idx)
+{
+	return idx < pm->nr_dsos ? pm->dsos[idx] : NULL;
+}
+
+size_t wp_procmap_nr_dsos(const struct wp_procmap *pm)
+{
+	return pm->nr_dsos;
+}
+
+/* Our own [vdso] image in a memfd, once. */
+static int vdso_fd(struct wp_procmap *pm)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char line[512];
+	size_t size = 0;
+	FILE *f;
+
+	if (pm->vdso_fd >= 0 || !base)
+		return pm->vdso_fd;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &s, &e) == 2 && s == base)
+			size = e - s;
+	}
+	fclose(f);
+	if (!size)
+		return -1;
+	pm->vdso_fd = memfd_create("wallprof-vdso", MFD_CLOEXEC);
+	if (pm->vdso_fd >= 0 && write(pm->vdso_fd, (const void *)base, size) != (ssize_t)size) {
+		close(pm->vdso_fd);
+		pm->vdso_fd = -1;
+	}
+	return pm->vdso_fd;
+}
+
+static void dso_read_loads(struct wp_dso *d)
+{
+	size_t nphdr;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return;
+	if (elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &nphdr)) {
+		for (size_t i = 0; i < nphdr && d->nr_loads < 16; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			d->load_offset[d->nr_loads] = ph.p_offset;
+			d->load_filesz[d->nr_loads] = ph.p_filesz;
+			d->load_vaddr_minus_offset[d->nr_loads] = ph.p_vaddr - ph.p_offset;
+			d->nr_loads++;
+		}
+	}
+	elf_end(elf);
+}
+
+static void hex_id(const uint8_t *id, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * n] = '\0';
+}
+
+bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
+{
+	uint8_t id[20];
+	struct stat st;
+	int n;
+
+	if (d->opened)
+		return d->usable;
+	d->opened = true;
+	if (d->kind == WP_DSO_KERNEL)
+		return false;
+	if (d->kind == WP_DSO_VDSO) {
+		int fd = pm->same_kernel ? vdso_fd(pm) : -1;
+
+		if (fd < 0)
+			return false;
+		d->fd = dup(fd);
+		if (asprintf(&d->open_path, "/proc/self/fd/%d", d->fd) < 0)
+			d->open_path = NULL;
+	} else {
+		d->fd = open(d->path, O_RDONLY | O_CLOEXEC);
+		if (d->fd < 0) {
+			pm->missing++;
+			wp_warn("cannot open '%s' (%s); its frames are shown as addresses",
+				d->path, strerror(errno));
+			return false;
+		}
+		d->open_path = strdup(d->path);
+	}
+	if (!d->open_path)
+		goto unusable;
+	if (d->build_id_size) {
+		n = wp_build_id_read_fd(d->fd, id, sizeof(id));
+		if (n != d->build_id_size || memcmp(id, d->build_id, (size_t)n)) {
+			char want[41], got[41] = "none";
+
+			hex_id(d->build_id, d->build_id_size, want);
+			if (n > 0)
+				hex_id(id, (size_t)n, got);
+			pm->mismatches++;
+			wp_warn("'%s' has changed since it was recorded (build id %s, recorded %s); "
+				"its frames are shown as addresses", d->path, got, want);
+			goto unusable;
+		}
+	} else if (d->ino && (fstat(d->fd, &st) || st.st_ino != d->ino ||
+			      major(st.st_dev) != d->maj || minor(st.st_dev) != d->min)) {
+		pm->mismatches++;
+		wp_warn("'%s' is not the file that was recorded (another inode); "
+			"its frames are shown as addresses", d->path);
+		goto unusable;
+	}
+	dso_read_loads(d);
+	if (!d->nr_loads)
+		goto unusable;
+	d->usable = true;
+	return true;
+unusable:
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	return false;
+}
+
+uint64_t wp_map_bias(const struct wp_dso *dso, const struct wp_map *map)
+{
+	/* The PT_LOAD whose file range holds the mapping's offset. */
+	for (unsigned int i = 0; dso && i < dso->nr_loads; i++) {
+		uint64_t off = dso->load_offset[i] & ~4095ULL;
+
+		if (map->pgoff >= off && map->pgoff < dso->load_offset[i] + dso->load_filesz[i])
+			return map->start - map->pgoff - dso->load_vaddr_minus_offset[i];
+	}
+	return map->start - map->pgoff;
+}
+
+uint64_t wp_map_elf_addr(const struct wp_dso *dso, const struct wp_map *map, uint64_t addr)
+{
+	return addr - wp_map_bias(dso, map);
+}
+
+unsigned int wp_procmap_mismatches(const struct wp_procmap *pm)
+{
+	return pm->mismatches;
+}
+
+unsigned int wp_procmap_missing(const struct wp_procmap *pm)
+{
+	return pm->missing;
+}
+
+void wp_procmap_free(struct wp_procmap *pm)
+{
+	if (!pm)
+		return;
+	for (size_t i = 0; pm->procs && i < pm->cap_procs; i++) {
+		struct wp_process *p = pm->procs[i];
+
+		if (!p)
+			continue;
+		if (pm->release && p->unwind_state)
+			pm->release(p, pm->release_arg);
+		free(p->maps);
+		free(p);
+	}
+	for (size_t i = 0; pm->dsos && i < pm->nr_dsos; i++) {
+		struct wp_dso *d = pm->dsos[i];
+
+		if (d->fd >= 0)
+			close(d->fd);
+		free(d->path);
+		free(d->short_name);
+		free(d->open_path);
+		free(d);
+	}
+	if (pm->vdso_fd >= 0)
+		close(pm->vdso_fd);
+	free(pm->procs);
+	free(pm->dsos);
+	free(pm);
+}

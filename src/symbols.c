@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* symbols.c: function names (with inline frames) for user and kernel addresses. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "log.h"
+#include "symbols.h"
+
+/* libstdc++'s demangler (C ABI). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define MAX_CHAIN 32
+
+struct cache_entry {
+	uint64_t addr;
+	uint32_t dso;		/* UINT32_MAX = empty slot */
+	uint32_t chain;		/* offset into chains[] */
+	uint32_t len;
+};
+
+struct dso_symbolizer {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool tried;
+};
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name;		/* strpool id */
+};
+
+struct wp_symbols {
+	struct wp_procmap *pm;
+	struct wp_strpool *pool;
+	bool lines, same_kernel;
+	char *debuginfo_path;
+	Dwfl_Callbacks callbacks;
+	struct dso_symbolizer *dsos;
+	size_t nr_dsos;
+	struct cache_entry *cache;
+	size_t cache_cap, cache_used;
+	uint32_t *chains;
+	size_t nr_chains, cap_chains;
+	struct ksym *ksyms;
+	size_t nr_ksyms;
+	bool ksyms_loaded, ksyms_usable;
+	struct wp_symbol_stats stats;
+};
+
+int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
+		   bool same_kernel, struct wp_symbols **out)
+{
+	struct wp_symbols *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->pm = pm;
+	s->pool = pool;
+	s->lines = lines;
+	s->same_kernel = same_kernel;
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	s->cache_cap = 4096;
+	s->cache = malloc(s->cache_cap * sizeof(*s->cache));
+	if (!s->cache) {
+		free(s);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->cache_cap; i++)
+		s->cache[i].dso = UINT32_MAX;
+	*out = s;
+	return 0;
+}
+
+static size_t cache_slot(const struct wp_symbols *s, uint32_t dso, uint64_t addr)
+{
+	uint64_t h = (addr ^ ((uint64_t)dso << 40)) * 0x9e3779b97f4a7c15ULL;
+	size_t i = (size_t)(h >> 20) & (s->cache_cap - 1);
+
+	while (s->cache[i].dso != UINT32_MAX &&
+	       (s->cache[i].dso != dso || s->cache[i].addr != addr))
+		i = (i + 1) & (s->cache_cap - 1);
+	return i;
+}
+
+static int cache_grow(struct wp_symbols *s)
+{
+	struct cache_entry *old = s->cache;
+	size_t old_cap = s->cache_cap;
+
+	s->cache = malloc(old_cap * 2 * sizeof(*s->cache));
+	if (!s->cache) {
+		s->cache = old;
+		return -ENOMEM;
+	}
+	s->cache_cap = old_cap * 2;
+	for (size_t i = 0; i < s->cache_cap; i++)
+		s->cache[i].dso = UINT32_MAX;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].dso != UINT32_MAX)
+			s->cache[cache_slot(s, old[i].dso, old[i].addr)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Remember a resolved chain; returns it (or the input on allocation failure). */
+static const uint32_t *cache_put(struct wp_symbols *s, uint32_t dso, uint64_t addr,
+				 const uint32_t *chain, unsigned int len)
+{
+	struct cache_entry *e;
+	size_t i;
+
+	if ((s->cache_used + 1) * 2 > s->cache_cap && cache_grow(s))
+		return chain;
+	if (s->nr_chains + len > s->cap_chains) {
+		size_t cap = s->cap_chains ? s->cap_chains * 2 : 4096;
+		uint32_t *nc;
+
+		while (cap < s->nr_chains + len)
+			cap *= 2;
+		nc = realloc(s->chains, cap * sizeof(*nc));
+		if (!nc)
+			return chain;
+		s->chains = nc;
+		s->cap_chains = cap;
+	}
+	i = cache_slot(s, dso, addr);
+	e = &s->cache[i];
+	e->dso = dso;
+	e->addr = addr;
+	e->chain = (uint32_t)s->nr_chains;
+	e->len = len;
+	memcpy(s->chains + s->nr_chains, chain, len * sizeof(*chain));
+	s->nr_chains += len;
+	s->cache_used++;
+	return s->chains + e->chain;
+}
+
+static uint32_t token(struct wp_symbols *s, const char *name, uint32_t flags)
+{
+	uint32_t id = wp_strpool_intern(s->pool, name);
+
+	if (id == UINT32_MAX)
+		id = wp_strpool_intern(s->pool, "?");
+	return WP_FRAME_TOKEN(id, flags);
+}
+
+uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name)
+{
+	return token(s, name, 0);
+}
+
+static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso)
+{
+	struct dso_symbolizer *ds;
+	int fd;
+
+	if (idx >= s->nr_dsos) {
+		size_t n = wp_procmap_nr_dsos(s->pm) + 16;
+		struct dso_symbolizer *nd = realloc(s->dsos, n * sizeof(*nd));
+
+		if (!nd)
+			return NULL;
+		memset(nd + s->nr_dsos, 0, (n - s->nr_dsos) * sizeof(*nd));
+		s->dsos = nd;
+		s->nr_dsos = n;
+	}
+	ds = &s->dsos[idx];
+	if (ds->tried)
+		return ds->mod;
+	ds->tried = true;
+	if (!wp_procmap_dso_open(s->pm, dso))
+		return NULL;
+	fd = dup(dso->fd);
+	if (fd < 0)
+		return NULL;
+	ds->dwfl = dwfl_begin(&s->callbacks);
+	if (!ds->dwfl) {
+		close(fd);
+		return NULL;
+	}
+	dwfl_report_begin(ds->dwfl);
+	/* At bias 0, module addresses are the file's own ELF addresses. */
+	ds->mod = dwfl_report_elf(ds->dwfl, dso->short_name, dso->open_path, fd, 0, true);
+	dwfl_report_end(ds->dwfl, NULL, NULL);
+	if (!ds->mod)
+		wp_debug("cannot read symbols of '%s': %s", dso->path, dwfl_errmsg(-1));
+	return ds->mod;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) {
+		name = dwarf_formstring(&attr);
+		if (name)
+			return name;
+	}
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		return dwarf_formstring(&attr);
+	return NULL;
+}
+
+/* The name to show: C++ and other Itanium-mangled names demangled. */
+static void frame_text(const char *name, const char *where, char *buf, size_t size)
+{
+	char *dem = NULL;
+	int status = -1;
+
+	if (name[0] == '_' && name[1] == 'Z')
+		dem = __cxa_demangle(name, NULL, NULL, &status);
+	if (where)
+		snprintf(buf, size, "%s (%s)", status == 0 && dem ? dem : name, where);
+	else
+		snprintf(buf, size, "%s", status == 0 && dem ? dem : name);
+	free(dem);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* "file:line" of the code at addr, for the innermost frame. */
+static bool src_line(Dwfl_Module *mod, uint64_t addr, char *buf, size_t size)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
+	const char *file;
+	int lineno = 0;
+
+	if (!line)
+		return false;
+	file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	if (!file)
+		return false;
+	snprintf(buf, size, "%s:%d", base_name(file), lineno);
+	return true;
+}
+
+/* "file:line" an inlined DIE was called from: where its caller frame is. */
+static bool call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, char *buf, size_t size)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file = 0, line = 0;
+	Dwarf_Files *files;
+	const char *name;
+	size_t nfiles;
+
+	if (!dwarf_attr(inlined, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &file))
+		return false;
+	if (dwarf_attr(inlined, DW_AT_call_line, &attr))
+		dwarf_formudata(&attr, &line);
+	if (dwarf_getsrcfiles(cudie, &files, &nfiles) || file >= nfiles)
+		return false;
+	name = dwarf_filesrc(files, file, NULL, NULL);
+	if (!name)
+		return false;
+	snprintf(buf, size, "%s:%llu", base_name(name), (unsigned long long)line);
+	return true;
+}
+
+/* Resolve a file address into its chain of frames (innermost first). */
+static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
+				 uint64_t addr, uint32_t *chain)
+{
+	char text[1024], where[512], next_where[512];
+	Dwfl_Module *mod = dso_module(s, idx, dso);
+	Dwarf_Die *cudie, *scopes = NULL;
+	bool have_where = false;
+	unsigned int n = 0;
+	Dwarf_Addr bias = 0;
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name;
+	int nscopes;
+
+	if (!mod)
+		goto unnamed;
+	if (s->lines)
+		have_where = src_line(mod, addr, where, sizeof(where));
+	cudie = dwfl_module_addrdie(mod, addr, &bias);
+	nscopes = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
+	for (int i = 0; i < nscopes && n < MAX_CHAIN; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		name = die_name(&scopes[i]);
+		/* The caller's position is this inlined call's call site. */
+		bool next = s->lines && tag == DW_TAG_inlined_subroutine &&
+			    call_site(cudie, &scopes[i], next_where, sizeof(next_where));
+		if (!name) {
+			if (tag == DW_TAG_subprogram)
+				break;	/* fall back to the symbol table */
+			name = "[inlined]";
+		}
+		frame_text(name, have_where ? where : NULL, text, sizeof(text));
+		chain[n++] = token(s, text, tag == DW_TAG_inlined_subroutine ? WP_FRAME_INLINED : 0);
+		if (tag == DW_TAG_subprogram) {
+			free(scopes);
+			return n;
+		}
+		have_where = next;
+		if (next)
+			memcpy(where, next_where, sizeof(where));
+	}
+	free(scopes);
+	/* No DWARF for it: the symbol table, checked against the symbol's size. */
+	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (name && (sym.st_size == 0 || off < sym.st_size) && n < MAX_CHAIN) {
+		frame_text(name, have_where ? where : NULL, text, sizeof(text));
+		chain[n++] = token(s, text, 0);
+		return n;
+	}
+	if (n)
+		return n;
+unnamed:
+	s->stats.unnamed++;
+	snprintf(text, sizeof(text), "%s+0x%" PRIx64, dso->short_name, addr);
+	chain[0] = token(s, text, 0);
+	return 1;
+}
+
+unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_t pc,
+			     bool activation, uint32_t *out, unsigned int max)
+{
+	uint64_t lookup = activation ? pc : pc - 1;
+	uint32_t chain[MAX_CHAIN];
+	const uint32_t *hit;
+	const struct wp_map *m;
+	struct wp_dso *dso;
+	unsigned int n;
+	size_t slot;
+	char text[64];
+
+	if (!max)
+		return 0;
+	s->stats.frames++;
+	m = p ? wp_process_find_map(p, lookup) : NULL;
+	dso = m && m->dso != WP_DSO_NONE ? wp_procmap_dso(s->pm, m->dso) : NULL;
+	if (!dso) {
+		s->stats.unnamed++;
+		snprintf(text, sizeof(text), "[unknown] 0x%" PRIx64, pc);
+		out[0] = token(s, text, 0);
+		return 1;
+	}
+	if (!dso->opened)
+		wp_procmap_dso_open(s->pm, dso);
+	lookup = dso->usable ? wp_map_elf_addr(dso, m, lookup) : lookup - m->start + m->pgoff;
+	slot = cache_slot(s, m->dso, lookup);
+	if (s->cache[slot].dso != UINT32_MAX) {
+		hit = s->chains + s->cache[slot].chain;
+		n = s->cache[slot].len;
+	} else {
+		n = resolve_user(s, m->dso, dso, lookup, chain);
+		hit = cache_put(s, m->dso, lookup, chain, n);
+	}
+	if (n > max)
+		n = max;
+	memcpy(out, hit, n * sizeof(*out));
+	return n;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void load_kallsyms(struct wp_symbols *s)
+{
+	char line[512];
+	size_t cap = 0;
+	bool nonzero = false;
+	FILE *f;
+
+	s->ksyms_loaded = true;
+	if (!s->same_kernel)
+		return;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (s->nr_ksyms == cap) {
+			size_t nc = cap ? cap * 2 : 65536;
+			struct ksym *nk = realloc(s->ksyms, nc * sizeof(*nk));
+
+			if (!nk)
+				break;
+			s->ksyms = nk;
+			cap = nc;
+		}
+		s->ksyms[s->nr_ksyms].addr = addr;
+		s->ksyms[s->nr_ksyms].name = wp_strpool_intern(s->pool, name);
+		s->nr_ksyms++;
+		nonzero |= addr != 0;
+	}
+	fclose(f);
+	/* kptr_restrict shows every address as 0: useless. */
+	s->ksyms_usable = nonzero && s->nr_ksyms;
+	if (s->ksyms_usable)
+		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	else
+		wp_warn("kernel symbols are hidden (kernel.kptr_restrict); kernel frames are shown as addresses");
+}
+
+uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
+{
+	size_t lo = 0, hi;
+	char text[64];
+
+	s->stats.frames++;
+	if (!s->ksyms_loaded)
+		load_kallsyms(s);
+	hi = s->ksyms_usable ? s->nr_ksyms : 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0)
+		return WP_FRAME_TOKEN(s->ksyms[lo - 1].name, WP_FRAME_KERNEL);
+	s->stats.unnamed++;
+	snprintf(text, sizeof(text), "[kernel] 0x%" PRIx64, addr);
+	return token(s, text, WP_FRAME_KERNEL);
+}
+
+const struct wp_symbol_stats *wp_symbols_stats(const struct wp_symbols *s)
+{
+	return &s->stats;
+}
+
+void wp_symbols_free(struct wp_symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_dsos; i++)
+		if (s->dsos[i].dwfl)
+			dwfl_end(s->dsos[i].dwfl);
+	free(s->dsos);
+	free(s->cache);
+	free(s->chains);
+	free(s->ksyms);
+	free(s);
+}

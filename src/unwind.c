@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* unwind.c: DWARF CFI unwinding of perf samples with a Dwfl per process. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+
+#include "log.h"
+#include "unwind.h"
+
+/* perf's x86_64 register numbers (arch/x86/include/uapi/asm/perf_regs.h). */
+enum {
+	PERF_X86_AX, PERF_X86_BX, PERF_X86_CX, PERF_X86_DX, PERF_X86_SI, PERF_X86_DI,
+	PERF_X86_BP, PERF_X86_SP, PERF_X86_IP,
+	PERF_X86_R8 = 16,
+};
+
+/* DWARF register n of x86_64 is perf register dwarf_to_perf[n]. */
+static const int dwarf_to_perf[17] = {
+	PERF_X86_AX, PERF_X86_DX, PERF_X86_CX, PERF_X86_BX, PERF_X86_SI, PERF_X86_DI,
+	PERF_X86_BP, PERF_X86_SP, 16, 17, 18, 19, 20, 21, 22, 23, PERF_X86_IP,
+};
+
+struct proc_unwind {
+	Dwfl *dwfl;
+	bool attached;
+};
+
+struct wp_unwinder {
+	struct wp_procmap *pm;
+	Elf *self_elf;		/* tells libdwfl the architecture */
+	int self_fd;
+	char *debuginfo_path;
+	Dwfl_Callbacks callbacks;
+	/* The sample being unwound. */
+	const struct wp_sample_format *fmt;
+	const struct wp_sample *cur;
+	struct wp_process *proc;
+	struct wp_ustack *out;
+	uint64_t sp;
+	uint64_t last_sp;
+	bool out_of_stack;
+	uint64_t deepest_read;	/* highest address read (or attempted) */
+};
+
+static bool perf_reg(const struct wp_unwinder *u, int bit, uint64_t *val)
+{
+	uint64_t mask = u->fmt->regs_mask;
+
+	if (!(mask & (1ULL << bit)) || !u->cur->regs)
+		return false;
+	*val = u->cur->regs[__builtin_popcountll(mask & ((1ULL << bit) - 1))];
+	return true;
+}
+
+static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	struct wp_unwinder *u = dwfl_arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return (pid_t)u->cur->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = dwfl_arg;
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	struct wp_unwinder *u = dwfl_arg;
+	const struct wp_sample *s = u->cur;
+
+	(void)dwfl;
+	if (addr + 8 > u->deepest_read)
+		u->deepest_read = addr + 8;
+	if (addr >= u->sp && addr + 8 >= addr && addr + 8 <= u->sp + s->stack_dyn_size) {
+		memcpy(result, s->stack + (addr - u->sp), 8);
+		return true;
+	}
+	/* Above the copy: the stack went on further than we copied. */
+	if (addr >= u->sp + s->stack_dyn_size && addr - u->sp < (1ULL << 24))
+		u->out_of_stack = true;
+	return false;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct wp_unwinder *u = thread_arg;
+	Dwarf_Word regs[17];
+	uint64_t v;
+
+	for (int i = 0; i < 17; i++) {
+		if (!perf_reg(u, dwarf_to_perf[i], &v))
+			return false;
+		regs[i] = v;
+	}
+	if (!dwfl_thread_state_registers(thread, 0, 17, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, regs[16]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+static void release_proc(struct wp_process *p, void *arg)
+{
+	struct proc_unwind *pu = p->unwind_state;
+
+	(void)arg;
+	if (pu) {
+		dwfl_end(pu->dwfl);
+		free(pu);
+	}
+	p->unwind_state = NULL;
+}
+
+int wp_unwinder_new(struct wp_procmap *pm, struct wp_unwinder **out)
+{
+	struct wp_unwinder *u = calloc(1, sizeof(*u));
+
+	*out = NULL;
+	if (!u)
+		return -ENOMEM;
+	u->pm = pm;
+	/* Debug info only from local files: no network lookups behind the user's back. */
+	unsetenv("DEBUGINFOD_URLS");
+	u->callbacks.find_elf = dwfl_build_id_find_elf;
+	u->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->callbacks.debuginfo_path = &u->debuginfo_path;
+	elf_version(EV_CURRENT);
+	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (u->self_fd >= 0)
+		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
+	wp_procmap_set_release(pm, release_proc, u);
+	*out = u;
+	return 0;
+}
+
+static struct proc_unwind *proc_state(struct wp_unwinder *u, struct wp_process *p)
+{
+	struct proc_unwind *pu = p->unwind_state;
+
+	if (pu)
+		return pu;
+	pu = calloc(1, sizeof(*pu));
+	if (!pu)
+		return NULL;
+	pu->dwfl = dwfl_begin(&u->callbacks);
+	if (!pu->dwfl) {
+		free(pu);
+		return NULL;
+	}
+	p->unwind_state = pu;
+	return pu;
+}
+
+/* Make sure the ELF file mapped at addr is a module of the process' Dwfl. */
+static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint64_t addr)
+{
+	const struct wp_map *m;
+	struct wp_dso *dso;
+	Dwfl_Module *mod;
+	char name[256];
+	uint64_t bias;
+	int fd;
+
+	if (dwfl_addrmodule(pu->dwfl, addr))
+		return;
+	m = wp_process_find_map(u->proc, addr);
+	if (!m || m->dso == WP_DSO_NONE)
+		return;
+	dso = wp_procmap_dso(u->pm, m->dso);
+	if (!dso || !wp_procmap_dso_open(u->pm, dso))
+		return;
+	bias = wp_map_bias(dso, m);
+	fd = dup(dso->fd);
+	if (fd < 0)
+		return;
+	snprintf(name, sizeof(name), "%s@%llx", dso->short_name, (unsigned long long)bias);
+	dwfl_report_begin_add(pu->dwfl);
+	/* libdwfl owns fd from here on, even when reporting fails. */
+	mod = dwfl_report_elf(pu->dwfl, name, dso->open_path, fd, bias, true);
+	dwfl_report_end(pu->dwfl, NULL, NULL);
+	if (!mod)
+		wp_debug("cannot use '%s' for unwinding: %s", dso->path, dwfl_errmsg(-1));
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct wp_unwinder *u = arg;
+	struct proc_unwind *pu = u->proc->unwind_state;
+	struct wp_ustack *out = u->out;
+	Dwarf_Addr pc;
+	Dwarf_Word sp;
+	bool isact = true;
+
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return DWARF_CB_ABORT;
+	/* The caller's module must exist before libdwfl steps into it. */
+	report_module_at(u, pu, out->n == 0 ? pc : pc - 1);
+	if (!dwfl_frame_pc(state, &pc, &isact))
+		isact = out->n == 0;
+	/* The stack only grows towards callers: anything else is a loop. */
+	if (dwfl_frame_reg(state, 7, &sp) == 0) {
+		if (out->n && sp < u->last_sp)
+			return DWARF_CB_ABORT;
+		u->last_sp = sp;
+	}
+	if (out->n && pc == out->pc[out->n - 1] && sp == u->last_sp && out->n > 2 &&
+	    pc == out->pc[out->n - 2])
+		return DWARF_CB_ABORT;
+	out->pc[out->n] = pc;
+	out->activation[out->n] = isact;
+	out->n++;
+	if (out->n == WP_MAX_FRAMES) {
+		out->truncated = true;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
+		      const struct wp_sample *s, struct wp_ustack *out)
+{
+	struct proc_unwind *pu;
+	uint64_t ip;
+
+	memset(out, 0, offsetof(struct wp_ustack, n));
+	out->n = 0;
+	out->truncated = false;
+	out->failed = true;
+	out->needed = 0;
+	u->fmt = fmt;
+	u->cur = s;
+	u->out = out;
+	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 || !s->regs)
+		return;		/* a kernel thread, or a task past its exit */
+	if (!perf_reg(u, PERF_X86_SP, &u->sp) || !perf_reg(u, PERF_X86_IP, &ip))
+		return;
+	u->proc = wp_procmap_process(u->pm, s->pid);
+	if (!u->proc)
+		return;
+	pu = proc_state(u, u->proc);
+	if (!pu)
+		return;
+	report_module_at(u, pu, ip);
+	if (!pu->attached) {
+		if (!dwfl_attach_state(pu->dwfl, u->self_elf, (pid_t)s->pid, &thread_callbacks, u)) {
+			wp_debug("cannot attach unwinder for process %u: %s", s->pid, dwfl_errmsg(-1));
+			return;
+		}
+		pu->attached = true;
+	}
+	u->out_of_stack = false;
+	u->deepest_read = 0;
+	u->last_sp = 0;
+	dwfl_errno();	/* clear the sticky error */
+	dwfl_getthread_frames(pu->dwfl, (pid_t)s->tid, frame_cb, u);
+	if (out->n)
+		out->failed = false;
+	if (u->out_of_stack) {
+		out->truncated = true;
+		out->needed = u->deepest_read > u->sp ? u->deepest_read - u->sp : 0;
+	}
+}
+
+void wp_unwinder_free(struct wp_unwinder *u)
+{
+	if (!u)
+		return;
+	wp_procmap_set_release(u->pm, release_proc, u);
+	if (u->self_elf)
+		elf_end(u->self_elf);
+	if (u->self_fd >= 0)
+		close(u->self_fd);
+	free(u);
+}
