@@ -29,7 +29,8 @@ void record_usage(FILE *out)
 		"\n"
 		"Sampling:\n"
 		"  -F, --freq <hz>           on-CPU samples per second of CPU time (default 999)\n"
-		"  -e, --event <name>        cpu-clock (default), task-clock, cycles, instructions\n"
+		"  -e, --event <name>        cpu-clock (default), task-clock, cycles (or\n"
+		"                            cpu-cycles), instructions\n"
 		"  -g, --call-graph <mode>   dwarf[,<size>] (default dwarf,8192), fp or none\n"
 		"      --no-off-cpu          no context-switch records and no switch-out stacks\n"
 		"Target:\n"
@@ -101,9 +102,10 @@ static int parse_call_graph(const char *arg, struct wp_event_opts *ev)
 }
 
 /* Pages (a power of two) or a size with a K/M/G suffix. */
-static int parse_mmap_pages(const char *arg, struct wp_event_opts *ev)
+static int parse_mmap_pages(const char *given, struct wp_event_opts *ev)
 {
 	uint64_t v, page = (uint64_t)sysconf(_SC_PAGESIZE), mult = 0;
+	const char *arg = given;
 	char num[32];
 	size_t len = strlen(arg);
 
@@ -125,7 +127,7 @@ static int parse_mmap_pages(const char *arg, struct wp_event_opts *ev)
 	return 0;
 bad:
 	return usage_error("record", "--mmap-pages: '%s' is not a power-of-two number of pages "
-			   "or a size such as 8M", arg);
+			   "or a size such as 8M", given);
 }
 
 int cmd_record(int argc, char **argv)
@@ -159,6 +161,9 @@ int cmd_record(int argc, char **argv)
 			o.events.freq = v;
 			break;
 		case 'e':
+			if (!wp_event_name_known(optarg))
+				return usage_error("record", "--event: unknown event '%s' (known: %s)",
+						   optarg, wp_event_names());
 			o.events.event = optarg;
 			break;
 		case 'g':

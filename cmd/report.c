@@ -1,80 +1,247 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * report.c: `wallprof report`: read a recording and print it.
+ * report.c: `wallprof report`: parse options, run the analysis, format it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "builtin.h"
 #include "analysis.h"
+#include "builtin.h"
 #include "dump.h"
 #include "format.h"
 #include "log.h"
+#include "target.h"
+#include "util.h"
+#include "view.h"
 
 void report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: wallprof report [-i <file>] [--dump]\n"
+		"usage: wallprof report [<options>]\n"
 		"\n"
-		"Prints every thread's wall time split into on-CPU, blocked and preempted\n"
-		"time, or with --dump every record of the file.\n"
+		"Every thread's wall time split into on-CPU, blocked and preempted time,\n"
+		"and the stacks that explain it.\n"
 		"\n"
-		"  -i, --input <file>   data file to read (default wallprof.data)\n"
-		"  -D, --dump           print every record, one line each\n"
-		"  -v, --verbose        more messages\n"
-		"  -h, --help           this text\n");
+		"Input and output:\n"
+		"  -i, --input <file>       data file to read (default wallprof.data)\n"
+		"  -o, --output <file>      write the report to a file (default stdout)\n"
+		"      --format <fmt>       text (default), hist, folded or json\n"
+		"  -D, --dump               print every record, one line each\n"
+		"What to show:\n"
+		"      --mode <mode>        time that weighs stacks: wall (default), on, off,\n"
+		"                           blocked or preempted\n"
+		"      --sort <key>         text: order threads by wall (default), on, off,\n"
+		"                           blocked, preempted or tid\n"
+		"      --top <n>            text, json: number of stacks (default 10)\n"
+		"      --per-thread         hist: one set of histograms per thread\n"
+		"      --unit <unit>        folded: weights in ns, us (default) or ms\n"
+		"      --no-thread-root     folded: no thread name as the root frame\n"
+		"      --lines              add file:line to frames\n"
+		"Filters (every format):\n"
+		"      --pid <pid,...>      only these processes\n"
+		"      --tid <tid,...>      only these threads\n"
+		"      --comm <regex>       only threads whose name matches\n"
+		"      --time <start,end>   only this window, in seconds from record start\n"
+		"      --min-block <usec>   no stacks for shorter off-CPU intervals\n"
+		"      --grep <regex>       only stacks with a matching frame\n"
+		"      --no-kernel          drop kernel frames\n"
+		"      --no-user            drop user frames\n"
+		"  -q, --quiet              no progress bar\n"
+		"  -v, --verbose            more messages\n"
+		"  -h, --help               this text\n");
 }
+
+enum {
+	OPT_FORMAT = 256,
+	OPT_MODE,
+	OPT_SORT,
+	OPT_TOP,
+	OPT_PER_THREAD,
+	OPT_UNIT,
+	OPT_NO_THREAD_ROOT,
+	OPT_LINES,
+	OPT_PID,
+	OPT_TID,
+	OPT_COMM,
+	OPT_TIME,
+	OPT_MIN_BLOCK,
+	OPT_GREP,
+	OPT_NO_KERNEL,
+	OPT_NO_USER,
+};
 
 static const struct option report_options[] = {
 	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "dump", no_argument, NULL, 'D' },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "unit", required_argument, NULL, OPT_UNIT },
+	{ "no-thread-root", no_argument, NULL, OPT_NO_THREAD_ROOT },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "time", required_argument, NULL, OPT_TIME },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "grep", required_argument, NULL, OPT_GREP },
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+	{ "no-user", no_argument, NULL, OPT_NO_USER },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-static int report_text(const char *input)
-{
-	struct wp_analysis_opts opts = { .progress = false };
-	struct wp_view_opts vo = { .mode = WP_MODE_WALL, .top = 10, .unit_ns = 1000,
-				   .thread_root = true };
-	struct wp_analysis an;
-	struct wp_view v;
-	int ret;
+typedef int (*format_fn)(struct wp_view *v, FILE *out);
 
-	if (wp_analysis_run(input, &opts, &an))
-		return WP_EXIT_FAILURE;
-	if (wp_view_init(&v, &an, &vo)) {
-		wp_analysis_release(&an);
-		return WP_EXIT_FAILURE;
-	}
-	ret = (getenv("WP_FOLDED") ? wp_format_folded(&v, stdout) : wp_format_text(&v, stdout)) ?
-	      WP_EXIT_FAILURE : WP_EXIT_OK;
-	wp_view_release(&v);
-	/* A damaged file still gets its report, and a failing status. */
-	if (an.damaged)
-		ret = WP_EXIT_FAILURE;
-	wp_analysis_release(&an);
-	return ret;
+/* Index of word in a NULL-terminated list, or -1. */
+static int pick(const char *word, const char *const *list)
+{
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(word, list[i]))
+			return i;
+	return -1;
+}
+
+static int parse_window(const char *arg, struct wp_analysis_opts *ao)
+{
+	char buf[64], *comma;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (!comma)
+		return -EINVAL;
+	*comma = '\0';
+	if (wp_parse_seconds(buf, &ao->window_start_s) ||
+	    wp_parse_seconds(comma + 1, &ao->window_end_s) ||
+	    ao->window_end_s <= ao->window_start_s)
+		return -EINVAL;
+	ao->has_window = true;
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
 {
-	const char *input = "wallprof.data";
-	bool dump = false;
-	int c;
+	static const char *const formats[] = { "text", "hist", "folded", "json", NULL };
+	static const format_fn format_fns[] = { wp_format_text, wp_format_hist,
+						wp_format_folded, wp_format_json };
+	static const char *const modes[] = { "wall", "on", "off", "blocked", "preempted", NULL };
+	static const char *const sorts[] = { "wall", "on", "off", "blocked", "preempted", "tid",
+					     NULL };
+	static const char *const units[] = { "ns", "us", "ms", NULL };
+	static const uint64_t unit_ns[] = { 1, 1000, 1000000 };
+	struct wp_view_opts vo = { .mode = WP_MODE_WALL, .sort = WP_SORT_WALL, .top = 10,
+				   .unit_ns = 1000, .thread_root = true };
+	struct wp_analysis_opts ao = { 0 };
+	const char *input = "wallprof.data", *output = NULL;
+	int c, idx, format = 0, ret = WP_EXIT_FAILURE;
+	bool dump = false, quiet = false;
+	struct wp_analysis an;
+	struct wp_view v;
+	uint64_t val;
+	FILE *out = stdout;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:Dvh", report_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:Dqvh", report_options, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			input = optarg;
 			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_FORMAT:
+			format = pick(optarg, formats);
+			if (format < 0)
+				return usage_error("report", "--format: '%s' is not text, hist, folded or json",
+						   optarg);
+			break;
 		case 'D':
 			dump = true;
+			break;
+		case OPT_MODE:
+			idx = pick(optarg, modes);
+			if (idx < 0)
+				return usage_error("report", "--mode: '%s' is not wall, on, off, blocked or preempted",
+						   optarg);
+			vo.mode = (enum wp_mode)idx;
+			break;
+		case OPT_SORT:
+			idx = pick(optarg, sorts);
+			if (idx < 0)
+				return usage_error("report", "--sort: '%s' is not wall, on, off, blocked, preempted or tid",
+						   optarg);
+			vo.sort = (enum wp_sort)idx;
+			break;
+		case OPT_TOP:
+			if (wp_parse_u64(optarg, &val) || !val || val > 1000000)
+				return usage_error("report", "--top: '%s' is not a number from 1 to 1000000",
+						   optarg);
+			vo.top = (unsigned int)val;
+			break;
+		case OPT_PER_THREAD:
+			vo.per_thread = true;
+			break;
+		case OPT_UNIT:
+			idx = pick(optarg, units);
+			if (idx < 0)
+				return usage_error("report", "--unit: '%s' is not ns, us or ms", optarg);
+			vo.unit_ns = unit_ns[idx];
+			break;
+		case OPT_NO_THREAD_ROOT:
+			vo.thread_root = false;
+			break;
+		case OPT_LINES:
+			ao.lines = true;
+			break;
+		case OPT_PID:
+			free(vo.pids);
+			if (wp_parse_id_list(optarg, &vo.pids, &vo.nr_pids))
+				return usage_error("report", "--pid: '%s' is not a list of process ids",
+						   optarg);
+			break;
+		case OPT_TID:
+			free(vo.tids);
+			if (wp_parse_id_list(optarg, &vo.tids, &vo.nr_tids))
+				return usage_error("report", "--tid: '%s' is not a list of thread ids",
+						   optarg);
+			break;
+		case OPT_COMM:
+			vo.comm = optarg;
+			break;
+		case OPT_TIME:
+			if (parse_window(optarg, &ao))
+				return usage_error("report", "--time: '%s' is not START,END in seconds with START < END",
+						   optarg);
+			break;
+		case OPT_MIN_BLOCK:
+			if (wp_parse_u64(optarg, &val) || val > UINT64_MAX / 1000)
+				return usage_error("report", "--min-block: '%s' is not a number of microseconds",
+						   optarg);
+			ao.min_block_ns = val * 1000;
+			break;
+		case OPT_GREP:
+			vo.grep = optarg;
+			break;
+		case OPT_NO_KERNEL:
+			ao.no_kernel = true;
+			break;
+		case OPT_NO_USER:
+			ao.no_user = true;
+			break;
+		case 'q':
+			quiet = true;
 			break;
 		case 'v':
 			wp_log_set_level(WP_LOG_DEBUG);
@@ -90,7 +257,35 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (dump)
-		return wp_dump_file(input, stdout) ? WP_EXIT_FAILURE : WP_EXIT_OK;
-	return report_text(input);
+	if (output) {
+		out = fopen(output, "we");
+		if (!out) {
+			wp_error("cannot create '%s': %s", output, strerror(errno));
+			goto out_free;
+		}
+	}
+	if (dump) {
+		ret = wp_dump_file(input, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+		goto out_close;
+	}
+	ao.progress = !quiet && isatty(STDERR_FILENO);
+	if (wp_analysis_run(input, &ao, &an))
+		goto out_close;
+	if (!wp_view_init(&v, &an, &vo)) {
+		ret = format_fns[format](&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+		/* A damaged file still gets its report, and a failing status. */
+		if (an.damaged)
+			ret = WP_EXIT_FAILURE;
+		wp_view_release(&v);
+	}
+	wp_analysis_release(&an);
+out_close:
+	if (out != stdout && fclose(out)) {
+		wp_error("cannot write '%s': %s", output, strerror(errno));
+		ret = WP_EXIT_FAILURE;
+	}
+out_free:
+	free(vo.pids);
+	free(vo.tids);
+	return ret;
 }

@@ -58,6 +58,12 @@ struct wp_evlist {
 	struct wp_priv priv;
 };
 
+/* Whether name is an event wallprof can sample. */
+bool wp_event_name_known(const char *name);
+
+/* The known event names, for messages: "cpu-clock, task-clock, ...". */
+const char *wp_event_names(void);
+
 /*
  * Build the attrs.  Decides kernel-mode sampling and switch-out stacks
  * from priv, falls back from a missing hardware PMU to cpu-clock with one
@@ -70,7 +76,9 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 /*
  * Open every event on every CPU for one task (inherited into its future
  * threads and children).  what names the target in error messages.  On
- * failure logs one sentence and returns -errno; fds opened earlier stay.
+ * failure logs one sentence and returns -errno, except -ESRCH (the task is
+ * gone), which is returned silently for the caller to judge; fds opened
+ * earlier stay.
  */
 int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what);
 

@@ -30,8 +30,11 @@ enum wp_record_type {
 	WP_RECORD_THREAD = 102,
 };
 
-/* Misc bit on MMAP2/COMM/FORK records that wallprof synthesized from /proc. */
-#define WP_RECORD_MISC_SYNTHESIZED (1U << 15)
+/*
+ * Records that wallprof synthesizes from /proc (COMM, MMAP2) carry event
+ * id 0 in their sample_id trailer: the kernel numbers events from 1.
+ */
+#define WP_SYNTHESIZED_ID 0
 
 struct wp_record_build_id {
 	struct perf_event_header header;

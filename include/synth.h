@@ -4,7 +4,7 @@
  *
  * When attaching to running processes the kernel never reports their
  * names, threads or mappings, so they are read from /proc and written as
- * ordinary COMM and MMAP2 records (marked WP_RECORD_MISC_SYNTHESIZED) plus
+ * ordinary COMM and MMAP2 records (event id WP_SYNTHESIZED_ID) plus
  * one WP_RECORD_THREAD per thread, timestamped at the snapshot.
  */
 #ifndef WALLPROF_SYNTH_H

@@ -51,7 +51,13 @@ int wp_list_threads(pid_t pid, pid_t **out, size_t *n);
 /* The process (thread group) a thread belongs to, or -ESRCH. */
 pid_t wp_thread_group(pid_t tid);
 
-/* Whether the process exists and is not a zombie. */
+/*
+ * Whether the process (or thread) exists and has a thread that is not a
+ * zombie: a process lives on after its main thread's pthread_exit().
+ */
 bool wp_process_alive(pid_t pid);
+
+/* A thread of the process that is still alive (pid itself if it is), or -ESRCH. */
+pid_t wp_live_thread(pid_t pid);
 
 #endif

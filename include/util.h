@@ -23,7 +23,7 @@ static inline uint64_t wp_clock_ns(clockid_t clk)
 }
 
 /*
- * Parse a whole decimal (or 0x hex) unsigned number; 0 or -EINVAL for
+ * Parse a whole decimal unsigned number; 0 or -EINVAL for
  * garbage, trailing characters or overflow.
  */
 int wp_parse_u64(const char *s, uint64_t *out);

@@ -36,6 +36,8 @@ struct wp_account {
 	struct wp_sample_format fmt;
 	struct wp_account_opts opts;
 	uint64_t start_ns;
+	bool no_switches;		/* --no-off-cpu: estimate from samples */
+	uint64_t sample_period_ns;
 	struct thread *threads;
 	size_t nr, cap;
 	size_t *index;			/* open addressing: tid -> threads[i] + 1 */
@@ -103,6 +105,8 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 		a->threads = nt;
 		a->cap = cap;
 	}
+	if (a->no_switches)
+		initial = STATE_UNKNOWN;
 	t = &a->threads[a->nr++];
 	memset(t, 0, sizeof(*t));
 	t->serial = (uint32_t)(a->nr - 1);
@@ -294,7 +298,18 @@ static void thread_close(struct wp_account *a, struct thread *t, uint64_t end)
 		return;
 	if (end < t->t.start_ns)
 		end = t->t.start_ns;
-	if (t->state == STATE_UNKNOWN) {
+	if (t->state == STATE_UNKNOWN && a->no_switches) {
+		/*
+		 * Without switch records only the samples tell: on-CPU is
+		 * their count times the period, the rest is off-CPU.
+		 */
+		uint64_t d = in_window(a, t->since, end);
+		uint64_t on = t->t.samples * a->sample_period_ns;
+
+		t->t.on_cpu_ns = on < d ? on : d;
+		t->t.blocked_ns = d - t->t.on_cpu_ns;
+		t->since = end;
+	} else if (t->state == STATE_UNKNOWN) {
 		/* No switch at all: running throughout if it was ever sampled. */
 		t->state = t->t.samples || t->t.switch_samples ? STATE_ON : t->initial_off;
 	}
@@ -322,6 +337,8 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 		return -ENOMEM;
 	wp_sample_format_init(&a->fmt, meta->sample_type, meta->regs_mask);
 	a->start_ns = meta->start_clock_ns;
+	a->no_switches = !(meta->flags & WP_META_SWITCHES);
+	a->sample_period_ns = meta->sample_period_ns;
 	if (opts)
 		a->opts = *opts;
 	*out = a;
@@ -345,7 +362,7 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 		return 0;
 	}
 	/* Sampled on a CPU while we thought it off: a lost switch-in. */
-	if (t->state == STATE_BLOCKED || t->state == STATE_PREEMPTED) {
+	if (!a->no_switches && (t->state == STATE_BLOCKED || t->state == STATE_PREEMPTED)) {
 		t->t.approximate = true;
 		thread_switch_in(a, t, time);
 	}
@@ -400,6 +417,7 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 {
 	const uint8_t *p = (const uint8_t *)(rec + 1);
 	size_t body = rec->size - sizeof(*rec), n;
+	struct wp_sample_id id;
 	uint32_t pid, tid;
 	struct thread *t;
 
@@ -409,7 +427,7 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 	memcpy(&tid, p + 4, 4);
 	t = thread_find(a, tid);
 	if (!t && (rec->misc & PERF_RECORD_MISC_COMM_EXEC) &&
-	    !(rec->misc & WP_RECORD_MISC_SYNTHESIZED)) {
+	    !wp_sample_id_parse(&a->fmt, rec, &id) && id.id != WP_SYNTHESIZED_ID) {
 		/* The launched command: it runs from its exec on. */
 		t = thread_add(a, pid, tid, time > a->start_ns ? time : a->start_ns, STATE_ON);
 	}

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <sys/wait.h>
 
 #include "datafile.h"
 #include "dump.h"
@@ -192,7 +193,7 @@ static void print_other(const struct dump *d, const struct perf_event_header *h)
 		break;
 	}
 	fprintf(out, " cpu %d%s\n", (int)id.cpu,
-		h->misc & WP_RECORD_MISC_SYNTHESIZED ? " synthesized" : "");
+		id.id == WP_SYNTHESIZED_ID ? " synthesized" : "");
 }
 
 static void print_wp_record(const struct dump *d, const struct perf_event_header *h)
@@ -247,11 +248,19 @@ static void print_summary(FILE *out, const struct wp_summary *s, const struct wp
 		s->records + lost ? 100.0 * (double)lost / (double)(s->records + lost) : 0.0,
 		s->throttles, s->corrupt_bytes);
 	fprintf(out, "# ring bytes %" PRIu64 ", unfilled stack bytes dropped %" PRIu64
-		", stop %s, exit status %d\n", s->ring_bytes, s->stack_bytes_trimmed,
+		", stop %s", s->ring_bytes, s->stack_bytes_trimmed,
 		s->stop_reason == WP_STOP_SIGNAL ? "signal" :
 		s->stop_reason == WP_STOP_DURATION ? "duration" :
-		s->stop_reason == WP_STOP_TARGET_EXITED ? "target-exited" : "error",
-		s->exit_status);
+		s->stop_reason == WP_STOP_TARGET_EXITED ? "target-exited" : "error");
+	/* exit_status is a wait(2) status, or -1 without a launched command. */
+	if (s->exit_status < 0)
+		fprintf(out, ", no command\n");
+	else if (WIFEXITED(s->exit_status))
+		fprintf(out, ", exit status %d\n", WEXITSTATUS(s->exit_status));
+	else if (WIFSIGNALED(s->exit_status))
+		fprintf(out, ", killed by signal %d\n", WTERMSIG(s->exit_status));
+	else
+		fprintf(out, ", wait status %d\n", s->exit_status);
 }
 
 int wp_dump_file(const char *path, FILE *out)

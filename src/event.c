@@ -105,6 +105,19 @@ static const struct event_alias event_aliases[] = {
 	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
 };
 
+bool wp_event_name_known(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(event_aliases); i++)
+		if (!strcmp(name, event_aliases[i].name))
+			return true;
+	return false;
+}
+
+const char *wp_event_names(void)
+{
+	return "cpu-clock, task-clock, cycles (cpu-cycles), instructions";
+}
+
 /* Can this machine count the hardware event at all (VMs often cannot)? */
 static bool hardware_event_works(const struct event_alias *a, bool kernel)
 {
@@ -159,8 +172,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		if (!strcmp(opts->event, event_aliases[i].name))
 			alias = &event_aliases[i];
 	if (!alias) {
-		wp_error("unknown event '%s' (known: cpu-clock, task-clock, cycles, instructions)",
-			 opts->event);
+		wp_error("unknown event '%s' (known: %s)", opts->event, wp_event_names());
 		return -EINVAL;
 	}
 	err = read_online_cpus(ev);
@@ -336,6 +348,9 @@ static int evlist_open_one(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx
 	}
 	if (fd == -ENODEV)
 		return 0;	/* CPU went offline meanwhile */
+	/* A vanished task is the caller's to judge: a thread may just have exited. */
+	if (fd == -ESRCH && pid > 0)
+		return fd;
 	if (fd < 0) {
 		wp_priv_explain_open_error(&ev->priv, fd, what);
 		return fd;

@@ -43,8 +43,8 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		fprintf(out, ", switch records");
 	fputc('\n', out);
 	if (!(m->flags & WP_META_SWITCHES))
-		fprintf(out, "# recorded with --no-off-cpu: on-CPU time is estimated from "
-			"samples, off-CPU time is unknown\n");
+		fprintf(out, "# recorded with --no-off-cpu: on-CPU time is estimated as samples "
+			"times the period; the rest of each thread's time counts as blocked\n");
 	if (m->flags & WP_META_OFFCPU_STACKS_DENIED)
 		fprintf(out, "# off-CPU stacks were not recorded: they need CAP_PERFMON or "
 			"kernel.perf_event_paranoid <= 1\n");

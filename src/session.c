@@ -104,6 +104,9 @@ static int open_targets(struct session *s)
 				/* A thread that exited meanwhile is no error. */
 				if (err == -ESRCH && wp_process_alive(o->pids[i]))
 					err = 0;
+				else if (err == -ESRCH)
+					wp_error("cannot attach to process %d: it exited",
+						 o->pids[i]);
 			}
 		}
 		free(tids);
@@ -115,6 +118,8 @@ static int open_targets(struct session *s)
 		}
 		snprintf(what, sizeof(what), "thread %d", o->tids[i]);
 		err = wp_evlist_open_task(&s->ev, o->tids[i], what);
+		if (err == -ESRCH)
+			wp_error("cannot attach to thread %d: no such thread", o->tids[i]);
 	}
 	return err;
 }
@@ -306,14 +311,16 @@ static void print_summary(struct session *s)
 	double secs = (double)(c->end_clock_ns - s->meta.start_clock_ns) / 1e9;
 	double pct = c->records + lost ? 100.0 * (double)lost / (double)(c->records + lost) : 0;
 
-	if (s->opts->quiet)
-		return;
-	wp_info("recorded %.3f s: %llu samples, %llu off-CPU stacks, %llu switches; "
-		"lost %llu records (%.2f%%)",
-		secs, (unsigned long long)c->samples, (unsigned long long)c->switch_samples,
-		(unsigned long long)c->switches, (unsigned long long)lost, pct);
-	wp_info("wrote %.2f MiB to '%s'", (double)wp_writer_bytes(s->writer) / (1 << 20),
-		s->opts->output);
+	if (!s->opts->quiet) {
+		wp_info("recorded %.3f s: %llu samples, %llu off-CPU stacks, %llu switches; "
+			"lost %llu records (%.2f%%)",
+			secs, (unsigned long long)c->samples,
+			(unsigned long long)c->switch_samples, (unsigned long long)c->switches,
+			(unsigned long long)lost, pct);
+		wp_info("wrote %.2f MiB to '%s'", (double)wp_writer_bytes(s->writer) / (1 << 20),
+			s->opts->output);
+	}
+	/* Losses and throttling are warnings: -q does not hide them. */
 	if (lost)
 		wp_warn("%llu records were lost: the rings overflowed; try a larger -m, "
 			"a lower -F or a smaller -g dwarf stack size", (unsigned long long)lost);
@@ -379,14 +386,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (err)
 		goto out;
 
-	if (s.have_child) {
-		err = wp_child_start(&s.child);
-		if (err) {
-			s.child_status = 0;	/* reaped by wp_child_start */
-			ret = err == -ENOENT ? 127 : 126;
-			goto out;
-		}
-	} else {
+	if (!opts->events.enable_on_exec) {
+		/* Attach and -a: count from now, then describe what already runs. */
 		err = wp_evlist_enable(&s.ev);
 		if (err) {
 			wp_error("cannot enable the events: %s", strerror(-err));
@@ -394,14 +395,23 @@ int wp_record_run(const struct wp_record_opts *opts)
 		}
 		synthesize_existing(&s);
 	}
+	if (s.have_child) {
+		err = wp_child_start(&s.child);
+		if (err) {
+			s.child_status = 0;	/* reaped by wp_child_start */
+			ret = err == -ENOENT ? 127 : 126;
+			goto out;
+		}
+	}
 
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
 	show_progress(&s, 0, true);
-	if (reason != WP_STOP_TARGET_EXITED)
-		end_child(&s);
+	/* The recording ends now, not when a lingering command is gone. */
 	wp_evlist_disable(&s.ev);
 	s.summary.end_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
 	s.summary.end_realtime_ns = wp_clock_ns(CLOCK_REALTIME);
+	if (reason != WP_STOP_TARGET_EXITED)
+		end_child(&s);
 	s.summary.stop_reason = reason;
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);

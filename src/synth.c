@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "synth.h"
+#include "target.h"
 
 /* Append header + body + sample_id, padding the body to 8 bytes. */
 static int synth_emit(const struct wp_sample_format *fmt, struct wp_buf *out,
@@ -20,10 +21,10 @@ static int synth_emit(const struct wp_sample_format *fmt, struct wp_buf *out,
 	size_t total = sizeof(struct perf_event_header) + padded + wp_sample_id_size(fmt);
 	struct wp_sample_id sid = {
 		.pid = (uint32_t)pid, .tid = (uint32_t)tid, .time = time,
-		.cpu = UINT32_MAX, .id = 0,
+		.cpu = UINT32_MAX, .id = WP_SYNTHESIZED_ID,
 	};
 	struct perf_event_header hdr = {
-		.type = type, .misc = misc | WP_RECORD_MISC_SYNTHESIZED,
+		.type = type, .misc = misc,
 		.size = (uint16_t)total,
 	};
 	uint8_t *p;
@@ -79,7 +80,7 @@ struct mmap2_body {
 	char filename[4096];
 };
 
-static int synth_maps(const struct wp_sample_format *fmt, pid_t pid,
+static int synth_maps(const struct wp_sample_format *fmt, pid_t pid, pid_t live_tid,
 		      uint64_t time, struct wp_buf *out, int *count)
 {
 	struct mmap2_body *b;
@@ -88,7 +89,8 @@ static int synth_maps(const struct wp_sample_format *fmt, pid_t pid,
 	int err = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	/* A zombie main thread has no maps: read them through a live thread. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", pid, live_tid > 0 ? live_tid : pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -164,7 +166,7 @@ int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 		}
 		closedir(d);
 	}
-	err = synth_maps(fmt, pid, time, out, &count);
+	err = synth_maps(fmt, pid, wp_live_thread(pid), time, out, &count);
 	if (err == -ENOENT)
 		err = -ESRCH;
 	/* Kernel threads have no maps; their comm is still worth having. */

@@ -241,14 +241,48 @@ pid_t wp_thread_group(pid_t tid)
 	return (pid_t)strtol(p + 6, NULL, 10);
 }
 
-bool wp_process_alive(pid_t pid)
+/* Whether /proc/<path>/stat shows a task that is neither zombie nor dead. */
+static bool stat_alive(const char *path)
 {
-	char path[64], buf[512], *p;
+	char buf[512], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (wp_read_text_file(path, buf, sizeof(buf)))
 		return false;
 	/* The state letter follows the last ')' of the comm field. */
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+pid_t wp_live_thread(pid_t pid)
+{
+	char path[96];
+	struct dirent *de;
+	pid_t found = -ESRCH;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (stat_alive(path))
+		return pid;
+	/*
+	 * A process whose main thread called pthread_exit() shows as a
+	 * zombie while its other threads still run.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while (found < 0 && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", pid, de->d_name);
+		if (stat_alive(path))
+			found = (pid_t)strtol(de->d_name, NULL, 10);
+	}
+	closedir(d);
+	return found;
+}
+
+bool wp_process_alive(pid_t pid)
+{
+	return wp_live_thread(pid) > 0;
 }

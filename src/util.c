@@ -18,7 +18,7 @@ int wp_parse_u64(const char *s, uint64_t *out)
 	if (!s || !*s || *s == '-' || *s == '+')
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (errno || *end)
 		return -EINVAL;
 	*out = v;

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * format_hist.c: log2 histograms (in the manner of bcc's cpudist and
+ * offcputime) of on-CPU slice lengths, off-CPU interval lengths and
+ * preemption waits, for all shown threads or one per thread.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "format.h"
+#include "util.h"
+
+#define BAR_WIDTH 40
+
+static void hist_merge(struct wp_hist *dst, const struct wp_hist *src)
+{
+	for (int i = 0; i < WP_HIST_BUCKETS; i++) {
+		dst->count[i] += src->count[i];
+		dst->total_ns[i] += src->total_ns[i];
+	}
+}
+
+static void print_hist(const char *title, const struct wp_hist *h, FILE *out)
+{
+	uint64_t max = 0, total = 0, n = 0;
+	int lo = -1, hi = -1;
+	char a[16], b[16];
+
+	for (int i = 0; i < WP_HIST_BUCKETS; i++) {
+		if (!h->count[i])
+			continue;
+		if (lo < 0)
+			lo = i;
+		hi = i;
+		if (h->count[i] > max)
+			max = h->count[i];
+		total += h->total_ns[i];
+		n += h->count[i];
+	}
+	fprintf(out, "\n%s: %" PRIu64 " intervals, %s in all\n", title, n,
+		wp_human_ns(total, a, sizeof(a)));
+	if (lo < 0)
+		return;
+	fprintf(out, "%21s : %8s %6s  %-*s\n", "length", "count", "time", BAR_WIDTH + 2,
+		"distribution");
+	for (int i = lo; i <= hi; i++) {
+		uint64_t from = i ? 1ULL << i : 0, to = (1ULL << (i + 1)) - 1;
+		int bar = max ? (int)((h->count[i] * BAR_WIDTH + max - 1) / max) : 0;
+		char range[48];
+
+		snprintf(range, sizeof(range), "%s -> %s", wp_human_ns(from, a, sizeof(a)),
+			 wp_human_ns(to, b, sizeof(b)));
+		fprintf(out, "%21s : %8" PRIu64 " %5.1f%%  |%-*.*s|\n", range, h->count[i],
+			total ? 100.0 * (double)h->total_ns[i] / (double)total : 0.0, BAR_WIDTH,
+			bar, "****************************************");
+	}
+}
+
+static void print_set(const struct wp_view *v, const struct wp_hist *on,
+		      const struct wp_hist *off, const struct wp_hist *pre, FILE *out)
+{
+	if (wp_view_part(v, WP_PART_ON))
+		print_hist("on-CPU slices (switch-in to switch-out)", on, out);
+	if (wp_view_part(v, WP_PART_BLOCKED) || wp_view_part(v, WP_PART_PREEMPTED))
+		print_hist("off-CPU intervals (switch-out to switch-in)", off, out);
+	if (wp_view_part(v, WP_PART_PREEMPTED))
+		print_hist("preemption waits (runnable, waiting for a CPU)", pre, out);
+}
+
+int wp_format_hist(struct wp_view *v, FILE *out)
+{
+	const struct wp_thread_times *th;
+	struct wp_hist on, off, pre;
+	size_t n, shown = 0;
+
+	th = wp_account_threads(v->an->account, &n);
+	memset(&on, 0, sizeof(on));
+	memset(&off, 0, sizeof(off));
+	memset(&pre, 0, sizeof(pre));
+	for (size_t i = 0; i < n; i++) {
+		if (!wp_view_thread(v, i))
+			continue;
+		shown++;
+		if (v->o.per_thread) {
+			fprintf(out, "%s# thread %" PRIu32 " (%s) of process %" PRIu32 "\n",
+				shown > 1 ? "\n" : "", th[i].tid, th[i].comm, th[i].pid);
+			print_set(v, &th[i].on_slices, &th[i].off_intervals, &th[i].preempt_waits, out);
+			continue;
+		}
+		hist_merge(&on, &th[i].on_slices);
+		hist_merge(&off, &th[i].off_intervals);
+		hist_merge(&pre, &th[i].preempt_waits);
+	}
+	if (!v->o.per_thread) {
+		fprintf(out, "# %zu threads\n", shown);
+		print_set(v, &on, &off, &pre, out);
+	}
+	return 0;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * format_json.c: the report as one JSON document (schema in
+ * wallprof-report(1)); times are integers in nanoseconds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "symbols.h"
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void print_header(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_meta *m = an->meta;
+	const struct wp_summary *s = &an->summary;
+
+	fprintf(out, "  \"header\": {\n    \"command\": [");
+	for (uint32_t i = 0; i < m->argc; i++) {
+		fprintf(out, "%s", i ? ", " : "");
+		json_str(out, m->argv[i]);
+	}
+	fprintf(out, "],\n    \"hostname\": ");
+	json_str(out, m->hostname);
+	fprintf(out, ",\n    \"os_release\": ");
+	json_str(out, m->os_release);
+	fprintf(out, ",\n    \"nr_cpus\": %u,\n    \"start_realtime_ns\": %" PRIu64
+		",\n    \"start_ns\": %" PRIu64 ",\n    \"end_ns\": %" PRIu64
+		",\n    \"duration_ns\": %" PRIu64 ",\n    \"events\": [",
+		m->nr_cpus, m->start_realtime_ns, an->start_ns, an->end_ns,
+		an->end_ns - an->start_ns);
+	for (uint32_t e = 0; e < m->nr_events; e++) {
+		fprintf(out, "%s{\"name\": ", e ? ", " : "");
+		json_str(out, m->events[e].name);
+		fprintf(out, ", \"role\": \"%s\"}",
+			m->events[e].role == WP_EVENT_SWITCH_OUT ? "switch-out" : "on-cpu");
+	}
+	fprintf(out, "],\n    \"sample_period_ns\": %" PRIu64 ",\n    \"off_cpu_stacks\": %s"
+		",\n    \"complete\": %s,\n    \"damaged\": %s,\n    \"lost_records\": %" PRIu64
+		",\n    \"lost_samples\": %" PRIu64 ",\n    \"window_start_ns\": %" PRIu64
+		",\n    \"window_end_ns\": %" PRIu64 "\n  },\n",
+		m->sample_period_ns, m->flags & WP_META_OFFCPU_STACKS ? "true" : "false",
+		an->complete ? "true" : "false", an->damaged ? "true" : "false",
+		s->lost_records, s->lost_samples, an->window_start, an->window_end);
+}
+
+static void print_threads(const struct wp_view *v, FILE *out)
+{
+	const struct wp_thread_times *th;
+	size_t n;
+	bool first = true;
+
+	th = wp_account_threads(v->an->account, &n);
+	fprintf(out, "  \"threads\": [");
+	for (size_t i = 0; i < n; i++) {
+		const struct wp_thread_times *t = &th[i];
+
+		if (!wp_view_thread(v, i))
+			continue;
+		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"comm\": ",
+			first ? "" : ",", t->pid, t->tid);
+		json_str(out, t->comm);
+		fprintf(out, ", \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
+			", \"wall_ns\": %" PRIu64 ", \"on_cpu_ns\": %" PRIu64
+			", \"off_cpu_ns\": %" PRIu64 ", \"blocked_ns\": %" PRIu64
+			", \"preempted_ns\": %" PRIu64 ", \"voluntary_switches\": %" PRIu64
+			", \"involuntary_switches\": %" PRIu64 ", \"samples\": %" PRIu64
+			", \"switch_samples\": %" PRIu64 ", \"exited\": %s, \"approximate\": %s}",
+			t->start_ns, t->end_ns, t->wall_ns, t->on_cpu_ns,
+			t->blocked_ns + t->preempted_ns, t->blocked_ns, t->preempted_ns,
+			t->voluntary_switches, t->involuntary_switches, t->samples,
+			t->switch_samples, t->exited ? "true" : "false",
+			t->approximate ? "true" : "false");
+		first = false;
+	}
+	fprintf(out, "\n  ],\n");
+}
+
+struct json_stack {
+	size_t weight;
+	enum wp_part part;
+	uint64_t ns;
+};
+
+static int stack_cmp(const void *x, const void *y)
+{
+	const struct json_stack *a = x, *b = y;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->weight < b->weight ? -1 : a->weight > b->weight;
+}
+
+static int print_stacks(struct wp_view *v, FILE *out)
+{
+	static const char *const kinds[] = { "on-cpu", "blocked", "preempted" };
+	const struct wp_analysis *an = v->an;
+	const struct wp_thread_times *th;
+	const struct wp_stack_weight *w;
+	struct json_stack *js;
+	size_t nth, nw, n = 0;
+
+	th = wp_account_threads(an->account, &nth);
+	w = wp_account_stacks(an->account, &nw);
+	js = calloc(nw * WP_NR_PARTS + 1, sizeof(*js));
+	if (!js)
+		return -ENOMEM;
+	for (size_t i = 0; i < nw; i++) {
+		if (!wp_view_thread(v, w[i].thread) || !wp_view_stack(v, w[i].stack))
+			continue;
+		for (int p = 0; p < WP_NR_PARTS; p++) {
+			uint64_t ns = wp_view_part_ns(v, &w[i], (enum wp_part)p);
+
+			if (ns) {
+				js[n].weight = i;
+				js[n].part = (enum wp_part)p;
+				js[n++].ns = ns;
+			}
+		}
+	}
+	qsort(js, n, sizeof(*js), stack_cmp);
+	fprintf(out, "  \"mode\": \"%s\",\n  \"stacks\": [", wp_mode_name(v->o.mode));
+	for (size_t i = 0; i < n && i < v->o.top; i++) {
+		const struct wp_stack_weight *sw = &w[js[i].weight];
+		const uint32_t *frames;
+		unsigned int nf;
+
+		frames = wp_stacks_get(an->stacks, sw->stack, &nf);
+		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"comm\": ",
+			i ? "," : "", th[sw->thread].pid, th[sw->thread].tid);
+		json_str(out, th[sw->thread].comm);
+		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"samples\": %" PRIu64
+			", \"frames\": [", kinds[js[i].part], js[i].ns,
+			js[i].part == WP_PART_ON ? sw->samples :
+			js[i].part == WP_PART_BLOCKED ? sw->blocked_count : sw->preempted_count);
+		for (unsigned int f = 0; f < nf; f++) {
+			fprintf(out, "%s{\"name\": ", f ? ", " : "");
+			json_str(out, wp_analysis_frame_name(an, frames[f]));
+			if (frames[f] & WP_FRAME_KERNEL)
+				fprintf(out, ", \"kernel\": true");
+			if (frames[f] & WP_FRAME_INLINED)
+				fprintf(out, ", \"inlined\": true");
+			fputc('}', out);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "\n  ],\n");
+	free(js);
+	return 0;
+}
+
+int wp_format_json(struct wp_view *v, FILE *out)
+{
+	const struct wp_quality *q = &v->an->quality;
+	int err;
+
+	fprintf(out, "{\n  \"wallprof_version\": \"%s\",\n  \"schema_version\": 1,\n",
+		PACKAGE_VERSION);
+	print_header(v->an, out);
+	print_threads(v, out);
+	err = print_stacks(v, out);
+	if (err)
+		return err;
+	fprintf(out, "  \"quality\": {\"records\": %" PRIu64 ", \"unwound_samples\": %" PRIu64
+		", \"truncated_stacks\": %" PRIu64 ", \"truncated_needed_bytes\": %" PRIu64
+		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
+		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64 "}\n}\n",
+		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
+		q->frames, q->unnamed, v->an->out_of_order);
+	return 0;
+}

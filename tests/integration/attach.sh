@@ -1,0 +1,121 @@
+# attach.sh: record -p PID and -t TID on processes that already run.
+# What existed at attach time is synthesized from /proc (THREAD, COMM,
+# MMAP2 "synthesized"); threads created afterwards inherit the events and
+# appear with a FORK record.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+# start OUT COMMAND...: start a workload in the background; $wl is its pid
+# once it printed its "pid N" line (exits the test if it never does).
+start() {
+	_o=$1; shift
+	"$@" >"$_o" 2>&1 &
+	wl=$!
+	bg_pids="$bg_pids $wl"
+	wait_until 100 grep -q '^pid ' "$_o" || { fail "$1 started"; finish; }
+	[ "$(sed -n 's/^pid //p' "$_o")" = "$wl" ] || { fail "$1 printed its pid"; finish; }
+}
+
+# --- -p on a process that starts a thread after the attach ---------------
+start late.out "$WORKLOADS/late-thread" 1.5 0.5
+pid=$wl
+# It stops by itself when the process exits.
+run rec.out rec.err timeout 60 "$WALLPROF" record -p "$pid" -o F
+check_num "-p: record exits 0 when the process exits" "$rc" -eq 0
+wait "$pid"
+check_num "-p: the workload exits 0" $? -eq 0
+late=$(wl_field late.out late tid)
+late_on=$(wl_field late.out late oncpu_ns)
+[ -n "$late" ] || { fail "-p: the workload reported its late thread"; cat late.out; finish; }
+dump F d
+check_num "-p: report --dump exits 0" $? -eq 0
+check_num "-p: a THREAD record for the main thread" "$(count THREAD d "$pid")" -eq 1
+check "-p: a synthesized COMM for the main thread" \
+	grep -Eq "^[0-9.]+ COMM $pid/$pid late-thread cpu -1 synthesized$" d
+check_num "-p: synthesized executable MMAP2 of the workload binary" \
+	"$(awk '$2 == "MMAP2" && $NF == "synthesized" && / r-x / && $(NF - 3) ~ /\/late-thread$/ \
+		{ n++ } END { print n + 0 }' d)" -ge 1
+check_num "-p: one FORK record for the late thread $late" \
+	"$(awk -v x="$pid/$late" -v p="$pid/$pid" '$2 == "FORK" && $3 == x && $5 == p { n++ }
+		END { print n + 0 }' d)" -eq 1
+check_num "-p: no THREAD record for the late thread (it is new)" "$(count THREAD d "$late")" -eq 0
+n=$(samples cpu-clock d "$late")
+want=$(awk -v on="$late_on" 'BEGIN { printf "%d", on * 999 / 1e9 + 0.5 }')
+tol=$(awk -v w="$want" 'BEGIN { t = int(w / 10 + 0.5); print t < 3 ? 3 : t }')
+check_num "-p: cpu-clock samples of the late thread" "$n" -gt 0
+check_range "-p: late thread samples match its CPU time (expect $want)" "$n" \
+	$((want - tol)) $((want + tol))
+check "-p: nothing was lost" grep -q '^# lost: 0 records, 0 samples' d
+check "-p: stopped because the target exited" grep -q ', stop target-exited, ' d
+
+# --- -t on the main thread of a sleeping process, for one second --------
+"$WORKLOADS/sleeper" 500 20 >sl.out 2>&1 &
+pid=$!
+bg_pids="$bg_pids $pid"
+two_threads() { [ "$(ls "/proc/$pid/task" 2>/dev/null | wc -l)" -eq 2 ]; }
+wait_until 50 two_threads || { fail "the sleeper started its thread"; finish; }
+worker=$(ls "/proc/$pid/task" | grep -vx "$pid")
+run rec.out rec.err timeout 60 "$WALLPROF" record -t "$pid" -d 1 -o T
+check_num "-t main thread -d 1: record exits 0" "$rc" -eq 0
+dump T d
+check_num "-t main thread: report --dump exits 0" $? -eq 0
+check "-t main thread: stopped by the duration" grep -q ', stop duration, ' d
+secs=$(sed -n 's/^# summary: \([0-9]*\)\..*/\1/p' d)
+check_range "-t main thread: recorded about 1 s" "${secs:-x}" 1 3
+check_num "-t main thread: a THREAD record for it" "$(count THREAD d "$pid")" -eq 1
+check_num "-t main thread: nothing of its other thread" \
+	"$(awk -v t="$worker" '$3 ~ ("/" t "$") { n++ } END { print n + 0 }' d)" -eq 0
+check "-t main thread: the process still runs" running "$pid"
+
+# -t on the other thread: its sleeps, and nothing of the main thread.
+run rec.out rec.err timeout 60 "$WALLPROF" record -t "$worker" -d 1 -o T2
+check_num "-t other thread -d 1: record exits 0" "$rc" -eq 0
+dump T2 d
+check "-t other thread: stopped by the duration" grep -q ', stop duration, ' d
+check_range "-t other thread: its 20 ms sleeps in 1 s" "$(count SWITCH_OUT d "$worker")" 25 55
+check_num "-t other thread: nothing of the main thread" \
+	"$(awk -v t="$pid" '$2 != "THREAD" && $2 != "COMM" && $2 != "MMAP2" &&
+		$3 ~ ("/" t "$") { n++ } END { print n + 0 }' d)" -eq 0
+kill "$pid"
+wait "$pid" 2>/dev/null
+
+# --- -p on a process whose main thread has exited ----------------------
+# Such a process lives on as long as another thread does, but its main
+# thread shows as a zombie in /proc/PID/stat and /proc/PID/maps is empty:
+# liveness and mappings must come from the threads that still run.
+start le.out "$WORKLOADS/leader-exit" 0 100
+pid=$wl
+wait_until 50 exited "$pid"	# the main thread is a zombie now
+run rec.out rec.err timeout 60 "$WALLPROF" record -p "$pid" -o L
+check_num "-p after the main thread exited: record exits 0" "$rc" -eq 0
+check "-p after the main thread exited: no error" no_match '^wallprof: error' rec.err
+check "-p after the main thread exited: recording lasted until the process exited" \
+	grep -q '^thread worker ' le.out
+wait "$pid"
+worker=$(wl_field le.out worker tid)
+if dump L d; then
+	check_num "-p after the main thread exited: a THREAD record for the worker" \
+		"$(count THREAD d "${worker:-x}")" -eq 1
+	check_num "-p after the main thread exited: SWITCH_OUT records of the worker" \
+		"$(count SWITCH_OUT d "${worker:-x}")" -ge 50
+	check_num "-p after the main thread exited: synthesized MMAP2 of the binary" \
+		"$(awk '$2 == "MMAP2" && $NF == "synthesized" && $(NF - 3) ~ /\/leader-exit$/ \
+			{ n++ } END { print n + 0 }' d)" -ge 1
+else
+	fail "-p after the main thread exited: report --dump exits 0"
+fi
+
+# The main thread exits while recording: the process is still alive.
+start le.out "$WORKLOADS/leader-exit" 0.3 100
+pid=$wl
+run rec.out rec.err timeout 60 "$WALLPROF" record -p "$pid" -o L2
+check_num "-p, main thread exits meanwhile: record exits 0" "$rc" -eq 0
+check "-p, main thread exits meanwhile: recording lasted until the process exited" \
+	grep -q '^thread worker ' le.out
+wait "$pid"
+worker=$(wl_field le.out worker tid)
+dump L2 d
+check_num "-p, main thread exits meanwhile: SWITCH_OUT records of the worker" \
+	"$(count SWITCH_OUT d "${worker:-x}")" -ge 50
+
+finish

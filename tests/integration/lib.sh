@@ -1,0 +1,119 @@
+# lib.sh: helpers for the integration tests (POSIX sh; sourced, not run).
+#
+# The scripts run wallprof against the real kernel.  Each one sources this
+# file, makes its assertions with check/check_num/check_range (TAP-like
+# "ok - NAME" / "not ok - NAME" lines) and ends with `finish`: exit 0 when
+# every assertion held, 1 otherwise; `skip REASON` exits 77.
+#
+# Environment (from tests/Makefile.inc): WALLPROF, WORKLOADS, TESTS_SRCDIR.
+
+set -u
+LC_ALL=C
+export LC_ALL
+
+for v in WALLPROF WORKLOADS TESTS_SRCDIR; do
+	eval "[ -n \"\${$v:-}\" ]" || { echo "ERROR: \$$v is not set"; exit 99; }
+done
+[ -x "$WALLPROF" ] || { echo "ERROR: no wallprof binary at '$WALLPROF'"; exit 99; }
+
+failures=0
+bg_pids=''		# background processes to kill on exit
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-test.XXXXXX") || exit 99
+cleanup() {
+	for p in $bg_pids; do running "$p" && kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+cd "$tmp" || exit 99
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; failures=$((failures + 1)); }
+fail() { notok "$@"; }
+skip() { echo "SKIP: $*"; exit 77; }
+finish() {
+	[ "$failures" -eq 0 ] && exit 0
+	echo "# $failures assertion(s) failed"
+	exit 1
+}
+
+# check NAME COMMAND...: the command's success is the assertion.
+check() {
+	_name=$1; shift
+	if "$@"; then ok "$_name"; else notok "$_name"; fi
+}
+
+# check_num NAME VALUE OP EXPECTED (OP as for test: -eq -ge -le -gt -lt -ne)
+check_num() {
+	if test "$2" "$3" "$4" 2>/dev/null; then ok "$1 ($2 $3 $4)"
+	else notok "$1 (got '$2', want $3 $4)"; fi
+}
+
+# check_range NAME VALUE LO HI: LO <= VALUE <= HI, integers.
+check_range() {
+	if [ "$2" -ge "$3" ] 2>/dev/null && [ "$2" -le "$4" ]; then ok "$1 ($2 in [$3, $4])"
+	else notok "$1 (got '$2', want [$3, $4])"; fi
+}
+
+# no_match ERE FILE: no line of FILE matches (for check).
+no_match() { ! grep -Eq -e "$1" "$2"; }
+
+# no_file ERE [DIR]: no file name in DIR (default .) matches (for check).
+no_file() { ! ls -A "${2:-.}" 2>/dev/null | grep -Eq -e "$1"; }
+
+# nlines FILE: lines in FILE, counting an unterminated last line.
+nlines() { grep -c '' "$1" 2>/dev/null || true; }
+
+# run OUT ERR COMMAND...: run with stdin from /dev/null; status in $rc.
+run() {
+	_out=$1 _err=$2; shift 2
+	"$@" <"/dev/null" >"$_out" 2>"$_err"
+	rc=$?
+}
+
+# dump DATA OUT: `wallprof report --dump -i DATA > OUT 2> OUT.err`; status.
+dump() { "$WALLPROF" report --dump -i "$1" >"$2" 2>"$2.err"; }
+
+# count TYPE DUMP [TID]: records of TYPE (SWITCH_OUT, FORK, ...), of TID if given.
+count() {
+	awk -v t="$1" -v tid="${3:-}" '$2 == t && (tid == "" || $3 ~ ("/" tid "$")) { n++ }
+		END { print n + 0 }' "$2"
+}
+
+# samples EVENT DUMP [TID]: SAMPLE lines of EVENT (cpu-clock, context-switches).
+samples() {
+	awk -v e="$1" -v tid="${3:-}" '$2 == "SAMPLE" && $6 == e &&
+		(tid == "" || $3 ~ ("/" tid "$")) { n++ } END { print n + 0 }' "$2"
+}
+
+# wl_field OUT THREAD KEY: from a workload's "thread NAME pid P tid T oncpu_ns N
+# ..." line in OUT, the value after KEY (pid, tid, oncpu_ns, sleeps, ...).
+wl_field() {
+	awk -v n="$2" -v k="$3" '$1 == "thread" && $2 == n {
+		for (i = 3; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$1"
+}
+
+# wait_until TENTHS COMMAND...: poll every 0.1 s until COMMAND succeeds.
+# Arguments are expanded once: test a changing state through a function.
+wait_until() {
+	_n=$1; shift
+	while ! "$@"; do
+		[ "$_n" -le 0 ] && return 1
+		_n=$((_n - 1))
+		sleep 0.1
+	done
+}
+
+# exited PID: the process is gone or a zombie (waiting to be reaped).
+exited() {
+	_st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+	[ -z "$_st" ] || [ "$_st" = Z ]
+}
+running() { ! exited "$1"; }
+
+# no_pid: a process id that is not in use.
+no_pid() {
+	_p=999999
+	while [ -e "/proc/$_p" ]; do _p=$((_p + 1)); done
+	echo "$_p"
+}
