@@ -9,6 +9,7 @@
 # once it printed its "pid N" line (exits the test if it never does).
 start() {
 	_o=$1; shift
+	: >"$_o"	# truncate here: the background shell may truncate it too late
 	"$@" >"$_o" 2>&1 &
 	wl=$!
 	bg_pids="$bg_pids $wl"
