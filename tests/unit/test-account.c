@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-account.c: the on/off-CPU accounting on synthetic record sequences,
+ * and the time ordering of records across rounds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "account.h"
+#include "layout.h"
+#include "order.h"
+#include "tap.h"
+
+#define MS 1000000ULL
+#define START (1000 * MS)	/* record start on the event clock */
+#define STACK_A 10
+#define STACK_B 11
+#define STACK_C 12
+#define UNSAMPLED 1
+#define UNKNOWN 2
+
+static struct wp_sample_format fmt;
+static struct wp_meta meta;
+
+static void setup(void)
+{
+	memset(&meta, 0, sizeof(meta));
+	meta.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	meta.start_clock_ns = START;
+	meta.flags = WP_META_SWITCHES | WP_META_OFFCPU_STACKS;
+	meta.sample_period_ns = MS;
+	wp_sample_format_init(&fmt, meta.sample_type, 0);
+}
+
+/* A SWITCH record of tid at start + t. */
+static const struct perf_event_header *switch_rec(uint32_t tid, uint64_t t, bool out,
+						  bool preempt, uint8_t *buf)
+{
+	struct perf_event_header *h = (void *)buf;
+	struct wp_sample_id id = { .pid = 100, .tid = tid, .time = START + t, .id = 7 };
+
+	h->type = PERF_RECORD_SWITCH;
+	h->misc = (out ? PERF_RECORD_MISC_SWITCH_OUT : 0) |
+		  (preempt ? PERF_RECORD_MISC_SWITCH_OUT_PREEMPT : 0);
+	h->size = (uint16_t)(sizeof(*h) + wp_sample_id_size(&fmt));
+	wp_sample_id_write(&fmt, &id, h + 1);
+	return h;
+}
+
+/* FORK (new thread tid of process 100) or EXIT at start + t. */
+static const struct perf_event_header *task_rec(uint32_t type, uint32_t tid, uint64_t t,
+						uint8_t *buf)
+{
+	struct perf_event_header *h = (void *)buf;
+	uint32_t body[4] = { 100, 100, tid, 100 };
+	uint64_t time = START + t;
+	struct wp_sample_id id = { .pid = 100, .tid = tid, .time = START + t, .id = 7 };
+
+	h->type = (uint16_t)type;
+	h->misc = 0;
+	h->size = (uint16_t)(sizeof(*h) + sizeof(body) + 8 + wp_sample_id_size(&fmt));
+	memcpy(h + 1, body, sizeof(body));
+	memcpy((uint8_t *)(h + 1) + sizeof(body), &time, 8);
+	wp_sample_id_write(&fmt, &id, (uint8_t *)(h + 1) + sizeof(body) + 8);
+	return h;
+}
+
+static void feed(struct wp_account *a, const struct perf_event_header *h)
+{
+	wp_account_record(a, h, wp_record_time(&fmt, h));
+}
+
+static const struct wp_stack_weight *weight_of(struct wp_account *a, uint32_t stack)
+{
+	const struct wp_stack_weight *w;
+	size_t n;
+
+	w = wp_account_stacks(a, &n);
+	for (size_t i = 0; i < n; i++)
+		if (w[i].stack == stack)
+			return &w[i];
+	return NULL;
+}
+
+static struct wp_account *new_account(uint64_t ws, uint64_t we, uint64_t min_block)
+{
+	struct wp_account_opts o = {
+		.window_start = ws ? START + ws : 0,
+		.window_end = we ? START + we : 0,
+		.min_block_ns = min_block,
+		.unsampled_stack = UNSAMPLED,
+		.unknown_stack = UNKNOWN,
+	};
+	struct wp_account *a;
+
+	return wp_account_new(&meta, &o, &a) ? NULL : a;
+}
+
+/*
+ * A thread running since the start: 5 samples, blocked 10-30 ms with
+ * stack B, preempted 40-45 ms with stack C, end at 50 ms.
+ */
+static void feed_basic(struct wp_account *a)
+{
+	uint8_t buf[256];
+
+	for (int i = 1; i <= 5; i++)
+		wp_account_sample(a, 100, 101, START + (uint64_t)i * MS, false, STACK_A);
+	wp_account_sample(a, 100, 101, START + 10 * MS, true, STACK_B);
+	feed(a, switch_rec(101, 10 * MS, true, false, buf));
+	feed(a, switch_rec(101, 30 * MS, false, false, buf));
+	wp_account_sample(a, 100, 101, START + 40 * MS, true, STACK_C);
+	feed(a, switch_rec(101, 40 * MS, true, true, buf));
+	feed(a, switch_rec(101, 45 * MS, false, false, buf));
+}
+
+static void test_basic_split(void)
+{
+	struct wp_account *a = new_account(0, 0, 0);
+	const struct wp_thread_times *t;
+	const struct wp_stack_weight *w;
+	size_t n;
+
+	feed_basic(a);
+	wp_account_finish(a, START + 50 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 1, "basic: one thread");
+	is_u64(t->wall_ns, 50 * MS, "basic: wall is the whole window");
+	is_u64(t->on_cpu_ns, 25 * MS, "basic: on-CPU 0-10, 30-40, 45-50 ms");
+	is_u64(t->blocked_ns, 20 * MS, "basic: blocked 10-30 ms");
+	is_u64(t->preempted_ns, 5 * MS, "basic: preempted 40-45 ms");
+	is_u64(t->wall_ns, t->on_cpu_ns + t->blocked_ns + t->preempted_ns,
+	       "basic: wall = on + blocked + preempted");
+	is_u64(t->voluntary_switches, 1, "basic: one voluntary switch");
+	is_u64(t->involuntary_switches, 1, "basic: one involuntary switch");
+	is_u64(t->samples, 5, "basic: five on-CPU samples");
+	is_u64(t->switch_samples, 2, "basic: two switch-out stacks");
+	ok(!t->approximate, "basic: exact");
+	w = weight_of(a, STACK_A);
+	ok(w && w->on_cpu_ns == 25 * MS && w->samples == 5, "basic: stack A has all on-CPU time");
+	w = weight_of(a, STACK_B);
+	ok(w && w->blocked_ns == 20 * MS && w->blocked_count == 1 && !w->on_cpu_ns,
+	   "basic: stack B has the blocked interval");
+	w = weight_of(a, STACK_C);
+	ok(w && w->preempted_ns == 5 * MS && w->preempted_count == 1,
+	   "basic: stack C has the preempted interval");
+	is_u64(t->on_slices.count[63 - __builtin_clzll(10 * MS)], 2,
+	       "basic: two 10 ms on-CPU slices in their log2 bucket");
+	is_u64(t->preempt_waits.total_ns[63 - __builtin_clzll(5 * MS)], 5 * MS,
+	       "basic: the preemption wait in its bucket");
+	wp_account_free(a);
+}
+
+static void test_window(void)
+{
+	struct wp_account *a = new_account(20 * MS, 40 * MS, 0);
+	const struct wp_thread_times *t;
+	const struct wp_stack_weight *w;
+	size_t n;
+
+	feed_basic(a);
+	wp_account_finish(a, START + 50 * MS);
+	t = wp_account_threads(a, &n);
+	is_u64(t->wall_ns, 20 * MS, "window 20-40 ms: wall is the window");
+	is_u64(t->blocked_ns, 10 * MS, "window: blocked 20-30 ms");
+	is_u64(t->on_cpu_ns, 10 * MS, "window: on-CPU 30-40 ms");
+	is_u64(t->preempted_ns, 0, "window: the preemption is outside");
+	is_u64(t->samples, 0, "window: the samples are outside");
+	w = weight_of(a, UNSAMPLED);
+	ok(w && w->on_cpu_ns == 10 * MS, "window: unsampled on-CPU time has its own stack");
+	w = weight_of(a, STACK_B);
+	ok(w && w->blocked_ns == 10 * MS, "window: stack B gets the part inside");
+	wp_account_free(a);
+}
+
+static void test_min_block(void)
+{
+	struct wp_account *a = new_account(0, 0, 10 * MS);
+	const struct wp_thread_times *t;
+	size_t n;
+
+	feed_basic(a);
+	wp_account_finish(a, START + 50 * MS);
+	t = wp_account_threads(a, &n);
+	ok(weight_of(a, STACK_B) && weight_of(a, STACK_B)->blocked_ns == 20 * MS,
+	   "min-block 10 ms: the 20 ms interval keeps its stack");
+	ok(!weight_of(a, STACK_C), "min-block 10 ms: the 5 ms interval has no stack weight");
+	is_u64(t->preempted_ns, 5 * MS, "min-block: thread totals stay exact");
+	wp_account_free(a);
+}
+
+static void test_new_thread(void)
+{
+	struct wp_account *a = new_account(0, 0, 0);
+	const struct wp_thread_times *t;
+	const struct wp_stack_weight *w;
+	uint8_t buf[256];
+	size_t n;
+
+	feed(a, task_rec(PERF_RECORD_FORK, 102, 10 * MS, buf));
+	feed(a, switch_rec(102, 12 * MS, false, false, buf));
+	feed(a, task_rec(PERF_RECORD_EXIT, 102, 20 * MS, buf));
+	wp_account_finish(a, START + 50 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 1, "new thread: one thread");
+	is_u64(t->start_ns, START + 10 * MS, "new thread: starts at its FORK");
+	is_u64(t->end_ns, START + 20 * MS, "new thread: ends at its EXIT");
+	is_u64(t->preempted_ns, 2 * MS, "new thread: runnable until it first runs");
+	is_u64(t->on_cpu_ns, 8 * MS, "new thread: then on-CPU until exit");
+	ok(t->exited, "new thread: exited");
+	w = weight_of(a, UNSAMPLED);
+	ok(w && w->on_cpu_ns == 8 * MS, "new thread: unsampled time is not lost");
+	wp_account_free(a);
+}
+
+static void test_exact_distribution(void)
+{
+	struct wp_account *a = new_account(0, 0, 0);
+	const struct wp_stack_weight *wa, *wb;
+	uint8_t buf[256];
+
+	/* 3 samples over 10 ns of on-CPU time: 2/3 and 1/3, summing exactly. */
+	wp_account_sample(a, 100, 101, START + 1, false, STACK_A);
+	wp_account_sample(a, 100, 101, START + 2, false, STACK_A);
+	wp_account_sample(a, 100, 101, START + 3, false, STACK_B);
+	feed(a, switch_rec(101, 10, true, false, buf));
+	wp_account_finish(a, START + 10);
+	wa = weight_of(a, STACK_A);
+	wb = weight_of(a, STACK_B);
+	ok(wa && wb, "distribution: both stacks weighed");
+	if (wa && wb) {
+		is_u64(wa->on_cpu_ns + wb->on_cpu_ns, 10, "distribution: parts add up exactly");
+		is_u64(wa->on_cpu_ns, 7, "distribution: the remainder goes to the biggest");
+	}
+	wp_account_free(a);
+}
+
+static void test_lost(void)
+{
+	struct wp_account *a = new_account(0, 0, 0);
+	const struct wp_thread_times *t;
+	uint8_t buf[256];
+	struct perf_event_header *h = (void *)buf;
+	struct wp_sample_id id = { .pid = 100, .tid = 101, .time = START + 20 * MS, .id = 7 };
+	uint64_t lost[2] = { 7, 3 };
+	size_t n;
+
+	feed_basic(a);
+	h->type = PERF_RECORD_LOST;
+	h->misc = 0;
+	h->size = (uint16_t)(sizeof(*h) + sizeof(lost) + wp_sample_id_size(&fmt));
+	memcpy(h + 1, lost, sizeof(lost));
+	wp_sample_id_write(&fmt, &id, (uint8_t *)(h + 1) + sizeof(lost));
+	feed(a, h);
+	wp_account_finish(a, START + 50 * MS);
+	t = wp_account_threads(a, &n);
+	ok(t->approximate, "lost: the live thread is marked approximate");
+	is_u64(wp_account_lost(a), 3, "lost: the count is taken from the record");
+	wp_account_free(a);
+}
+
+/* --- order --- */
+
+static uint64_t delivered[16];
+static int nr_delivered;
+
+static int collect(const struct perf_event_header *rec, uint64_t time, void *arg)
+{
+	(void)rec;
+	(void)arg;
+	if (nr_delivered < 16)
+		delivered[nr_delivered++] = time;
+	return 0;
+}
+
+static void test_order(void)
+{
+	/* Two rings read in turn: times interleave across passes. */
+	static const uint64_t pass1[] = { 10, 11, 30, 5, 6 };
+	static const uint64_t pass2[] = { 31, 7, 32, 12 };
+	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
+	struct wp_order *o;
+	uint8_t buf[256];
+	bool sorted = true;
+
+	wp_order_new(&fmt, collect, NULL, &o);
+	for (size_t i = 0; i < sizeof(pass1) / sizeof(pass1[0]); i++)
+		wp_order_push(o, switch_rec(101, pass1[i], true, false, buf));
+	wp_order_push(o, &round);
+	is_int(nr_delivered, 0, "order: nothing is released after the first round");
+	for (size_t i = 0; i < sizeof(pass2) / sizeof(pass2[0]); i++)
+		wp_order_push(o, switch_rec(101, pass2[i], true, false, buf));
+	wp_order_push(o, &round);
+	is_int(nr_delivered, 7, "order: the second round releases all up to the first round's newest");
+	wp_order_flush(o);
+	is_int(nr_delivered, 9, "order: flush releases the rest");
+	for (int i = 1; i < nr_delivered; i++)
+		sorted &= delivered[i - 1] <= delivered[i];
+	ok(sorted, "order: delivered in time order");
+	is_u64(wp_order_late(o), 0, "order: nothing late");
+	wp_order_free(o);
+}
+
+int main(void)
+{
+	setup();
+	test_basic_split();
+	test_window();
+	test_min_block();
+	test_new_thread();
+	test_exact_distribution();
+	test_lost();
+	test_order();
+	return done_testing();
+}
