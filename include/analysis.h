@@ -34,6 +34,7 @@ struct wp_quality {
 	uint64_t truncated_needed;	/* largest stack size that would have done */
 	uint64_t frames, unnamed;	/* frames, and those without a name */
 	unsigned int changed_files, missing_files;
+	uint64_t cache_hits;		/* user stacks found already unwound */
 };
 
 struct wp_analysis {

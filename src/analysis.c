@@ -16,6 +16,20 @@
 #include "unwind.h"
 
 #define MAX_STACK_TOKENS 512
+#define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
+
+/*
+ * A user stack already unwound and named: the same registers and stack
+ * bytes in the same address space unwind the same way.  Keyed by two
+ * independent 64-bit hashes of (pid, mapping generation, registers, stack
+ * copy); a collision of both is not a practical concern.
+ */
+struct ucache_entry {
+	uint64_t h1, h2;
+	uint32_t off, len;	/* tokens in ucache_tokens */
+	bool truncated;
+	uint64_t needed;
+};
 
 struct pipeline {
 	struct wp_analysis *an;
@@ -30,6 +44,9 @@ struct pipeline {
 	uint64_t last_time;
 	struct wp_ustack ustack;
 	uint32_t tokens[MAX_STACK_TOKENS];
+	struct ucache_entry *ucache;
+	uint32_t *ucache_tokens;
+	size_t nr_ucache_tokens, cap_ucache_tokens;
 	uint64_t file_size, progress_step, next_progress;
 };
 
@@ -41,12 +58,101 @@ static bool is_switch_sample(const struct pipeline *p, uint64_t id)
 	return false;
 }
 
+static void stack_hash(const struct wp_sample_format *fmt, const struct wp_sample *s,
+		       uint64_t generation, uint64_t *h1, uint64_t *h2)
+{
+	uint64_t a = 0x9e3779b97f4a7c15ULL ^ s->pid, b = 0xc2b2ae3d27d4eb4fULL ^ generation;
+	size_t i, words = s->stack_dyn_size / 8;
+	uint64_t w;
+
+	for (i = 0; i < fmt->nr_regs; i++) {
+		a = (a ^ s->regs[i]) * 0xff51afd7ed558ccdULL;
+		b = (b + s->regs[i]) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	for (i = 0; i < words; i++) {
+		memcpy(&w, s->stack + i * 8, 8);
+		a = (a ^ w) * 0xff51afd7ed558ccdULL;
+		b = ((b ^ (w >> 17)) + w) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	*h1 = a ^ (a >> 33) ^ s->stack_dyn_size;
+	*h2 = b ^ (b >> 29);
+}
+
+/* Unwind and name the user stack of s into tokens[n..]; returns the new n. */
+static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
+				const struct wp_sample *s, unsigned int n)
+{
+	struct wp_quality *q = &p->an->quality;
+	struct ucache_entry *e = NULL;
+	unsigned int start = n;
+	uint64_t h1 = 0, h2 = 0;
+
+	if (p->ucache && proc) {
+		stack_hash(&p->fmt, s, proc->generation, &h1, &h2);
+		e = &p->ucache[h1 & (UCACHE_SLOTS - 1)];
+		if (e->h1 == h1 && e->h2 == h2 && e->len) {
+			q->cache_hits++;
+			if (e->len > MAX_STACK_TOKENS - n)
+				e->len = MAX_STACK_TOKENS - n;
+			memcpy(p->tokens + n, p->ucache_tokens + e->off, e->len * sizeof(uint32_t));
+			if (e->truncated) {
+				q->truncated++;
+				if (e->needed > q->truncated_needed)
+					q->truncated_needed = e->needed;
+			}
+			return n + e->len;
+		}
+	}
+	wp_unwind_sample(p->unwinder, &p->fmt, s, &p->ustack);
+	if (p->ustack.failed) {
+		q->unwind_failed++;
+		return n;
+	}
+	for (unsigned int i = 0; i < p->ustack.n && n < MAX_STACK_TOKENS; i++)
+		n += wp_symbols_user(p->symbols, proc, p->ustack.pc[i], p->ustack.activation[i],
+				     p->tokens + n, MAX_STACK_TOKENS - n);
+	if (p->ustack.truncated && n < MAX_STACK_TOKENS) {
+		q->truncated++;
+		if (p->ustack.needed > q->truncated_needed)
+			q->truncated_needed = p->ustack.needed;
+		p->tokens[n++] = p->truncated_marker;
+	}
+	if (e && n > start) {
+		size_t len = n - start;
+
+		if (p->nr_ucache_tokens + len > p->cap_ucache_tokens) {
+			/* Full: start over rather than grow without bound. */
+			size_t cap = p->cap_ucache_tokens ? p->cap_ucache_tokens : 1 << 20;
+			uint32_t *nt = p->ucache_tokens ? p->ucache_tokens : malloc(cap * sizeof(*nt));
+
+			if (!nt)
+				return n;
+			p->ucache_tokens = nt;
+			p->cap_ucache_tokens = cap;
+			if (p->nr_ucache_tokens + len > cap) {
+				memset(p->ucache, 0, UCACHE_SLOTS * sizeof(*p->ucache));
+				p->nr_ucache_tokens = 0;
+			}
+		}
+		e->h1 = h1;
+		e->h2 = h2;
+		e->off = (uint32_t)p->nr_ucache_tokens;
+		e->len = (uint32_t)len;
+		e->truncated = p->ustack.truncated;
+		e->needed = p->ustack.needed;
+		memcpy(p->ucache_tokens + p->nr_ucache_tokens, p->tokens + start,
+		       len * sizeof(uint32_t));
+		p->nr_ucache_tokens += len;
+	}
+	return n;
+}
+
 /* Frames of a sample, innermost first: kernel, then user. */
 static unsigned int sample_frames(struct pipeline *p, const struct wp_sample *s)
 {
 	struct wp_quality *q = &p->an->quality;
 	struct wp_process *proc = wp_procmap_process(p->pm, s->pid);
-	unsigned int n = 0, before;
+	unsigned int n = 0;
 	bool user = false, first_user = true;
 
 	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK_TOKENS; i++) {
@@ -69,23 +175,7 @@ static unsigned int sample_frames(struct pipeline *p, const struct wp_sample *s)
 	if (s->regs_abi == 0)
 		return n;	/* a kernel thread: no user stack */
 	q->samples++;
-	wp_unwind_sample(p->unwinder, &p->fmt, s, &p->ustack);
-	if (p->ustack.failed) {
-		q->unwind_failed++;
-		return n;
-	}
-	before = n;
-	for (unsigned int i = 0; i < p->ustack.n && n < MAX_STACK_TOKENS; i++)
-		n += wp_symbols_user(p->symbols, proc, p->ustack.pc[i], p->ustack.activation[i],
-				     p->tokens + n, MAX_STACK_TOKENS - n);
-	if (p->ustack.truncated && n < MAX_STACK_TOKENS) {
-		q->truncated++;
-		if (p->ustack.needed > q->truncated_needed)
-			q->truncated_needed = p->ustack.needed;
-		p->tokens[n++] = p->truncated_marker;
-	}
-	(void)before;
-	return n;
+	return user_frames(p, proc, s, n);
 }
 
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
@@ -173,6 +263,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	if (err)
 		return err;
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
+	/* Without the cache everything still works, only slower. */
+	p->ucache = calloc(UCACHE_SLOTS, sizeof(*p->ucache));
 	frame = wp_symbols_marker(p->symbols, "[unsampled]");
 	ao.unsampled_stack = wp_stacks_intern(an->stacks, &frame, 1);
 	frame = wp_symbols_marker(p->symbols, m->flags & WP_META_OFFCPU_STACKS ?
@@ -191,6 +283,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 
 static void pipeline_release(struct pipeline *p)
 {
+	free(p->ucache);
+	free(p->ucache_tokens);
 	wp_symbols_free(p->symbols);
 	wp_unwinder_free(p->unwinder);
 	wp_procmap_free(p->pm);

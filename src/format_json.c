@@ -181,8 +181,9 @@ int wp_format_json(struct wp_view *v, FILE *out)
 	fprintf(out, "  \"quality\": {\"records\": %" PRIu64 ", \"unwound_samples\": %" PRIu64
 		", \"truncated_stacks\": %" PRIu64 ", \"truncated_needed_bytes\": %" PRIu64
 		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
-		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64 "}\n}\n",
+		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
+		", \"unwind_cache_hits\": %" PRIu64 "}\n}\n",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
-		q->frames, q->unnamed, v->an->out_of_order);
+		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits);
 	return 0;
 }
