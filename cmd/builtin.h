@@ -8,6 +8,7 @@
 #ifndef WALLPROF_BUILTIN_H
 #define WALLPROF_BUILTIN_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Exit statuses shared by every subcommand. */
@@ -20,6 +21,18 @@ int cmd_report(int argc, char **argv);
 
 void record_usage(FILE *out);
 void report_usage(FILE *out);
+
+enum wp_color_mode { WP_COLOR_AUTO, WP_COLOR_ALWAYS, WP_COLOR_NEVER };
+
+/* "auto", "always" or "never" (NULL, as from a bare --color, is always); -1 else. */
+int parse_color(const char *arg);
+
+/*
+ * Whether to colour what goes to f: always/never as asked; auto means a
+ * terminal, unless NO_COLOR is set (https://no-color.org) or TERM is dumb.
+ * Also sets the colour of wallprof's own messages on stderr.
+ */
+bool use_color(enum wp_color_mode mode, FILE *f);
 
 /* Print "wallprof <cmd>: <msg>" and a hint, return WP_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...)

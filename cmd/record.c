@@ -47,6 +47,7 @@ void record_usage(FILE *out)
 		"  -m, --mmap-pages <n>      ring buffer pages per CPU (power of two), or a size\n"
 		"                            such as 8M\n"
 		"  -q, --quiet               no progress line and no summary\n"
+		"      --color[=<when>]      colour messages: auto (default), always, never\n"
 		"  -v, --verbose             more messages\n"
 		"  -h, --help                this text\n");
 }
@@ -55,6 +56,7 @@ enum {
 	OPT_NO_OFF_CPU = 256,
 	OPT_NO_COMPRESS,
 	OPT_USER,
+	OPT_COLOR,
 };
 
 static const struct option record_options[] = {
@@ -73,6 +75,7 @@ static const struct option record_options[] = {
 	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
 	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "color", optional_argument, NULL, OPT_COLOR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -220,6 +223,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'q':
 			o.quiet = true;
+			break;
+		case OPT_COLOR:
+			if (parse_color(optarg) < 0)
+				return usage_error("record", "--color: '%s' is not auto, always or never",
+						   optarg);
+			use_color((enum wp_color_mode)parse_color(optarg), stderr);
 			break;
 		case 'v':
 			verbose++;

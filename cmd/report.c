@@ -51,6 +51,7 @@ void report_usage(FILE *out)
 		"      --no-kernel          drop kernel frames\n"
 		"      --no-user            drop user frames\n"
 		"  -q, --quiet              no progress bar\n"
+		"      --color[=<when>]     colour: auto (default: on a terminal), always, never\n"
 		"  -v, --verbose            more messages\n"
 		"  -h, --help               this text\n");
 }
@@ -72,6 +73,7 @@ enum {
 	OPT_GREP,
 	OPT_NO_KERNEL,
 	OPT_NO_USER,
+	OPT_COLOR,
 };
 
 static const struct option report_options[] = {
@@ -95,6 +97,7 @@ static const struct option report_options[] = {
 	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 	{ "no-user", no_argument, NULL, OPT_NO_USER },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "color", optional_argument, NULL, OPT_COLOR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -145,6 +148,7 @@ int cmd_report(int argc, char **argv)
 	struct wp_analysis_opts ao = { 0 };
 	const char *input = "wallprof.data", *output = NULL;
 	int c, idx, format = 0, ret = WP_EXIT_FAILURE;
+	enum wp_color_mode color = WP_COLOR_AUTO;
 	bool dump = false, quiet = false;
 	struct wp_analysis an;
 	struct wp_view v;
@@ -243,6 +247,13 @@ int cmd_report(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case OPT_COLOR:
+			idx = parse_color(optarg);
+			if (idx < 0)
+				return usage_error("report", "--color: '%s' is not auto, always or never",
+						   optarg);
+			color = (enum wp_color_mode)idx;
+			break;
 		case 'v':
 			wp_log_set_level(WP_LOG_DEBUG);
 			break;
@@ -264,6 +275,7 @@ int cmd_report(int argc, char **argv)
 			goto out_free;
 		}
 	}
+	vo.color = use_color(color, out);
 	if (dump) {
 		ret = wp_dump_file(input, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		goto out_close;

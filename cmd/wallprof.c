@@ -65,11 +65,48 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	return WP_EXIT_USAGE;
 }
 
+static bool color_messages;
+
 static void log_sink(enum wp_log_level level, const char *msg)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	static const char *const color[] = { "\033[1;31m", "\033[1;33m", "", "\033[2m" };
 
-	fprintf(stderr, "wallprof: %s%s\n", prefix[level], msg);
+	if (color_messages && level != WP_LOG_INFO)
+		fprintf(stderr, "wallprof: %s%s\033[m%s\n", color[level], prefix[level], msg);
+	else
+		fprintf(stderr, "wallprof: %s%s\n", prefix[level], msg);
+}
+
+int parse_color(const char *arg)
+{
+	if (!arg || !strcmp(arg, "always"))
+		return WP_COLOR_ALWAYS;
+	if (!strcmp(arg, "auto"))
+		return WP_COLOR_AUTO;
+	if (!strcmp(arg, "never"))
+		return WP_COLOR_NEVER;
+	return -1;
+}
+
+static bool color_auto(FILE *f)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (no && *no)
+		return false;
+	if (term && !strcmp(term, "dumb"))
+		return false;
+	return isatty(fileno(f));
+}
+
+bool use_color(enum wp_color_mode mode, FILE *f)
+{
+	color_messages = mode == WP_COLOR_ALWAYS ||
+			 (mode == WP_COLOR_AUTO && color_auto(stderr));
+	if (mode == WP_COLOR_AUTO)
+		return color_auto(f);
+	return mode == WP_COLOR_ALWAYS;
 }
 
 /*
@@ -121,6 +158,7 @@ int main(int argc, char **argv)
 	const char *name;
 
 	wp_log_set_sink(log_sink);
+	use_color(WP_COLOR_AUTO, stdout);
 	if (argc < 2) {
 		main_usage(stderr);
 		return WP_EXIT_USAGE;

@@ -12,6 +12,16 @@
 
 #define DUR(ns, b) wp_human_ns((ns), (b), sizeof(b))
 
+/* ANSI SGR sequences, or nothing without --color. */
+#define C_BOLD "\033[1m"
+#define C_DIM "\033[2m"
+#define C_ON "\033[32m"
+#define C_BLOCKED "\033[31m"
+#define C_PREEMPTED "\033[33m"
+#define C_KERNEL "\033[36m"
+#define C_RESET "\033[m"
+#define PAINT(v, c) ((v)->o.color ? (c) : "")
+
 static void print_header(const struct wp_analysis *an, FILE *out)
 {
 	const struct wp_meta *m = an->meta;
@@ -191,8 +201,9 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 	}
 	sort_view = v;
 	qsort(groups, ng, sizeof(*groups), group_cmp);
-	fprintf(out, "\n%-9s %-12s %7s %7s %7s %7s %4s %5s %5s %6s\n", "PID/TID", "COMM",
-		"WALL", "ON-CPU", "BLOCKED", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL");
+	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s %7s %4s %5s %5s %6s%s\n", PAINT(v, C_BOLD),
+		"PID/TID", "COMM", "WALL", "ON-CPU", "BLOCKED", "PREEMPT", "%ON", "VOL", "INVOL",
+		"SAMPL", PAINT(v, C_RESET));
 	for (size_t g = 0; g < ng; g++) {
 		print_thread(&groups[g].sum, out, true);
 		ns = 0;
@@ -292,20 +303,27 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 		e[m++] = e[i];
 	}
 	qsort(e, m, sizeof(*e), top_cmp);
-	fprintf(out, "\nTop stacks by %s time (%s in all):\n", wp_mode_name(v->o.mode),
-		DUR(total, d));
+	fprintf(out, "\n%sTop stacks by %s time (%s in all):%s\n", PAINT(v, C_BOLD),
+		wp_mode_name(v->o.mode), DUR(total, d), PAINT(v, C_RESET));
 	for (size_t i = 0; i < m && i < v->o.top; i++) {
 		const uint32_t *frames;
 		unsigned int n;
 
 		frames = wp_stacks_get(an->stacks, e[i].stack, &n);
-		fprintf(out, "\n%6.2f%% %9s  %-9s  %s\n",
-			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, DUR(e[i].ns, d),
-			part_name(e[i].part), th[e[i].thread].comm);
-		for (unsigned int f = 0; f < n; f++)
-			fprintf(out, "                   %s%s\n", wp_analysis_frame_name(an, frames[f]),
-				frames[f] & WP_FRAME_KERNEL ? " [k]" :
-				frames[f] & WP_FRAME_INLINED ? " (inlined)" : "");
+		static const char *const part_color[] = { C_ON, C_BLOCKED, C_PREEMPTED };
+
+		fprintf(out, "\n%s%6.2f%%%s %9s  %s%-9s%s  %s\n", PAINT(v, C_BOLD),
+			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, PAINT(v, C_RESET),
+			DUR(e[i].ns, d), PAINT(v, part_color[e[i].part]), part_name(e[i].part),
+			PAINT(v, C_RESET), th[e[i].thread].comm);
+		for (unsigned int f = 0; f < n; f++) {
+			bool k = frames[f] & WP_FRAME_KERNEL;
+
+			fprintf(out, "                   %s%s%s%s\n", k ? PAINT(v, C_KERNEL) : "",
+				wp_analysis_frame_name(an, frames[f]),
+				k ? " [k]" : frames[f] & WP_FRAME_INLINED ? " (inlined)" : "",
+				k ? PAINT(v, C_RESET) : "");
+		}
 	}
 	if (!m)
 		fprintf(out, "  (none)\n");
