@@ -167,6 +167,16 @@ const struct wp_meta *wp_reader_meta(const struct wp_reader *r);
  */
 int wp_reader_next(struct wp_reader *r, const struct perf_event_header **rec);
 
+/*
+ * Keep the block that the last record came from alive after the next
+ * wp_reader_next() (records are borrowed from it): a counted reference,
+ * dropped with wp_block_put().  Lets a consumer queue records without
+ * copying them.
+ */
+struct wp_block_ref;
+struct wp_block_ref *wp_reader_block_get(struct wp_reader *r);
+void wp_block_put(struct wp_block_ref *b);
+
 /* The summary, once wp_reader_next() returned 0; NULL if the file has none. */
 const struct wp_summary *wp_reader_summary(const struct wp_reader *r);
 

@@ -24,14 +24,19 @@ struct wp_order;
 typedef int (*wp_order_fn)(const struct perf_event_header *rec, uint64_t time,
 			   void *arg);
 
+/* Drops a reference that keeps queued records' memory alive. */
+typedef void (*wp_order_release_fn)(void *hold);
+
 int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
-		 struct wp_order **out);
+		 wp_order_release_fn release, struct wp_order **out);
 
 /*
- * Queue a copy of rec (a ROUND releases what is safe).  Returns 0, the
- * callback's non-zero value, or -ENOMEM.
+ * Queue rec (a ROUND releases what is safe).  With hold, rec stays where it
+ * is and hold (a reference on its memory) is released after delivery;
+ * without, a copy is queued.  Returns 0, the callback's non-zero value, or
+ * -ENOMEM.
  */
-int wp_order_push(struct wp_order *o, const struct perf_event_header *rec);
+int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold);
 
 /* Deliver everything still queued (end of file). */
 int wp_order_flush(struct wp_order *o);

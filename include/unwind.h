@@ -27,6 +27,7 @@ struct wp_ustack {
 	bool truncated;		/* the stack copy ended before the outermost frame */
 	bool failed;		/* not even the first frame */
 	uint64_t needed;	/* stack bytes that would have sufficed, when known */
+	uint64_t read_bytes;	/* bytes of the copy the unwinder looked at */
 };
 
 struct wp_unwinder;

@@ -8,6 +8,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "analysis.h"
 #include "log.h"
 #include "order.h"
@@ -19,13 +21,20 @@
 #define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
 
 /*
- * A user stack already unwound and named: the same registers and stack
- * bytes in the same address space unwind the same way.  Keyed by two
- * independent 64-bit hashes of (pid, mapping generation, registers, stack
- * copy); a collision of both is not a practical concern.
+ * A user stack already unwound and named.  The unwinder's result depends
+ * only on the registers, the address space and the stack bytes it read, so
+ * an entry is keyed by a hash of (pid, mapping generation, registers) and
+ * holds a hash of the first read_bytes of the stack: a sample with the same
+ * key and the same leading bytes unwinds the same way.  Hashing only what
+ * the unwinder read (usually far less than the copy) keeps lookups cheap.
+ * Truncated stacks also depend on where the copy ended.  XXH3 hashes; a
+ * collision is not a practical concern.
  */
 struct ucache_entry {
-	uint64_t h1, h2;
+	uint64_t key;		/* pid, generation, registers */
+	uint64_t bytes_hash;	/* of stack[0, read_bytes) */
+	uint32_t read_bytes;
+	uint32_t dyn_size;	/* for truncated stacks only, else 0 */
 	uint32_t off, len;	/* tokens in ucache_tokens */
 	bool truncated;
 	uint64_t needed;
@@ -58,24 +67,20 @@ static bool is_switch_sample(const struct pipeline *p, uint64_t id)
 	return false;
 }
 
-static void stack_hash(const struct wp_sample_format *fmt, const struct wp_sample *s,
-		       uint64_t generation, uint64_t *h1, uint64_t *h2)
+static uint64_t regs_key(const struct wp_sample_format *fmt, const struct wp_sample *s,
+			 uint64_t generation)
 {
-	uint64_t a = 0x9e3779b97f4a7c15ULL ^ s->pid, b = 0xc2b2ae3d27d4eb4fULL ^ generation;
-	size_t i, words = s->stack_dyn_size / 8;
-	uint64_t w;
+	return XXH3_64bits_withSeed(s->regs, fmt->nr_regs * sizeof(uint64_t),
+				    ((uint64_t)s->pid << 32) ^ generation);
+}
 
-	for (i = 0; i < fmt->nr_regs; i++) {
-		a = (a ^ s->regs[i]) * 0xff51afd7ed558ccdULL;
-		b = (b + s->regs[i]) * 0xc4ceb9fe1a85ec53ULL;
-	}
-	for (i = 0; i < words; i++) {
-		memcpy(&w, s->stack + i * 8, 8);
-		a = (a ^ w) * 0xff51afd7ed558ccdULL;
-		b = ((b ^ (w >> 17)) + w) * 0xc4ceb9fe1a85ec53ULL;
-	}
-	*h1 = a ^ (a >> 33) ^ s->stack_dyn_size;
-	*h2 = b ^ (b >> 29);
+static bool ucache_match(const struct ucache_entry *e, const struct wp_sample *s, uint64_t key)
+{
+	if (e->key != key || !e->len || e->read_bytes > s->stack_dyn_size)
+		return false;
+	if (e->truncated && e->dyn_size != s->stack_dyn_size)
+		return false;
+	return XXH3_64bits(s->stack, e->read_bytes) == e->bytes_hash;
 }
 
 /* Unwind and name the user stack of s into tokens[n..]; returns the new n. */
@@ -85,12 +90,12 @@ static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
 	struct wp_quality *q = &p->an->quality;
 	struct ucache_entry *e = NULL;
 	unsigned int start = n;
-	uint64_t h1 = 0, h2 = 0;
+	uint64_t key = 0;
 
 	if (p->ucache && proc) {
-		stack_hash(&p->fmt, s, proc->generation, &h1, &h2);
-		e = &p->ucache[h1 & (UCACHE_SLOTS - 1)];
-		if (e->h1 == h1 && e->h2 == h2 && e->len) {
+		key = regs_key(&p->fmt, s, proc->generation);
+		e = &p->ucache[key & (UCACHE_SLOTS - 1)];
+		if (ucache_match(e, s, key)) {
 			q->cache_hits++;
 			if (e->len > MAX_STACK_TOKENS - n)
 				e->len = MAX_STACK_TOKENS - n;
@@ -134,8 +139,10 @@ static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
 				p->nr_ucache_tokens = 0;
 			}
 		}
-		e->h1 = h1;
-		e->h2 = h2;
+		e->key = key;
+		e->read_bytes = (uint32_t)p->ustack.read_bytes;
+		e->bytes_hash = XXH3_64bits(s->stack, p->ustack.read_bytes);
+		e->dyn_size = p->ustack.truncated ? (uint32_t)s->stack_dyn_size : 0;
 		e->off = (uint32_t)p->nr_ucache_tokens;
 		e->len = (uint32_t)len;
 		e->truncated = p->ustack.truncated;
@@ -310,7 +317,7 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	an->start_ns = an->meta->start_clock_ns;
 	err = pipeline_init(p, an, opts);
 	if (!err)
-		err = wp_order_new(&p->fmt, deliver, p, &order);
+		err = wp_order_new(&p->fmt, deliver, p, (wp_order_release_fn)wp_block_put, &order);
 	if (err)
 		goto out;
 	if (!stat(path, &st)) {
@@ -320,9 +327,16 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	}
 	p->last_time = an->start_ns;
 	while ((ret = wp_reader_next(an->reader, &rec)) > 0) {
-		err = wp_order_push(order, rec);
-		if (err)
+		struct wp_block_ref *hold = NULL;
+
+		/* Rounds are not queued: they need no reference on the block. */
+		if (rec->type != WP_RECORD_ROUND)
+			hold = wp_reader_block_get(an->reader);
+		err = wp_order_push(order, rec, hold);
+		if (err) {
+			wp_block_put(hold);
 			goto out;
+		}
 		show_progress(p);
 	}
 	if (ret < 0)

@@ -433,8 +433,8 @@ struct wp_reader {
 	uint64_t offset;	/* file offset of the next block */
 	uint64_t file_size;
 	uint64_t block_offset;
-	uint8_t *block;		/* decoded payload of the current block */
-	size_t block_cap;
+	struct wp_block_ref *cur;	/* decoded payload of the current block */
+	uint8_t *block;		/* cur->data */
 	size_t block_len, block_pos;
 	void *zbuf;
 	size_t zbuf_cap;
@@ -718,6 +718,55 @@ static int grow(void **buf, size_t *cap, size_t want)
 	return 0;
 }
 
+struct wp_block_ref {
+	unsigned int refs;
+	size_t cap;
+	uint8_t data[];
+};
+
+/* A buffer of at least size bytes that no one else holds. */
+static int reader_block_buffer(struct wp_reader *r, size_t size)
+{
+	struct wp_block_ref *b = r->cur;
+
+	if (b && b->refs > 1) {
+		b->refs--;	/* its holders free it */
+		b = NULL;
+	}
+	if (b && b->cap < size) {
+		free(b);
+		b = NULL;
+	}
+	if (!b) {
+		size_t cap = size > (4U << 20) ? size : (4U << 20);
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b) {
+			r->cur = NULL;
+			r->block = NULL;
+			return -ENOMEM;
+		}
+		b->refs = 1;
+		b->cap = cap;
+	}
+	r->cur = b;
+	r->block = b->data;
+	return 0;
+}
+
+struct wp_block_ref *wp_reader_block_get(struct wp_reader *r)
+{
+	if (r->cur)
+		r->cur->refs++;
+	return r->cur;
+}
+
+void wp_block_put(struct wp_block_ref *b)
+{
+	if (b && !--b->refs)
+		free(b);
+}
+
 /* Load the next block; 1 loaded, 0 end of file, <0 error. */
 static int reader_load_block(struct wp_reader *r)
 {
@@ -738,7 +787,7 @@ static int reader_load_block(struct wp_reader *r)
 		if (r->file_size - r->offset - sizeof(bh) < padded)
 			return reader_fail(r, "truncated block");
 		if (grow(&r->zbuf, &r->zbuf_cap, bh.size + 1) ||
-		    grow((void **)&r->block, &r->block_cap, bh.raw_size + 1))
+		    reader_block_buffer(r, bh.raw_size + 1))
 			return -ENOMEM;
 		if (pread(r->fd, r->zbuf, bh.size, (off_t)(r->offset + sizeof(bh))) !=
 		    (ssize_t)bh.size)
@@ -815,7 +864,7 @@ void wp_reader_close(struct wp_reader *r)
 		close(r->fd);
 	wp_meta_release(&r->meta);
 	ZSTD_freeDCtx(r->dctx);
-	free(r->block);
+	wp_block_put(r->cur);
 	free(r->zbuf);
 	free(r->path);
 	free(r);

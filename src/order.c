@@ -6,16 +6,33 @@
 
 #include "order.h"
 
+#define CHUNK_SIZE (4U << 20)
+
+/*
+ * Queued records are copied into large chunks, not one allocation each;
+ * a chunk is recycled once every record in it has been delivered.
+ */
+struct chunk {
+	struct chunk *next;	/* in the free list */
+	struct chunk *all;	/* every chunk, for freeing */
+	size_t used;
+	size_t live;		/* records not yet delivered */
+	uint8_t data[];
+};
+
 struct queued {
 	uint64_t time;
 	uint64_t seq;		/* file order breaks ties */
 	struct perf_event_header *rec;
+	struct chunk *chunk;	/* when copied */
+	void *hold;		/* when borrowed */
 };
 
 struct wp_order {
 	struct wp_sample_format fmt;
 	wp_order_fn fn;
 	void *arg;
+	wp_order_release_fn release;
 	struct queued *heap;
 	size_t len, cap;
 	uint64_t seq;
@@ -23,7 +40,50 @@ struct wp_order {
 	uint64_t prev_round_max;	/* newest time of the round before */
 	uint64_t last_delivered;
 	uint64_t late;
+	struct chunk *cur, *spare, *all;
 };
+
+static void chunk_release(struct wp_order *o, struct chunk *c)
+{
+	if (--c->live || c == o->cur)
+		return;
+	c->next = o->spare;
+	o->spare = c;
+}
+
+/* Room for a record of size bytes, in the current chunk or a new one. */
+static struct perf_event_header *chunk_alloc(struct wp_order *o, size_t size,
+					     struct chunk **owner)
+{
+	struct chunk *c = o->cur;
+
+	if (!c || CHUNK_SIZE - c->used < size) {
+		if (c && !c->live) {
+			c->used = 0;	/* everything in it was delivered: reuse */
+		} else {
+			c = o->spare;
+			if (c)
+				o->spare = c->next;
+			else if ((c = malloc(sizeof(*c) + CHUNK_SIZE))) {
+				c->all = o->all;
+				o->all = c;
+			}
+			if (!c)
+				return NULL;
+			c->used = 0;
+			c->live = 0;
+			if (o->cur && !o->cur->live) {
+				o->cur->next = o->spare;
+				o->spare = o->cur;
+			}
+			o->cur = c;
+		}
+	}
+	c->live++;
+	*owner = c;
+	c->used += size;
+	return (struct perf_event_header *)(c->data + c->used - size);
+}
 
 uint64_t wp_record_time(const struct wp_sample_format *fmt,
 			const struct perf_event_header *rec)
@@ -51,7 +111,7 @@ uint64_t wp_record_time(const struct wp_sample_format *fmt,
 }
 
 int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
-		 struct wp_order **out)
+		 wp_order_release_fn release, struct wp_order **out)
 {
 	struct wp_order *o = calloc(1, sizeof(*o));
 
@@ -61,6 +121,7 @@ int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
 	o->fmt = *fmt;
 	o->fn = fn;
 	o->arg = arg;
+	o->release = release;
 	*out = o;
 	return 0;
 }
@@ -119,14 +180,17 @@ static int deliver_until(struct wp_order *o, uint64_t limit)
 		else if (q.time)
 			o->last_delivered = q.time;
 		ret = o->fn(q.rec, q.time, o->arg);
-		free(q.rec);
+		if (q.hold)
+			o->release(q.hold);
+		else
+			chunk_release(o, q.chunk);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-int wp_order_push(struct wp_order *o, const struct perf_event_header *rec)
+int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold)
 {
 	struct queued q;
 	int ret;
@@ -148,10 +212,16 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec)
 	}
 	q.time = wp_record_time(&o->fmt, rec);
 	q.seq = o->seq++;
-	q.rec = malloc(rec->size);
-	if (!q.rec)
-		return -ENOMEM;
-	memcpy(q.rec, rec, rec->size);
+	q.hold = hold && o->release ? hold : NULL;
+	q.chunk = NULL;
+	if (q.hold) {
+		q.rec = (struct perf_event_header *)rec;
+	} else {
+		q.rec = chunk_alloc(o, rec->size, &q.chunk);
+		if (!q.rec)
+			return -ENOMEM;
+		memcpy(q.rec, rec, rec->size);
+	}
 	if (q.time > o->round_max)
 		o->round_max = q.time;
 	o->heap[o->len] = q;
@@ -173,8 +243,15 @@ void wp_order_free(struct wp_order *o)
 {
 	if (!o)
 		return;
+	struct chunk *c, *next;
+
 	for (size_t i = 0; i < o->len; i++)
-		free(o->heap[i].rec);
+		if (o->heap[i].hold)
+			o->release(o->heap[i].hold);
+	for (c = o->all; c; c = next) {
+		next = c->all;
+		free(c);
+	}
 	free(o->heap);
 	free(o);
 }

@@ -33,7 +33,8 @@ struct dso_symbolizer {
 
 struct ksym {
 	uint64_t addr;
-	uint32_t name;		/* strpool id */
+	uint32_t name_off;	/* into ksym_names */
+	uint32_t token;		/* interned on first use; 0 = not yet */
 };
 
 struct wp_symbols {
@@ -50,6 +51,7 @@ struct wp_symbols {
 	size_t nr_chains, cap_chains;
 	struct ksym *ksyms;
 	size_t nr_ksyms;
+	char *ksym_names;	/* /proc/kallsyms as read, names NUL-terminated */
 	bool ksyms_loaded, ksyms_usable;
 	struct wp_symbol_stats stats;
 };
@@ -382,27 +384,67 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Read a whole /proc file (its size is not known in advance). */
+static char *read_proc_file(const char *path, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *buf = malloc(cap + 1), *nb;
+	FILE *f = fopen(path, "re");
+	size_t got;
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			nb = realloc(buf, cap * 2 + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* Kernel text symbols from /proc/kallsyms, parsed by hand: it is large. */
 static void load_kallsyms(struct wp_symbols *s)
 {
-	char line[512];
-	size_t cap = 0;
+	size_t len, cap = 0;
 	bool nonzero = false;
-	FILE *f;
+	char *p, *end;
 
 	s->ksyms_loaded = true;
 	if (!s->same_kernel)
 		return;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
+	s->ksym_names = read_proc_file("/proc/kallsyms", &len);
+	if (!s->ksym_names)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	for (p = s->ksym_names, end = p + len; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *name, *name_end;
 		unsigned long long addr;
-		char type, name[256];
+		char type;
 
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		addr = strtoull(p, &name, 16);
+		/* "addr type name [module]" */
+		if (name[0] != ' ' || !name[1] || name[2] != ' ')
+			goto next;
+		type = name[1];
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
+			goto next;
+		name += 3;
+		name_end = name + strcspn(name, " \t");
+		*name_end = '\0';
 		if (s->nr_ksyms == cap) {
 			size_t nc = cap ? cap * 2 : 65536;
 			struct ksym *nk = realloc(s->ksyms, nc * sizeof(*nk));
@@ -413,11 +455,13 @@ static void load_kallsyms(struct wp_symbols *s)
 			cap = nc;
 		}
 		s->ksyms[s->nr_ksyms].addr = addr;
-		s->ksyms[s->nr_ksyms].name = wp_strpool_intern(s->pool, name);
+		s->ksyms[s->nr_ksyms].name_off = (uint32_t)(name - s->ksym_names);
+		s->ksyms[s->nr_ksyms].token = 0;
 		s->nr_ksyms++;
 		nonzero |= addr != 0;
+next:
+		p = nl + 1;
 	}
-	fclose(f);
 	/* kptr_restrict shows every address as 0: useless. */
 	s->ksyms_usable = nonzero && s->nr_ksyms;
 	if (s->ksyms_usable)
@@ -443,8 +487,13 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo > 0)
-		return WP_FRAME_TOKEN(s->ksyms[lo - 1].name, WP_FRAME_KERNEL);
+	if (lo > 0) {
+		struct ksym *k = &s->ksyms[lo - 1];
+
+		if (!k->token)
+			k->token = token(s, s->ksym_names + k->name_off, WP_FRAME_KERNEL);
+		return k->token;
+	}
 	s->stats.unnamed++;
 	snprintf(text, sizeof(text), "[kernel] 0x%" PRIx64, addr);
 	return token(s, text, WP_FRAME_KERNEL);
@@ -466,5 +515,6 @@ void wp_symbols_free(struct wp_symbols *s)
 	free(s->cache);
 	free(s->chains);
 	free(s->ksyms);
+	free(s->ksym_names);
 	free(s);
 }

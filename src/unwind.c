@@ -246,6 +246,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	out->truncated = false;
 	out->failed = true;
 	out->needed = 0;
+	out->read_bytes = 0;
 	u->fmt = fmt;
 	u->cur = s;
 	u->out = out;
@@ -274,6 +275,9 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	dwfl_getthread_frames(pu->dwfl, (pid_t)s->tid, frame_cb, u);
 	if (out->n)
 		out->failed = false;
+	if (u->deepest_read > u->sp)
+		out->read_bytes = u->deepest_read - u->sp < s->stack_dyn_size ?
+				  u->deepest_read - u->sp : s->stack_dyn_size;
 	if (u->out_of_stack) {
 		out->truncated = true;
 		out->needed = u->deepest_read > u->sp ? u->deepest_read - u->sp : 0;

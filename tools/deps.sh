@@ -4,7 +4,7 @@
 set -eu
 
 pkgs="build-essential autoconf automake pkgconf libdw-dev libelf-dev libcap-dev
-libzstd-dev util-linux man-db groff"
+libzstd-dev libxxhash-dev util-linux man-db groff libcap2-bin"
 [ "${1:-}" = "--with-bench" ] && pkgs="$pkgs linux-perf time"
 
 missing=""

@@ -284,14 +284,14 @@ static void test_order(void)
 	uint8_t buf[256];
 	bool sorted = true;
 
-	wp_order_new(&fmt, collect, NULL, &o);
+	wp_order_new(&fmt, collect, NULL, NULL, &o);
 	for (size_t i = 0; i < sizeof(pass1) / sizeof(pass1[0]); i++)
-		wp_order_push(o, switch_rec(101, pass1[i], true, false, buf));
-	wp_order_push(o, &round);
+		wp_order_push(o, switch_rec(101, pass1[i], true, false, buf), NULL);
+	wp_order_push(o, &round, NULL);
 	is_int(nr_delivered, 0, "order: nothing is released after the first round");
 	for (size_t i = 0; i < sizeof(pass2) / sizeof(pass2[0]); i++)
-		wp_order_push(o, switch_rec(101, pass2[i], true, false, buf));
-	wp_order_push(o, &round);
+		wp_order_push(o, switch_rec(101, pass2[i], true, false, buf), NULL);
+	wp_order_push(o, &round, NULL);
 	is_int(nr_delivered, 7, "order: the second round releases all up to the first round's newest");
 	wp_order_flush(o);
 	is_int(nr_delivered, 9, "order: flush releases the rest");
