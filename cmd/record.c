@@ -158,36 +158,44 @@ int cmd_record(int argc, char **argv)
 				NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (wp_parse_u64(optarg, &v) || !v || v > 100000)
-				return usage_error("record", "--freq: '%s' is not a rate in 1..100000 Hz",
-						   optarg);
+			if (wp_parse_u64(optarg, &v) || !v || v > 100000) {
+				ret = usage_error("record", "--freq: '%s' is not a rate in 1..100000 Hz",
+						  optarg);
+				goto out;
+			}
 			o.events.freq = v;
 			break;
 		case 'e':
-			if (!wp_event_name_known(optarg))
-				return usage_error("record", "--event: unknown event '%s' (known: %s)",
-						   optarg, wp_event_names());
+			if (!wp_event_name_known(optarg)) {
+				ret = usage_error("record", "--event: unknown event '%s' (known: %s)",
+						  optarg, wp_event_names());
+				goto out;
+			}
 			o.events.event = optarg;
 			break;
 		case 'g':
 			ret = parse_call_graph(optarg, &o.events);
 			if (ret)
-				return ret;
+				goto out;
 			break;
 		case OPT_NO_OFF_CPU:
 			o.events.off_cpu = false;
 			break;
 		case 'p':
 			free(o.pids);
-			if (wp_parse_id_list(optarg, &o.pids, &o.nr_pids))
-				return usage_error("record", "--pid: '%s' is not a list of process ids",
-						   optarg);
+			if (wp_parse_id_list(optarg, &o.pids, &o.nr_pids)) {
+				ret = usage_error("record", "--pid: '%s' is not a list of process ids",
+						  optarg);
+				goto out;
+			}
 			break;
 		case 't':
 			free(o.tids);
-			if (wp_parse_id_list(optarg, &o.tids, &o.nr_tids))
-				return usage_error("record", "--tid: '%s' is not a list of thread ids",
-						   optarg);
+			if (wp_parse_id_list(optarg, &o.tids, &o.nr_tids)) {
+				ret = usage_error("record", "--tid: '%s' is not a list of thread ids",
+						  optarg);
+				goto out;
+			}
 			break;
 		case 'a':
 			o.events.cpu_wide = true;
@@ -196,9 +204,11 @@ int cmd_record(int argc, char **argv)
 			o.user = optarg;
 			break;
 		case 'd':
-			if (wp_parse_seconds(optarg, &o.duration) || o.duration <= 0)
-				return usage_error("record", "--duration: '%s' is not a positive number of seconds",
-						   optarg);
+			if (wp_parse_seconds(optarg, &o.duration) || o.duration <= 0) {
+				ret = usage_error("record", "--duration: '%s' is not a positive number of seconds",
+						  optarg);
+				goto out;
+			}
 			break;
 		case 'o':
 			o.output = optarg;
@@ -208,8 +218,10 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'z':
 			o.compress_level = DEFAULT_COMPRESS;
-			if (optarg && (wp_parse_u64(optarg, &v) || v < 1 || v > 19))
-				return usage_error("record", "--compress: level '%s' is not 1..19", optarg);
+			if (optarg && (wp_parse_u64(optarg, &v) || v < 1 || v > 19)) {
+				ret = usage_error("record", "--compress: level '%s' is not 1..19", optarg);
+				goto out;
+			}
 			if (optarg)
 				o.compress_level = (int)v;
 			break;
@@ -219,15 +231,17 @@ int cmd_record(int argc, char **argv)
 		case 'm':
 			ret = parse_mmap_pages(optarg, &o.events);
 			if (ret)
-				return ret;
+				goto out;
 			break;
 		case 'q':
 			o.quiet = true;
 			break;
 		case OPT_COLOR:
-			if (parse_color(optarg) < 0)
-				return usage_error("record", "--color: '%s' is not auto, always or never",
-						   optarg);
+			if (parse_color(optarg) < 0) {
+				ret = usage_error("record", "--color: '%s' is not auto, always or never",
+						  optarg);
+				goto out;
+			}
 			use_color((enum wp_color_mode)parse_color(optarg), stderr);
 			break;
 		case 'v':
@@ -235,23 +249,32 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'h':
 			record_usage(stdout);
-			return WP_EXIT_OK;
+			ret = WP_EXIT_OK;
+			goto out;
 		case ':':
-			return usage_error("record", "option '%s' needs a value", argv[optind - 1]);
+			ret = usage_error("record", "option '%s' needs a value", argv[optind - 1]);
+			goto out;
 		default:
-			return usage_error("record", "unknown option '%s'", argv[optind - 1]);
+			ret = usage_error("record", "unknown option '%s'", argv[optind - 1]);
+			goto out;
 		}
 	}
 	if (optind < argc)
 		o.command = argv + optind;
-	if (!o.command && !o.nr_pids && !o.nr_tids && !o.events.cpu_wide)
-		return usage_error("record", "nothing to record: give a command, -p, -t or -a");
+	if (!o.command && !o.nr_pids && !o.nr_tids && !o.events.cpu_wide) {
+		ret = usage_error("record", "nothing to record: give a command, -p, -t or -a");
+		goto out;
+	}
 	if ((o.nr_pids != 0) + (o.nr_tids != 0) + (o.command && !o.events.cpu_wide) +
-	    o.events.cpu_wide > 1 && !(o.command && o.events.cpu_wide && !o.nr_pids && !o.nr_tids))
-		return usage_error("record", "give only one of a command, -p, -t and -a "
-				   "(-a may come with a command that sets the duration)");
-	if (o.user && !o.command)
-		return usage_error("record", "--user applies only to a launched command");
+	    o.events.cpu_wide > 1 && !(o.command && o.events.cpu_wide && !o.nr_pids && !o.nr_tids)) {
+		ret = usage_error("record", "give only one of a command, -p, -t and -a "
+				  "(-a may come with a command that sets the duration)");
+		goto out;
+	}
+	if (o.user && !o.command) {
+		ret = usage_error("record", "--user applies only to a launched command");
+		goto out;
+	}
 	o.events.enable_on_exec = o.command && !o.events.cpu_wide;
 	if (verbose)
 		wp_log_set_level(WP_LOG_DEBUG);
@@ -260,6 +283,7 @@ int cmd_record(int argc, char **argv)
 	o.progress = !o.quiet && isatty(STDERR_FILENO);
 
 	ret = wp_record_run(&o);
+out:
 	free(o.pids);
 	free(o.tids);
 	return ret;

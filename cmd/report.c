@@ -167,31 +167,39 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			format = pick(optarg, formats);
-			if (format < 0)
-				return usage_error("report", "--format: '%s' is not text, hist, folded or json",
-						   optarg);
+			if (format < 0) {
+			ret = usage_error("report", "--format: '%s' is not text, hist, folded or json",
+					  optarg);
+			goto out_free;
+		}
 			break;
 		case 'D':
 			dump = true;
 			break;
 		case OPT_MODE:
 			idx = pick(optarg, modes);
-			if (idx < 0)
-				return usage_error("report", "--mode: '%s' is not wall, on, off, blocked or preempted",
-						   optarg);
+			if (idx < 0) {
+				ret = usage_error("report", "--mode: '%s' is not wall, on, off, blocked or preempted",
+						  optarg);
+				goto out_free;
+			}
 			vo.mode = (enum wp_mode)idx;
 			break;
 		case OPT_SORT:
 			idx = pick(optarg, sorts);
-			if (idx < 0)
-				return usage_error("report", "--sort: '%s' is not wall, on, off, blocked, preempted or tid",
-						   optarg);
+			if (idx < 0) {
+				ret = usage_error("report", "--sort: '%s' is not wall, on, off, blocked, preempted or tid",
+						  optarg);
+				goto out_free;
+			}
 			vo.sort = (enum wp_sort)idx;
 			break;
 		case OPT_TOP:
-			if (wp_parse_u64(optarg, &val) || !val || val > 1000000)
-				return usage_error("report", "--top: '%s' is not a number from 1 to 1000000",
-						   optarg);
+			if (wp_parse_u64(optarg, &val) || !val || val > 1000000) {
+				ret = usage_error("report", "--top: '%s' is not a number from 1 to 1000000",
+						  optarg);
+				goto out_free;
+			}
 			vo.top = (unsigned int)val;
 			break;
 		case OPT_PER_THREAD:
@@ -199,8 +207,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_UNIT:
 			idx = pick(optarg, units);
-			if (idx < 0)
-				return usage_error("report", "--unit: '%s' is not ns, us or ms", optarg);
+			if (idx < 0) {
+				ret = usage_error("report", "--unit: '%s' is not ns, us or ms", optarg);
+				goto out_free;
+			}
 			vo.unit_ns = unit_ns[idx];
 			break;
 		case OPT_NO_THREAD_ROOT:
@@ -211,28 +221,36 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_PID:
 			free(vo.pids);
-			if (wp_parse_id_list(optarg, &vo.pids, &vo.nr_pids))
-				return usage_error("report", "--pid: '%s' is not a list of process ids",
-						   optarg);
+			if (wp_parse_id_list(optarg, &vo.pids, &vo.nr_pids)) {
+				ret = usage_error("report", "--pid: '%s' is not a list of process ids",
+						  optarg);
+				goto out_free;
+			}
 			break;
 		case OPT_TID:
 			free(vo.tids);
-			if (wp_parse_id_list(optarg, &vo.tids, &vo.nr_tids))
-				return usage_error("report", "--tid: '%s' is not a list of thread ids",
-						   optarg);
+			if (wp_parse_id_list(optarg, &vo.tids, &vo.nr_tids)) {
+				ret = usage_error("report", "--tid: '%s' is not a list of thread ids",
+						  optarg);
+				goto out_free;
+			}
 			break;
 		case OPT_COMM:
 			vo.comm = optarg;
 			break;
 		case OPT_TIME:
-			if (parse_window(optarg, &ao))
-				return usage_error("report", "--time: '%s' is not START,END in seconds with START < END",
-						   optarg);
+			if (parse_window(optarg, &ao)) {
+				ret = usage_error("report", "--time: '%s' is not START,END in seconds with START < END",
+						  optarg);
+				goto out_free;
+			}
 			break;
 		case OPT_MIN_BLOCK:
-			if (wp_parse_u64(optarg, &val) || val > UINT64_MAX / 1000)
-				return usage_error("report", "--min-block: '%s' is not a number of microseconds",
-						   optarg);
+			if (wp_parse_u64(optarg, &val) || val > UINT64_MAX / 1000) {
+				ret = usage_error("report", "--min-block: '%s' is not a number of microseconds",
+						  optarg);
+				goto out_free;
+			}
 			ao.min_block_ns = val * 1000;
 			break;
 		case OPT_GREP:
@@ -249,9 +267,11 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_COLOR:
 			idx = parse_color(optarg);
-			if (idx < 0)
-				return usage_error("report", "--color: '%s' is not auto, always or never",
-						   optarg);
+			if (idx < 0) {
+				ret = usage_error("report", "--color: '%s' is not auto, always or never",
+						  optarg);
+				goto out_free;
+			}
 			color = (enum wp_color_mode)idx;
 			break;
 		case 'v':
@@ -259,15 +279,20 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			report_usage(stdout);
-			return WP_EXIT_OK;
+			ret = WP_EXIT_OK;
+			goto out_free;
 		case ':':
-			return usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+			ret = usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+			goto out_free;
 		default:
-			return usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			ret = usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			goto out_free;
 		}
 	}
-	if (optind < argc)
-		return usage_error("report", "unexpected argument '%s'", argv[optind]);
+	if (optind < argc) {
+		ret = usage_error("report", "unexpected argument '%s'", argv[optind]);
+		goto out_free;
+	}
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
