@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,17 @@ static int pick(const char *word, const char *const *list)
 		if (!strcmp(word, list[i]))
 			return i;
 	return -1;
+}
+
+/* Whether an extended regular expression compiles (checked before reading). */
+static bool regex_ok(const char *re)
+{
+	regex_t r;
+
+	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB))
+		return false;
+	regfree(&r);
+	return true;
 }
 
 static int parse_window(const char *arg, struct wp_analysis_opts *ao)
@@ -236,6 +248,11 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case OPT_COMM:
+			if (!regex_ok(optarg)) {
+				ret = usage_error("report", "--comm: '%s' is not a valid regular expression",
+						  optarg);
+				goto out_free;
+			}
 			vo.comm = optarg;
 			break;
 		case OPT_TIME:
@@ -254,6 +271,11 @@ int cmd_report(int argc, char **argv)
 			ao.min_block_ns = val * 1000;
 			break;
 		case OPT_GREP:
+			if (!regex_ok(optarg)) {
+				ret = usage_error("report", "--grep: '%s' is not a valid regular expression",
+						  optarg);
+				goto out_free;
+			}
 			vo.grep = optarg;
 			break;
 		case OPT_NO_KERNEL:
@@ -293,10 +315,17 @@ int cmd_report(int argc, char **argv)
 		ret = usage_error("report", "unexpected argument '%s'", argv[optind]);
 		goto out_free;
 	}
+	ao.progress = !quiet && isatty(STDERR_FILENO);
+	/* The analysis runs first, so a bad input leaves no empty output file. */
+	if (!dump && wp_analysis_run(input, &ao, &an))
+		goto out_free;
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
 			wp_error("cannot create '%s': %s", output, strerror(errno));
+			out = stdout;
+			if (!dump)
+				wp_analysis_release(&an);
 			goto out_free;
 		}
 	}
@@ -305,9 +334,6 @@ int cmd_report(int argc, char **argv)
 		ret = wp_dump_file(input, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		goto out_close;
 	}
-	ao.progress = !quiet && isatty(STDERR_FILENO);
-	if (wp_analysis_run(input, &ao, &an))
-		goto out_close;
 	if (!wp_view_init(&v, &an, &vo)) {
 		ret = format_fns[format](&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		/* A damaged file still gets its report, and a failing status. */

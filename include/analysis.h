@@ -49,6 +49,7 @@ struct wp_analysis {
 	bool damaged;			/* a corrupt block ended reading early */
 	uint64_t start_ns, end_ns;	/* the recording window */
 	uint64_t window_start, window_end;	/* after --time, absolute */
+	bool has_window;			/* --time was given */
 	uint64_t records;
 	uint64_t out_of_order;		/* records older than one already seen */
 };

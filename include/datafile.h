@@ -73,6 +73,7 @@ struct wp_meta {
 	char hostname[256];
 	char os_release[128];
 	char machine[64];		/* uname -m */
+	char boot_id[40];		/* /proc/sys/kernel/random/boot_id, "" if unknown */
 	char **argv;			/* wallprof's own command line */
 	uint32_t argc;
 	uint64_t sample_type;		/* shared by every event */

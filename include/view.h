@@ -85,7 +85,7 @@ bool wp_view_stack(struct wp_view *v, uint32_t stack);
 /* The marker frame that tells an off-CPU stack in folded output. */
 const char *wp_part_marker(enum wp_part part);
 
-/* "wall", "on-CPU", ... for headers. */
+/* The --mode word of a mode: "wall", "on", "off", "blocked", "preempted". */
 const char *wp_mode_name(enum wp_mode mode);
 
 /* The threads' sort key value. */

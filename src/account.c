@@ -274,6 +274,8 @@ static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t n
 	t->state = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
 	t->off_stack = t->pending_stack != NO_STACK ? t->pending_stack : a->opts.unknown_stack;
 	t->pending_stack = NO_STACK;
+	if (!in_window(a, now, now + 1))
+		return;
 	if (preempted)
 		t->t.involuntary_switches++;
 	else
@@ -357,7 +359,8 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 	if (!t)
 		return -ENOMEM;
 	if (switch_out) {
-		t->t.switch_samples++;
+		if (in_window(a, time, time + 1))
+			t->t.switch_samples++;
 		t->pending_stack = stack;
 		return 0;
 	}
@@ -478,7 +481,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		t = thread_find(a, body[2]);
 		if (t) {
 			/* The exiting task runs its exit path until the end. */
-			if (t->state == STATE_UNKNOWN)
+			if (t->state == STATE_UNKNOWN && !a->no_switches)
 				t->state = STATE_ON;
 			thread_close(a, t, time);
 			t->t.exited = true;

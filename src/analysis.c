@@ -16,6 +16,7 @@
 #include "procmap.h"
 #include "symbols.h"
 #include "unwind.h"
+#include "util.h"
 
 #define MAX_STACK_TOKENS 512
 #define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
@@ -195,6 +196,16 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	if (wp_sample_parse(&p->fmt, rec, &s))
 		return 0;
 	n = sample_frames(p, &s);
+	/* No call graph (-g none) or nothing unwound: the sampled address. */
+	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s.ip) {
+		if (s.ip >= 0xffff800000000000ULL) {
+			if (!p->opts->no_kernel)
+				p->tokens[n++] = wp_symbols_kernel(p->symbols, s.ip);
+		} else if (!p->opts->no_user) {
+			n = wp_symbols_user(p->symbols, wp_procmap_process(p->pm, s.pid), s.ip, true,
+					    p->tokens, MAX_STACK_TOKENS);
+		}
+	}
 	if (!n)
 		p->tokens[n++] = wp_symbols_marker(p->symbols, "[no stack]");
 	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
@@ -231,15 +242,23 @@ static int deliver(const struct perf_event_header *rec, uint64_t time, void *arg
 	return wp_account_record(p->an->account, rec, time);
 }
 
-/* Was the recording made on this machine's running kernel? */
+/* Was the recording made on this machine's running kernel, in this boot? */
 static bool same_kernel(const struct wp_meta *m)
 {
+	char host[256] = "", boot[40] = "";
 	struct utsname u;
-	char host[256] = "";
 
 	if (uname(&u) || gethostname(host, sizeof(host) - 1))
 		return false;
-	return !strcmp(u.release, m->os_release) && !strcmp(host, m->hostname);
+	if (strcmp(u.release, m->os_release) || strcmp(host, m->hostname))
+		return false;
+	/* Kernel addresses change at every boot (KASLR). */
+	if (m->boot_id[0] &&
+	    !wp_read_text_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot))) {
+		boot[strcspn(boot, "\n")] = '\0';
+		return !strcmp(boot, m->boot_id);
+	}
+	return true;
 }
 
 static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
@@ -284,6 +303,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		ao.window_end = an->start_ns + (uint64_t)(opts->window_end_s * 1e9);
 		an->window_start = ao.window_start;
 		an->window_end = ao.window_end;
+		an->has_window = true;
 	}
 	return wp_account_new(m, &ao, &an->account);
 }

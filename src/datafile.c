@@ -37,6 +37,7 @@ enum wp_meta_tag {
 	WP_TAG_SYSTEM = 7,
 	WP_TAG_TARGET = 8,
 	WP_TAG_EVENT = 9,
+	WP_TAG_BOOT_ID = 10,
 };
 
 struct wp_tag_clock {
@@ -255,7 +256,7 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 	fh.meta_size = tlv_len(sizeof(clk)) + tlv_len(strlen(m->hostname) + 1) +
 		       tlv_len(strlen(m->os_release) + 1) + tlv_len(strlen(m->machine) + 1) +
 		       tlv_len(cmd_len) + tlv_len(sizeof(sf)) + tlv_len(sizeof(sys)) +
-		       tlv_len(sizeof(tgt));
+		       tlv_len(sizeof(tgt)) + tlv_len(strlen(m->boot_id) + 1);
 	for (uint32_t i = 0; i < m->nr_events; i++)
 		fh.meta_size += tlv_len(event_payload_len(&m->events[i]));
 
@@ -286,6 +287,9 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 		err = writer_put_tlv(w, WP_TAG_SYSTEM, &sys, sizeof(sys), NULL, 0);
 	if (!err)
 		err = writer_put_tlv(w, WP_TAG_TARGET, &tgt, sizeof(tgt), NULL, 0);
+	if (!err)
+		err = writer_put_tlv(w, WP_TAG_BOOT_ID, m->boot_id, strlen(m->boot_id) + 1,
+				     NULL, 0);
 	for (uint32_t i = 0; !err && i < m->nr_events; i++) {
 		const struct wp_event_desc *e = &m->events[i];
 		struct wp_tag_event te = {
@@ -559,6 +563,9 @@ static int parse_meta(struct wp_meta *m, const uint8_t *buf, size_t len)
 			break;
 		case WP_TAG_MACHINE:
 			copy_str(m->machine, sizeof(m->machine), p, t.size);
+			break;
+		case WP_TAG_BOOT_ID:
+			copy_str(m->boot_id, sizeof(m->boot_id), p, t.size);
 			break;
 		case WP_TAG_CMDLINE:
 			if (!m->argv)

@@ -11,18 +11,39 @@
 #include "format.h"
 #include "symbols.h"
 
-static void json_str(FILE *out, const char *s)
+/* Length of the valid UTF-8 sequence at s, or 0 (thread names are raw bytes). */
+static int utf8_len(const unsigned char *s)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
+		(s[0] & 0xf8) == 0xf0 ? 4 : 0;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+	if (s[0] >= 0xc0 && s[0] < 0xc2)
+		return 0;	/* overlong */
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static void json_str(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', out);
+	while (*s) {
+		int n = utf8_len(s);
+
+		if (!n) {
+			fputs("\\ufffd", out);
+			s++;
+		} else if (*s == '"' || *s == '\\') {
+			fprintf(out, "\\%c", *s++);
+		} else if (*s < 0x20) {
+			fprintf(out, "\\u%04x", *s++);
+		} else {
+			fwrite(s, 1, (size_t)n, out);
+			s += n;
+		}
 	}
 	fputc('"', out);
 }

@@ -106,7 +106,8 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	char a[16], b[16];
 
 	if (approx)
-		fprintf(out, "\n~ approximate: records were lost while the thread ran\n");
+		fprintf(out, "\n~ approximate: records were lost, or switch records contradicted "
+			"each other, while the thread ran\n");
 	fprintf(out, "\n# quality: %" PRIu64 " records", an->records);
 	if (an->complete)
 		fprintf(out, ", %" PRIu64 " lost (%.2f%%)", lost,
@@ -125,20 +126,19 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	if (q->samples) {
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",
 			q->samples, 100.0 * (double)q->truncated / (double)q->samples);
-		if (q->truncated && an->meta->stack_size)
+		if (q->truncated && q->truncated_needed > an->meta->stack_size)
 			fprintf(out, " (-g dwarf,%" PRIu64 " would have covered them)",
 				q->truncated_needed > 65528 ? 65528 :
 				ALIGN_UP(q->truncated_needed, (uint64_t)512));
 		fprintf(out, ", %.1f%% not unwound\n",
 			100.0 * (double)q->unwind_failed / (double)q->samples);
 	}
-	if (q->frames)
-		fprintf(out, "# frames: %.1f%% unnamed", 100.0 * (double)q->unnamed / (double)q->frames);
+	fprintf(out, "# frames: %.1f%% unnamed",
+		q->frames ? 100.0 * (double)q->unnamed / (double)q->frames : 0.0);
 	if (q->changed_files || q->missing_files)
 		fprintf(out, ", %u files changed and %u missing since recording",
 			q->changed_files, q->missing_files);
-	if (q->frames)
-		fputc('\n', out);
+	fputc('\n', out);
 }
 
 /* One line per process, then its threads, in the --sort order. */
@@ -303,8 +303,11 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 		e[m++] = e[i];
 	}
 	qsort(e, m, sizeof(*e), top_cmp);
+	static const char *const mode_title[] = { "wall", "on-CPU", "off-CPU", "blocked",
+						   "preempted" };
+
 	fprintf(out, "\n%sTop stacks by %s time (%s in all):%s\n", PAINT(v, C_BOLD),
-		wp_mode_name(v->o.mode), DUR(total, d), PAINT(v, C_RESET));
+		mode_title[v->o.mode], DUR(total, d), PAINT(v, C_RESET));
 	for (size_t i = 0; i < m && i < v->o.top; i++) {
 		const uint32_t *frames;
 		unsigned int n;

@@ -51,6 +51,9 @@ static void fill_meta(struct session *s)
 		snprintf(m->os_release, sizeof(m->os_release), "%s", u.release);
 		snprintf(m->machine, sizeof(m->machine), "%.63s", u.machine);
 	}
+	/* Kernel addresses mean the same only within one boot (KASLR). */
+	if (!wp_read_text_file("/proc/sys/kernel/random/boot_id", m->boot_id, sizeof(m->boot_id)))
+		m->boot_id[strcspn(m->boot_id, "\n")] = '\0';
 	m->argv = o->argv;
 	m->argc = (uint32_t)o->argc;
 	m->page_size = (uint32_t)sysconf(_SC_PAGESIZE);

@@ -32,6 +32,9 @@ int wp_parse_seconds(const char *s, double *out)
 
 	if (!s || !*s)
 		return -EINVAL;
+	/* Plain decimals only: strtod would also take hex, exponents, inf. */
+	if (strspn(s, "0123456789.") != strlen(s) || strchr(s, '.') != strrchr(s, '.'))
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || *end || !isfinite(v) || v < 0)

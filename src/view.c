@@ -21,12 +21,12 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		v->o.unit_ns = 1000;
 	if (o->comm) {
 		/* Anchored: --comm foo matches the name foo, not foobar. */
-		size_t n = strlen(o->comm) + 3;
+		size_t n = strlen(o->comm) + 5;
 		char *re = malloc(n);
 
 		if (!re)
 			return -ENOMEM;
-		snprintf(re, n, "^%s$", o->comm);
+		snprintf(re, n, "^(%s)$", o->comm);
 		err = regcomp(&v->comm_re, re, REG_EXTENDED | REG_NOSUB);
 		free(re);
 		if (err) {
@@ -86,7 +86,7 @@ bool wp_view_thread(const struct wp_view *v, size_t idx)
 	if (v->have_comm_re && regexec(&v->comm_re, th->comm, 0, NULL, 0))
 		return false;
 	/* Outside the --time window entirely. */
-	if (!th->wall_ns && v->an->window_end != v->an->end_ns)
+	if (!th->wall_ns && v->an->has_window)
 		return false;
 	return true;
 }
@@ -156,7 +156,7 @@ const char *wp_part_marker(enum wp_part part)
 
 const char *wp_mode_name(enum wp_mode mode)
 {
-	static const char *const names[] = { "wall", "on-CPU", "off-CPU", "blocked", "preempted" };
+	static const char *const names[] = { "wall", "on", "off", "blocked", "preempted" };
 
 	return names[mode];
 }
