@@ -116,6 +116,13 @@ struct wp_summary {
 	uint64_t synthesized;		/* records made from /proc */
 	int32_t exit_status;		/* wait status of the command, or -1 */
 	uint32_t stop_reason;		/* enum wp_stop_reason */
+	/*
+	 * Losses the kernel counted on the events (PERF_FORMAT_LOST) beyond
+	 * the LOST records: a ring full at the end never gets its LOST record.
+	 */
+	uint64_t lost_unreported;
+	uint32_t rings_full_at_end;	/* rings nearly full at the final drain */
+	uint32_t reserved;
 };
 
 struct wp_writer;

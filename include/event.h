@@ -92,6 +92,14 @@ int wp_evlist_enable(struct wp_evlist *ev);
 int wp_evlist_disable(struct wp_evlist *ev);
 
 /*
+ * Records the kernel failed to write, as counted on the events themselves
+ * (PERF_FORMAT_LOST, Linux 6.0+; 0 before).  Events of threads created
+ * after the attach keep their own counts, which are not included: a lower
+ * bound.
+ */
+uint64_t wp_evlist_read_lost(const struct wp_evlist *ev);
+
+/*
  * Copy the event descriptions, with the ids of every fd, into meta
  * (meta->events and nr_events become owned by meta: wp_meta_release).
  */

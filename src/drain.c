@@ -62,6 +62,7 @@ struct wp_drain {
 	struct wp_mapped_file *files;
 	size_t nr_files, cap_files;
 	bool warned_corrupt;
+	bool final_pass;		/* the first pass after the events stopped */
 };
 
 static int id_role_cmp(const void *a, const void *b)
@@ -309,6 +310,9 @@ static uint64_t drain_pass(struct wp_drain *d)
 		if (!r->meta)
 			continue;
 		avail = wp_ring_begin(r);
+		/* A ring this full when recording stopped may have lost records unannounced. */
+		if (d->final_pass && avail + BLOCK_ROOM > r->data_size)
+			d->counts.rings_full_at_end++;
 		if (!avail)
 			continue;
 		while ((ret = wp_ring_read_next(r, &h)) > 0) {
@@ -379,11 +383,14 @@ static void *drain_main(void *arg)
 		pthread_mutex_lock(&d->lock);
 		stop = d->stop;
 		pthread_mutex_unlock(&d->lock);
+		/* Stop comes after the events were disabled: this pass sees the end. */
+		d->final_pass = stop;
 		drain_pass(d);
+		d->final_pass = false;
 		if (stop)
 			break;
 	}
-	/* Events are disabled now; read until the rings are empty. */
+	/* Read until the rings are empty. */
 	while (drain_pass(d))
 		;
 	drain_submit(d);
@@ -548,6 +555,7 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	s->stack_bytes_trimmed = d->counts.stack_bytes_trimmed;
 	s->corrupt_bytes = d->counts.corrupt_bytes;
 	s->synthesized = d->counts.synthesized;
+	s->rings_full_at_end = d->counts.rings_full_at_end;
 	err = d->write_err;
 	return err;
 }

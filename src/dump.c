@@ -237,16 +237,20 @@ bad:
 
 static void print_summary(FILE *out, const struct wp_summary *s, const struct wp_meta *m)
 {
-	uint64_t lost = s->lost_records + s->lost_samples;
+	uint64_t lost = s->lost_records + s->lost_samples + s->lost_unreported;
 
 	fprintf(out, "# summary: %.3f s, %" PRIu64 " records, %" PRIu64 " samples, %" PRIu64
 		" off-CPU stacks, %" PRIu64 " switches, %" PRIu64 " synthesized\n",
 		(double)(s->end_clock_ns - m->start_clock_ns) / 1e9, s->records, s->samples,
 		s->switch_samples, s->switches, s->synthesized);
 	fprintf(out, "# lost: %" PRIu64 " records, %" PRIu64 " samples (%.2f%%), %" PRIu64
-		" throttled, %" PRIu64 " corrupt bytes\n", s->lost_records, s->lost_samples,
+		" throttled, %" PRIu64 " corrupt bytes\n", s->lost_records + s->lost_unreported,
+		s->lost_samples,
 		s->records + lost ? 100.0 * (double)lost / (double)(s->records + lost) : 0.0,
 		s->throttles, s->corrupt_bytes);
+	if (s->lost_unreported || s->rings_full_at_end)
+		fprintf(out, "# lost without a LOST record: %" PRIu64 "; rings nearly full at the "
+			"end: %u\n", s->lost_unreported, s->rings_full_at_end);
 	fprintf(out, "# ring bytes %" PRIu64 ", unfilled stack bytes dropped %" PRIu64
 		", stop %s", s->ring_bytes, s->stack_bytes_trimmed,
 		s->stop_reason == WP_STOP_SIGNAL ? "signal" :

@@ -155,6 +155,8 @@ static void attr_common(struct perf_event_attr *a, const struct wp_evlist *ev,
 	a->exclude_callchain_user = opts->callgraph == WP_CALLGRAPH_DWARF;
 	a->exclude_callchain_kernel = !kernel;
 	a->watermark = 1;
+	/* Linux 6.0+: reading an event tells how many of its records were lost. */
+	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 }
 
 int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
@@ -346,6 +348,13 @@ static int evlist_open_one(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx
 		if (fd >= 0)
 			ev->descs[desc].attr.build_id = 0;
 	}
+	if (fd == -EINVAL && (attr.read_format & PERF_FORMAT_LOST)) {
+		/* Nor before 6.0 PERF_FORMAT_LOST. */
+		attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			ev->descs[desc].attr.read_format = attr.read_format;
+	}
 	if (fd == -ENODEV)
 		return 0;	/* CPU went offline meanwhile */
 	/* A vanished task is the caller's to judge: a thread may just have exited. */
@@ -421,6 +430,21 @@ int wp_evlist_enable(struct wp_evlist *ev)
 int wp_evlist_disable(struct wp_evlist *ev)
 {
 	return evlist_ioctl_all(ev, PERF_EVENT_IOC_DISABLE);
+}
+
+uint64_t wp_evlist_read_lost(const struct wp_evlist *ev)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < ev->nr_fds; i++) {
+		uint64_t v[3];	/* value, id, lost */
+
+		if (!(ev->descs[ev->fds[i].desc].attr.read_format & PERF_FORMAT_LOST))
+			continue;
+		if (read(ev->fds[i].fd, v, sizeof(v)) == (ssize_t)sizeof(v))
+			total += v[2];
+	}
+	return total;
 }
 
 int wp_evlist_describe(const struct wp_evlist *ev, struct wp_meta *meta)

@@ -79,7 +79,8 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		",\n    \"window_end_ns\": %" PRIu64 "\n  },\n",
 		m->sample_period_ns, m->flags & WP_META_OFFCPU_STACKS ? "true" : "false",
 		an->complete ? "true" : "false", an->damaged ? "true" : "false",
-		s->lost_records, s->lost_samples, an->window_start, an->window_end);
+		s->lost_records + s->lost_unreported, s->lost_samples, an->window_start,
+		an->window_end);
 }
 
 static void print_threads(const struct wp_view *v, FILE *out)

@@ -65,9 +65,16 @@ static void print_thread(const struct wp_thread_times *t, FILE *out, bool proces
 	char w[16], on[16], bl[16], pr[16], id[16];
 	double pct = t->wall_ns ? 100.0 * (double)t->on_cpu_ns / (double)t->wall_ns : 0;
 
+	char comm[sizeof(t->comm)];
+
+	/* Thread names are chosen by programs: no control bytes to the terminal. */
+	for (size_t i = 0; i < sizeof(comm); i++)
+		comm[i] = (t->comm[i] > 0 && t->comm[i] < 0x20) || t->comm[i] == 0x7f ? '?' :
+			  t->comm[i];
+	comm[sizeof(comm) - 1] = '\0';
 	snprintf(id, sizeof(id), "%s%" PRIu32, process ? "" : "  ", process ? t->pid : t->tid);
 	fprintf(out, "%-9s %-12.12s %7s %7s %7s %7s %3.0f%% %5" PRIu64 " %5" PRIu64
-		" %6" PRIu64 "%s\n", id, t->comm,
+		" %6" PRIu64 "%s\n", id, comm,
 		DUR(t->wall_ns, w), DUR(t->on_cpu_ns, on), DUR(t->blocked_ns, bl),
 		DUR(t->preempted_ns, pr), pct, t->voluntary_switches, t->involuntary_switches,
 		t->samples, t->approximate ? " ~" : "");
@@ -102,7 +109,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	const struct wp_analysis *an = v->an;
 	const struct wp_summary *s = &an->summary;
 	const struct wp_quality *q = &an->quality;
-	uint64_t lost = s->lost_records + s->lost_samples, first, last;
+	uint64_t lost = s->lost_records + s->lost_samples + s->lost_unreported, first, last;
 	char a[16], b[16];
 
 	if (approx)
@@ -126,17 +133,20 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	if (q->samples) {
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",
 			q->samples, 100.0 * (double)q->truncated / (double)q->samples);
+		/* What the unwinder reached for is a lower bound on what they need. */
 		if (q->truncated && q->truncated_needed > an->meta->stack_size)
-			fprintf(out, " (-g dwarf,%" PRIu64 " would have covered them)",
-				q->truncated_needed > 65528 ? 65528 :
+			fprintf(out, " (they need more than -g dwarf,%" PRIu64 ")",
+				q->truncated_needed > 65528 ? (uint64_t)65528 :
 				ALIGN_UP(q->truncated_needed, (uint64_t)512));
+		else if (q->truncated)
+			fprintf(out, " (try a larger -g dwarf,SIZE)");
 		fprintf(out, ", %.1f%% not unwound\n",
 			100.0 * (double)q->unwind_failed / (double)q->samples);
 	}
 	fprintf(out, "# frames: %.1f%% unnamed",
 		q->frames ? 100.0 * (double)q->unnamed / (double)q->frames : 0.0);
 	if (q->changed_files || q->missing_files)
-		fprintf(out, ", %u files changed and %u missing since recording",
+		fprintf(out, ", binaries since recording: %u changed, %u missing",
 			q->changed_files, q->missing_files);
 	fputc('\n', out);
 }

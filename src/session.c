@@ -310,7 +310,7 @@ static int write_build_ids(struct session *s)
 static void print_summary(struct session *s)
 {
 	const struct wp_summary *c = &s->summary;
-	uint64_t lost = c->lost_records + c->lost_samples;
+	uint64_t lost = c->lost_records + c->lost_samples + c->lost_unreported;
 	double secs = (double)(c->end_clock_ns - s->meta.start_clock_ns) / 1e9;
 	double pct = c->records + lost ? 100.0 * (double)lost / (double)(c->records + lost) : 0;
 
@@ -327,6 +327,9 @@ static void print_summary(struct session *s)
 	if (lost)
 		wp_warn("%llu records were lost: the rings overflowed; try a larger -m, "
 			"a lower -F or a smaller -g dwarf stack size", (unsigned long long)lost);
+	if (c->rings_full_at_end && !c->lost_unreported)
+		wp_warn("%u ring buffers were nearly full when recording stopped: records at the "
+			"end may be missing without a count; try a larger -m", c->rings_full_at_end);
 	if (c->throttles)
 		wp_warn("the kernel throttled sampling %llu times; try a lower -F",
 			(unsigned long long)c->throttles);
@@ -418,6 +421,12 @@ int wp_record_run(const struct wp_record_opts *opts)
 	s.summary.stop_reason = reason;
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);
+	{
+		uint64_t counted = wp_evlist_read_lost(&s.ev);
+
+		if (counted > s.summary.lost_records)
+			s.summary.lost_unreported = counted - s.summary.lost_records;
+	}
 	if (!err)
 		err = write_build_ids(&s);
 	if (!err)

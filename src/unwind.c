@@ -210,8 +210,20 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	Dwarf_Word sp;
 	bool isact = true;
 
+	const struct wp_map *m;
+	struct wp_dso *dso = NULL;
+
 	if (!dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
+	/*
+	 * A caller outside any code mapping is a guess gone wrong (libdwfl
+	 * falls back to frame pointers where it has no CFI): end the stack.
+	 */
+	m = wp_process_find_map(u->proc, out->n == 0 ? pc : pc - 1);
+	if (!m && out->n)
+		return DWARF_CB_ABORT;
+	if (m && m->dso != WP_DSO_NONE)
+		dso = wp_procmap_dso(u->pm, m->dso);
 	/* The caller's module must exist before libdwfl steps into it. */
 	report_module_at(u, pu, out->n == 0 ? pc : pc - 1);
 	if (!dwfl_frame_pc(state, &pc, &isact))
@@ -232,6 +244,13 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		out->truncated = true;
 		return DWARF_CB_ABORT;
 	}
+	/*
+	 * A file that is missing or not the recorded one has no trustworthy
+	 * CFI: keep its frame, but do not guess its callers.  (Anonymous code,
+	 * a JIT's, may still be walked by frame pointers.)
+	 */
+	if (dso && dso->opened && !dso->usable)
+		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;
 }
 

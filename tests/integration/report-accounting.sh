@@ -1,0 +1,138 @@
+# report-accounting.sh: `wallprof report` splits every thread's wall time
+# exactly into on-CPU, blocked and preempted time, and its on-CPU time is
+# the kernel's.  The wallclock workload's threads print their own
+# schedstat figures (on-CPU time, run-queue wait) just before they return:
+# the ground truth.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
+J="$TESTS_SRCDIR/integration/report-json.py"
+NAMES='spinner sleeper locker locker2 reader'
+
+# steal: the CPU time the hypervisor took from this VM (all CPUs, in clock
+# ticks), which the kernel leaves out of a thread's schedstat on-CPU time
+# (CONFIG_PARAVIRT_TIME_ACCOUNTING) but which passes between its switch
+# records all the same.
+steal() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
+steal0=$(steal)
+run wl.out rec.err "$WALLPROF" record -q -o F -- "$WORKLOADS/wallclock" 1.5
+check_num "record exits 0" "$rc" -eq 0
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+steal_ns=$((($(steal) - steal0) * (1000000000 / hz)))
+echo "# steal time during the recording: $steal_ns ns"
+for n in $NAMES; do
+	[ -n "$(wl_field wl.out "$n" tid)" ] && continue
+	fail "the workload reported its $n thread"
+	cat wl.out rec.err
+	finish
+done
+
+run json rep.err "$WALLPROF" report -i F --format json
+check_num "report --format json exits 0" "$rc" -eq 0
+check_num "report --format json: nothing on stderr" "$(nlines rep.err)" -eq 0
+check "the JSON report is valid, with the documented keys" python3 "$J" check json
+python3 "$J" threads json >threads 2>&1
+python3 "$J" header json >header 2>&1
+hdr() { awk -F '\t' -v k="$1" '$1 == k { print $2 }' header; }
+check "the header says the recording is complete" [ "$(hdr complete)" = true ]
+check_num "lost records" "$(hdr lost_records)" -eq 0
+check_num "lost samples" "$(hdr lost_samples)" -eq 0
+duration=$(hdr duration_ns)
+period=$(hdr sample_period_ns)
+
+run folded fold.err "$WALLPROF" report -i F --format folded --unit ns
+check_num "report --format folded --unit ns exits 0" "$rc" -eq 0
+run text text.err "$WALLPROF" report -i F
+check_num "report (text) exits 0" "$rc" -eq 0
+
+# tf TID FIELD: a field of a thread's line in threads (see report-json.py).
+tf() {
+	awk -F '\t' -v tid="$1" -v k="$2" 'BEGIN {
+		split("pid tid comm wall on off blocked preempted vol invol samples approximate start end", n, " ")
+		for (i in n) col[n[i]] = i
+	} $2 == tid { print $col[k]; exit }' threads
+}
+abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
+# max A B
+max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
+
+for n in $NAMES; do
+	tid=$(wl_field wl.out "$n" tid)
+	oncpu=$(wl_field wl.out "$n" oncpu_ns)
+	runq=$(wl_field wl.out "$n" runq_ns)
+	if [ -z "$(tf "$tid" tid)" ]; then
+		fail "$n: thread $tid is in the JSON report"
+		continue
+	fi
+	comm=$(tf "$tid" comm) wall=$(tf "$tid" wall) on=$(tf "$tid" on) off=$(tf "$tid" off)
+	blocked=$(tf "$tid" blocked) pre=$(tf "$tid" preempted)
+	check "$n: its name is '$n' (got '$comm')" [ "$comm" = "$n" ]
+	check "$n: not approximate" [ "$(tf "$tid" approximate)" = false ]
+	check_num "$n: wall_ns == on_cpu_ns + blocked_ns + preempted_ns" \
+		"$wall" -eq $((on + blocked + pre))
+	check_num "$n: off_cpu_ns == blocked_ns + preempted_ns" "$off" -eq $((blocked + pre))
+	check_num "$n: wall_ns <= the recording's duration" "$wall" -le "$duration"
+	# The thread's window runs a little past its own schedstat reading
+	# (the report line, the thread's exit), so allow a margin either way,
+	# and on top of it above any steal time.
+	tol=$(max $((oncpu / 50)) 20000000)
+	if [ $((on - oncpu)) -gt 0 ]; then
+		check_num "$n: on_cpu_ns $on vs schedstat $oncpu: diff <= $tol + steal" \
+			$((on - oncpu)) -le $((tol + steal_ns))
+	else
+		check_num "$n: on_cpu_ns $on vs schedstat $oncpu: -diff <= $tol" \
+			$((oncpu - on)) -le "$tol"
+	fi
+	# Every preempted interval is time on the run queue, so it cannot
+	# exceed schedstat's run-queue wait (which also counts the wait after
+	# each wake-up, blocked time here).
+	tol=$(max $((runq / 20)) 20000000)
+	check_num "$n: preempted_ns $pre <= schedstat runq_ns $runq + $tol" "$pre" -le $((runq + tol))
+	echo "# preempted vs runq: $n: preempted_ns $pre runq_ns $runq (blocked_ns $blocked," \
+		"voluntary $(tf "$tid" vol), involuntary $(tf "$tid" invol), schedstat slices" \
+		"$(wl_field wl.out "$n" slices))"
+	# The folded stacks of the thread add up to its wall time.
+	sum=$(awk -v n="$n" '{ split($0, f, ";") } f[1] == n { s += $NF; l++ }
+		END { printf "%.0f %d\n", s, l }' folded)
+	lines=${sum#* } sum=${sum% *}
+	check_num "$n: its folded stacks (ns) add up to its wall time ($wall, $lines lines)" \
+		"$(abs $((sum - wall)))" -le "$lines"
+	check "$n: the text table shows thread $tid" grep -Eq "^  $tid +$n " text
+done
+
+# The spinner never blocks: its off-CPU time is preemption, which is all
+# of its run-queue wait; its on-CPU samples come at the sampling period.
+tid=$(wl_field wl.out spinner tid)
+runq=$(wl_field wl.out spinner runq_ns)
+pre=$(tf "$tid" preempted) on=$(tf "$tid" on)
+tol=$(max $((runq / 20)) 20000000)
+check_num "spinner: preempted_ns $pre within $tol of schedstat runq_ns $runq" \
+	"$(abs $((pre - runq)))" -le "$tol"
+check_num "spinner: blocked_ns is (nearly) nothing" "$(tf "$tid" blocked)" -le 20000000
+est=$(($(tf "$tid" samples) * period))
+tol=$(max $((on / 10)) 20000000)
+check_num "spinner: samples x period ($est) within $tol of on_cpu_ns $on" \
+	"$(abs $((est - on)))" -le "$tol"
+
+# The sleeper is off the CPU because it sleeps: blocked, not preempted.
+tid=$(wl_field wl.out sleeper tid)
+blocked=$(tf "$tid" blocked) off=$(tf "$tid" off)
+check_num "sleeper: blocked share of off-CPU time, percent" \
+	"$(awk -v b="$blocked" -v o="$off" 'BEGIN { printf "%d", o ? 100 * b / o : 0 }')" -ge 95
+check_num "sleeper: a voluntary switch for each sleep" "$(tf "$tid" vol)" \
+	-ge "$(wl_field wl.out sleeper sleeps)"
+check_num "sleeper: off-CPU time, ms" $((off / 1000000)) -ge 1000
+
+# The reader blocks for each byte; the lockers block for each other.
+tid=$(wl_field wl.out reader tid)
+check_num "reader: voluntary switches, at least half the bytes read" \
+	$(($(tf "$tid" vol) * 2)) -ge "$(wl_field wl.out reader bytes)"
+for n in locker locker2; do
+	tid=$(wl_field wl.out $n tid)
+	check_num "$n: voluntary switches (waits for the mutex)" "$(tf "$tid" vol)" -ge 10
+	check_num "$n: blocked time, ms" $(($(tf "$tid" blocked) / 1000000)) -ge 20
+done
+
+echo "# kernel $(uname -r)"
+finish
