@@ -596,7 +596,8 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 		}
 		distribute_on_cpu(a, on, samples, by_serial);
 	}
-	qsort(a->threads, a->nr, sizeof(*a->threads), thread_cmp);
+	if (a->nr)	/* qsort wants a valid pointer even for 0 elements */
+		qsort(a->threads, a->nr, sizeof(*a->threads), thread_cmp);
 	free(a->result);
 	a->result = calloc(a->nr ? a->nr : 1, sizeof(*a->result));
 	for (size_t i = 0; a->result && i < a->nr; i++) {

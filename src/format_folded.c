@@ -93,7 +93,8 @@ int wp_format_folded(struct wp_view *v, FILE *out)
 		}
 	}
 	/* Equal stacks of different threads with the same name add up. */
-	qsort(lines, nl, sizeof(*lines), line_cmp);
+	if (nl)	/* lines is NULL when there is nothing */
+		qsort(lines, nl, sizeof(*lines), line_cmp);
 	for (size_t i = 0; i < nl;) {
 		uint64_t ns = 0, weight;
 		size_t j = i;
