@@ -51,7 +51,7 @@ struct wp_symbols {
 	size_t nr_chains, cap_chains;
 	struct ksym *ksyms;
 	size_t nr_ksyms;
-	char *ksym_names;	/* /proc/kallsyms as read, names NUL-terminated */
+	char *ksym_names;	/* the kept names, NUL-terminated, back to back */
 	bool ksyms_loaded, ksyms_usable;
 	struct wp_symbol_stats stats;
 };
@@ -384,67 +384,37 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Read a whole /proc file (its size is not known in advance). */
-static char *read_proc_file(const char *path, size_t *len)
-{
-	size_t cap = 1 << 20, n = 0;
-	char *buf = malloc(cap + 1), *nb;
-	FILE *f = fopen(path, "re");
-	size_t got;
-
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			nb = realloc(buf, cap * 2 + 1);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-/* Kernel text symbols from /proc/kallsyms, parsed by hand: it is large. */
+/*
+ * Kernel text symbols from /proc/kallsyms, parsed by hand (it is large);
+ * only the kept names are stored, back to back.
+ */
 static void load_kallsyms(struct wp_symbols *s)
 {
-	size_t len, cap = 0;
+	size_t cap = 0, names_len = 0, names_cap = 0;
 	bool nonzero = false;
-	char *p, *end;
+	char line[512];
+	FILE *f;
 
 	s->ksyms_loaded = true;
 	if (!s->same_kernel)
 		return;
-	s->ksym_names = read_proc_file("/proc/kallsyms", &len);
-	if (!s->ksym_names)
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
 		return;
-	for (p = s->ksym_names, end = p + len; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *name, *name_end;
+	while (fgets(line, sizeof(line), f)) {
 		unsigned long long addr;
-		char type;
+		char *name, type, *nb;
+		size_t len;
 
-		if (!nl)
-			nl = end;
-		*nl = '\0';
-		addr = strtoull(p, &name, 16);
+		addr = strtoull(line, &name, 16);
 		/* "addr type name [module]" */
 		if (name[0] != ' ' || !name[1] || name[2] != ' ')
-			goto next;
+			continue;
 		type = name[1];
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			goto next;
+			continue;
 		name += 3;
-		name_end = name + strcspn(name, " \t");
-		*name_end = '\0';
+		len = strcspn(name, " \t\n");
 		if (s->nr_ksyms == cap) {
 			size_t nc = cap ? cap * 2 : 65536;
 			struct ksym *nk = realloc(s->ksyms, nc * sizeof(*nk));
@@ -454,14 +424,23 @@ static void load_kallsyms(struct wp_symbols *s)
 			s->ksyms = nk;
 			cap = nc;
 		}
+		if (names_len + len + 1 > names_cap) {
+			names_cap = names_cap ? names_cap * 2 : 1 << 20;
+			nb = realloc(s->ksym_names, names_cap);
+			if (!nb)
+				break;
+			s->ksym_names = nb;
+		}
+		memcpy(s->ksym_names + names_len, name, len);
+		s->ksym_names[names_len + len] = '\0';
 		s->ksyms[s->nr_ksyms].addr = addr;
-		s->ksyms[s->nr_ksyms].name_off = (uint32_t)(name - s->ksym_names);
+		s->ksyms[s->nr_ksyms].name_off = (uint32_t)names_len;
 		s->ksyms[s->nr_ksyms].token = 0;
 		s->nr_ksyms++;
+		names_len += len + 1;
 		nonzero |= addr != 0;
-next:
-		p = nl + 1;
 	}
+	fclose(f);
 	/* kptr_restrict shows every address as 0: useless. */
 	s->ksyms_usable = nonzero && s->nr_ksyms;
 	if (s->ksyms_usable)
