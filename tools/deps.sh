@@ -4,7 +4,7 @@
 set -eu
 
 pkgs="build-essential autoconf automake pkgconf libdw-dev libelf-dev libcap-dev
-libzstd-dev libxxhash-dev util-linux man-db groff libcap2-bin"
+libzstd-dev libxxhash-dev util-linux man-db groff libcap2-bin binutils g++"
 [ "${1:-}" = "--with-bench" ] && pkgs="$pkgs linux-perf time"
 
 missing=""

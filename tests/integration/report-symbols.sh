@@ -1,0 +1,70 @@
+#!/bin/sh
+# Symbols from separate debug info (.gnu_debuglink next to a stripped
+# binary), inline frames included; and C++ names demangled.
+set -u
+. "$TESTS_SRCDIR/integration/lib.sh"
+command -v objcopy >/dev/null 2>&1 || skip "objcopy is not installed (Debian package binutils)"
+cd "$tmp" || exit 1
+
+# --- a stripped binary whose DWARF lives in spin.debug --------------------
+cp "$WORKLOADS/spin" spin
+objcopy --only-keep-debug spin spin.debug
+strip --strip-all spin
+objcopy --add-gnu-debuglink=spin.debug spin
+check "the stripped binary has no symbol table" sh -c "! readelf -S spin | grep -q '\.symtab'"
+check "the stripped binary has no DWARF" sh -c "! readelf -S spin | grep -q '\.debug_info'"
+run rec.out rec.err "$WALLPROF" record -q -o S -- ./spin 0.5
+check_num "record the stripped binary" "$rc" -eq 0
+run s.folded s.err "$WALLPROF" report -i S --format folded --mode on --comm spinner
+check_num "report it" "$rc" -eq 0
+check "names from the debug link, in order, with the inlined frame" \
+	grep -q ';spin_outer;spin_middle_\[i\];spin_leaf ' s.folded
+# Without the debug file only the dynamic symbols remain: no spin_* names,
+# but frames as module+offset, never made-up names.
+mv spin.debug elsewhere.debug
+run n.folded n.err "$WALLPROF" report -i S --format folded --mode on --comm spinner
+check_num "report without the debug file" "$rc" -eq 0
+check "without debug info: no function names of the binary" no_match 'spin_(outer|leaf)' n.folded
+check "without debug info: frames shown as module+offset" grep -q ';spin+0x[0-9a-f]*' n.folded
+
+# --- C++: demangled names --------------------------------------------------
+if command -v c++ >/dev/null 2>&1; then
+	cat > demo.cc <<'CC'
+#include <chrono>
+namespace demo {
+template <typename T> struct Spinner {
+	__attribute__((noinline)) T spin(T x)
+	{
+		for (int i = 0; i < 100000; i++)
+			x = x * 6364136223846793005ULL + 1;
+		return x;
+	}
+};
+}
+volatile unsigned long sink;
+int main()
+{
+	demo::Spinner<unsigned long> s;
+	unsigned long x = 1;
+	auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+	while (std::chrono::steady_clock::now() < end)
+		for (int k = 0; k < 100; k++)
+			x = s.spin(x);
+	sink = x;
+	return 0;
+}
+CC
+	if c++ -O2 -g -fomit-frame-pointer -o demo demo.cc 2> cc.err; then
+		run rec.out rec.err "$WALLPROF" record -q -o C -- ./demo
+		check_num "record a C++ program" "$rc" -eq 0
+		run c.folded c.err "$WALLPROF" report -i C --format folded --mode on
+		check "C++ names are demangled" \
+			grep -q 'demo::Spinner<unsigned long>::spin(unsigned long)' c.folded
+		check "no mangled names are left" no_match ';_Z[A-Za-z0-9_]+' c.folded
+	else
+		fail "the C++ test program builds: $(head -n 1 cc.err)"
+	fi
+else
+	echo "SKIP-PART: no C++ compiler (Debian package g++)"
+fi
+finish
