@@ -353,8 +353,9 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 	struct wp_stack_weight *w;
 	struct thread *t;
 
-	if (!tid)
-		return 0;	/* the idle task */
+	/* The idle task, or a task already unhashed at exit (pid -1). */
+	if (!tid || tid == UINT32_MAX)
+		return 0;
 	t = thread_get(a, pid, tid);
 	if (!t)
 		return -ENOMEM;
@@ -457,7 +458,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (wp_sample_id_parse(&a->fmt, rec, &id) || !id.tid)
+		if (wp_sample_id_parse(&a->fmt, rec, &id) || !id.tid || id.tid == UINT32_MAX)
 			return 0;
 		t = thread_get(a, id.pid, id.tid);
 		if (!t)

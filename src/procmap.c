@@ -282,7 +282,8 @@ static int record_mmap2(struct wp_procmap *pm, const struct perf_event_header *r
 	m.pgoff = pgoff;
 	m.exec = true;
 	m.dso = WP_DSO_NONE;
-	if (name[0] == '/' || !strcmp(name, "[vdso]"))
+	/* memfd code has no file to open: anonymous, like a JIT's. */
+	if ((name[0] == '/' && strncmp(name, "/memfd:", 7)) || !strcmp(name, "[vdso]"))
 		m.dso = dso_lookup(pm, name, maj, min, ino, bid, bid_size);
 	return process_map(pm, p, &m);
 }
