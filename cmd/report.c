@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "datafile.h"
 #include "dump.h"
 #include "format.h"
 #include "log.h"
@@ -162,6 +163,7 @@ int cmd_report(int argc, char **argv)
 	int c, idx, format = 0, ret = WP_EXIT_FAILURE;
 	enum wp_color_mode color = WP_COLOR_AUTO;
 	bool dump = false, quiet = false;
+	struct wp_reader *reader = NULL;
 	struct wp_analysis an;
 	struct wp_view v;
 	uint64_t val;
@@ -316,8 +318,8 @@ int cmd_report(int argc, char **argv)
 		goto out_free;
 	}
 	ao.progress = !quiet && isatty(STDERR_FILENO);
-	/* The analysis runs first, so a bad input leaves no empty output file. */
-	if (!dump && wp_analysis_run(input, &ao, &an))
+	/* The input is read first, so a bad input leaves no empty output file. */
+	if (dump ? wp_reader_open(input, &reader) : wp_analysis_run(input, &ao, &an))
 		goto out_free;
 	if (output) {
 		out = fopen(output, "we");
@@ -331,7 +333,7 @@ int cmd_report(int argc, char **argv)
 	}
 	vo.color = use_color(color, out);
 	if (dump) {
-		ret = wp_dump_file(input, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+		ret = wp_dump_reader(reader, input, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		goto out_close;
 	}
 	if (!wp_view_init(&v, &an, &vo)) {
@@ -348,6 +350,7 @@ out_close:
 		ret = WP_EXIT_FAILURE;
 	}
 out_free:
+	wp_reader_close(reader);
 	free(vo.pids);
 	free(vo.tids);
 	return ret;

@@ -31,6 +31,7 @@ struct wp_quality {
 	uint64_t samples;		/* samples with a stack to unwind */
 	uint64_t unwind_failed;		/* not even one user frame */
 	uint64_t truncated;		/* ended by the end of the stack copy */
+	uint64_t too_deep;		/* stopped at the frame limit */
 	uint64_t truncated_needed;	/* largest stack size that would have done */
 	uint64_t frames, unnamed;	/* frames, and those without a name */
 	unsigned int changed_files, missing_files;

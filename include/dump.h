@@ -8,11 +8,14 @@
 
 #include <stdio.h>
 
+struct wp_reader;
+
 /*
- * Print the header and every record of the file at path to out.  Returns
- * 0, or -errno after logging what went wrong (records before a corrupt
- * block are still printed).
+ * Print the header and every record of an open data file (path names it in
+ * messages) to out.  Returns 0, or -errno after logging what went wrong
+ * (records before a corrupt block are still printed).  r stays the
+ * caller's.
  */
-int wp_dump_file(const char *path, FILE *out);
+int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out);
 
 #endif

@@ -93,9 +93,8 @@ int wp_evlist_disable(struct wp_evlist *ev);
 
 /*
  * Records the kernel failed to write, as counted on the events themselves
- * (PERF_FORMAT_LOST, Linux 6.0+; 0 before).  Events of threads created
- * after the attach keep their own counts, which are not included: a lower
- * bound.
+ * (PERF_FORMAT_LOST, Linux 6.0+; 0 before).  The kernel books the output
+ * of inherited events, losses included, on the parent event we opened.
  */
 uint64_t wp_evlist_read_lost(const struct wp_evlist *ev);
 

@@ -25,6 +25,7 @@ struct wp_ustack {
 	bool activation[WP_MAX_FRAMES];	/* pc is not a return address */
 	unsigned int n;
 	bool truncated;		/* the stack copy ended before the outermost frame */
+	bool too_deep;		/* stopped at WP_MAX_FRAMES */
 	bool failed;		/* not even the first frame */
 	uint64_t needed;	/* stack bytes that would have sufficed, when known */
 	uint64_t read_bytes;	/* bytes of the copy the unwinder looked at */

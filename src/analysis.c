@@ -37,7 +37,7 @@ struct ucache_entry {
 	uint32_t read_bytes;
 	uint32_t dyn_size;	/* for truncated stacks only, else 0 */
 	uint32_t off, len;	/* tokens in ucache_tokens */
-	bool truncated;
+	bool truncated, too_deep;
 	uint64_t needed;
 };
 
@@ -101,6 +101,7 @@ static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
 			if (e->len > MAX_STACK_TOKENS - n)
 				e->len = MAX_STACK_TOKENS - n;
 			memcpy(p->tokens + n, p->ucache_tokens + e->off, e->len * sizeof(uint32_t));
+			q->too_deep += e->too_deep;
 			if (e->truncated) {
 				q->truncated++;
 				if (e->needed > q->truncated_needed)
@@ -117,8 +118,10 @@ static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
 	for (unsigned int i = 0; i < p->ustack.n && n < MAX_STACK_TOKENS; i++)
 		n += wp_symbols_user(p->symbols, proc, p->ustack.pc[i], p->ustack.activation[i],
 				     p->tokens + n, MAX_STACK_TOKENS - n);
-	if (p->ustack.truncated && n < MAX_STACK_TOKENS) {
-		q->truncated++;
+	if (p->ustack.too_deep)
+		q->too_deep++;
+	if ((p->ustack.truncated || p->ustack.too_deep) && n < MAX_STACK_TOKENS) {
+		q->truncated += p->ustack.truncated;
 		if (p->ustack.needed > q->truncated_needed)
 			q->truncated_needed = p->ustack.needed;
 		p->tokens[n++] = p->truncated_marker;
@@ -147,6 +150,7 @@ static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
 		e->off = (uint32_t)p->nr_ucache_tokens;
 		e->len = (uint32_t)len;
 		e->truncated = p->ustack.truncated;
+		e->too_deep = p->ustack.too_deep;
 		e->needed = p->ustack.needed;
 		memcpy(p->ucache_tokens + p->nr_ucache_tokens, p->tokens + start,
 		       len * sizeof(uint32_t));

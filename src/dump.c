@@ -267,16 +267,12 @@ static void print_summary(FILE *out, const struct wp_summary *s, const struct wp
 		fprintf(out, ", wait status %d\n", s->exit_status);
 }
 
-int wp_dump_file(const char *path, FILE *out)
+int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
 {
 	const struct perf_event_header *h;
-	struct wp_reader *r;
 	struct dump d = { .out = out };
 	int ret;
 
-	ret = wp_reader_open(path, &r);
-	if (ret)
-		return ret;
 	d.meta = wp_reader_meta(r);
 	wp_sample_format_init(&d.fmt, d.meta->sample_type, d.meta->regs_mask);
 	print_header(&d);
@@ -296,6 +292,5 @@ int wp_dump_file(const char *path, FILE *out)
 			wp_warn("'%s' has no summary block: the recording did not finish", path);
 		}
 	}
-	wp_reader_close(r);
 	return ret;
 }

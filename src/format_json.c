@@ -11,15 +11,38 @@
 #include "format.h"
 #include "symbols.h"
 
-/* Length of the valid UTF-8 sequence at s, or 0 (thread names are raw bytes). */
+/*
+ * Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0.  Thread names and
+ * paths are raw bytes.
+ */
 static int utf8_len(const unsigned char *s)
 {
-	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
-		(s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n;
 
-	if (s[0] >= 0xc0 && s[0] < 0xc2)
-		return 0;	/* overlong */
-	for (int i = 1; i < n; i++)
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* The second byte's range excludes overlongs, surrogates and > U+10FFFF. */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return n;

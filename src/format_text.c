@@ -8,6 +8,7 @@
 
 #include "format.h"
 #include "symbols.h"
+#include "unwind.h"
 #include "util.h"
 
 #define DUR(ns, b) wp_human_ns((ns), (b), sizeof(b))
@@ -60,6 +61,16 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			"kernel.perf_event_paranoid <= 1\n");
 }
 
+/* A thread name fit for a terminal: programs choose them, control bytes and all. */
+static void safe_comm(char *dst, const char *src, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = (src[i] > 0 && src[i] < 0x20) || src[i] == 0x7f ? '?' : src[i];
+	dst[i] = '\0';
+}
+
 static void print_thread(const struct wp_thread_times *t, FILE *out, bool process)
 {
 	char w[16], on[16], bl[16], pr[16], id[16];
@@ -67,11 +78,7 @@ static void print_thread(const struct wp_thread_times *t, FILE *out, bool proces
 
 	char comm[sizeof(t->comm)];
 
-	/* Thread names are chosen by programs: no control bytes to the terminal. */
-	for (size_t i = 0; i < sizeof(comm); i++)
-		comm[i] = (t->comm[i] > 0 && t->comm[i] < 0x20) || t->comm[i] == 0x7f ? '?' :
-			  t->comm[i];
-	comm[sizeof(comm) - 1] = '\0';
+	safe_comm(comm, t->comm, sizeof(comm));
 	snprintf(id, sizeof(id), "%s%" PRIu32, process ? "" : "  ", process ? t->pid : t->tid);
 	fprintf(out, "%-9s %-12.12s %7s %7s %7s %7s %3.0f%% %5" PRIu64 " %5" PRIu64
 		" %6" PRIu64 "%s\n", id, comm,
@@ -135,11 +142,13 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 			q->samples, 100.0 * (double)q->truncated / (double)q->samples);
 		/* What the unwinder reached for is a lower bound on what they need. */
 		if (q->truncated && q->truncated_needed > an->meta->stack_size)
-			fprintf(out, " (they need more than -g dwarf,%" PRIu64 ")",
-				q->truncated_needed > 65528 ? (uint64_t)65528 :
-				ALIGN_UP(q->truncated_needed, (uint64_t)512));
+			fprintf(out, " (they needed at least -g dwarf,%" PRIu64 ")",
+				ALIGN_UP(q->truncated_needed, (uint64_t)8));
 		else if (q->truncated)
 			fprintf(out, " (try a larger -g dwarf,SIZE)");
+		if (q->too_deep)
+			fprintf(out, ", %.1f%% stopped at %d frames",
+				100.0 * (double)q->too_deep / (double)q->samples, WP_MAX_FRAMES);
 		fprintf(out, ", %.1f%% not unwound\n",
 			100.0 * (double)q->unwind_failed / (double)q->samples);
 	}
@@ -324,11 +333,14 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 
 		frames = wp_stacks_get(an->stacks, e[i].stack, &n);
 		static const char *const part_color[] = { C_ON, C_BLOCKED, C_PREEMPTED };
+		char comm[sizeof(th->comm)];
+
+		safe_comm(comm, th[e[i].thread].comm, sizeof(comm));
 
 		fprintf(out, "\n%s%6.2f%%%s %9s  %s%-9s%s  %s\n", PAINT(v, C_BOLD),
 			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, PAINT(v, C_RESET),
 			DUR(e[i].ns, d), PAINT(v, part_color[e[i].part]), part_name(e[i].part),
-			PAINT(v, C_RESET), th[e[i].thread].comm);
+			PAINT(v, C_RESET), comm);
 		for (unsigned int f = 0; f < n; f++) {
 			bool k = frames[f] & WP_FRAME_KERNEL;
 

@@ -241,7 +241,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	out->activation[out->n] = isact;
 	out->n++;
 	if (out->n == WP_MAX_FRAMES) {
-		out->truncated = true;
+		out->too_deep = true;
 		return DWARF_CB_ABORT;
 	}
 	/*
@@ -263,6 +263,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	memset(out, 0, offsetof(struct wp_ustack, n));
 	out->n = 0;
 	out->truncated = false;
+	out->too_deep = false;
 	out->failed = true;
 	out->needed = 0;
 	out->read_bytes = 0;

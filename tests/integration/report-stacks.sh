@@ -192,7 +192,7 @@ check_num "(h) text report exits 0" "$rc" -eq 0
 stacks=$(grep '^# stacks:' h.text)
 echo "# (h) $stacks"
 pct=$(printf '%s\n' "$stacks" | sed -n 's/.* \([0-9]*\)\.[0-9]% cut short by the stack copy.*/\1/p')
-size=$(printf '%s\n' "$stacks" | sed -n 's/.*need more than -g dwarf,\([0-9]*\)).*/\1/p')
+size=$(printf '%s\n' "$stacks" | sed -n 's/.*needed at least -g dwarf,\([0-9]*\)).*/\1/p')
 check_num "(h) the footer says most stacks were cut short, percent" "${pct:-0}" -ge 50
 check_num "(h) the footer suggests a larger stack copy" "${size:-0}" -gt 64
 # The footer names a lower bound ("they need more than"); if it ever
