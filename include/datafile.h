@@ -144,6 +144,12 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m);
  */
 int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
 
+/*
+ * Append the KSYMS block: the kernel symbols the recording's stacks use,
+ * as "hexaddr name" lines sorted by address.
+ */
+int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len);
+
 /* Append the SUMMARY block. */
 int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s);
 
@@ -187,6 +193,13 @@ void wp_block_put(struct wp_block_ref *b);
 
 /* The summary, once wp_reader_next() returned 0; NULL if the file has none. */
 const struct wp_summary *wp_reader_summary(const struct wp_reader *r);
+
+/*
+ * The KSYMS block's text (malloc'ed, NUL-terminated, the caller frees it),
+ * found when the file was opened; *text is NULL when the file has none.
+ * Returns 0 or -EBADMSG/-ENOMEM.
+ */
+int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len);
 
 /* File offset of the block the last record came from. */
 uint64_t wp_reader_block_offset(const struct wp_reader *r);

@@ -54,6 +54,13 @@ void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes
  */
 int wp_drain_stop(struct wp_drain *d, struct wp_summary *s);
 
+/*
+ * The distinct kernel code addresses in the recorded stacks (after
+ * wp_drain_stop): how many, and up to max of them copied to out.
+ */
+size_t wp_drain_nr_kernel_ips(const struct wp_drain *d);
+size_t wp_drain_kernel_ips(const struct wp_drain *d, uint64_t *out, size_t max);
+
 /* Executable mappings seen (valid until wp_drain_free). */
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n);
 

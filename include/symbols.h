@@ -7,7 +7,7 @@
  * every process that maps the file, through .symtab/.dynsym and DWARF
  * (separate debug info found by build id or .gnu_debuglink).  An inlined
  * call becomes its own frame.  Kernel addresses are named from
- * /proc/kallsyms.  Results are cached per (file, address).  A frame is a
+ * the symbols saved in the recording, or /proc/kallsyms.  Results are cached per (file, address).  A frame is a
  * token: the interned name's id shifted left by 2, or'ed with WP_FRAME_*.
  */
 #ifndef WALLPROF_SYMBOLS_H
@@ -32,11 +32,13 @@ struct wp_symbol_stats {
 };
 
 /*
- * lines: add " (file:line)" to each frame.  same_kernel: this kernel's
+ * lines: add " (file:line)" to each frame.  saved_ksyms: the recording's
+ * own kernel symbols (its KSYMS text, borrowed for the symbolizer's life),
+ * or NULL; without them, same_kernel says whether this kernel's
  * /proc/kallsyms describes the recording.
  */
 int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
-		   bool same_kernel, struct wp_symbols **out);
+		   bool same_kernel, const char *saved_ksyms, struct wp_symbols **out);
 
 /*
  * Append the frames for a user address of process p (innermost first: an

@@ -58,6 +58,7 @@ struct pipeline {
 	uint32_t *ucache_tokens;
 	size_t nr_ucache_tokens, cap_ucache_tokens;
 	uint64_t file_size, progress_step, next_progress;
+	char *ksyms_text;	/* the recording's saved kernel symbols, or NULL */
 };
 
 static bool is_switch_sample(const struct pipeline *p, uint64_t id)
@@ -288,8 +289,15 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		err = wp_procmap_new(same_kernel(m), &p->pm);
 	if (!err)
 		err = wp_unwinder_new(p->pm, &p->unwinder);
-	if (!err)
-		err = wp_symbols_new(p->pm, an->names, opts->lines, same_kernel(m), &p->symbols);
+	if (!err) {
+		size_t len;
+
+		/* A damaged KSYMS block only costs the kernel names. */
+		if (wp_reader_ksyms(an->reader, &p->ksyms_text, &len) == -EBADMSG)
+			wp_warn("the saved kernel symbols are damaged; kernel frames may be shown as addresses");
+		err = wp_symbols_new(p->pm, an->names, opts->lines, same_kernel(m),
+				     p->ksyms_text, &p->symbols);
+	}
 	if (err)
 		return err;
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
@@ -316,6 +324,7 @@ static void pipeline_release(struct pipeline *p)
 {
 	free(p->ucache);
 	free(p->ucache_tokens);
+	free(p->ksyms_text);
 	wp_symbols_free(p->symbols);
 	wp_unwinder_free(p->unwinder);
 	wp_procmap_free(p->pm);

@@ -78,6 +78,7 @@ struct wp_tag_event {
 enum wp_block_type {
 	WP_BLOCK_RECORDS = 1,
 	WP_BLOCK_SUMMARY = 2,
+	WP_BLOCK_KSYMS = 3,	/* "hexaddr name" lines: kernel symbols in use */
 };
 
 #define WP_BLOCK_ZSTD 1U
@@ -322,7 +323,7 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 	const void *payload = buf;
 	int err;
 
-	if (w->cctx && type == WP_BLOCK_RECORDS) {
+	if (w->cctx && type != WP_BLOCK_SUMMARY) {
 		size_t bound = ZSTD_compressBound(len), n;
 
 		if (bound > w->cbuf_size) {
@@ -358,6 +359,13 @@ int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len)
 	if (!len)
 		return 0;
 	return writer_put_block(w, WP_BLOCK_RECORDS, buf, len);
+}
+
+int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len)
+{
+	if (!len)
+		return 0;
+	return writer_put_block(w, WP_BLOCK_KSYMS, text, len);
 }
 
 int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s)
@@ -443,6 +451,7 @@ struct wp_reader {
 	void *zbuf;
 	size_t zbuf_cap;
 	ZSTD_DCtx *dctx;
+	uint64_t ksyms_offset;	/* of the KSYMS block, 0 if none */
 };
 
 void wp_meta_release(struct wp_meta *m)
@@ -620,6 +629,71 @@ static int parse_meta(struct wp_meta *m, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Walk the block headers (not the payloads) for the KSYMS block, written
+ * last but needed before the first kernel frame is named.  A damaged chain
+ * simply ends the search; reading proper reports it.
+ */
+static void reader_find_ksyms(struct wp_reader *r)
+{
+	uint64_t off = r->offset;
+	struct wp_block_header bh;
+
+	while (r->file_size - off >= sizeof(bh)) {
+		if (pread(r->fd, &bh, sizeof(bh), (off_t)off) != (ssize_t)sizeof(bh) ||
+		    bh.size > WP_BLOCK_MAX_SIZE || bh.raw_size > WP_BLOCK_MAX_SIZE)
+			return;
+		if (bh.type == WP_BLOCK_KSYMS) {
+			r->ksyms_offset = off;
+			return;
+		}
+		off += sizeof(bh) + ALIGN_UP((size_t)bh.size, (size_t)8);
+	}
+}
+
+int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
+{
+	struct wp_block_header bh;
+	void *z = NULL;
+	char *raw;
+	int err = -EBADMSG;
+
+	*text = NULL;
+	*len = 0;
+	if (!r->ksyms_offset)
+		return 0;
+	if (pread(r->fd, &bh, sizeof(bh), (off_t)r->ksyms_offset) != (ssize_t)sizeof(bh) ||
+	    r->file_size - r->ksyms_offset - sizeof(bh) < bh.size)
+		return -EBADMSG;
+	raw = malloc(bh.raw_size + 1);
+	z = malloc(bh.size + 1);
+	if (!raw || !z) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (pread(r->fd, z, bh.size, (off_t)(r->ksyms_offset + sizeof(bh))) != (ssize_t)bh.size)
+		goto out;
+	if (bh.flags & WP_BLOCK_ZSTD) {
+		size_t n = ZSTD_decompressDCtx(r->dctx, raw, bh.raw_size, z, bh.size);
+
+		if (ZSTD_isError(n) || n != bh.raw_size)
+			goto out;
+	} else if (bh.flags || bh.size != bh.raw_size) {
+		goto out;
+	} else {
+		memcpy(raw, z, bh.size);
+	}
+	raw[bh.raw_size] = '\0';
+	*text = raw;
+	*len = bh.raw_size;
+	raw = NULL;
+	err = 0;
+out:
+	free(raw);
+	free(z);
+	return err;
+}
+
 int wp_reader_open(const char *path, struct wp_reader **out)
 {
 	struct wp_file_header fh;
@@ -688,6 +762,7 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 		err = -ENOMEM;
 		goto out_close;
 	}
+	reader_find_ksyms(r);
 	*out = r;
 	return 0;
 

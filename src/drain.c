@@ -53,6 +53,10 @@ struct wp_drain {
 	struct wp_summary published;
 	bool stop;
 
+	/* Writer thread only: kernel code addresses seen in samples (0 = empty). */
+	uint64_t *kips;
+	size_t kips_cap, nr_kips;
+
 	/* Drain thread only. */
 	struct block *cur;
 	struct wp_summary counts;
@@ -401,6 +405,72 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
+static void kip_add(struct wp_drain *d, uint64_t ip)
+{
+	size_t h;
+
+	if ((d->nr_kips + 1) * 2 > d->kips_cap) {
+		size_t cap = d->kips_cap ? d->kips_cap * 2 : 4096;
+		uint64_t *n = calloc(cap, sizeof(*n)), *old = d->kips;
+
+		if (!n)
+			return;
+		for (size_t i = 0; i < d->kips_cap; i++) {
+			if (!old[i])
+				continue;
+			for (h = (old[i] * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1); n[h];
+			     h = (h + 1) & (cap - 1))
+				;
+			n[h] = old[i];
+		}
+		free(old);
+		d->kips = n;
+		d->kips_cap = cap;
+	}
+	for (h = (ip * 0x9e3779b97f4a7c15ULL >> 20) & (d->kips_cap - 1); d->kips[h];
+	     h = (h + 1) & (d->kips_cap - 1))
+		if (d->kips[h] == ip)
+			return;
+	d->kips[h] = ip;
+	d->nr_kips++;
+}
+
+/*
+ * Note the kernel addresses in a block's samples, so that the symbols they
+ * need can be saved with the recording (kernel addresses change at boot).
+ * Runs on the writer thread, off the draining path.
+ */
+static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
+{
+	const struct wp_sample_format *fmt = &d->ev->fmt;
+	size_t off = 0;
+
+	if (!(d->ev->meta_flags & WP_META_KERNEL_SAMPLES))
+		return;
+	while (off + sizeof(struct perf_event_header) <= len) {
+		const struct perf_event_header *h = (const void *)(buf + off);
+		struct wp_sample s;
+		bool kernel = true;
+
+		if (h->size < sizeof(*h) || off + h->size > len)
+			break;
+		off += h->size;
+		if (h->type != PERF_RECORD_SAMPLE || wp_sample_parse(fmt, h, &s))
+			continue;
+		for (uint64_t i = 0; i < s.nr_callchain; i++) {
+			uint64_t ip = s.callchain[i];
+
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+				kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			else if (kernel && ip)
+				kip_add(d, ip);
+		}
+		if (!s.nr_callchain && s.ip >= 0xffff800000000000ULL &&
+		    s.ip < (uint64_t)PERF_CONTEXT_MAX)
+			kip_add(d, s.ip);
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct wp_drain *d = arg;
@@ -420,6 +490,7 @@ static void *writer_main(void *arg)
 			d->queue_tail = NULL;
 		if (!d->write_err) {
 			pthread_mutex_unlock(&d->lock);
+			note_kernel_ips(d, b->data, b->len);
 			err = wp_writer_write_records(d->w, b->data, b->len);
 			pthread_mutex_lock(&d->lock);
 		}
@@ -560,6 +631,21 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	return err;
 }
 
+size_t wp_drain_kernel_ips(const struct wp_drain *d, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->kips_cap && n < max; i++)
+		if (d->kips[i])
+			out[n++] = d->kips[i];
+	return n;
+}
+
+size_t wp_drain_nr_kernel_ips(const struct wp_drain *d)
+{
+	return d->nr_kips;
+}
+
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n)
 {
 	*n = d->nr_files;
@@ -589,6 +675,7 @@ void wp_drain_free(struct wp_drain *d)
 	for (size_t i = 0; i < d->nr_files; i++)
 		free(d->files[i].path);
 	free(d->files);
+	free(d->kips);
 	free(d->roles);
 	wp_buf_release(&d->injected);
 	if (d->epfd >= 0)

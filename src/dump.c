@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dump.c: one line per record of a wallprof data file. */
 #include <errno.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -276,6 +277,17 @@ int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
 	d.meta = wp_reader_meta(r);
 	wp_sample_format_init(&d.fmt, d.meta->sample_type, d.meta->regs_mask);
 	print_header(&d);
+	{
+		size_t len, lines = 0;
+		char *ksyms;
+
+		if (!wp_reader_ksyms(r, &ksyms, &len) && ksyms) {
+			for (size_t i = 0; i < len; i++)
+				lines += ksyms[i] == '\n';
+			fprintf(out, "# kernel symbols saved: %zu\n", lines);
+			free(ksyms);
+		}
+	}
 	while ((ret = wp_reader_next(r, &h)) > 0) {
 		if (h->type == PERF_RECORD_SAMPLE)
 			print_sample(&d, h);

@@ -15,6 +15,7 @@
 
 #include "buildid.h"
 #include "drain.h"
+#include "kallsyms.h"
 #include "log.h"
 #include "session.h"
 #include "synth.h"
@@ -307,6 +308,61 @@ static int write_build_ids(struct session *s)
 	return err;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Save the kernel symbols that the recorded stacks use: kernel addresses
+ * change at every boot, so /proc/kallsyms at report time may not fit.
+ */
+static int write_kernel_symbols(struct session *s)
+{
+	size_t n = wp_drain_nr_kernel_ips(s->drain);
+	struct wp_buf text = { 0 };
+	struct wp_kallsyms k;
+	uint64_t *ips;
+	long last = -1;
+	int err;
+
+	if (!n)
+		return 0;
+	ips = malloc(n * sizeof(*ips));
+	if (!ips)
+		return -ENOMEM;
+	n = wp_drain_kernel_ips(s->drain, ips, n);
+	qsort(ips, n, sizeof(*ips), u64_cmp);
+	err = wp_kallsyms_load(&k);
+	if (err) {
+		free(ips);
+		/* Not fatal: report falls back to /proc/kallsyms on this boot. */
+		wp_debug("kernel symbols not saved: %s", strerror(-err));
+		return 0;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		long idx = wp_kallsyms_find(&k, ips[i]);
+		char line[320];
+		int len;
+
+		if (idx < 0 || idx == last)
+			continue;	/* sorted: each symbol once */
+		last = idx;
+		len = snprintf(line, sizeof(line), "%llx %s\n",
+			       (unsigned long long)k.syms[idx].addr, wp_kallsyms_name(&k, (size_t)idx));
+		if (len > 0 && (size_t)len < sizeof(line))
+			err = wp_buf_append(&text, line, (size_t)len);
+	}
+	if (!err)
+		err = wp_writer_write_ksyms(s->writer, (const char *)text.data, text.len);
+	wp_buf_release(&text);
+	wp_kallsyms_release(&k);
+	free(ips);
+	return err;
+}
+
 static void print_summary(struct session *s)
 {
 	const struct wp_summary *c = &s->summary;
@@ -429,6 +485,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	}
 	if (!err)
 		err = write_build_ids(&s);
+	if (!err)
+		err = write_kernel_symbols(&s);
 	if (!err)
 		err = wp_writer_write_summary(s.writer, &s.summary);
 	if (err)

@@ -10,6 +10,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "kallsyms.h"
 #include "log.h"
 #include "symbols.h"
 
@@ -31,16 +32,11 @@ struct dso_symbolizer {
 	bool tried;
 };
 
-struct ksym {
-	uint64_t addr;
-	uint32_t name_off;	/* into ksym_names */
-	uint32_t token;		/* interned on first use; 0 = not yet */
-};
-
 struct wp_symbols {
 	struct wp_procmap *pm;
 	struct wp_strpool *pool;
 	bool lines, same_kernel;
+	const char *saved_ksyms;	/* borrowed: the recording's KSYMS text */
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	struct dso_symbolizer *dsos;
@@ -49,15 +45,14 @@ struct wp_symbols {
 	size_t cache_cap, cache_used;
 	uint32_t *chains;
 	size_t nr_chains, cap_chains;
-	struct ksym *ksyms;
-	size_t nr_ksyms;
-	char *ksym_names;	/* the kept names, NUL-terminated, back to back */
-	bool ksyms_loaded, ksyms_usable;
+	struct wp_kallsyms ksyms;
+	uint32_t *ksym_tokens;	/* per symbol, interned on first use; 0 = not yet */
+	bool ksyms_loaded;
 	struct wp_symbol_stats stats;
 };
 
 int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
-		   bool same_kernel, struct wp_symbols **out)
+		   bool same_kernel, const char *saved_ksyms, struct wp_symbols **out)
 {
 	struct wp_symbols *s = calloc(1, sizeof(*s));
 
@@ -68,6 +63,7 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->pool = pool;
 	s->lines = lines;
 	s->same_kernel = same_kernel;
+	s->saved_ksyms = saved_ksyms;
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
@@ -377,101 +373,45 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 	return n;
 }
 
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /*
- * Kernel text symbols from /proc/kallsyms, parsed by hand (it is large);
- * only the kept names are stored, back to back.
+ * The kernel symbols: the copy saved in the recording, else (on the
+ * recording's own boot) /proc/kallsyms.
  */
 static void load_kallsyms(struct wp_symbols *s)
 {
-	size_t cap = 0, names_len = 0, names_cap = 0;
-	bool nonzero = false;
-	char line[512];
-	FILE *f;
+	int err;
 
 	s->ksyms_loaded = true;
-	if (!s->same_kernel)
+	if (s->saved_ksyms) {
+		err = wp_kallsyms_parse(&s->ksyms, s->saved_ksyms, strlen(s->saved_ksyms));
+	} else if (s->same_kernel) {
+		err = wp_kallsyms_load(&s->ksyms);
+		if (err == -EPERM)
+			wp_warn("kernel symbols are hidden (kernel.kptr_restrict); "
+				"kernel frames are shown as addresses");
+	} else {
 		return;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char *name, type, *nb;
-		size_t len;
-
-		addr = strtoull(line, &name, 16);
-		/* "addr type name [module]" */
-		if (name[0] != ' ' || !name[1] || name[2] != ' ')
-			continue;
-		type = name[1];
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		name += 3;
-		len = strcspn(name, " \t\n");
-		if (s->nr_ksyms == cap) {
-			size_t nc = cap ? cap * 2 : 65536;
-			struct ksym *nk = realloc(s->ksyms, nc * sizeof(*nk));
-
-			if (!nk)
-				break;
-			s->ksyms = nk;
-			cap = nc;
-		}
-		if (names_len + len + 1 > names_cap) {
-			names_cap = names_cap ? names_cap * 2 : 1 << 20;
-			nb = realloc(s->ksym_names, names_cap);
-			if (!nb)
-				break;
-			s->ksym_names = nb;
-		}
-		memcpy(s->ksym_names + names_len, name, len);
-		s->ksym_names[names_len + len] = '\0';
-		s->ksyms[s->nr_ksyms].addr = addr;
-		s->ksyms[s->nr_ksyms].name_off = (uint32_t)names_len;
-		s->ksyms[s->nr_ksyms].token = 0;
-		s->nr_ksyms++;
-		names_len += len + 1;
-		nonzero |= addr != 0;
 	}
-	fclose(f);
-	/* kptr_restrict shows every address as 0: useless. */
-	s->ksyms_usable = nonzero && s->nr_ksyms;
-	if (s->ksyms_usable)
-		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
-	else
-		wp_warn("kernel symbols are hidden (kernel.kptr_restrict); kernel frames are shown as addresses");
+	if (!err && s->ksyms.nr)
+		s->ksym_tokens = calloc(s->ksyms.nr, sizeof(*s->ksym_tokens));
+	if (!s->ksym_tokens)
+		wp_kallsyms_release(&s->ksyms);
 }
 
 uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 {
-	size_t lo = 0, hi;
 	char text[64];
+	long i;
 
 	s->stats.frames++;
 	if (!s->ksyms_loaded)
 		load_kallsyms(s);
-	hi = s->ksyms_usable ? s->nr_ksyms : 0;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0) {
-		struct ksym *k = &s->ksyms[lo - 1];
-
-		if (!k->token)
-			k->token = token(s, s->ksym_names + k->name_off, WP_FRAME_KERNEL);
-		return k->token;
+	i = s->ksym_tokens ? wp_kallsyms_find(&s->ksyms, addr) : -1;
+	if (i >= 0) {
+		if (!s->ksym_tokens[i])
+			s->ksym_tokens[i] = token(s, wp_kallsyms_name(&s->ksyms, (size_t)i),
+						  WP_FRAME_KERNEL);
+		return s->ksym_tokens[i];
 	}
 	s->stats.unnamed++;
 	snprintf(text, sizeof(text), "[kernel] 0x%" PRIx64, addr);
@@ -493,7 +433,7 @@ void wp_symbols_free(struct wp_symbols *s)
 	free(s->dsos);
 	free(s->cache);
 	free(s->chains);
-	free(s->ksyms);
-	free(s->ksym_names);
+	wp_kallsyms_release(&s->ksyms);
+	free(s->ksym_tokens);
 	free(s);
 }

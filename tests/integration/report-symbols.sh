@@ -27,6 +27,26 @@ check_num "report without the debug file" "$rc" -eq 0
 check "without debug info: no function names of the binary" no_match 'spin_(outer|leaf)' n.folded
 check "without debug info: frames shown as module+offset" grep -q ';spin+0x[0-9a-f]*' n.folded
 
+# --- kernel names saved in the recording ----------------------------------
+# Pretend the file comes from another boot (kernel addresses move at every
+# boot): report must then name kernel frames from the symbols saved at
+# record time, never from this boot's /proc/kallsyms.
+boot=$(cat /proc/sys/kernel/random/boot_id)
+other=00000000-1111-2222-3333-444444444444
+run rec.out rec.err "$WALLPROF" record -q -o K -- "$WORKLOADS/sleeper" 5 10
+check_num "record with kernel stacks" "$rc" -eq 0
+if grep -q 'kernel-stacks' "$(dump K kd; echo kd)"; then
+	check "the header holds this boot's id" grep -aq "$boot" K
+	sed "s/$boot/$other/" K > K2
+	check "the boot id was replaced" sh -c "! grep -aq '$boot' K2"
+	run k.folded k.err "$WALLPROF" report -i K2 --format folded --mode off
+	check_num "report a file from another boot" "$rc" -eq 0
+	check "kernel frames are named from the saved symbols" grep -q ';schedule_\[k\]' k.folded
+	check "no kernel frame left as an address" no_match '\[kernel\] 0x' k.folded
+else
+	echo "SKIP-PART: no kernel stacks here (not root?)"
+fi
+
 # --- C++: demangled names --------------------------------------------------
 if command -v c++ >/dev/null 2>&1; then
 	cat > demo.cc <<'CC'

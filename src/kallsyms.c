@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kallsyms.c: kernel text symbols from /proc/kallsyms or a saved copy. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kallsyms.h"
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct wp_ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Append one symbol; name is len bytes, not NUL-terminated. */
+static int kallsyms_add(struct wp_kallsyms *k, size_t *cap, size_t *names_cap,
+			uint64_t addr, const char *name, size_t len)
+{
+	if (k->nr == *cap) {
+		size_t nc = *cap ? *cap * 2 : 4096;
+		struct wp_ksym *ns = realloc(k->syms, nc * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		k->syms = ns;
+		*cap = nc;
+	}
+	if (k->names_len + len + 1 > *names_cap) {
+		size_t nc = *names_cap ? *names_cap * 2 : 1 << 16;
+		char *nn;
+
+		while (nc < k->names_len + len + 1)
+			nc *= 2;
+		nn = realloc(k->names, nc);
+		if (!nn)
+			return -ENOMEM;
+		k->names = nn;
+		*names_cap = nc;
+	}
+	memcpy(k->names + k->names_len, name, len);
+	k->names[k->names_len + len] = '\0';
+	k->syms[k->nr].addr = addr;
+	k->syms[k->nr].name_off = (uint32_t)k->names_len;
+	k->nr++;
+	k->names_len += len + 1;
+	return 0;
+}
+
+int wp_kallsyms_load(struct wp_kallsyms *k)
+{
+	size_t cap = 0, names_cap = 0;
+	bool nonzero = false;
+	char line[512];
+	int err = 0;
+	FILE *f;
+
+	memset(k, 0, sizeof(*k));
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char *name, type;
+
+		addr = strtoull(line, &name, 16);
+		/* "addr type name [module]" */
+		if (name[0] != ' ' || !name[1] || name[2] != ' ')
+			continue;
+		type = name[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name += 3;
+		err = kallsyms_add(k, &cap, &names_cap, addr, name, strcspn(name, " \t\n"));
+		nonzero |= addr != 0;
+	}
+	fclose(f);
+	if (!err && !nonzero)
+		err = -EPERM;	/* kptr_restrict: every address reads as 0 */
+	if (err) {
+		wp_kallsyms_release(k);
+		return err;
+	}
+	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	return 0;
+}
+
+int wp_kallsyms_parse(struct wp_kallsyms *k, const char *text, size_t len)
+{
+	size_t cap = 0, names_cap = 0;
+	const char *p = text, *end = text + len;
+	int err = 0;
+
+	memset(k, 0, sizeof(*k));
+	while (!err && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		unsigned long long addr;
+		char *name;
+
+		if (!nl)
+			nl = end;
+		addr = strtoull(p, &name, 16);
+		if (name > p && name < nl && *name == ' ')
+			err = kallsyms_add(k, &cap, &names_cap, addr, name + 1,
+					   (size_t)(nl - name - 1));
+		p = nl + 1;
+	}
+	if (err) {
+		wp_kallsyms_release(k);
+		return err;
+	}
+	if (k->nr)
+		qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	return 0;
+}
+
+long wp_kallsyms_find(const struct wp_kallsyms *k, uint64_t addr)
+{
+	size_t lo = 0, hi = k->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+void wp_kallsyms_release(struct wp_kallsyms *k)
+{
+	free(k->syms);
+	free(k->names);
+	memset(k, 0, sizeof(*k));
+}
