@@ -560,6 +560,51 @@ static void test_minimal_meta(void)
 	unlink(path);
 }
 
+/* The KSYMS block: found at open, whatever follows it, skipped by record reading. */
+static void test_ksyms_block(int level)
+{
+	static const char text[] = "ffffffff81000000 _stext\nffffffff81001000 schedule\n";
+	struct wp_meta m = { .clockid = 1, .sample_type = PERF_SAMPLE_TIME };
+	uint64_t rec[2] = { 0 };
+	const struct perf_event_header *got;
+	struct perf_event_header *h = (void *)rec;
+	struct wp_writer *w;
+	struct wp_reader *r;
+	char path[512], *ks = NULL;
+	size_t len = 0;
+	int n = 0;
+
+	h->type = PERF_RECORD_COMM;
+	h->size = sizeof(rec);
+	path_in_tmp(path, sizeof(path), "ksyms.data");
+	ok(wp_writer_open(path, false, level, &w) == 0 && wp_writer_write_meta(w, &m) == 0 &&
+	   wp_writer_write_records(w, rec, sizeof(rec)) == 0 &&
+	   wp_writer_write_ksyms(w, text, strlen(text)) == 0 &&
+	   wp_writer_write_summary(w, &summary) == 0 && wp_writer_commit(w) == 0,
+	   "ksyms (level %d): records, KSYMS and summary written", level);
+	if (!is_int(wp_reader_open(path, &r), 0, "ksyms (level %d): it opens", level))
+		return;
+	ok(wp_reader_ksyms(r, &ks, &len) == 0 && ks && len == strlen(text) && !strcmp(ks, text),
+	   "ksyms (level %d): the text is found before reading any record", level);
+	free(ks);
+	while (wp_reader_next(r, &got) > 0)
+		n++;
+	is_int(n, 1, "ksyms (level %d): reading records skips the block", level);
+	ok(wp_reader_summary(r) != NULL, "ksyms (level %d): the summary follows it", level);
+	wp_reader_close(r);
+	unlink(path);
+	/* A file without the block: no text, no error. */
+	path_in_tmp(path, sizeof(path), "noksyms.data");
+	if (!wp_writer_open(path, false, level, &w) && !wp_writer_write_meta(w, &m) &&
+	    !wp_writer_commit(w) && !wp_reader_open(path, &r)) {
+		ks = (char *)1;
+		ok(wp_reader_ksyms(r, &ks, &len) == 0 && ks == NULL && len == 0,
+		   "ksyms (level %d): a file without the block has none", level);
+		wp_reader_close(r);
+	}
+	unlink(path);
+}
+
 /* (a) the file appears under its name only at commit. */
 static void test_temporary_name(void)
 {
@@ -1062,6 +1107,8 @@ int main(void)
 
 	test_round_trips();
 	test_minimal_meta();
+	test_ksyms_block(0);
+	test_ksyms_block(3);
 	test_temporary_name();
 	test_existing_file();
 	test_file_appears_meanwhile();
