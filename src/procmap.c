@@ -450,7 +450,7 @@ static void dso_read_loads(struct wp_dso *d)
 static void hex_id(const uint8_t *id, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
 	out[2 * n] = '\0';
 }
 

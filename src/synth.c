@@ -161,7 +161,7 @@ int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 			if (!isdigit((unsigned char)de->d_name[0]))
 				continue;
 			/* A thread that exits meanwhile is simply not listed. */
-			if (!synth_comm(fmt, pid, atoi(de->d_name), time, out))
+			if (!synth_comm(fmt, pid, (pid_t)strtol(de->d_name, NULL, 10), time, out))
 				count++;
 		}
 		closedir(d);
@@ -188,7 +188,7 @@ int wp_synth_all(const struct wp_sample_format *fmt, uint64_t time,
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		n = wp_synth_process(fmt, atoi(de->d_name), 0, time, out);
+		n = wp_synth_process(fmt, (pid_t)strtol(de->d_name, NULL, 10), 0, time, out);
 		if (n == -ENOMEM) {
 			closedir(d);
 			return n;
