@@ -166,23 +166,21 @@ struct proc_group {
 	struct wp_thread_times sum;
 };
 
-static const struct wp_view *sort_view;
-
-static int group_cmp(const void *x, const void *y)
+static int group_cmp(const void *x, const void *y, void *view)
 {
 	const struct proc_group *a = x, *b = y;
-	uint64_t ka = wp_view_sort_key(sort_view, &a->sum), kb = wp_view_sort_key(sort_view, &b->sum);
+	uint64_t ka = wp_view_sort_key(view, &a->sum), kb = wp_view_sort_key(view, &b->sum);
 
 	if (ka != kb)
 		return ka > kb ? -1 : 1;
 	return a->sum.pid < b->sum.pid ? -1 : a->sum.pid > b->sum.pid;
 }
 
-static int thread_cmp(const void *x, const void *y)
+static int thread_cmp(const void *x, const void *y, void *view)
 {
 	const struct wp_thread_times *a = *(const struct wp_thread_times *const *)x;
 	const struct wp_thread_times *b = *(const struct wp_thread_times *const *)y;
-	uint64_t ka = wp_view_sort_key(sort_view, a), kb = wp_view_sort_key(sort_view, b);
+	uint64_t ka = wp_view_sort_key(view, a), kb = wp_view_sort_key(view, b);
 
 	if (ka != kb)
 		return ka > kb ? -1 : 1;
@@ -218,8 +216,7 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 		}
 		i = j;
 	}
-	sort_view = v;
-	qsort(groups, ng, sizeof(*groups), group_cmp);
+	qsort_r(groups, ng, sizeof(*groups), group_cmp, (void *)v);
 	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s %7s %4s %5s %5s %6s%s\n", PAINT(v, C_BOLD),
 		"PID/TID", "COMM", "WALL", "ON-CPU", "BLOCKED", "PREEMPT", "%ON", "VOL", "INVOL",
 		"SAMPL", PAINT(v, C_RESET));
@@ -229,7 +226,7 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 		for (size_t k = groups[g].first; k < groups[g].last; k++)
 			if (wp_view_thread(v, k))
 				sel[ns++] = &th[k];
-		qsort(sel, ns, sizeof(*sel), thread_cmp);
+		qsort_r(sel, ns, sizeof(*sel), thread_cmp, (void *)v);
 		for (size_t k = 0; k < ns; k++) {
 			print_thread(sel[k], out, false);
 			*approx |= sel[k]->approximate;
