@@ -187,6 +187,13 @@ static unsigned int sample_frames(struct pipeline *p, const struct wp_sample *s)
 		return n;
 	if (s->regs_abi == 0)
 		return n;	/* a kernel thread: no user stack */
+	/*
+	 * No known mappings: the user state of an image being replaced by
+	 * execve (a launched command's first samples), or of a process whose
+	 * maps were never seen.  Nothing to unwind or name it with.
+	 */
+	if (!proc || !proc->nr_maps)
+		return n;
 	q->samples++;
 	return user_frames(p, proc, s, n);
 }
