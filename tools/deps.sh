@@ -4,8 +4,8 @@
 set -eu
 
 pkgs="build-essential autoconf automake pkgconf libdw-dev libelf-dev libcap-dev
-libzstd-dev libxxhash-dev util-linux man-db groff libcap2-bin binutils g++"
-[ "${1:-}" = "--with-bench" ] && pkgs="$pkgs linux-perf time"
+libzstd-dev libxxhash-dev util-linux man-db groff mandoc libcap2-bin binutils g++ python3 jq"
+[ "${1:-}" = "--with-bench" ] && pkgs="$pkgs linux-perf time bc"
 
 missing=""
 for p in $pkgs; do
