@@ -117,3 +117,16 @@ no_pid() {
 	while [ -e "/proc/$_p" ]; do _p=$((_p + 1)); done
 	echo "$_p"
 }
+
+# record_wallclock SECONDS: record the wallclock workload into F (its output
+# in wl.out) and check that it reported each of its threads.
+record_wallclock() {
+	run wl.out rec.err "$WALLPROF" record -q -o F -- "$WORKLOADS/wallclock" "$1"
+	check_num "record exits 0" "$rc" -eq 0
+	for _n in spinner sleeper locker locker2 reader; do
+		[ -n "$(wl_field wl.out "$_n" tid)" ] && continue
+		fail "the workload reported its $_n thread"
+		cat wl.out rec.err
+		finish
+	done
+}

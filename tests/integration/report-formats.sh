@@ -13,14 +13,7 @@ PARSE="$TESTS_SRCDIR/integration/folded-parse.awk"
 NAMES='spinner sleeper locker locker2 reader'
 
 # Short, for the many reports of it below.
-run wl.out rec.err "$WALLPROF" record -q -o F -- "$WORKLOADS/wallclock" 0.7
-check_num "record exits 0" "$rc" -eq 0
-for n in $NAMES; do
-	[ -n "$(wl_field wl.out "$n" tid)" ] && continue
-	fail "the workload reported its $n thread"
-	cat wl.out rec.err
-	finish
-done
+record_wallclock 0.7
 pid=$(wl_field wl.out spinner pid)
 spinner=$(wl_field wl.out spinner tid)
 reader=$(wl_field wl.out reader tid)

@@ -10,14 +10,7 @@ command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"
 SRC="$TESTS_SRCDIR/workloads/wallclock.c"
 
-run wl.out rec.err "$WALLPROF" record -q -o F -- "$WORKLOADS/wallclock" 1
-check_num "record exits 0" "$rc" -eq 0
-for n in spinner sleeper locker locker2 reader; do
-	[ -n "$(wl_field wl.out "$n" tid)" ] && continue
-	fail "the workload reported its $n thread"
-	cat wl.out rec.err
-	finish
-done
+record_wallclock 1
 spinner=$(wl_field wl.out spinner tid)
 sleeper=$(wl_field wl.out sleeper tid)
 reader=$(wl_field wl.out reader tid)
