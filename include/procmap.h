@@ -42,7 +42,6 @@ struct wp_dso {
 	uint64_t load_vaddr_minus_offset[16];	/* p_vaddr - p_offset per PT_LOAD */
 	uint64_t load_offset[16], load_filesz[16];
 	unsigned int nr_loads;
-	void *symbolizer;	/* owned by the symbols module */
 };
 
 struct wp_map {
