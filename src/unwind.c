@@ -228,15 +228,17 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	report_module_at(u, pu, out->n == 0 ? pc : pc - 1);
 	if (!dwfl_frame_pc(state, &pc, &isact))
 		isact = out->n == 0;
-	/* The stack only grows towards callers: anything else is a loop. */
+	/*
+	 * The stack only grows towards callers: a caller below its callee is
+	 * a loop, and so is one at the same PC and SP (no progress).  A
+	 * direct recursion repeats the PC at rising SPs and goes on.
+	 */
 	if (dwfl_frame_reg(state, 7, &sp) == 0) {
-		if (out->n && sp < u->last_sp)
+		if (out->n && (sp < u->last_sp ||
+			       (sp == u->last_sp && pc == out->pc[out->n - 1])))
 			return DWARF_CB_ABORT;
 		u->last_sp = sp;
 	}
-	if (out->n && pc == out->pc[out->n - 1] && sp == u->last_sp && out->n > 2 &&
-	    pc == out->pc[out->n - 2])
-		return DWARF_CB_ABORT;
 	out->pc[out->n] = pc;
 	out->activation[out->n] = isact;
 	out->n++;
