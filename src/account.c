@@ -55,40 +55,55 @@ static size_t hash_tid(uint32_t tid, size_t cap)
 	return (tid * 2654435761U) & (cap - 1);
 }
 
+/* The index slot of tid: the one holding it, or the empty one it would take. */
+static size_t *index_slot(const struct wp_account *a, uint32_t tid)
+{
+	size_t h;
+
+	for (h = hash_tid(tid, a->index_cap); a->index[h]; h = (h + 1) & (a->index_cap - 1))
+		if (a->threads[a->index[h] - 1].t.tid == tid)
+			break;
+	return &a->index[h];
+}
+
+/* Index every tid by its latest thread: an exited one until its tid is reused. */
 static int index_rebuild(struct wp_account *a, size_t cap)
 {
-	size_t *idx = calloc(cap, sizeof(*idx));
+	size_t *old = a->index;
 
-	if (!idx)
+	a->index = calloc(cap, sizeof(*a->index));
+	if (!a->index) {
+		a->index = old;
 		return -ENOMEM;
-	for (size_t i = 0; i < a->nr; i++) {
-		size_t h;
-
-		if (a->threads[i].closed)
-			continue;
-		for (h = hash_tid(a->threads[i].t.tid, cap); idx[h]; h = (h + 1) & (cap - 1))
-			;
-		idx[h] = i + 1;
 	}
-	free(a->index);
-	a->index = idx;
 	a->index_cap = cap;
+	for (size_t i = 0; i < a->nr; i++)
+		*index_slot(a, a->threads[i].t.tid) = i + 1;
+	free(old);
 	return 0;
 }
 
-/* The live (not exited) thread with this tid, or NULL. */
+/*
+ * The latest thread with this tid, or NULL.  It may have exited (closed):
+ * the kernel still delivers a switch-out and samples of a task after its
+ * EXIT record, and those belong to it, not to a new thread.
+ */
 static struct thread *thread_find(struct wp_account *a, uint32_t tid)
 {
+	size_t *slot;
+
 	if (!a->index_cap)
 		return NULL;
-	for (size_t h = hash_tid(tid, a->index_cap); a->index[h];
-	     h = (h + 1) & (a->index_cap - 1)) {
-		struct thread *t = &a->threads[a->index[h] - 1];
+	slot = index_slot(a, tid);
+	return *slot ? &a->threads[*slot - 1] : NULL;
+}
 
-		if (t->t.tid == tid && !t->closed)
-			return t;
-	}
-	return NULL;
+/* The thread with this tid if it is alive, or NULL. */
+static struct thread *thread_live(struct wp_account *a, uint32_t tid)
+{
+	struct thread *t = thread_find(a, tid);
+
+	return t && !t->closed ? t : NULL;
 }
 
 static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t tid,
@@ -120,23 +135,23 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 	t->off_stack = a->opts.unknown_stack;
 	if (a->lost)
 		t->t.approximate = true;
-	/* Keep the index under half full; it is rebuilt without closed threads. */
+	/* Keep the index under half full; a reused tid now means this thread. */
 	if (a->nr * 2 > a->index_cap) {
 		if (index_rebuild(a, a->index_cap ? a->index_cap * 2 : 128)) {
 			a->nr--;
 			return NULL;
 		}
 	} else {
-		size_t h;
-
-		for (h = hash_tid(tid, a->index_cap); a->index[h]; h = (h + 1) & (a->index_cap - 1))
-			;
-		a->index[h] = a->nr;
+		*index_slot(a, tid) = a->nr;
 	}
 	return t;
 }
 
-/* A thread first seen in a record: it existed when recording began. */
+/*
+ * The thread a record of tid belongs to; first seen, it existed when
+ * recording began.  May return an exited thread: callers ignore records
+ * that come after its exit.
+ */
 static struct thread *thread_get(struct wp_account *a, uint32_t pid, uint32_t tid)
 {
 	struct thread *t = thread_find(a, tid);
@@ -359,6 +374,8 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 	t = thread_get(a, pid, tid);
 	if (!t)
 		return -ENOMEM;
+	if (t->closed)
+		return 0;	/* its exit path, after the EXIT record */
 	if (switch_out) {
 		if (in_window(a, time, time + 1))
 			t->t.switch_samples++;
@@ -402,9 +419,9 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 	if (rec->size < sizeof(*rec) + sizeof(body))
 		return 0;
 	memcpy(body, rec + 1, sizeof(body));
-	t = thread_find(a, body[2]);
+	t = thread_live(a, body[2]);
 	if (t)
-		thread_close(a, t, time);	/* a reused tid */
+		thread_close(a, t, time);	/* a reused tid whose EXIT was lost */
 	/* A new thread is runnable, not yet running: waiting for a CPU. */
 	t = thread_add(a, body[0], body[2], time, STATE_PREEMPTED);
 	if (!t)
@@ -430,8 +447,11 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 	memcpy(&pid, p, 4);
 	memcpy(&tid, p + 4, 4);
 	t = thread_find(a, tid);
-	if (!t && (rec->misc & PERF_RECORD_MISC_COMM_EXEC) &&
-	    !wp_sample_id_parse(&a->fmt, rec, &id) && id.id != WP_SYNTHESIZED_ID) {
+	if (t && t->closed) {
+		/* The tid of an exited thread, reused by a task whose FORK we missed. */
+		t = thread_add(a, pid, tid, time, STATE_UNKNOWN);
+	} else if (!t && (rec->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		   !wp_sample_id_parse(&a->fmt, rec, &id) && id.id != WP_SYNTHESIZED_ID) {
 		/* The launched command: it runs from its exec on. */
 		t = thread_add(a, pid, tid, time > a->start_ns ? time : a->start_ns, STATE_ON);
 	}
@@ -463,6 +483,8 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		t = thread_get(a, id.pid, id.tid);
 		if (!t)
 			return -ENOMEM;
+		if (t->closed)
+			return 0;	/* the last switch-out, after its EXIT */
 		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT)
 			thread_switch_out(a, t, time,
 					  rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
@@ -479,7 +501,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		if (rec->size < sizeof(*rec) + sizeof(body))
 			return 0;
 		memcpy(body, rec + 1, sizeof(body));
-		t = thread_find(a, body[2]);
+		t = thread_live(a, body[2]);
 		if (t) {
 			/* The exiting task runs its exit path until the end. */
 			if (t->state == STATE_UNKNOWN && !a->no_switches)

@@ -11,6 +11,11 @@
 #	    frames innermost first, joined by ';', kernel ones ending in _[k]
 #	    and inlined ones in _[i] (as in folded output)
 #	python3 report-json.py header FILE    "key<TAB>value" per header field
+#	python3 report-json.py invariants FILE
+#	    what holds for any recording, problems on stdout, exit 1: each
+#	    thread's wall = on + blocked + preempted and lies in the window; no
+#	    two threads with one tid overlap in time; the on-CPU time of all
+#	    threads fits in the CPUs (a thread existed once, not twice)
 #
 # Invalid JSON: a message and status 2, whatever the command.
 import json
@@ -62,6 +67,36 @@ def check(doc):
     return problems
 
 
+def invariants(doc):
+    problems = []
+    h = doc["header"]
+    start, end = h["window_start_ns"], h["window_end_ns"]
+    by_tid = {}
+    for t in doc["threads"]:
+        who = "thread %d/%d (%r)" % (t["pid"], t["tid"], t["comm"])
+        if t["on_cpu_ns"] + t["blocked_ns"] + t["preempted_ns"] != t["wall_ns"]:
+            problems.append("%s: wall %d != on + blocked + preempted" % (who, t["wall_ns"]))
+        if t["end_ns"] - t["start_ns"] != t["wall_ns"]:
+            problems.append("%s: wall %d is not end - start" % (who, t["wall_ns"]))
+        if t["start_ns"] < start or t["end_ns"] > end:
+            problems.append("%s: [%d, %d] outside the window [%d, %d]" %
+                            (who, t["start_ns"], t["end_ns"], start, end))
+        by_tid.setdefault(t["tid"], []).append(t)
+    for tid, ts in by_tid.items():
+        ts.sort(key=lambda t: t["start_ns"])
+        for a, b in zip(ts, ts[1:]):
+            if b["start_ns"] < a["end_ns"]:
+                problems.append("tid %d: two threads overlap in time ([%d, %d] and [%d, %d])" %
+                                (tid, a["start_ns"], a["end_ns"], b["start_ns"], b["end_ns"]))
+    on = sum(t["on_cpu_ns"] for t in doc["threads"])
+    # A little slack for the clocks of different CPUs.
+    room = h["nr_cpus"] * (end - start) * 1.01
+    if on > room:
+        problems.append("%.3f s on-CPU in all, more than %d CPUs had in %.3f s" %
+                        (on / 1e9, h["nr_cpus"], (end - start) / 1e9))
+    return problems
+
+
 def frame(f):
     name = f.get("name", "")
     if f.get("kernel"):
@@ -81,6 +116,11 @@ def main():
         return 2
     if cmd == "check":
         problems = check(doc)
+        for p in problems:
+            print(p)
+        return 1 if problems else 0
+    if cmd == "invariants":
+        problems = invariants(doc)
         for p in problems:
             print(p)
         return 1 if problems else 0

@@ -214,6 +214,47 @@ static void test_new_thread(void)
 	wp_account_free(a);
 }
 
+/*
+ * The kernel delivers a task's last switch-out, and samples of its exit
+ * path, after its EXIT record: they belong to the exited thread (and are
+ * clipped to its exit), until a FORK reuses the tid for a new thread.
+ */
+static void test_records_after_exit(void)
+{
+	struct wp_account *a = new_account(0, 0, 0);
+	const struct wp_thread_times *t;
+	uint8_t buf[256];
+	size_t n;
+
+	feed(a, task_rec(PERF_RECORD_FORK, 102, 10 * MS, buf));
+	feed(a, switch_rec(102, 12 * MS, false, false, buf));
+	feed(a, task_rec(PERF_RECORD_EXIT, 102, 20 * MS, buf));
+	wp_account_sample(a, 100, 102, START + 20 * MS + 1000, false, STACK_A);
+	feed(a, switch_rec(102, 21 * MS, true, false, buf));
+	/* The tid, reused by a new thread. */
+	feed(a, task_rec(PERF_RECORD_FORK, 102, 30 * MS, buf));
+	feed(a, switch_rec(102, 31 * MS, false, false, buf));
+	feed(a, switch_rec(102, 35 * MS, true, false, buf));
+	feed(a, task_rec(PERF_RECORD_EXIT, 102, 40 * MS, buf));
+	feed(a, switch_rec(102, 40 * MS + 500, true, false, buf));
+	wp_account_finish(a, START + 50 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 2, "after exit: two threads, no third one from late records");
+	if (n != 2)
+		goto out;
+	is_u64(t[0].start_ns, START + 10 * MS, "after exit: the first starts at its FORK");
+	is_u64(t[0].end_ns, START + 20 * MS, "after exit: and ends at its EXIT");
+	is_u64(t[0].on_cpu_ns, 8 * MS, "after exit: its exit path is clipped at EXIT");
+	is_u64(t[0].samples, 0, "after exit: the late sample is not counted");
+	is_u64(t[0].voluntary_switches, 0, "after exit: nor the late switch-out");
+	is_u64(t[1].start_ns, START + 30 * MS, "after exit: the tid's new thread starts at its FORK");
+	is_u64(t[1].wall_ns, 10 * MS, "after exit: and ends at its own EXIT");
+	is_u64(t[1].on_cpu_ns, 4 * MS, "after exit: on-CPU 31-35 ms");
+	is_u64(t[1].blocked_ns, 5 * MS, "after exit: blocked 35-40 ms");
+out:
+	wp_account_free(a);
+}
+
 static void test_exact_distribution(void)
 {
 	struct wp_account *a = new_account(0, 0, 0);
@@ -309,6 +350,7 @@ int main(void)
 	test_window();
 	test_min_block();
 	test_new_thread();
+	test_records_after_exit();
 	test_exact_distribution();
 	test_lost();
 	test_order();
