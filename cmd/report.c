@@ -16,6 +16,7 @@
 #include "dump.h"
 #include "format.h"
 #include "log.h"
+#include "quote.h"
 #include "target.h"
 #include "util.h"
 #include "view.h"
@@ -165,6 +166,7 @@ int cmd_report(int argc, char **argv)
 	bool dump = false, quiet = false;
 	struct wp_reader *reader = NULL;
 	struct wp_analysis an;
+	char q[WP_QUOTE_MSG];
 	struct wp_view v;
 	uint64_t val;
 	FILE *out = stdout;
@@ -324,7 +326,8 @@ int cmd_report(int argc, char **argv)
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
-			wp_error("cannot create '%s': %s", output, strerror(errno));
+			wp_error("cannot create '%s': %s", wp_quote(q, sizeof(q), output, WP_QUOTE_TEXT),
+				 strerror(errno));
 			out = stdout;
 			if (!dump)
 				wp_analysis_release(&an);
@@ -346,7 +349,8 @@ int cmd_report(int argc, char **argv)
 	wp_analysis_release(&an);
 out_close:
 	if (out != stdout && fclose(out)) {
-		wp_error("cannot write '%s': %s", output, strerror(errno));
+		wp_error("cannot write '%s': %s", wp_quote(q, sizeof(q), output, WP_QUOTE_TEXT),
+			 strerror(errno));
 		ret = WP_EXIT_FAILURE;
 	}
 out_free:

@@ -14,6 +14,7 @@
 
 #include "builtin.h"
 #include "log.h"
+#include "quote.h"
 
 struct cmd_struct {
 	const char *name;
@@ -55,12 +56,15 @@ static void main_usage(FILE *out)
 
 int usage_error(const char *cmd, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "wallprof %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* The message quotes what the user typed, which may be anything. */
+	fprintf(stderr, "wallprof %s: ", cmd);
+	wp_quote_puts(stderr, msg, WP_QUOTE_MESSAGE);
 	fprintf(stderr, " (see 'wallprof %s --help')\n", cmd);
 	return WP_EXIT_USAGE;
 }
@@ -152,9 +156,19 @@ static int finish_stdout(int ret)
 	return ret;
 }
 
+static int not_a_command(const char *name)
+{
+	char q[WP_QUOTE_MSG];
+
+	fprintf(stderr, "wallprof: '%s' is not a wallprof command (see 'wallprof --help')\n",
+		wp_quote(q, sizeof(q), name, WP_QUOTE_TEXT));
+	return WP_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_struct *c;
+	char q[WP_QUOTE_MSG];
 	const char *name;
 
 	wp_log_set_sink(log_sink);
@@ -178,22 +192,17 @@ int main(int argc, char **argv)
 			return finish_stdout(WP_EXIT_OK);
 		}
 		c = find_command(argv[2]);
-		if (!c) {
-			fprintf(stderr, "wallprof: '%s' is not a wallprof command (see 'wallprof --help')\n",
-				argv[2]);
-			return WP_EXIT_USAGE;
-		}
+		if (!c)
+			return not_a_command(argv[2]);
 		return finish_stdout(show_help(c));
 	}
 	if (name[0] == '-') {
-		fprintf(stderr, "wallprof: unknown option '%s' (see 'wallprof --help')\n", name);
+		fprintf(stderr, "wallprof: unknown option '%s' (see 'wallprof --help')\n",
+			wp_quote(q, sizeof(q), name, WP_QUOTE_TEXT));
 		return WP_EXIT_USAGE;
 	}
 	c = find_command(name);
-	if (!c) {
-		fprintf(stderr, "wallprof: '%s' is not a wallprof command (see 'wallprof --help')\n",
-			name);
-		return WP_EXIT_USAGE;
-	}
+	if (!c)
+		return not_a_command(name);
 	return finish_stdout(c->fn(argc - 1, argv + 1));
 }

@@ -13,6 +13,7 @@
 
 #include "datafile.h"
 #include "log.h"
+#include "quote.h"
 #include "util.h"
 
 struct wp_file_header {
@@ -698,6 +699,7 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 {
 	struct wp_file_header fh;
 	struct wp_reader *r;
+	char q[WP_QUOTE_MSG];
 	uint8_t *meta = NULL;
 	struct stat st;
 	int err;
@@ -706,39 +708,44 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->path = strdup(path);
+	/* Only messages use the name: quoted, since it can hold any byte. */
+	r->path = strdup(wp_quote(q, sizeof(q), path, WP_QUOTE_TEXT));
+	if (!r->path) {
+		free(r);
+		return -ENOMEM;
+	}
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
 		err = -errno;
-		wp_error("cannot open '%s': %s", path, strerror(-err));
+		wp_error("cannot open '%s': %s", r->path, strerror(-err));
 		goto out_close;
 	}
 	if (fstat(r->fd, &st) || !S_ISREG(st.st_mode)) {
 		err = -EINVAL;
-		wp_error("'%s' is not a regular file", path);
+		wp_error("'%s' is not a regular file", r->path);
 		goto out_close;
 	}
 	r->file_size = (uint64_t)st.st_size;
 	if (r->file_size < sizeof(fh) || wp_read_exact(r->fd, &fh, sizeof(fh)) ||
 	    memcmp(fh.magic, WP_FILE_MAGIC, 8)) {
 		err = -EBADMSG;
-		wp_error("'%s' is not a wallprof data file", path);
+		wp_error("'%s' is not a wallprof data file", r->path);
 		goto out_close;
 	}
 	if (fh.byte_order != WP_FILE_BYTE_ORDER) {
 		err = -EBADMSG;
-		wp_error("'%s' was recorded on a machine of the other byte order", path);
+		wp_error("'%s' was recorded on a machine of the other byte order", r->path);
 		goto out_close;
 	}
 	if (fh.version > WP_FILE_VERSION || fh.version == 0) {
 		err = -EPROTO;
 		wp_error("'%s' has file format version %u; this wallprof reads version %d",
-			 path, fh.version, WP_FILE_VERSION);
+			 r->path, fh.version, WP_FILE_VERSION);
 		goto out_close;
 	}
 	if (fh.meta_size > r->file_size - sizeof(fh) || fh.meta_size > (64U << 20)) {
 		err = -EBADMSG;
-		wp_error("'%s' is truncated or corrupt (bad header size)", path);
+		wp_error("'%s' is truncated or corrupt (bad header size)", r->path);
 		goto out_close;
 	}
 	meta = malloc(fh.meta_size ? fh.meta_size : 1);
@@ -751,7 +758,7 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 		err = parse_meta(&r->meta, meta, fh.meta_size);
 	if (err) {
 		if (err != -ENOMEM)
-			wp_error("'%s' has a corrupt header", path);
+			wp_error("'%s' has a corrupt header", r->path);
 		err = err == -ENOMEM ? err : -EBADMSG;
 		goto out_close;
 	}

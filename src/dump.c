@@ -12,6 +12,7 @@
 #include "dump.h"
 #include "layout.h"
 #include "log.h"
+#include "quote.h"
 
 struct dump {
 	FILE *out;
@@ -44,11 +45,19 @@ static void print_header(const struct dump *d)
 	if (localtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
 	fprintf(out, "# wallprof data, format version %d\n", WP_FILE_VERSION);
+	/* Every name in a recording is quoted: one record, one line, no escapes. */
 	fprintf(out, "# command line:");
-	for (uint32_t i = 0; i < m->argc; i++)
-		fprintf(out, " %s", m->argv[i]);
-	fprintf(out, "\n# host: %s, kernel %s, %s, %u CPUs\n", m->hostname, m->os_release,
-		m->machine, m->nr_cpus);
+	for (uint32_t i = 0; i < m->argc; i++) {
+		fputc(' ', out);
+		wp_quote_puts(out, m->argv[i], WP_QUOTE_TEXT);
+	}
+	fprintf(out, "\n# host: ");
+	wp_quote_puts(out, m->hostname, WP_QUOTE_TEXT);
+	fprintf(out, ", kernel ");
+	wp_quote_puts(out, m->os_release, WP_QUOTE_TEXT);
+	fprintf(out, ", ");
+	wp_quote_puts(out, m->machine, WP_QUOTE_TEXT);
+	fprintf(out, ", %u CPUs\n", m->nr_cpus);
 	fprintf(out, "# started: %s (clock %d at ", when, m->clockid);
 	print_time(out, m->start_clock_ns);
 	fprintf(out, ")\n# sample_type: 0x%" PRIx64 ", user regs 0x%" PRIx64
@@ -65,9 +74,10 @@ static void print_header(const struct dump *d)
 		m->flags & WP_META_CLOCK_FALLBACK ? " cpu-clock-fallback" : "");
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
+		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
 
 		fprintf(out, "# event %u: %s, %s, type %u config %" PRIu64 ", %s %" PRIu64
-			", %u ids\n", e, ev->name,
+			", %u ids\n", e, wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT),
 			ev->role == WP_EVENT_SWITCH_OUT ? "switch-out stacks" : "on-CPU samples",
 			ev->attr.type, (uint64_t)ev->attr.config,
 			ev->attr.freq ? "frequency" : "period", (uint64_t)ev->attr.sample_period,
@@ -85,8 +95,9 @@ static void print_sample(const struct dump *d, const struct perf_event_header *h
 		return;
 	}
 	print_time(out, s.time);
-	fprintf(out, " SAMPLE %u/%u cpu %u %s ip 0x%" PRIx64 " period %" PRIu64, s.pid,
-		s.tid, s.cpu, event_name(d, s.id), s.ip, s.period);
+	fprintf(out, " SAMPLE %u/%u cpu %u ", s.pid, s.tid, s.cpu);
+	wp_quote_puts(out, event_name(d, s.id), WP_QUOTE_TEXT);
+	fprintf(out, " ip 0x%" PRIx64 " period %" PRIu64, s.ip, s.period);
 	if (d->fmt.sample_type & PERF_SAMPLE_CALLCHAIN)
 		fprintf(out, " callchain %" PRIu64, s.nr_callchain);
 	if (d->fmt.sample_type & PERF_SAMPLE_REGS_USER)
@@ -151,16 +162,20 @@ static void print_other(const struct dump *d, const struct perf_event_header *h)
 			memcpy(&x, p + 40, 8);
 			fprintf(out, " dev %x:%x ino %" PRIu64, c2, d2, x);
 		}
-		fprintf(out, " %.*s", (int)strnlen((const char *)p + 64, body - 64),
-			(const char *)p + 64);
+		fputc(' ', out);
+		wp_quote_write(out, (const char *)p + 64, strnlen((const char *)p + 64, body - 64),
+			       WP_QUOTE_TEXT);
 		break;
 	case PERF_RECORD_COMM:
 		if (body < 9)
 			break;
 		memcpy(&a, p, 4);
 		memcpy(&b, p + 4, 4);
-		fprintf(out, " %u/%u %.*s%s", a, b, (int)strnlen((const char *)p + 8, body - 8),
-			(const char *)p + 8, h->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "");
+		fprintf(out, " %u/%u ", a, b);
+		wp_quote_write(out, (const char *)p + 8, strnlen((const char *)p + 8, body - 8),
+			       WP_QUOTE_TEXT);
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			fprintf(out, " exec");
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
@@ -225,7 +240,9 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		fprintf(out, "BUILD_ID ");
 		for (unsigned int i = 0; i < b->size && i < sizeof(b->build_id); i++)
 			fprintf(out, "%02x", b->build_id[i]);
-		fprintf(out, " %.*s\n", (int)strnlen(b->filename, max), b->filename);
+		fputc(' ', out);
+		wp_quote_write(out, b->filename, strnlen(b->filename, max), WP_QUOTE_TEXT);
+		fputc('\n', out);
 		break;
 	}
 	default:
@@ -300,8 +317,11 @@ int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
 		if (wp_reader_summary(r)) {
 			print_summary(out, wp_reader_summary(r), d.meta);
 		} else {
+			char q[WP_QUOTE_MSG];
+
 			fprintf(out, "# no summary: the recording did not finish\n");
-			wp_warn("'%s' has no summary block: the recording did not finish", path);
+			wp_warn("'%s' has no summary block: the recording did not finish",
+				wp_quote(q, sizeof(q), path, WP_QUOTE_TEXT));
 		}
 	}
 	return ret;

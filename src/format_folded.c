@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "quote.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -17,18 +18,15 @@ struct folded_line {
 	uint64_t ns;
 };
 
-/* A frame name safe for the format: no ';' or newline inside. */
+/*
+ * A frame, quoted: no ';' (the separator) and no byte that ends a line or
+ * upsets a terminal or the XML of a flame graph built from the output.
+ */
 static void put_frame(struct wp_buf *b, const char *name, uint32_t token)
 {
-	size_t at = b->len;
-
 	if (b->len)
 		wp_buf_append(b, ";", 1);
-	at = b->len;
-	wp_buf_append(b, name, strlen(name));
-	for (size_t i = at; i < b->len; i++)
-		if (b->data[i] == ';' || b->data[i] == '\n' || b->data[i] == '\r')
-			b->data[i] = ':';
+	wp_quote_buf(b, name, strlen(name), WP_QUOTE_FOLDED);
 	/* FlameGraph's conventions: kernel frames _[k], inlined _[i]. */
 	if (token & WP_FRAME_KERNEL)
 		wp_buf_append(b, "_[k]", 4);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "quote.h"
 #include "util.h"
 
 #define BAR_WIDTH 40
@@ -82,8 +83,12 @@ int wp_format_hist(struct wp_view *v, FILE *out)
 			continue;
 		shown++;
 		if (v->o.per_thread) {
+			char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
+
+			/* Programs name their threads: escapes and all. */
 			fprintf(out, "%s# thread %" PRIu32 " (%s) of process %" PRIu32 "\n",
-				shown > 1 ? "\n" : "", th[i].tid, th[i].comm, th[i].pid);
+				shown > 1 ? "\n" : "", th[i].tid,
+				wp_quote(comm, sizeof(comm), th[i].comm, WP_QUOTE_TEXT), th[i].pid);
 			print_set(v, &th[i].on_slices, &th[i].off_intervals, &th[i].preempt_waits, out);
 			continue;
 		}

@@ -9,65 +9,14 @@
 #include <string.h>
 
 #include "format.h"
+#include "quote.h"
 #include "symbols.h"
 
-/*
- * Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0.  Thread names and
- * paths are raw bytes.
- */
-static int utf8_len(const unsigned char *s)
+/* A JSON string: names and paths are raw bytes, the output is strict UTF-8. */
+static void json_str(FILE *out, const char *s)
 {
-	unsigned char lo = 0x80, hi = 0xbf;
-	int n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* The second byte's range excludes overlongs, surrogates and > U+10FFFF. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (int i = 2; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-static void json_str(FILE *out, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
 	fputc('"', out);
-	while (*s) {
-		int n = utf8_len(s);
-
-		if (!n) {
-			fputs("\\ufffd", out);
-			s++;
-		} else if (*s == '"' || *s == '\\') {
-			fprintf(out, "\\%c", *s++);
-		} else if (*s < 0x20) {
-			fprintf(out, "\\u%04x", *s++);
-		} else {
-			fwrite(s, 1, (size_t)n, out);
-			s += n;
-		}
-	}
+	wp_quote_puts(out, s, WP_QUOTE_JSON);
 	fputc('"', out);
 }
 

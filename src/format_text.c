@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "format.h"
+#include "quote.h"
 #include "symbols.h"
 #include "unwind.h"
 #include "util.h"
@@ -32,22 +33,30 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 
 	if (localtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	/* The recording names all of these: quoted, like every name below. */
 	fprintf(out, "# command:");
-	for (uint32_t i = 0; i < m->argc; i++)
-		fprintf(out, " %s", m->argv[i]);
-	fprintf(out, "\n# started %s, recorded %s on %s (%s, %u CPUs)\n", when,
-		DUR(an->end_ns - an->start_ns, dur), m->hostname, m->os_release, m->nr_cpus);
+	for (uint32_t i = 0; i < m->argc; i++) {
+		fputc(' ', out);
+		wp_quote_puts(out, m->argv[i], WP_QUOTE_TEXT);
+	}
+	fprintf(out, "\n# started %s, recorded %s on ", when, DUR(an->end_ns - an->start_ns, dur));
+	wp_quote_puts(out, m->hostname, WP_QUOTE_TEXT);
+	fputs(" (", out);
+	wp_quote_puts(out, m->os_release, WP_QUOTE_TEXT);
+	fprintf(out, ", %u CPUs)\n", m->nr_cpus);
 	fprintf(out, "# events:");
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
+		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
 
+		wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT);
 		if (ev->role == WP_EVENT_SWITCH_OUT)
-			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", ev->name);
+			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", name);
 		else if (ev->attr.freq)
-			fprintf(out, "%s %s at %" PRIu64 " Hz", e ? "," : "", ev->name,
+			fprintf(out, "%s %s at %" PRIu64 " Hz", e ? "," : "", name,
 				(uint64_t)ev->attr.sample_freq);
 		else
-			fprintf(out, "%s %s every %" PRIu64 " ns", e ? "," : "", ev->name,
+			fprintf(out, "%s %s every %" PRIu64 " ns", e ? "," : "", name,
 				(uint64_t)ev->attr.sample_period);
 	}
 	if (m->flags & WP_META_SWITCHES)
@@ -61,26 +70,16 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			"kernel.perf_event_paranoid <= 1\n");
 }
 
-/* A thread name fit for a terminal: programs choose them, control bytes and all. */
-static void safe_comm(char *dst, const char *src, size_t size)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < size && src[i]; i++)
-		dst[i] = (src[i] > 0 && src[i] < 0x20) || src[i] == 0x7f ? '?' : src[i];
-	dst[i] = '\0';
-}
-
 static void print_thread(const struct wp_thread_times *t, FILE *out, bool process)
 {
 	char w[16], on[16], bl[16], pr[16], id[16];
 	double pct = t->wall_ns ? 100.0 * (double)t->on_cpu_ns / (double)t->wall_ns : 0;
+	char comm[13];
 
-	char comm[sizeof(t->comm)];
-
-	safe_comm(comm, t->comm, sizeof(comm));
+	/* Programs choose their thread names, control bytes and all; 12 columns. */
+	wp_quote(comm, sizeof(comm), t->comm, WP_QUOTE_TEXT);
 	snprintf(id, sizeof(id), "%s%" PRIu32, process ? "" : "  ", process ? t->pid : t->tid);
-	fprintf(out, "%-9s %-12.12s %7s %7s %7s %7s %3.0f%% %5" PRIu64 " %5" PRIu64
+	fprintf(out, "%-9s %-12s %7s %7s %7s %7s %3.0f%% %5" PRIu64 " %5" PRIu64
 		" %6" PRIu64 "%s\n", id, comm,
 		DUR(t->wall_ns, w), DUR(t->on_cpu_ns, on), DUR(t->blocked_ns, bl),
 		DUR(t->preempted_ns, pr), pct, t->voluntary_switches, t->involuntary_switches,
@@ -330,9 +329,9 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 
 		frames = wp_stacks_get(an->stacks, e[i].stack, &n);
 		static const char *const part_color[] = { C_ON, C_BLOCKED, C_PREEMPTED };
-		char comm[sizeof(th->comm)];
+		char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
 
-		safe_comm(comm, th[e[i].thread].comm, sizeof(comm));
+		wp_quote(comm, sizeof(comm), th[e[i].thread].comm, WP_QUOTE_TEXT);
 
 		fprintf(out, "\n%s%6.2f%%%s %9s  %s%-9s%s  %s\n", PAINT(v, C_BOLD),
 			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, PAINT(v, C_RESET),
@@ -341,8 +340,10 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 		for (unsigned int f = 0; f < n; f++) {
 			bool k = frames[f] & WP_FRAME_KERNEL;
 
-			fprintf(out, "                   %s%s%s%s\n", k ? PAINT(v, C_KERNEL) : "",
-				wp_analysis_frame_name(an, frames[f]),
+			/* Frame names hold file names, which programs choose. */
+			fprintf(out, "                   %s", k ? PAINT(v, C_KERNEL) : "");
+			wp_quote_puts(out, wp_analysis_frame_name(an, frames[f]), WP_QUOTE_TEXT);
+			fprintf(out, "%s%s\n",
 				k ? " [k]" : frames[f] & WP_FRAME_INLINED ? " (inlined)" : "",
 				k ? PAINT(v, C_RESET) : "");
 		}

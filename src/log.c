@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "log.h"
+#include "quote.h"
 
 static void default_sink(enum wp_log_level level, const char *msg)
 {
@@ -36,7 +37,7 @@ unsigned int wp_log_error_count(void)
 
 void wp_log(enum wp_log_level level, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[1024], safe[WP_QUOTE_SIZE(sizeof(msg))];
 	va_list ap;
 
 	if (level == WP_LOG_ERROR)
@@ -46,7 +47,13 @@ void wp_log(enum wp_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/*
+	 * Callers quote the names they print; this catches any that slipped
+	 * through (a path in a libdw message, say), so that no message can
+	 * carry a control sequence to the terminal.
+	 */
+	wp_quote(safe, sizeof(safe), msg, WP_QUOTE_MESSAGE);
 	pthread_mutex_lock(&log_lock);
-	log_sink(level, msg);
+	log_sink(level, safe);
 	pthread_mutex_unlock(&log_lock);
 }

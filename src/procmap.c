@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "log.h"
 #include "procmap.h"
+#include "quote.h"
 
 struct wp_procmap {
 	struct wp_dso **dsos;
@@ -456,6 +457,7 @@ static void hex_id(const uint8_t *id, size_t n, char *out)
 
 bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 {
+	char q[WP_QUOTE_MSG];
 	uint8_t id[20];
 	struct stat st;
 	int n;
@@ -478,7 +480,7 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		if (d->fd < 0) {
 			pm->missing++;
 			wp_warn("cannot open '%s' (%s); its frames are shown as addresses",
-				d->path, strerror(errno));
+				wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT), strerror(errno));
 			return false;
 		}
 		d->open_path = strdup(d->path);
@@ -495,14 +497,16 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 				hex_id(id, (size_t)n, got);
 			pm->mismatches++;
 			wp_warn("'%s' has changed since it was recorded (build id %s, recorded %s); "
-				"its frames are shown as addresses", d->path, got, want);
+				"its frames are shown as addresses",
+				wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT), got, want);
 			goto unusable;
 		}
 	} else if (d->ino && (fstat(d->fd, &st) || st.st_ino != d->ino ||
 			      major(st.st_dev) != d->maj || minor(st.st_dev) != d->min)) {
 		pm->mismatches++;
 		wp_warn("'%s' is not the file that was recorded (another inode); "
-			"its frames are shown as addresses", d->path);
+			"its frames are shown as addresses",
+			wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT));
 		goto unusable;
 	}
 	dso_read_loads(d);

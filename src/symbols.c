@@ -12,6 +12,7 @@
 
 #include "kallsyms.h"
 #include "log.h"
+#include "quote.h"
 #include "symbols.h"
 
 /* libstdc++'s demangler (C ABI). */
@@ -190,8 +191,12 @@ static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso
 	/* At bias 0, module addresses are the file's own ELF addresses. */
 	ds->mod = dwfl_report_elf(ds->dwfl, dso->short_name, dso->open_path, fd, 0, true);
 	dwfl_report_end(ds->dwfl, NULL, NULL);
-	if (!ds->mod)
-		wp_debug("cannot read symbols of '%s': %s", dso->path, dwfl_errmsg(-1));
+	if (!ds->mod) {
+		char q[WP_QUOTE_MSG];
+
+		wp_debug("cannot read symbols of '%s': %s",
+			 wp_quote(q, sizeof(q), dso->path, WP_QUOTE_TEXT), dwfl_errmsg(-1));
+	}
 	return ds->mod;
 }
 

@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "log.h"
+#include "quote.h"
 #include "symbols.h"
 #include "view.h"
 
 int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		 const struct wp_view_opts *o)
 {
+	char q[WP_QUOTE_MSG];
 	int err;
 
 	memset(v, 0, sizeof(*v));
@@ -30,14 +32,16 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		err = regcomp(&v->comm_re, re, REG_EXTENDED | REG_NOSUB);
 		free(re);
 		if (err) {
-			wp_error("--comm: '%s' is not a valid regular expression", o->comm);
+			wp_error("--comm: '%s' is not a valid regular expression",
+				 wp_quote(q, sizeof(q), o->comm, WP_QUOTE_TEXT));
 			return -EINVAL;
 		}
 		v->have_comm_re = true;
 	}
 	if (o->grep) {
 		if (regcomp(&v->grep_re, o->grep, REG_EXTENDED | REG_NOSUB)) {
-			wp_error("--grep: '%s' is not a valid regular expression", o->grep);
+			wp_error("--grep: '%s' is not a valid regular expression",
+				 wp_quote(q, sizeof(q), o->grep, WP_QUOTE_TEXT));
 			wp_view_release(v);
 			return -EINVAL;
 		}

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-quote.c: the quoting of untrusted names (src/quote.c): strict UTF-8,
+ * each mode's escapes on the bytes programs put in their thread names and
+ * file paths, cuts at whole escapes, and, over every byte value and many
+ * random strings, outputs that hold no control byte, only well-formed
+ * UTF-8, and (TEXT, FOLDED) read back to the input.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quote.h"
+#include "util.h"
+#include "tap.h"
+
+static const char *const mode_names[] = { "text", "folded", "json", "message" };
+
+/* The quoted form of len bytes at s through wp_quote_write, NUL-terminated (static). */
+static const char *q_write(const char *s, size_t len, enum wp_quote_mode mode)
+{
+	static char out[4096];
+	FILE *f;
+
+	memset(out, 0, sizeof(out));
+	f = fmemopen(out, sizeof(out) - 1, "w");
+	if (!f)
+		return NULL;
+	wp_quote_write(f, s, len, mode);
+	fclose(f);
+	return out;
+}
+
+/* The same through wp_quote_buf. */
+static const char *q_buf(const char *s, size_t len, enum wp_quote_mode mode)
+{
+	static char out[4096];
+	struct wp_buf b = { 0 };
+
+	if (wp_quote_buf(&b, s, len, mode) || b.len >= sizeof(out)) {
+		wp_buf_release(&b);
+		return NULL;
+	}
+	if (b.len)	/* b.data is NULL until something is appended */
+		memcpy(out, b.data, b.len);
+	out[b.len] = '\0';
+	wp_buf_release(&b);
+	return out;
+}
+
+/* Check one string in one mode through all three entry points. */
+static void quoted(const char *in, enum wp_quote_mode mode, const char *want, const char *what)
+{
+	char dst[4096];
+
+	is_str(q_write(in, strlen(in), mode), want, "%s, %s (write)", what, mode_names[mode]);
+	is_str(q_buf(in, strlen(in), mode), want, "%s, %s (buf)", what, mode_names[mode]);
+	is_str(wp_quote(dst, sizeof(dst), in, mode), want, "%s, %s (str)", what,
+	       mode_names[mode]);
+}
+
+static void test_utf8_len(void)
+{
+	static const struct {
+		const char *s;
+		size_t n, want;
+		const char *what;
+	} cases[] = {
+		{ "A", 1, 1, "ASCII" },
+		{ "\xc3\xa9", 2, 2, "U+00E9" },
+		{ "\xc2\x9b", 2, 2, "U+009B (well-formed, if a control)" },
+		{ "\xe2\x82\xac", 3, 3, "U+20AC" },
+		{ "\xf0\x9f\x98\x80", 4, 4, "U+1F600" },
+		{ "\xf4\x8f\xbf\xbf", 4, 4, "U+10FFFF" },
+		{ "\x9b", 1, 0, "a lone continuation byte (raw CSI)" },
+		{ "\x85", 1, 0, "a lone 0x85 (raw NEL)" },
+		{ "\xc0\x80", 2, 0, "overlong NUL" },
+		{ "\xc1\xbf", 2, 0, "overlong 2-byte" },
+		{ "\xe0\x80\x80", 3, 0, "overlong 3-byte" },
+		{ "\xf0\x80\x80\x80", 4, 0, "overlong 4-byte" },
+		{ "\xed\xa0\x80", 3, 0, "a surrogate" },
+		{ "\xf4\x90\x80\x80", 4, 0, "above U+10FFFF" },
+		{ "\xf5\x80\x80\x80", 4, 0, "0xf5 lead byte" },
+		{ "\xe2\x82", 2, 0, "cut short by the end of the string" },
+		{ "\xe2\x82\xac", 2, 0, "cut short by n" },
+		{ "\xe2\x41\xac", 3, 0, "ASCII where a continuation belongs" },
+		{ "", 0, 0, "nothing" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		is_int((long long)wp_utf8_len(cases[i].s, cases[i].n), (long long)cases[i].want,
+		       "utf8_len: %s", cases[i].what);
+}
+
+static void test_modes(void)
+{
+	const char *title = "\033]2;pwn\007";
+
+	quoted("plain text (with spaces) é €", WP_QUOTE_TEXT, "plain text (with spaces) é €",
+	       "printable ASCII and UTF-8 stay");
+	quoted(title, WP_QUOTE_TEXT, "\\033]2;pwn\\a", "an OSC title sequence");
+	quoted(title, WP_QUOTE_FOLDED, "\\033]2\\073pwn\\a", "an OSC title sequence");
+	quoted(title, WP_QUOTE_JSON, "\\u001b]2;pwn\\u0007", "an OSC title sequence");
+	quoted(title, WP_QUOTE_MESSAGE, "\\033]2;pwn\\a", "an OSC title sequence");
+	quoted("a\x9b" "2J\x85" "b", WP_QUOTE_TEXT, "a\\2332J\\205b", "raw C1 bytes");
+	quoted("a\x9b" "2J\x85" "b", WP_QUOTE_JSON, "a\\ufffd2J\\ufffdb", "raw C1 bytes");
+	quoted("a\xc2\x9b" "2J", WP_QUOTE_TEXT, "a\\302\\2332J", "U+009B in UTF-8");
+	quoted("a\xc2\x85", WP_QUOTE_JSON, "a\\u0085", "U+0085 in UTF-8");
+	quoted("x\xe2\x80\xaey", WP_QUOTE_TEXT, "x\\342\\200\\256y", "U+202E (right-to-left)");
+	quoted("x\xe2\x80\xaey", WP_QUOTE_JSON, "x\\u202ey", "U+202E (right-to-left)");
+	quoted("x\xe2\x80\xa8y", WP_QUOTE_FOLDED, "x\\342\\200\\250y", "U+2028 (line separator)");
+	quoted("\t\n\r\v\f\b\001\037\177", WP_QUOTE_TEXT, "\\t\\n\\r\\v\\f\\b\\001\\037\\177",
+	       "control bytes and DEL");
+	quoted("\t\n\r\v\f\b\001\037\177", WP_QUOTE_JSON,
+	       "\\t\\n\\r\\u000b\\f\\b\\u0001\\u001f\\u007f", "control bytes and DEL");
+	quoted("a\\b\"c;d", WP_QUOTE_TEXT, "a\\\\b\"c;d", "backslash, quote, semicolon");
+	quoted("a\\b\"c;d", WP_QUOTE_FOLDED, "a\\\\b\"c\\073d", "backslash, quote, semicolon");
+	quoted("a\\b\"c;d", WP_QUOTE_JSON, "a\\\\b\\\"c;d", "backslash, quote, semicolon");
+	quoted("a\\b\"c;d", WP_QUOTE_MESSAGE, "a\\b\"c;d", "backslash, quote, semicolon");
+	quoted("lib\033[31m\a\n;\x9b.so", WP_QUOTE_FOLDED, "lib\\033[31m\\a\\n\\073\\233.so",
+	       "a hostile file name");
+	quoted("\xed\xa0\x80\xc0\xaf", WP_QUOTE_TEXT, "\\355\\240\\200\\300\\257",
+	       "a surrogate and an overlong '/'");
+	quoted("", WP_QUOTE_TEXT, "", "the empty string");
+}
+
+static void test_nul_and_cut(void)
+{
+	char dst[16];
+
+	is_str(q_write("a\0b", 3, WP_QUOTE_TEXT), "a\\000b", "an embedded NUL, text");
+	is_str(q_write("a\0b", 3, WP_QUOTE_JSON), "a\\u0000b", "an embedded NUL, json");
+	is_str(wp_quote(dst, 6, "ab\033cd", WP_QUOTE_TEXT), "ab",
+	       "a cut never splits an escape (size 6)");
+	is_str(wp_quote(dst, 7, "ab\033cd", WP_QUOTE_TEXT), "ab\\033",
+	       "the escape when it fits whole (size 7)");
+	is_str(wp_quote(dst, 3, "a\xc3\xa9", WP_QUOTE_TEXT), "a",
+	       "a cut never splits a UTF-8 character");
+	is_str(wp_quote(dst, 4, "a\xc3\xa9", WP_QUOTE_TEXT), "a\xc3\xa9", "the whole character");
+	is_str(wp_quote(dst, 1, "abc", WP_QUOTE_TEXT), "", "size 1: the empty string");
+	is_str(wp_quote(dst, 13, "0123456789abcdef", WP_QUOTE_TEXT), "0123456789ab",
+	       "plain text cut at size - 1");
+}
+
+/* Whether s is well-formed UTF-8 with no control character, raw or encoded. */
+static bool terminal_safe(const char *s, bool allow_semicolon)
+{
+	size_t len = strlen(s);
+
+	while (len) {
+		size_t n = wp_utf8_len(s, len);
+		const unsigned char *u = (const unsigned char *)s;
+
+		if (!n || u[0] < 0x20 || u[0] == 0x7f || (u[0] == 0xc2 && u[1] <= 0x9f))
+			return false;
+		if (!allow_semicolon && u[0] == ';')
+			return false;
+		s += n;
+		len -= n;
+	}
+	return true;
+}
+
+static int oct(char c)
+{
+	return c >= '0' && c <= '7' ? c - '0' : -1;
+}
+
+/* Undo TEXT/FOLDED quoting; the length read back, or -1 if malformed. */
+static long unquote(const char *q, char *out)
+{
+	static const char letters[] = "abtnvfr", bytes[] = "\a\b\t\n\v\f\r";
+	long n = 0;
+
+	while (*q) {
+		const char *l;
+
+		if (*q != '\\') {
+			out[n++] = *q++;
+			continue;
+		}
+		q++;
+		if (*q == '\\') {
+			out[n++] = *q++;
+		} else if (*q && (l = strchr(letters, *q))) {
+			out[n++] = bytes[l - letters];
+			q++;
+		} else if (oct(q[0]) >= 0 && oct(q[1]) >= 0 && oct(q[2]) >= 0) {
+			out[n++] = (char)(oct(q[0]) << 6 | oct(q[1]) << 3 | oct(q[2]));
+			q += 3;
+		} else {
+			return -1;
+		}
+	}
+	return n;
+}
+
+static void test_properties(void)
+{
+	static const unsigned char pick[] = { 0x00, 0x07, 0x09, 0x0a, 0x1b, 0x20, 0x22, 0x3b,
+					      0x41, 0x5c, 0x7f, 0x80, 0x85, 0x9b, 0x9f, 0xa0,
+					      0xbf, 0xc2, 0xc3, 0xe2, 0x80, 0xae, 0xed, 0xf0,
+					      0xf4, 0x90, 0xff };
+	unsigned int bad[4] = { 0 }, unround[2] = { 0 }, differ = 0;
+	char in[40], back[40], dst[WP_QUOTE_SIZE(40)];
+	unsigned int seed = 12345;
+
+	for (int t = 0; t < 20000; t++) {
+		size_t len;
+
+		/* All single bytes first, then random strings of interesting bytes. */
+		if (t < 255) {
+			in[0] = (char)(t + 1);
+			len = 1;
+		} else {
+			len = 1 + rand_r(&seed) % 24;
+			for (size_t i = 0; i < len; i++)
+				in[i] = (char)pick[rand_r(&seed) % sizeof(pick)];
+			/* No NUL inside: wp_quote takes C strings. */
+			for (size_t i = 0; i < len; i++)
+				if (!in[i])
+					in[i] = 'z';
+		}
+		in[len] = '\0';
+		for (int m = WP_QUOTE_TEXT; m <= WP_QUOTE_MESSAGE; m++) {
+			const char *a = q_write(in, len, (enum wp_quote_mode)m);
+			const char *b = q_buf(in, len, (enum wp_quote_mode)m);
+
+			wp_quote(dst, sizeof(dst), in, (enum wp_quote_mode)m);
+			if (!a || !b || strcmp(a, b) || strcmp(a, dst))
+				differ++;
+			if (!a || !terminal_safe(a, m != WP_QUOTE_FOLDED))
+				bad[m]++;
+			if (a && (m == WP_QUOTE_TEXT || m == WP_QUOTE_FOLDED) &&
+			    (unquote(a, back) != (long)len || memcmp(back, in, len)))
+				unround[m]++;
+		}
+	}
+	is_int(differ, 0, "write, buf and str agree on 20000 strings in every mode");
+	for (int m = WP_QUOTE_TEXT; m <= WP_QUOTE_MESSAGE; m++)
+		is_int(bad[m], 0, "%s: never a control byte, C1 character or bad UTF-8%s",
+		       mode_names[m], m == WP_QUOTE_FOLDED ? " or ';'" : "");
+	is_int(unround[0], 0, "text reads back to the same bytes");
+	is_int(unround[1], 0, "folded reads back to the same bytes");
+}
+
+int main(void)
+{
+	test_utf8_len();
+	test_modes();
+	test_nul_and_cut();
+	test_properties();
+	return done_testing();
+}
