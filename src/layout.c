@@ -19,15 +19,20 @@ struct cursor {
 	bool bad;
 };
 
-static const void *take(struct cursor *c, size_t n)
+/*
+ * n is 64-bit, as the lengths read from a record are: it is compared with
+ * what is left before anything narrows it to size_t (32 bits on some
+ * hosts, where a size of 2^32 + 8 would otherwise pass as 8).
+ */
+static const void *take(struct cursor *c, uint64_t n)
 {
 	const uint8_t *p = c->p;
 
-	if (c->bad || (size_t)(c->end - c->p) < n) {
+	if (c->bad || (uint64_t)(c->end - c->p) < n) {
 		c->bad = true;
 		return NULL;
 	}
-	c->p += n;
+	c->p += (size_t)n;
 	return p;
 }
 
@@ -87,7 +92,7 @@ static void parse_until_stack(const struct wp_sample_format *fmt,
 		if (s->nr_callchain > 0xffff)
 			c->bad = true;
 		else
-			s->callchain = take(c, s->nr_callchain * 8);
+			s->callchain = take(c, s->nr_callchain * 8);	/* < 2^19 */
 	}
 	if (t & PERF_SAMPLE_RAW) {
 		const void *p = take(c, 4);
@@ -101,7 +106,7 @@ static void parse_until_stack(const struct wp_sample_format *fmt,
 	if (t & PERF_SAMPLE_REGS_USER) {
 		s->regs_abi = take_u64(c);
 		if (s->regs_abi)
-			s->regs = take(c, (size_t)fmt->nr_regs * 8);
+			s->regs = take(c, (uint64_t)fmt->nr_regs * 8);
 	}
 }
 
@@ -236,7 +241,8 @@ size_t wp_sample_copy_trimmed(const struct wp_sample_format *fmt,
 	p += stack_field - src;
 	memcpy(p, &keep, 8);
 	p += 8;
-	memcpy(p, stack_field + 8, keep);
+	/* keep < size, which take() found inside the record. */
+	memcpy(p, stack_field + 8, (size_t)keep);
 	p += keep;
 	memcpy(p, &dyn, 8);
 	p += 8;

@@ -489,6 +489,74 @@ static void test_truncated_samples(void)
 	}
 }
 
+/*
+ * Sizes and counts that do not fit 32 bits.  On a host with a 32-bit
+ * size_t, a stack size of 2^32 + 64 narrowed to size_t is 64, exactly the
+ * bytes that follow: every such size must be refused before any narrowing.
+ */
+static void test_huge_sizes(void)
+{
+	static const struct {
+		uint64_t size, dyn;
+	} claims[] = {
+		{ 0x100000000ULL + 64, 40 },		/* 64 when cut to 32 bits */
+		{ 0x100000000ULL + 64, 0x100000000ULL },	/* and a dyn_size to match */
+		{ 0x100000008ULL, 8 },
+		{ 0xffffffffffffffc0ULL, 40 },		/* wraps when 8 is added */
+		{ 1ULL << 63, 40 },
+	};
+	struct wp_sample_format fmt = full_format();
+	struct sample_spec spec = default_spec;
+	struct perf_event_header *h;
+	struct wp_sample s;
+	size_t size, field;
+
+	spec.stack_size = 64;
+	spec.stack_dyn_size = 40;
+	for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+		size = build_sample(&spec, FULL_TYPE, NR_REGS, rec_buf);
+		field = size - 8 - 64 - 8;
+		memcpy((uint8_t *)rec_buf + field, &claims[i].size, 8);
+		memcpy((uint8_t *)rec_buf + size - 8, &claims[i].dyn, 8);
+		h = exact_copy(rec_buf, size);
+		is_int(wp_sample_parse(&fmt, h, &s), -EBADMSG,
+		       "huge: stack size 0x%llx (64 bytes there), dyn_size 0x%llx: -EBADMSG",
+		       (unsigned long long)claims[i].size, (unsigned long long)claims[i].dyn);
+		ok(wp_sample_copy_trimmed(&fmt, h, out_buf) == size &&
+		   memcmp(out_buf, h, size) == 0,
+		   "huge: stack size 0x%llx: copy_trimmed copies it unchanged",
+		   (unsigned long long)claims[i].size);
+		free(h);
+	}
+
+	/* dyn_size beyond 32 bits and beyond size. */
+	size = build_sample(&spec, FULL_TYPE, NR_REGS, rec_buf);
+	{
+		uint64_t dyn = 0x100000000ULL + 40;
+
+		memcpy((uint8_t *)rec_buf + size - 8, &dyn, 8);
+	}
+	h = exact_copy(rec_buf, size);
+	is_int(wp_sample_parse(&fmt, h, &s), -EBADMSG,
+	       "huge: dyn_size 0x100000028 > size 64: -EBADMSG");
+	ok(wp_sample_copy_trimmed(&fmt, h, out_buf) == size && memcmp(out_buf, h, size) == 0,
+	   "huge: and copy_trimmed copies it unchanged");
+	free(h);
+
+	/* A callchain count whose byte size wraps even in 64 bits. */
+	spec.nr_callchain = 0;
+	size = build_sample(&spec, FULL_TYPE, NR_REGS, rec_buf);
+	{
+		uint64_t nr = 0x2000000000000001ULL;	/* 8 bytes, times 8, mod 2^64 */
+
+		memcpy((uint8_t *)rec_buf + 8 + 6 * 8, &nr, 8);
+	}
+	h = exact_copy(rec_buf, size);
+	is_int(wp_sample_parse(&fmt, h, &s), -EBADMSG,
+	       "huge: a callchain of 2^61 + 1 entries gives -EBADMSG");
+	free(h);
+}
+
 /* sample_id trailers of non-sample records. */
 static void test_sample_id_size(void)
 {
@@ -611,6 +679,7 @@ int main(void)
 	test_regs_abi_none();
 	test_empty_callchain();
 	test_truncated_samples();
+	test_huge_sizes();
 	test_sample_id_size();
 	test_sample_id_round_trip();
 	test_sample_id_all_fields();
