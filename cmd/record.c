@@ -276,6 +276,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.events.enable_on_exec = o.command && !o.events.cpu_wide;
+	o.events.enable_on_open = !o.command && !o.events.cpu_wide;
 	if (verbose)
 		wp_log_set_level(WP_LOG_DEBUG);
 	if (o.quiet)

@@ -35,15 +35,16 @@ struct wp_mapped_file {
 /*
  * Start both threads over ev's rings, writing to w.  Neither ev nor w may
  * be freed before wp_drain_stop().  Signals should be blocked in the
- * calling thread first so the new threads inherit the mask.
+ * calling thread first so the new threads inherit the mask.  The rings
+ * are drained at once, but the writer thread writes nothing to w until
+ * wp_drain_release_writer() (or wp_drain_stop()): until then the caller
+ * may write records that must come first in the file (the state of what
+ * already ran) to w itself.
  */
 int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **out);
 
-/*
- * Queue synthesized records (whole records, len bytes, copied); they are
- * written at the drain thread's next pass.  Thread safe.
- */
-int wp_drain_inject(struct wp_drain *d, const void *records, size_t len);
+/* Let the writer thread write what was drained, and from now on. */
+void wp_drain_release_writer(struct wp_drain *d);
 
 /* Counters so far (for a live status line).  Thread safe. */
 void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written);

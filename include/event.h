@@ -28,6 +28,7 @@ struct wp_event_opts {
 	uint32_t stack_size;	/* DWARF user stack copy, multiple of 8 */
 	bool off_cpu;		/* switch records + switch-out stacks */
 	bool enable_on_exec;	/* launch mode: start counting at execve */
+	bool enable_on_open;	/* attach mode: each event counts once it is set up */
 	bool cpu_wide;		/* -a */
 	unsigned int mmap_pages;	/* per CPU ring; 0 = choose */
 	bool mmap_pages_given;	/* -m given: do not shrink on EPERM */
@@ -50,11 +51,15 @@ struct wp_evlist {
 	int *cpus;			/* online CPUs */
 	unsigned int nr_cpus;
 	struct wp_ring *rings;		/* one per entry of cpus[] */
+	uint64_t *peeked;		/* per ring: looked at up to here (wp_evlist_peek) */
 	int *ring_owner;		/* fd that owns each ring, -1 if none */
 	unsigned int mmap_pages;
 	bool mmap_pages_given;
+	bool enable_on_open;
 	struct wp_evfd *fds;
 	size_t nr_fds, cap_fds;
+	int *anchor_fds;		/* per target task: keeps its context unshared */
+	size_t nr_anchor_fds;
 	struct wp_priv priv;
 };
 
@@ -87,6 +92,15 @@ int wp_evlist_open_cpus(struct wp_evlist *ev);
 
 /* Whether tid already has events (attach mode rescans). */
 bool wp_evlist_has_task(const struct wp_evlist *ev, pid_t tid);
+
+/*
+ * Before the drain starts reading the rings: call fn for every record
+ * that arrived since the last call, leaving it in the ring for the drain.
+ * (Attach mode learns from FORK records which new threads already inherit
+ * events.)
+ */
+typedef void (*wp_evlist_peek_fn)(const struct perf_event_header *rec, void *arg);
+void wp_evlist_peek(struct wp_evlist *ev, wp_evlist_peek_fn fn, void *arg);
 
 int wp_evlist_enable(struct wp_evlist *ev);
 int wp_evlist_disable(struct wp_evlist *ev);

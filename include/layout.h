@@ -28,6 +28,8 @@ enum wp_record_type {
 	WP_RECORD_BUILD_ID = 101,
 	/* Start of a thread that existed before recording: struct wp_record_thread. */
 	WP_RECORD_THREAD = 102,
+	/* The events opened for one attached thread: struct wp_record_attach. */
+	WP_RECORD_ATTACH = 103,
 };
 
 /*
@@ -54,6 +56,20 @@ struct wp_record_thread {
 	uint64_t time;		/* snapshot time, same clock as samples */
 	/* 0 if unknown, else the thread's start time on the event clock. */
 	uint64_t start_time;
+};
+
+/*
+ * The events wallprof opened for one thread when attaching (-p, -t), all
+ * counting from done on.  Records of that thread (and of the threads it
+ * creates from then on) that came through other events, inherited from the
+ * thread that created it, are duplicates after done (see coverage.h).
+ */
+struct wp_record_attach {
+	struct perf_event_header header;
+	uint32_t tid;
+	uint32_t nr_ids;
+	uint64_t done;		/* event clock */
+	uint64_t ids[];		/* nr_ids event ids */
 };
 
 /* The shape of samples and sample_id trailers in one recording. */

@@ -70,4 +70,13 @@ void wp_ring_end(struct wp_ring *r);
 /* Drop everything up to the current head (after a malformed record). */
 void wp_ring_skip_all(struct wp_ring *r);
 
+/*
+ * The read position, and a way back to it: reading records and then
+ * seeking back to where the reading began, without wp_ring_end(), looks
+ * at them without consuming them.  pos must lie between the last
+ * published tail and the head.
+ */
+uint64_t wp_ring_tell(const struct wp_ring *r);
+void wp_ring_seek(struct wp_ring *r, uint64_t pos);
+
 #endif

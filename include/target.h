@@ -37,8 +37,9 @@ int wp_child_start(struct wp_child *c);
 void wp_child_abort(struct wp_child *c);
 
 /*
- * Parse a comma-separated list of positive ids ("12,34").  *out is
- * malloc'ed and owned by the caller.  -EINVAL for anything else.
+ * Parse a comma-separated list of positive ids ("12,34"), each kept
+ * once.  *out is malloc'ed and owned by the caller.  -EINVAL for
+ * anything else.
  */
 int wp_parse_id_list(const char *s, pid_t **out, size_t *n);
 

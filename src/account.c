@@ -420,6 +420,18 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 		return 0;
 	memcpy(body, rec + 1, sizeof(body));
 	t = thread_live(a, body[2]);
+	if (t && t->state == STATE_UNKNOWN && !t->t.samples && !t->t.switch_samples &&
+	    t->t.start_ns == a->start_ns) {
+		/*
+		 * Only named so far, by the /proc snapshot taken as recording
+		 * began: in fact it was created since.  It starts here.
+		 */
+		t->t.start_ns = time;
+		t->since = time;
+		t->state = STATE_PREEMPTED;
+		t->initial_off = STATE_PREEMPTED;
+		return 0;
+	}
 	if (t)
 		thread_close(a, t, time);	/* a reused tid whose EXIT was lost */
 	/* A new thread is runnable, not yet running: waiting for a CPU. */

@@ -11,6 +11,8 @@
 #include <xxhash.h>
 
 #include "analysis.h"
+#include "coverage.h"
+#include "u64map.h"
 #include "log.h"
 #include "order.h"
 #include "procmap.h"
@@ -48,8 +50,8 @@ struct pipeline {
 	struct wp_procmap *pm;
 	struct wp_unwinder *unwinder;
 	struct wp_symbols *symbols;
-	uint64_t *switch_ids;
-	size_t nr_switch_ids;
+	struct wp_coverage *coverage;
+	struct wp_u64map switch_ids;	/* ids of the switch-out events */
 	uint32_t truncated_marker;
 	uint64_t last_time;
 	struct wp_ustack ustack;
@@ -63,10 +65,7 @@ struct pipeline {
 
 static bool is_switch_sample(const struct pipeline *p, uint64_t id)
 {
-	for (size_t i = 0; i < p->nr_switch_ids; i++)
-		if (p->switch_ids[i] == id)
-			return true;
-	return false;
+	return wp_u64map_get(&p->switch_ids, id, NULL);
 }
 
 static uint64_t regs_key(const struct wp_sample_format *fmt, const struct wp_sample *s,
@@ -246,6 +245,8 @@ static int deliver(const struct perf_event_header *rec, uint64_t time, void *arg
 	if (time > p->last_time)
 		p->last_time = time;
 	p->an->records++;
+	if (!wp_coverage_keep(p->coverage, rec, time))
+		return 0;	/* the same thing, seen by two sets of events */
 	err = wp_procmap_record(p->pm, rec);
 	if (err)
 		return err;
@@ -285,10 +286,10 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	p->opts = opts;
 	wp_sample_format_init(&p->fmt, m->sample_type, m->regs_mask);
 	for (uint32_t e = 0; e < m->nr_events; e++)
-		if (m->events[e].role == WP_EVENT_SWITCH_OUT) {
-			p->switch_ids = m->events[e].ids;
-			p->nr_switch_ids = m->events[e].nr_ids;
-		}
+		for (uint32_t i = 0; m->events[e].role == WP_EVENT_SWITCH_OUT &&
+				     i < m->events[e].nr_ids; i++)
+			if (wp_u64map_put(&p->switch_ids, m->events[e].ids[i], 1))
+				return -ENOMEM;
 	err = wp_strpool_new(&an->names);
 	if (!err)
 		err = wp_stacks_new(&an->stacks);
@@ -296,6 +297,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		err = wp_procmap_new(same_kernel(m), &p->pm);
 	if (!err)
 		err = wp_unwinder_new(p->pm, &p->unwinder);
+	if (!err)
+		err = wp_coverage_new(&p->fmt, &p->coverage);
 	if (!err) {
 		size_t len;
 
@@ -334,6 +337,8 @@ static void pipeline_release(struct pipeline *p)
 	free(p->ksyms_text);
 	wp_symbols_free(p->symbols);
 	wp_unwinder_free(p->unwinder);
+	wp_coverage_free(p->coverage);
+	wp_u64map_release(&p->switch_ids);
 	wp_procmap_free(p->pm);
 }
 

@@ -47,9 +47,9 @@ struct wp_drain {
 	struct block *queue_head, *queue_tail, *free_blocks;
 	uint64_t queued_bytes;
 	bool writer_done;		/* no more blocks will come */
+	bool writer_held;		/* the caller still writes to w itself */
 	int write_err;
 	uint64_t bytes_written;
-	struct wp_buf injected;
 	struct wp_summary published;
 	bool stop;
 
@@ -272,39 +272,11 @@ static void drain_append_round(struct wp_drain *d)
 	}
 }
 
-/* Synthesized records go in at a pass boundary, like a ring's records. */
-static int drain_take_injected(struct wp_drain *d)
-{
-	struct wp_buf mine = { 0 };
-	size_t off = 0;
-	int n = 0;
-
-	pthread_mutex_lock(&d->lock);
-	mine = d->injected;
-	memset(&d->injected, 0, sizeof(d->injected));
-	pthread_mutex_unlock(&d->lock);
-	while (off + sizeof(struct perf_event_header) <= mine.len) {
-		const struct perf_event_header *h = (const void *)(mine.data + off);
-
-		if (h->size < sizeof(*h) || off + h->size > mine.len)
-			break;
-		if (drain_record(d, h))
-			break;
-		d->counts.records--;	/* counted as synthesized instead */
-		d->counts.synthesized++;
-		off += h->size;
-		n++;
-	}
-	wp_buf_release(&mine);
-	return n;
-}
-
 /* One pass over every ring; returns the number of bytes read. */
 static uint64_t drain_pass(struct wp_drain *d)
 {
 	uint64_t total = 0;
 
-	total += (uint64_t)drain_take_injected(d);
 	for (unsigned int i = 0; i < d->ev->nr_cpus; i++) {
 		struct wp_ring *r = &d->ev->rings[i];
 		const struct perf_event_header *h;
@@ -480,7 +452,7 @@ static void *writer_main(void *arg)
 		struct block *b;
 		int err = 0;
 
-		while (!d->queue_head && !d->writer_done)
+		while ((!d->queue_head && !d->writer_done) || d->writer_held)
 			pthread_cond_wait(&d->queue_cond, &d->lock);
 		b = d->queue_head;
 		if (!b)
@@ -519,6 +491,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	d->ev = ev;
 	d->w = w;
 	d->epfd = d->wakefd = -1;
+	d->writer_held = true;
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->queue_cond, NULL);
 	pthread_cond_init(&d->space_cond, NULL);
@@ -575,20 +548,12 @@ out_free:
 	return err;
 }
 
-int wp_drain_inject(struct wp_drain *d, const void *records, size_t len)
+void wp_drain_release_writer(struct wp_drain *d)
 {
-	int err;
-
 	pthread_mutex_lock(&d->lock);
-	err = wp_buf_append(&d->injected, records, len);
+	d->writer_held = false;
+	pthread_cond_signal(&d->queue_cond);
 	pthread_mutex_unlock(&d->lock);
-	if (!err && d->wakefd >= 0) {
-		uint64_t one = 1;
-
-		if (write(d->wakefd, &one, sizeof(one)) < 0)
-			err = 0;	/* the poll timeout picks it up anyway */
-	}
-	return err;
 }
 
 void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written)
@@ -606,6 +571,8 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 
 	pthread_mutex_lock(&d->lock);
 	d->stop = true;
+	d->writer_held = false;
+	pthread_cond_signal(&d->queue_cond);
 	pthread_mutex_unlock(&d->lock);
 	if (write(d->wakefd, &one, sizeof(one)) < 0)
 		wp_debug("cannot wake the drain thread; it wakes on its timeout");
@@ -625,7 +592,6 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	s->ring_bytes = d->counts.ring_bytes;
 	s->stack_bytes_trimmed = d->counts.stack_bytes_trimmed;
 	s->corrupt_bytes = d->counts.corrupt_bytes;
-	s->synthesized = d->counts.synthesized;
 	s->rings_full_at_end = d->counts.rings_full_at_end;
 	err = d->write_err;
 	return err;
@@ -677,7 +643,6 @@ void wp_drain_free(struct wp_drain *d)
 	free(d->files);
 	free(d->kips);
 	free(d->roles);
-	wp_buf_release(&d->injected);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->wakefd >= 0)

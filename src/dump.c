@@ -230,6 +230,18 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		fprintf(out, " THREAD %u/%u\n", t.pid, t.tid);
 		break;
 	}
+	case WP_RECORD_ATTACH: {
+		struct wp_record_attach a;
+
+		if (h->size < sizeof(a))
+			goto bad;
+		memcpy(&a, h, sizeof(a));
+		if (a.nr_ids > (h->size - sizeof(a)) / sizeof(uint64_t))
+			goto bad;
+		print_time(out, a.done);
+		fprintf(out, " ATTACH %u events %u\n", a.tid, a.nr_ids);
+		break;
+	}
 	case WP_RECORD_BUILD_ID: {
 		const struct wp_record_build_id *b = (const void *)h;
 		size_t max;

@@ -261,13 +261,15 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	}
 
 	ev->mmap_pages_given = opts->mmap_pages_given;
+	ev->enable_on_open = opts->enable_on_open;
 	ev->mmap_pages = opts->mmap_pages;
 	if (!ev->mmap_pages)
 		ev->mmap_pages = (priv->root || priv->cap_ipc_lock) ?
 				 default_ring_pages(ev->nr_cpus) : WP_DEFAULT_PAGES_USER;
 	ev->rings = calloc(ev->nr_cpus, sizeof(*ev->rings));
+	ev->peeked = calloc(ev->nr_cpus, sizeof(*ev->peeked));
 	ev->ring_owner = malloc(sizeof(int) * ev->nr_cpus);
-	if (!ev->rings || !ev->ring_owner)
+	if (!ev->rings || !ev->peeked || !ev->ring_owner)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < ev->nr_cpus; i++)
 		ev->ring_owner[i] = -1;
@@ -328,14 +330,16 @@ static int evlist_map_ring(struct wp_evlist *ev, unsigned int i, int fd)
 	}
 	ev->rings[i].cpu = ev->cpus[i];
 	ev->ring_owner[i] = fd;
+	ev->peeked[i] = wp_ring_tell(&ev->rings[i]);
 	return 0;
 }
 
-static int evlist_open_one(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx,
-			   unsigned int desc, const char *what)
+/* perf_event_open one event of desc on CPU slot cpu_idx: fd or -errno. */
+static int evlist_open_fd(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx,
+			  unsigned int desc)
 {
 	struct perf_event_attr attr = ev->descs[desc].attr;
-	int cpu = ev->cpus[cpu_idx], fd, err;
+	int cpu = ev->cpus[cpu_idx], fd;
 
 	/* Only the ring owner wakes the drain thread, at a quarter full. */
 	attr.wakeup_watermark = (uint32_t)((uint64_t)ev->mmap_pages *
@@ -355,15 +359,15 @@ static int evlist_open_one(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx
 		if (fd >= 0)
 			ev->descs[desc].attr.read_format = attr.read_format;
 	}
-	if (fd == -ENODEV)
-		return 0;	/* CPU went offline meanwhile */
-	/* A vanished task is the caller's to judge: a thread may just have exited. */
-	if (fd == -ESRCH && pid > 0)
-		return fd;
-	if (fd < 0) {
-		wp_priv_explain_open_error(&ev->priv, fd, what);
-		return fd;
-	}
+	return fd;
+}
+
+/* Give an open event its id and its CPU's ring. */
+static int evlist_setup_fd(struct wp_evlist *ev, int fd, pid_t pid, unsigned int cpu_idx,
+			   unsigned int desc, const char *what)
+{
+	int cpu = ev->cpus[cpu_idx], err;
+
 	err = evlist_add_fd(ev, fd, cpu, desc, pid);
 	if (err) {
 		if (ev->nr_fds && ev->fds[ev->nr_fds - 1].fd != fd)
@@ -371,31 +375,93 @@ static int evlist_open_one(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx
 		wp_error("cannot set up the event for %s: %s", what, strerror(-err));
 		return err;
 	}
-	if (ev->ring_owner[cpu_idx] < 0)
-		return evlist_map_ring(ev, cpu_idx, fd);
-	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_owner[cpu_idx])) {
+	if (ev->ring_owner[cpu_idx] < 0) {
+		err = evlist_map_ring(ev, cpu_idx, fd);
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_owner[cpu_idx])) {
 		err = -errno;
 		wp_error("cannot share the ring buffer of CPU %d: %s", cpu, strerror(-err));
-		return err;
+	}
+	return err;
+}
+
+/*
+ * Open every event of one target (or of every CPU), and set each up as it
+ * comes.  When attaching, each counts as soon as it has its ring: a thread
+ * that the target creates from then on inherits it and is announced by a
+ * FORK record (a disabled event would pass itself on silently).  A thread
+ * created while this runs inherits only the events that exist at that
+ * moment; keeping the moment short is all that can be done about it.
+ */
+static int evlist_open(struct wp_evlist *ev, pid_t pid, const char *what)
+{
+	for (unsigned int c = 0; c < ev->nr_cpus; c++) {
+		for (unsigned int d = 0; d < ev->nr_descs; d++) {
+			int fd = evlist_open_fd(ev, pid, c, d), err;
+
+			if (fd == -ENODEV)
+				continue;	/* CPU went offline meanwhile */
+			/* A vanished task is the caller's to judge: a thread may just have exited. */
+			if (fd == -ESRCH && pid > 0)
+				return fd;
+			if (fd < 0) {
+				wp_priv_explain_open_error(&ev->priv, fd, what);
+				return fd;
+			}
+			err = evlist_setup_fd(ev, fd, pid, c, d, what);
+			if (!err && ev->enable_on_open && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+				err = -errno;
+				wp_error("cannot enable the events of %s: %s", what, strerror(-err));
+			}
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
 
-static int evlist_open(struct wp_evlist *ev, pid_t pid, const char *what)
+/*
+ * A task's perf context is a clone of its parent's when every event in the
+ * parent's is inherited, and the kernel then swaps the two contexts at a
+ * context switch between them instead of switching events: the events of
+ * a thread move to the thread it switched to, and die with that thread if
+ * it exits.  A thread that keeps making short threads so loses the state
+ * of its own sampling events again and again (a cpu-clock event then never
+ * completes a period: no samples at all).  One event that is not
+ * inherited, in the target's context, stops the cloning: a dummy event
+ * that counts nothing.
+ */
+static int evlist_open_anchor(struct wp_evlist *ev, pid_t tid)
 {
-	int err;
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd = sys_perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC), *na;
 
-	for (unsigned int c = 0; c < ev->nr_cpus; c++)
-		for (unsigned int d = 0; d < ev->nr_descs; d++) {
-			err = evlist_open_one(ev, pid, c, d, what);
-			if (err)
-				return err;
-		}
+	if (fd < 0)
+		return fd;
+	na = realloc(ev->anchor_fds, (ev->nr_anchor_fds + 1) * sizeof(*na));
+	if (!na) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ev->anchor_fds = na;
+	ev->anchor_fds[ev->nr_anchor_fds++] = fd;
 	return 0;
 }
 
 int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what)
 {
+	int err = evlist_open_anchor(ev, tid);
+
+	if (err == -ESRCH)
+		return err;
+	if (err)
+		wp_debug("no anchor event for %s: %s", what, strerror(-err));
 	return evlist_open(ev, tid, what);
 }
 
@@ -410,6 +476,26 @@ bool wp_evlist_has_task(const struct wp_evlist *ev, pid_t tid)
 		if (ev->fds[i].tid == tid)
 			return true;
 	return false;
+}
+
+void wp_evlist_peek(struct wp_evlist *ev, wp_evlist_peek_fn fn, void *arg)
+{
+	for (unsigned int i = 0; i < ev->nr_cpus; i++) {
+		struct wp_ring *r = &ev->rings[i];
+		const struct perf_event_header *h;
+		uint64_t unread;
+
+		if (!r->meta)
+			continue;
+		unread = wp_ring_tell(r);
+		wp_ring_begin(r);
+		wp_ring_seek(r, ev->peeked[i]);
+		while (wp_ring_read_next(r, &h) > 0)
+			fn(h, arg);
+		/* A malformed record stops the look; the drain will say so. */
+		ev->peeked[i] = wp_ring_tell(r);
+		wp_ring_seek(r, unread);
+	}
 }
 
 static int evlist_ioctl_all(struct wp_evlist *ev, unsigned long req)
@@ -480,7 +566,11 @@ void wp_evlist_release(struct wp_evlist *ev)
 		wp_ring_release(&ev->rings[i]);
 	for (size_t i = 0; i < ev->nr_fds; i++)
 		close(ev->fds[i].fd);
+	for (size_t i = 0; i < ev->nr_anchor_fds; i++)
+		close(ev->anchor_fds[i]);
+	free(ev->anchor_fds);
 	free(ev->rings);
+	free(ev->peeked);
 	free(ev->ring_owner);
 	free(ev->fds);
 	free(ev->cpus);

@@ -289,6 +289,8 @@ const char *wp_record_type_name(uint32_t type)
 		return "BUILD_ID";
 	case WP_RECORD_THREAD:
 		return "THREAD";
+	case WP_RECORD_ATTACH:
+		return "ATTACH";
 	}
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];

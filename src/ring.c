@@ -120,3 +120,13 @@ void wp_ring_skip_all(struct wp_ring *r)
 {
 	r->pos = r->head;
 }
+
+uint64_t wp_ring_tell(const struct wp_ring *r)
+{
+	return r->pos;
+}
+
+void wp_ring_seek(struct wp_ring *r, uint64_t pos)
+{
+	r->pos = pos;
+}

@@ -24,6 +24,13 @@
 
 #define TICK_NS (200ULL * 1000 * 1000)
 
+/* A thread wallprof opened events for, and when they were all set up. */
+struct wp_attached {
+	pid_t tid;			/* first: sorted and searched by it */
+	uint64_t done;
+	size_t fds_from, fds_to;	/* its events in ev.fds */
+};
+
 struct session {
 	const struct wp_record_opts *opts;
 	struct wp_priv priv;
@@ -37,6 +44,9 @@ struct session {
 	struct wp_summary summary;
 	sigset_t sigs;
 	bool progress_shown;
+	struct wp_attached *attached;	/* threads given events of their own */
+	size_t nr_attached, cap_attached;
+	bool attached_sorted;
 };
 
 static void fill_meta(struct session *s)
@@ -69,6 +79,234 @@ static void fill_meta(struct session *s)
 		m->target_mode = WP_TARGET_COMMAND;
 }
 
+/*
+ * Attaching gives up after this long if the thread lists never settle
+ * (threads made faster than events can be set up for them).
+ */
+#define ATTACH_TIME_MAX_NS (2ULL * NSEC_PER_SEC)
+/*
+ * A thread created this soon after its creator's events were all set up
+ * (by the time of its FORK record) may have been created before they were:
+ * it may carry only some of them, so it gets events of its own.
+ */
+#define ATTACH_SUSPECT_NS (10ULL * 1000 * 1000)
+
+/* A set of thread ids: appended, sorted when next searched. */
+struct tid_set {
+	pid_t *v;
+	size_t n, cap;
+	bool sorted;
+};
+
+static int pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int tid_set_add(struct tid_set *set, pid_t tid)
+{
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 64;
+		pid_t *nv = realloc(set->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		set->v = nv;
+		set->cap = cap;
+	}
+	set->v[set->n++] = tid;
+	set->sorted = false;
+	return 0;
+}
+
+static bool tid_set_has(struct tid_set *set, pid_t tid)
+{
+	if (!set->sorted && set->n) {
+		qsort(set->v, set->n, sizeof(*set->v), pid_cmp);
+		set->sorted = true;
+	}
+	return set->n && bsearch(&tid, set->v, set->n, sizeof(*set->v), pid_cmp);
+}
+
+/* The attached thread tid, or NULL (s->attached sorted by tid first). */
+static struct wp_attached *find_attached(struct session *s, pid_t tid)
+{
+	struct wp_attached key = { .tid = tid };
+
+	if (!s->attached_sorted && s->nr_attached) {
+		qsort(s->attached, s->nr_attached, sizeof(*s->attached), pid_cmp);
+		s->attached_sorted = true;
+	}
+	return s->nr_attached ? bsearch(&key, s->attached, s->nr_attached,
+					sizeof(*s->attached), pid_cmp) : NULL;
+}
+
+/*
+ * Open events for one thread, noting which and when they were all set up.
+ * -ESRCH when the thread is gone.
+ */
+static int attach_thread(struct session *s, pid_t tid, const char *what)
+{
+	size_t from = s->ev.nr_fds;
+	struct wp_attached *a;
+	int err = wp_evlist_open_task(&s->ev, tid, what);
+
+	if (s->ev.nr_fds == from)
+		return err;
+	if (s->nr_attached == s->cap_attached) {
+		size_t cap = s->cap_attached ? s->cap_attached * 2 : 64;
+
+		a = realloc(s->attached, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		s->attached = a;
+		s->cap_attached = cap;
+	}
+	a = &s->attached[s->nr_attached++];
+	a->tid = tid;
+	a->done = wp_clock_ns(CLOCK_MONOTONIC);
+	a->fds_from = from;
+	a->fds_to = s->ev.nr_fds;
+	s->attached_sorted = false;
+	return err;
+}
+
+struct follow {
+	struct session *s;
+	struct tid_set inherited;	/* created by followed threads, with all their events */
+	struct tid_set dead;		/* listed, but exited (zombies stay listed) */
+};
+
+/*
+ * Threads that inherited events: the kernel announces each with a FORK
+ * record, written by its creator's events.  Only a creator that was
+ * followed before, and not just being attached, passed on all of them.
+ */
+static void note_inherited(const struct perf_event_header *h, void *arg)
+{
+	struct follow *f = arg;
+	struct wp_sample_id id;
+	struct wp_attached *creator;
+	uint32_t body[4];	/* pid, ppid, tid, ptid */
+
+	if (h->type != PERF_RECORD_FORK || h->size < sizeof(*h) + sizeof(body) ||
+	    wp_sample_id_parse(&f->s->ev.fmt, h, &id))
+		return;
+	memcpy(body, h + 1, sizeof(body));
+	creator = find_attached(f->s, (pid_t)body[3]);
+	if (creator ? id.time > creator->done + ATTACH_SUSPECT_NS :
+		      tid_set_has(&f->inherited, (pid_t)body[3]))
+		tid_set_add(&f->inherited, (pid_t)body[2]);
+}
+
+/*
+ * -p: events for every thread of the processes.  Each event counts as
+ * soon as it is set up, so a thread that an attached thread creates from
+ * then on inherits it and is announced by a FORK record; but a thread
+ * created meanwhile by a thread not yet attached inherits nothing, and
+ * one created while its creator's events were being set up inherits only
+ * some.  So the thread lists are read again and again, attaching to every
+ * thread that is not known to carry all the events, until two readings in
+ * a row find none.  A thread that gets events of its own on top of
+ * inherited ones is recorded twice; report keeps one (coverage.h), told
+ * by the ATTACH records.
+ */
+static int attach_processes(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	struct follow f = { .s = s };
+	uint64_t deadline = wp_clock_ns(CLOCK_MONOTONIC) + ATTACH_TIME_MAX_NS;
+	bool *gone = calloc(o->nr_pids, sizeof(*gone));
+	int err = 0, quiet = 0;
+	char what[64];
+
+	if (!gone)
+		return -ENOMEM;
+	for (unsigned int round = 0; !err && quiet < 2; round++) {
+		bool found = false;
+
+		for (size_t i = 0; !err && i < o->nr_pids; i++) {
+			pid_t *tids = NULL;
+			size_t n = 0;
+
+			if (gone[i])
+				continue;
+			err = wp_list_threads(o->pids[i], &tids, &n);
+			if (err == -ESRCH || (!err && !wp_process_alive(o->pids[i]))) {
+				free(tids);
+				err = 0;
+				gone[i] = true;
+				if (round)
+					continue;	/* it exited while we attached */
+				wp_error("cannot attach to process %d: no such process", o->pids[i]);
+				err = -ESRCH;
+				break;
+			}
+			snprintf(what, sizeof(what), "process %d", o->pids[i]);
+			wp_evlist_peek(&s->ev, note_inherited, &f);
+			for (size_t t = 0; !err && t < n; t++) {
+				if (find_attached(s, tids[t]) || tid_set_has(&f.inherited, tids[t]) ||
+				    tid_set_has(&f.dead, tids[t]))
+					continue;
+				err = attach_thread(s, tids[t], what);
+				if (err == -ESRCH)	/* the thread exited meanwhile */
+					err = tid_set_add(&f.dead, tids[t]);
+				found = true;
+			}
+			free(tids);
+		}
+		quiet = found ? 0 : quiet + 1;
+		if (!err && quiet < 2 && wp_clock_ns(CLOCK_MONOTONIC) > deadline) {
+			wp_warn("threads kept appearing faster than wallprof could attach to them; "
+				"threads created by those it missed are not recorded");
+			break;
+		}
+	}
+	if (!err) {
+		bool any = false;
+
+		for (size_t i = 0; i < o->nr_pids; i++)
+			any |= !gone[i];
+		if (!any) {
+			wp_error("cannot attach to process %d: it exited", o->pids[0]);
+			err = -ESRCH;
+		}
+	}
+	free(f.inherited.v);
+	free(f.dead.v);
+	free(gone);
+	return err;
+}
+
+/* One ATTACH record per attached thread: which events are its own. */
+static int write_attached(struct session *s, struct wp_buf *out)
+{
+	for (size_t i = 0; i < s->nr_attached; i++) {
+		const struct wp_attached *a = &s->attached[i];
+		uint32_t n = (uint32_t)(a->fds_to - a->fds_from);
+		size_t size = sizeof(struct wp_record_attach) + n * sizeof(uint64_t);
+		struct wp_record_attach r = {
+			.header = { .type = WP_RECORD_ATTACH, .size = (uint16_t)size },
+			.tid = (uint32_t)a->tid, .nr_ids = n, .done = a->done,
+		};
+		uint8_t *p;
+
+		if (size > UINT16_MAX)
+			return -E2BIG;
+		p = wp_buf_reserve(out, size);
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, &r, sizeof(r));
+		for (uint32_t k = 0; k < n; k++)
+			memcpy(p + sizeof(r) + k * sizeof(uint64_t),
+			       &s->ev.fds[a->fds_from + k].id, sizeof(uint64_t));
+		out->len += size;
+	}
+	return 0;
+}
+
 static int open_targets(struct session *s)
 {
 	const struct wp_record_opts *o = s->opts;
@@ -87,72 +325,63 @@ static int open_targets(struct session *s)
 		snprintf(what, sizeof(what), "'%s'", s->child.cmd);
 		return wp_evlist_open_task(&s->ev, s->child.pid, what);
 	}
-	for (size_t i = 0; !err && i < o->nr_pids; i++) {
-		pid_t *tids;
-		size_t n;
-
-		err = wp_list_threads(o->pids[i], &tids, &n);
-		if (err == -ESRCH || (!err && !wp_process_alive(o->pids[i]))) {
-			wp_error("cannot attach to process %d: no such process", o->pids[i]);
-			free(tids);
-			return -ESRCH;
-		}
-		/*
-		 * Threads created after this point by a thread that already has
-		 * its events inherit them.
-		 */
-		for (size_t t = 0; !err && t < n; t++) {
-			snprintf(what, sizeof(what), "process %d", o->pids[i]);
-			if (!wp_evlist_has_task(&s->ev, tids[t])) {
-				err = wp_evlist_open_task(&s->ev, tids[t], what);
-				/* A thread that exited meanwhile is no error. */
-				if (err == -ESRCH && wp_process_alive(o->pids[i]))
-					err = 0;
-				else if (err == -ESRCH)
-					wp_error("cannot attach to process %d: it exited",
-						 o->pids[i]);
-			}
-		}
-		free(tids);
-	}
+	if (o->nr_pids)
+		return attach_processes(s);
+	/* -t: the threads named, and the threads they create (by inheritance). */
 	for (size_t i = 0; !err && i < o->nr_tids; i++) {
 		if (!wp_process_alive(o->tids[i])) {
 			wp_error("cannot attach to thread %d: no such thread", o->tids[i]);
 			return -ESRCH;
 		}
 		snprintf(what, sizeof(what), "thread %d", o->tids[i]);
-		err = wp_evlist_open_task(&s->ev, o->tids[i], what);
+		err = attach_thread(s, o->tids[i], what);
 		if (err == -ESRCH)
 			wp_error("cannot attach to thread %d: no such thread", o->tids[i]);
 	}
 	return err;
 }
 
-/* Names, threads and mappings of what already ran before we attached. */
-static void synthesize_existing(struct session *s)
+/*
+ * Names, threads and mappings of what already ran before we attached,
+ * written first in the file and dated at the start of the recording, so
+ * that report knows them before any sample.  Mappings made since the
+ * events were enabled also come as MMAP2 records of their own, later.
+ */
+static int write_existing(struct session *s)
 {
 	const struct wp_record_opts *o = s->opts;
-	uint64_t now = wp_clock_ns(CLOCK_MONOTONIC);
+	uint64_t start = s->meta.start_clock_ns;
 	struct wp_buf buf = { 0 };
-	int n = 0;
+	int n = 0, err;
 
+	err = write_attached(s, &buf);
+	if (err) {
+		wp_buf_release(&buf);
+		return err;
+	}
 	if (o->events.cpu_wide) {
-		n = wp_synth_all(&s->ev.fmt, now, &buf);
+		n = wp_synth_all(&s->ev.fmt, start, &buf);
+		if (n > 0)
+			s->summary.synthesized += (uint64_t)n;
 	} else {
-		for (size_t i = 0; n >= 0 && i < o->nr_pids; i++)
-			n = wp_synth_process(&s->ev.fmt, o->pids[i], 0, now, &buf);
-		for (size_t i = 0; n >= 0 && i < o->nr_tids; i++) {
-			pid_t pid = wp_thread_group(o->tids[i]);
+		for (size_t i = 0; n >= 0 && i < o->nr_pids + o->nr_tids; i++) {
+			pid_t tid = i < o->nr_pids ? 0 : o->tids[i - o->nr_pids];
+			pid_t pid = tid ? wp_thread_group(tid) : o->pids[i];
 
-			if (pid > 0)
-				n = wp_synth_process(&s->ev.fmt, pid, o->tids[i], now, &buf);
+			if (pid <= 0)
+				continue;
+			n = wp_synth_process(&s->ev.fmt, pid, tid, start, &buf);
+			if (n > 0)
+				s->summary.synthesized += (uint64_t)n;
+			if (n == -ESRCH)
+				n = 0;	/* it exited since the attach */
 		}
 	}
-	if (n < 0 && n != -ESRCH)
+	if (n < 0)
 		wp_warn("cannot read the state of the existing processes: %s", strerror(-n));
-	if (buf.len && wp_drain_inject(s->drain, buf.data, buf.len))
-		wp_warn("out of memory for the existing processes' records");
+	err = buf.len ? wp_writer_write_records(s->writer, buf.data, buf.len) : 0;
 	wp_buf_release(&buf);
+	return err;
 }
 
 static bool targets_alive(struct session *s)
@@ -391,6 +620,12 @@ static void print_summary(struct session *s)
 			(unsigned long long)c->throttles);
 }
 
+static void mark_start(struct session *s)
+{
+	s->meta.start_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
+	s->meta.start_realtime_ns = wp_clock_ns(CLOCK_REALTIME);
+}
+
 static int exit_status_of(const struct session *s, uint32_t reason, int signo)
 {
 	if (reason == WP_STOP_SIGNAL)
@@ -432,15 +667,21 @@ int wp_record_run(const struct wp_record_opts *opts)
 			goto out;
 		s.have_child = true;
 	}
+	/*
+	 * Attached events count from the moment they exist: start before
+	 * them.  Others count from the enable (or the exec) below.
+	 */
+	if (opts->events.enable_on_open)
+		mark_start(&s);
 	err = open_targets(&s);
 	if (err)
 		goto out;
+	if (!opts->events.enable_on_open)
+		mark_start(&s);
 	fill_meta(&s);
 	err = wp_evlist_describe(&s.ev, &s.meta);
 	if (err)
 		goto out;
-	s.meta.start_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
-	s.meta.start_realtime_ns = wp_clock_ns(CLOCK_REALTIME);
 	err = wp_writer_write_meta(s.writer, &s.meta);
 	if (err)
 		goto out;
@@ -455,8 +696,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 			wp_error("cannot enable the events: %s", strerror(-err));
 			goto out;
 		}
-		synthesize_existing(&s);
+		err = write_existing(&s);
+		if (err)
+			goto out;
 	}
+	wp_drain_release_writer(s.drain);
 	if (s.have_child) {
 		err = wp_child_start(&s.child);
 		if (err) {
@@ -508,6 +752,7 @@ out:
 	wp_drain_free(s.drain);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
+	free(s.attached);
 	s.meta.argv = NULL;	/* borrowed from opts */
 	s.meta.argc = 0;
 	wp_meta_release(&s.meta);

@@ -181,7 +181,12 @@ int wp_parse_id_list(const char *s, pid_t **out, size_t *n)
 			return -ENOMEM;
 		}
 		ids = ni;
-		ids[cnt++] = (pid_t)v;
+		/* A task named twice is still one task: its events once. */
+		for (size_t i = 0; i < cnt && v; i++)
+			if (ids[i] == (pid_t)v)
+				v = 0;
+		if (v)
+			ids[cnt++] = (pid_t)v;
 		p = *end ? end + 1 : end;
 		if (*end == ',' && !*p)
 			goto bad;

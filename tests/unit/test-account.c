@@ -255,6 +255,34 @@ out:
 	wp_account_free(a);
 }
 
+/*
+ * The /proc snapshot of an attach names threads as existing at the start;
+ * one that was in fact created during the attach has a FORK record too,
+ * and starts there, once.
+ */
+static void test_snapshot_then_fork(void)
+{
+	struct wp_account *a = new_account(0, 0, 0);
+	const struct wp_thread_times *t;
+	struct wp_record_thread th = {
+		.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
+		.pid = 100, .tid = 103, .time = START,
+	};
+	uint8_t buf[256];
+	size_t n;
+
+	wp_account_record(a, &th.header, START);
+	feed(a, task_rec(PERF_RECORD_FORK, 103, 2 * MS, buf));
+	feed(a, switch_rec(103, 3 * MS, false, false, buf));
+	wp_account_finish(a, START + 10 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 1, "snapshot then fork: one thread");
+	is_u64(t->start_ns, START + 2 * MS, "snapshot then fork: it starts at its FORK");
+	is_u64(t->preempted_ns, 1 * MS, "snapshot then fork: runnable until it first runs");
+	is_u64(t->on_cpu_ns, 7 * MS, "snapshot then fork: then on-CPU");
+	wp_account_free(a);
+}
+
 static void test_exact_distribution(void)
 {
 	struct wp_account *a = new_account(0, 0, 0);
@@ -351,6 +379,7 @@ int main(void)
 	test_min_block();
 	test_new_thread();
 	test_records_after_exit();
+	test_snapshot_then_fork();
 	test_exact_distribution();
 	test_lost();
 	test_order();

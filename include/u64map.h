@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * u64map.h: a hash map from 64-bit keys to 64-bit values.
+ *
+ * Open addressing with linear probing, never more than half full, so a
+ * lookup touches a slot or two.  Any key may be stored.  The map owns its
+ * slots; it is a value type that starts zeroed (WP_U64MAP_INIT).
+ */
+#ifndef WALLPROF_U64MAP_H
+#define WALLPROF_U64MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct wp_u64map_slot {
+	uint64_t key, val;
+	bool used;
+};
+
+struct wp_u64map {
+	struct wp_u64map_slot *slots;
+	size_t cap;		/* a power of two, or 0 */
+	size_t len;
+};
+
+#define WP_U64MAP_INIT { 0 }
+
+/* Set key to val (replacing any value it had): 0 or -ENOMEM. */
+int wp_u64map_put(struct wp_u64map *m, uint64_t key, uint64_t val);
+
+/* Whether key is present; its value in *val when val is not NULL. */
+bool wp_u64map_get(const struct wp_u64map *m, uint64_t key, uint64_t *val);
+
+void wp_u64map_release(struct wp_u64map *m);
+
+#endif

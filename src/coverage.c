@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* coverage.c: one set of events per thread (see coverage.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coverage.h"
+#include "u64map.h"
+
+#define NONE UINT64_MAX
+
+struct wp_coverage {
+	struct wp_sample_format fmt;
+	struct wp_u64map owner;		/* event id -> the attached tid it was opened for */
+	struct wp_u64map done;		/* attached tid -> all its events set up */
+	struct wp_u64map heir;		/* tid -> attached ancestor whose events count */
+	uint64_t dropped;
+	bool any;			/* an ATTACH record was seen */
+};
+
+int wp_coverage_new(const struct wp_sample_format *fmt, struct wp_coverage **out)
+{
+	struct wp_coverage *c = calloc(1, sizeof(*c));
+
+	*out = c;
+	if (!c)
+		return -ENOMEM;
+	c->fmt = *fmt;
+	return 0;
+}
+
+static void note_attach(struct wp_coverage *c, const struct perf_event_header *rec)
+{
+	struct wp_record_attach a;
+
+	if (rec->size < sizeof(a))
+		return;
+	memcpy(&a, rec, sizeof(a));
+	if (a.nr_ids > (rec->size - sizeof(a)) / sizeof(uint64_t))
+		return;
+	for (uint32_t i = 0; i < a.nr_ids; i++) {
+		uint64_t id;
+
+		memcpy(&id, (const uint8_t *)rec + sizeof(a) + i * sizeof(id), sizeof(id));
+		wp_u64map_put(&c->owner, id, a.tid);
+	}
+	wp_u64map_put(&c->done, a.tid, a.done);
+	c->any = true;
+}
+
+/* The attached thread whose events count for tid at time, or NONE. */
+static uint64_t counting(const struct wp_coverage *c, uint32_t tid, uint64_t time)
+{
+	uint64_t v;
+
+	if (wp_u64map_get(&c->done, tid, &v) && time >= v)
+		return tid;
+	return wp_u64map_get(&c->heir, tid, &v) ? v : NONE;
+}
+
+bool wp_coverage_keep(struct wp_coverage *c, const struct perf_event_header *rec,
+		      uint64_t time)
+{
+	uint64_t id, owner, counts;
+	uint32_t tid;
+
+	if (rec->type == WP_RECORD_ATTACH) {
+		note_attach(c, rec);
+		return true;
+	}
+	if (!c->any || rec->type >= WP_RECORD_ROUND)
+		return true;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		struct wp_sample s;
+
+		if (wp_sample_parse(&c->fmt, rec, &s))
+			return true;
+		id = s.id;
+		tid = s.tid;
+	} else {
+		struct wp_sample_id sid;
+
+		if (wp_sample_id_parse(&c->fmt, rec, &sid))
+			return true;
+		id = sid.id;
+		tid = sid.tid;
+	}
+	counts = counting(c, tid, time);
+	/* Events of nobody attached (a launched command's), or no rule yet. */
+	if (counts != NONE && wp_u64map_get(&c->owner, id, &owner) && owner != counts) {
+		c->dropped++;
+		return false;
+	}
+	/*
+	 * A new thread carries copies of its creator's events: of the events
+	 * that count for its creator now.  (FORK records come from the
+	 * creator's events, in the creator's context.)
+	 */
+	if (rec->type == PERF_RECORD_FORK && counts != NONE &&
+	    rec->size >= sizeof(*rec) + 16) {
+		uint32_t child;
+
+		memcpy(&child, (const uint8_t *)(rec + 1) + 8, sizeof(child));
+		wp_u64map_put(&c->heir, child, counts);
+	}
+	return true;
+}
+
+uint64_t wp_coverage_dropped(const struct wp_coverage *c)
+{
+	return c->dropped;
+}
+
+void wp_coverage_free(struct wp_coverage *c)
+{
+	if (!c)
+		return;
+	wp_u64map_release(&c->owner);
+	wp_u64map_release(&c->done);
+	wp_u64map_release(&c->heir);
+	free(c);
+}

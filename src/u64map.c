@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* u64map.c: open addressing, linear probing, grown at half full. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "u64map.h"
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	/* Fibonacci hashing: the high bits of the product mix every key bit. */
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+}
+
+static struct wp_u64map_slot *find(const struct wp_u64map *m, uint64_t key)
+{
+	size_t i = slot_of(key, m->cap);
+
+	while (m->slots[i].used && m->slots[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	return &m->slots[i];
+}
+
+static int grow(struct wp_u64map *m)
+{
+	struct wp_u64map old = *m;
+
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->slots = calloc(m->cap, sizeof(*m->slots));
+	if (!m->slots) {
+		*m = old;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.slots[i].used)
+			*find(m, old.slots[i].key) = old.slots[i];
+	free(old.slots);
+	return 0;
+}
+
+int wp_u64map_put(struct wp_u64map *m, uint64_t key, uint64_t val)
+{
+	struct wp_u64map_slot *s;
+
+	if ((m->len + 1) * 2 > m->cap && grow(m))
+		return -ENOMEM;
+	s = find(m, key);
+	if (!s->used) {
+		s->used = true;
+		s->key = key;
+		m->len++;
+	}
+	s->val = val;
+	return 0;
+}
+
+bool wp_u64map_get(const struct wp_u64map *m, uint64_t key, uint64_t *val)
+{
+	const struct wp_u64map_slot *s;
+
+	if (!m->cap)
+		return false;
+	s = find(m, key);
+	if (s->used && val)
+		*val = s->val;
+	return s->used;
+}
+
+void wp_u64map_release(struct wp_u64map *m)
+{
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->len = 0;
+}

@@ -1,0 +1,113 @@
+# attach-threads.sh: attaching (-p, -t) to processes that keep making short
+# threads records what launching the same workload records: every thread,
+# exact on-CPU time (against the kernel's schedstat and getrusage) and on-CPU
+# samples at the rate asked for, in the main thread too.  Checks the cases
+# that attaching got wrong: a thread whose short-lived children took its
+# sampling state with them when they exited, threads created by threads not
+# yet attached, and a thread named twice with -t.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
+J="$TESTS_SRCDIR/integration/report-json.py"
+
+# start OUT COMMAND...: start a workload in the background; $wl is its pid
+# once it printed its "pid N" line.
+start() {
+	_o=$1; shift
+	: >"$_o"
+	"$@" >"$_o" 2>&1 &
+	wl=$!
+	bg_pids="$bg_pids $wl"
+	wait_until 100 grep -q '^pid ' "$_o" || { fail "$1 started"; finish; }
+}
+
+# figures DATA NAME: report DATA as JSON into NAME.json and its threads into
+# NAME.threads (see report-json.py), checking the invariants.
+figures() {
+	run "$2.json" "$2.err" "$WALLPROF" report -i "$1" --format json --top 1
+	check_num "$2: report exits 0" "$rc" -eq 0
+	python3 "$J" threads "$2.json" >"$2.threads"
+	python3 "$J" invariants "$2.json" >"$2.inv"
+	check "$2: the invariants of any recording hold" [ ! -s "$2.inv" ]
+	head -n 3 "$2.inv"
+}
+# col NAME AWK-CONDITION COLUMN: sum of COLUMN over the threads matching.
+col() {
+	awk -F '\t' "$2 { s += \$$3 } END { printf \"%.0f\\n\", s }" "$1.threads"
+}
+period=$(( 1000000000 / 999 ))
+
+# --- join: the main thread spins 200 us, then makes a thread and joins it --
+for how in launch attach; do
+	if [ "$how" = launch ]; then
+		run j.out rec.err "$WALLPROF" record -q -o j-$how.data -- \
+			"$WORKLOADS/spawner" join 1.5 200 0
+	else
+		start j.out "$WORKLOADS/spawner" join 1.5 200 1
+		run rec.out rec.err timeout 60 "$WALLPROF" record -q -p "$wl" -o j-$how.data
+		wait "$wl"
+	fi
+	check_num "join, $how: record exits 0" "$rc" -eq 0
+	pid=$(wl_field j.out main pid)
+	[ -n "$pid" ] || { fail "join, $how: the workload reported"; cat j.out rec.err; finish; }
+	figures j-$how.data j-$how
+	main_on=$(col j-$how "\$2 == $pid" 5)
+	main_samples=$(col j-$how "\$2 == $pid" 11)
+	truth=$(wl_field j.out main oncpu_ns)
+	check_range "join, $how: main's on-CPU time is schedstat's, percent" \
+		$((main_on * 100 / truth)) 90 110
+	check_range "join, $how: main's samples are its on-CPU time / period, percent" \
+		$((main_samples * period * 100 / (main_on + 1))) 85 110
+	# Each of the thousands of threads has a few microseconds of exit path
+	# after its EXIT record, outside its window by design.
+	all_on=$(col j-$how "\$1 == $pid" 5)
+	check_range "join, $how: the process's on-CPU time is getrusage's, percent" \
+		$((all_on * 100 / $(wl_field j.out main cpu_ns))) 80 110
+	check_num "join, $how: one thread per thread made, and main" \
+		"$(awk -F '\t' -v p="$pid" '$1 == p' j-$how.threads | wc -l)" \
+		-eq $(($(wl_field j.out main threads) + 1))
+done
+
+# --- chain: each thread spins, makes the next and exits ------------------
+# Attached while the chain runs, each thread lives 200 us: a thread listed
+# is often gone, and its successor made, before its events are set up.
+for how in launch attach; do
+	if [ "$how" = launch ]; then
+		run c.out rec.err "$WALLPROF" record -q -o c-$how.data -- \
+			"$WORKLOADS/spawner" chain 1.5 200 0
+	else
+		start c.out "$WORKLOADS/spawner" chain 2.5 200 0
+		sleep 0.5
+		run rec.out rec.err timeout 60 "$WALLPROF" record -q -p "$wl" -o c-$how.data
+		wait "$wl"
+	fi
+	check_num "chain, $how: record exits 0" "$rc" -eq 0
+	pid=$(wl_field c.out main pid)
+	[ -n "$pid" ] || { fail "chain, $how: the workload reported"; cat c.out rec.err; finish; }
+	figures c-$how.data c-$how
+	n=$(awk -F '\t' -v p="$pid" '$1 == p && $3 == "spawnee"' c-$how.threads | wc -l)
+	made=$(wl_field c.out main threads)
+	[ "$how" = attach ] && made=$((made * 4 / 5))	# the last 2 of 2.5 s, roughly
+	check_num "chain, $how: the threads of the chain are recorded ($n of about $made)" \
+		"$n" -ge $((made * 3 / 4))
+	check_num "chain, $how: no thread of the chain lives long" \
+		"$(awk -F '\t' -v p="$pid" '$1 == p && $2 != p && $4 > 100000000' c-$how.threads | wc -l)" -eq 0
+	# Its CPU time, against getrusage's for the part of its life recorded.
+	on=$(col c-$how "\$1 == $pid" 5)
+	cpu=$(wl_field c.out main cpu_ns)
+	[ "$how" = attach ] && cpu=$((cpu * 4 / 5))
+	check_range "chain, $how: the chain's on-CPU time against getrusage's, percent" \
+		$((on * 100 / cpu)) 60 115
+done
+
+# --- -t T,T is -t T ---------------------------------------------------------
+start t.out "$WORKLOADS/spawner" join 1.5 2000 0.2
+run rec.out rec.err timeout 60 "$WALLPROF" record -q -t "$wl,$wl" -o t.data -d 1
+check_num "-t T,T: record exits 0" "$rc" -eq 0
+figures t.data t
+main_on=$(col t "\$2 == $wl" 5)
+main_samples=$(col t "\$2 == $wl" 11)
+check_range "-t T,T: samples are on-CPU time / period, not twice that, percent" \
+	$((main_samples * period * 100 / (main_on + 1))) 85 110
+finish

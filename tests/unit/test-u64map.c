@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test-u64map.c: the 64-bit hash map. */
+#include <stdlib.h>
+
+#include "tap.h"
+#include "u64map.h"
+
+int main(void)
+{
+	struct wp_u64map m = WP_U64MAP_INIT;
+	uint64_t v = 0;
+	bool all = true;
+
+	ok(!wp_u64map_get(&m, 1, &v), "empty: no key");
+	is_int(wp_u64map_put(&m, 0, 10), 0, "key 0 is a key like any other");
+	is_int(wp_u64map_put(&m, UINT64_MAX, 11), 0, "so is the largest");
+	ok(wp_u64map_get(&m, 0, &v) && v == 10, "0 -> 10");
+	ok(wp_u64map_get(&m, UINT64_MAX, &v) && v == 11, "max -> 11");
+	wp_u64map_put(&m, 0, 12);
+	ok(wp_u64map_get(&m, 0, &v) && v == 12, "put replaces");
+	is_u64(m.len, 2, "two keys");
+	/* Keys that collide in the low bits, across several growths. */
+	for (uint64_t k = 1; k <= 100000; k++)
+		if (wp_u64map_put(&m, k << 32, k))
+			all = false;
+	ok(all, "100000 more keys stored");
+	for (uint64_t k = 1; k <= 100000 && all; k++)
+		all = wp_u64map_get(&m, k << 32, &v) && v == k;
+	ok(all, "each one found with its value after growing");
+	ok(!wp_u64map_get(&m, 3, NULL), "a key never put is absent");
+	ok(m.len * 2 <= m.cap, "never more than half full (%zu of %zu)", m.len, m.cap);
+	wp_u64map_release(&m);
+	ok(!wp_u64map_get(&m, 0, NULL), "released: empty again");
+	return done_testing();
+}
