@@ -9,7 +9,8 @@
 /*
  * Read the NT_GNU_BUILD_ID note of the ELF file at path into id (at most
  * size bytes).  Returns the id length, -ENOENT if the file has none,
- * -ENOEXEC if it is not ELF, or -errno from open.
+ * -ENOEXEC if it is not ELF, -EINVAL if it is not a regular file (which
+ * is not opened), or -errno from open.
  */
 int wp_build_id_read(const char *path, uint8_t *id, size_t size);
 

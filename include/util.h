@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/types.h>
+
+struct stat;
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
@@ -36,6 +39,20 @@ int wp_read_text_file(const char *path, char *buf, size_t size);
 
 /* Read an integer sysctl-style file; -errno when it cannot be read. */
 int wp_read_int_file(const char *path, long *out);
+
+/*
+ * Open a regular file for reading, and nothing else: a path taken from a
+ * recording may name a FIFO (whose open would block), a device (whose
+ * driver acts on open) or a directory; neither a FIFO nor a device is
+ * ever opened (unless /proc is missing and the file is swapped in a race).
+ * Fills *st (when the path exists) and returns the descriptor (O_CLOEXEC),
+ * -EINVAL when it is not a regular file (st->st_mode says what it is), or
+ * -errno.
+ */
+int wp_open_regular(const char *path, struct stat *st);
+
+/* "a directory", "a FIFO", "a character device", ... for messages. */
+const char *wp_file_kind(mode_t mode);
 
 /* Write all of buf to fd, retrying short writes and EINTR. */
 int wp_write_all(int fd, const void *buf, size_t len);

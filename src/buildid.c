@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* buildid.c: NT_GNU_BUILD_ID lookup through libelf's note iterator. */
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buildid.h"
+#include "util.h"
 
 static int note_build_id(Elf_Data *data, uint8_t *id, size_t size)
 {
@@ -71,10 +72,11 @@ out:
 
 int wp_build_id_read(const char *path, uint8_t *id, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	struct stat st;
+	int fd = wp_open_regular(path, &st), ret;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ret = wp_build_id_read_fd(fd, id, size);
 	close(fd);
 	return ret;

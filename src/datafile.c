@@ -714,15 +714,15 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 		free(r);
 		return -ENOMEM;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not even opened unless regular: a FIFO's open would block. */
+	r->fd = wp_open_regular(path, &st);
 	if (r->fd < 0) {
-		err = -errno;
-		wp_error("cannot open '%s': %s", r->path, strerror(-err));
-		goto out_close;
-	}
-	if (fstat(r->fd, &st) || !S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		wp_error("'%s' is not a regular file", r->path);
+		err = r->fd;
+		if (err == -EINVAL)
+			wp_error("'%s' is %s, not a regular file", r->path,
+				 wp_file_kind(st.st_mode));
+		else
+			wp_error("cannot open '%s': %s", r->path, strerror(-err));
 		goto out_close;
 	}
 	r->file_size = (uint64_t)st.st_size;

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "procmap.h"
 #include "quote.h"
+#include "util.h"
 
 struct wp_procmap {
 	struct wp_dso **dsos;
@@ -476,13 +477,20 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		if (asprintf(&d->open_path, "/proc/self/fd/%d", d->fd) < 0)
 			d->open_path = NULL;
 	} else {
-		d->fd = open(d->path, O_RDONLY | O_CLOEXEC);
-		if (d->fd < 0) {
+		/* The recording names the path: a FIFO or a device counts as missing. */
+		n = wp_open_regular(d->path, &st);
+		if (n < 0) {
 			pm->missing++;
-			wp_warn("cannot open '%s' (%s); its frames are shown as addresses",
-				wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT), strerror(errno));
+			if (n == -EINVAL)
+				wp_warn("'%s' is %s, not a regular file; its frames are shown as "
+					"addresses", wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT),
+					wp_file_kind(st.st_mode));
+			else
+				wp_warn("cannot open '%s' (%s); its frames are shown as addresses",
+					wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT), strerror(-n));
 			return false;
 		}
+		d->fd = n;
 		d->open_path = strdup(d->path);
 	}
 	if (!d->open_path)

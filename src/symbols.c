@@ -10,6 +10,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "debuginfo.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "quote.h"
@@ -66,7 +67,7 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->same_kernel = same_kernel;
 	s->saved_ksyms = saved_ksyms;
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = wp_debuginfo_find;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	s->cache_cap = 4096;
 	s->cache = malloc(s->cache_cap * sizeof(*s->cache));

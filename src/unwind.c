@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
+#include "debuginfo.h"
 #include "log.h"
 #include "unwind.h"
 
@@ -141,7 +142,7 @@ int wp_unwinder_new(struct wp_procmap *pm, struct wp_unwinder **out)
 	/* Debug info only from local files: no network lookups behind the user's back. */
 	unsetenv("DEBUGINFOD_URLS");
 	u->callbacks.find_elf = dwfl_build_id_find_elf;
-	u->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->callbacks.find_debuginfo = wp_debuginfo_find;
 	u->callbacks.debuginfo_path = &u->debuginfo_path;
 	elf_version(EV_CURRENT);
 	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -75,6 +76,71 @@ int wp_read_int_file(const char *path, long *out)
 	if (errno || end == buf)
 		return -EINVAL;
 	return 0;
+}
+
+int wp_open_regular(const char *path, struct stat *st)
+{
+	const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	char proc[32];
+	struct stat fst;
+	int pfd, fd;
+
+	/* An O_PATH descriptor opens nothing: no FIFO blocks it, no driver sees it. */
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st)) {
+		fd = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		fd = -EINVAL;
+		goto out;
+	}
+	/*
+	 * Reopen that very file.  Without /proc, by its path again: what is
+	 * there now is checked, but a FIFO or device swapped in meanwhile
+	 * has been opened by then.
+	 */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, flags);
+	if (fd < 0 && errno == ENOENT)
+		fd = open(path, flags);
+	if (fd < 0) {
+		fd = -errno;
+		goto out;
+	}
+	if (fstat(fd, &fst))
+		fst.st_mode = 0;
+	else
+		*st = fst;
+	if (!S_ISREG(fst.st_mode)) {
+		close(fd);
+		fd = -EINVAL;
+	}
+out:
+	close(pfd);
+	return fd;
+}
+
+const char *wp_file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFSOCK:
+		return "a socket";
+	default:
+		return "not a regular file";
+	}
 }
 
 int wp_write_all(int fd, const void *buf, size_t len)

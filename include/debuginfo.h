@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * debuginfo.h: separate debug files, looked up without opening anything
+ * that is not a regular file.
+ *
+ * The places searched derive from the path a recording gives for a mapped
+ * file, and the file itself names its debug file (.gnu_debuglink) or a
+ * shared one (.gnu_debugaltlink): a FIFO there would hang the report and
+ * a device would be opened, which libdw's standard lookup does.  This one
+ * looks in the places wallprof-report(1) lists and opens candidates with
+ * wp_open_regular() only.
+ */
+#ifndef WALLPROF_DEBUGINFO_H
+#define WALLPROF_DEBUGINFO_H
+
+#include <elfutils/libdwfl.h>
+
+/* Where distributions install debug files. */
+#define WP_DEBUGINFO_DIR "/usr/lib/debug"
+
+/*
+ * A Dwfl_Callbacks.find_debuginfo.  For a module's debug file: by build
+ * id (WP_DEBUGINFO_DIR/.build-id/xx/rest.debug), then by its debuglink
+ * name (or the file's name plus ".debug") in the file's directory, in a
+ * .debug directory there and under WP_DEBUGINFO_DIR, for the path as given
+ * and for its real path.  A candidate is taken only when its build id is
+ * the module's, or (for a module without one) its CRC is the debuglink's.
+ * For a dwz file (called again with the .gnu_debugaltlink name): by the
+ * build id that the link gives, then by the name, beside the file and in
+ * the .dwz directories; the build id must match.
+ *
+ * Returns an open descriptor and sets *debuginfo_file_name (malloc'd),
+ * or returns -1 and leaves it alone.
+ */
+int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
+		      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+		      GElf_Word debuglink_crc, char **debuginfo_file_name);
+
+#endif
