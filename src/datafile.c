@@ -504,14 +504,15 @@ static int parse_event(struct wp_meta *m, const uint8_t *p, size_t len)
 {
 	struct wp_event_desc *e, *events;
 	struct wp_tag_event te;
-	size_t attr_len;
+	uint64_t attr_len;
 
 	if (len < sizeof(te))
 		return -EBADMSG;
 	memcpy(&te, p, sizeof(te));
-	attr_len = ALIGN_UP((size_t)te.attr_size, (size_t)8);
+	/* In 64 bits: with a 32-bit size_t, an attr_size near 4 GiB would wrap. */
+	attr_len = ALIGN_UP((uint64_t)te.attr_size, (uint64_t)8);
 	if (te.attr_size < PERF_ATTR_SIZE_VER0 || te.nr_ids > (1U << 24) ||
-	    sizeof(te) + attr_len + (size_t)te.nr_ids * 8 > len)
+	    sizeof(te) + attr_len + (uint64_t)te.nr_ids * 8 > len)
 		return -EBADMSG;
 	events = realloc(m->events, (m->nr_events + 1) * sizeof(*events));
 	if (!events)
@@ -529,7 +530,7 @@ static int parse_event(struct wp_meta *m, const uint8_t *p, size_t len)
 		e->ids = malloc((size_t)te.nr_ids * 8);
 		if (!e->ids)
 			return -ENOMEM;
-		memcpy(e->ids, p + sizeof(te) + attr_len, (size_t)te.nr_ids * 8);
+		memcpy(e->ids, p + sizeof(te) + (size_t)attr_len, (size_t)te.nr_ids * 8);
 	}
 	e->nr_ids = te.nr_ids;
 	m->nr_events++;
@@ -548,7 +549,8 @@ static int parse_meta(struct wp_meta *m, const uint8_t *buf, size_t len)
 
 		memcpy(&t, buf + off, sizeof(t));
 		off += sizeof(t);
-		if (t.size > len - off)
+		/* The payload and its padding lie inside the meta (in 64 bits). */
+		if (ALIGN_UP((uint64_t)t.size, (uint64_t)8) > len - off)
 			return -EBADMSG;
 		p = buf + off;
 		off += ALIGN_UP((size_t)t.size, (size_t)8);
@@ -640,7 +642,7 @@ static void reader_find_ksyms(struct wp_reader *r)
 	uint64_t off = r->offset;
 	struct wp_block_header bh;
 
-	while (r->file_size - off >= sizeof(bh)) {
+	while (off <= r->file_size && r->file_size - off >= sizeof(bh)) {
 		if (pread(r->fd, &bh, sizeof(bh), (off_t)off) != (ssize_t)sizeof(bh) ||
 		    bh.size > WP_BLOCK_MAX_SIZE || bh.raw_size > WP_BLOCK_MAX_SIZE)
 			return;
@@ -648,7 +650,9 @@ static void reader_find_ksyms(struct wp_reader *r)
 			r->ksyms_offset = off;
 			return;
 		}
-		off += sizeof(bh) + ALIGN_UP((size_t)bh.size, (size_t)8);
+		if (bh.size > r->file_size - off - sizeof(bh))
+			return;
+		off += sizeof(bh) + ALIGN_UP(bh.size, (uint64_t)8);
 	}
 }
 
@@ -663,7 +667,13 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
 	*len = 0;
 	if (!r->ksyms_offset)
 		return 0;
+	/*
+	 * Read again, so checked again: the file may have changed since it
+	 * was opened, and nothing unchecked is handed to malloc or narrowed.
+	 */
 	if (pread(r->fd, &bh, sizeof(bh), (off_t)r->ksyms_offset) != (ssize_t)sizeof(bh) ||
+	    bh.type != WP_BLOCK_KSYMS || bh.size > WP_BLOCK_MAX_SIZE ||
+	    bh.raw_size > WP_BLOCK_MAX_SIZE ||
 	    r->file_size - r->ksyms_offset - sizeof(bh) < bh.size)
 		return -EBADMSG;
 	raw = malloc(bh.raw_size + 1);

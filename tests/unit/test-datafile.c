@@ -605,6 +605,136 @@ static void test_ksyms_block(int level)
 	unlink(path);
 }
 
+/*
+ * The KSYMS block's header read again by wp_reader_ksyms() is checked
+ * again: the file may have been changed since it was opened.
+ */
+static void test_ksyms_changed_after_open(void)
+{
+	static const char text[] = "ffffffff81000000 _stext\n";
+	static const struct {
+		size_t field;		/* 0 type (u32), 8 size, 16 raw_size */
+		uint64_t value;
+		const char *what;
+	} patches[] = {
+		{ 16, 1ULL << 40, "raw_size 2^40" },
+		{ 16, 0xffffffffULL, "raw_size 2^32 - 1 (0 after adding 1 in 32 bits)" },
+		{ 8, 0x100000000ULL + 24, "size 2^32 + 24" },
+		{ 0, BLOCK_RECORDS, "type RECORDS" },
+	};
+	struct wp_meta m = { .clockid = 1, .sample_type = PERF_SAMPLE_TIME };
+	struct block_pos b[4];
+	struct wp_writer *w;
+	struct wp_reader *r;
+	char path[512], *ks;
+	uint8_t *img;
+	size_t img_len, len;
+
+	path_in_tmp(path, sizeof(path), "ksyms-changed.data");
+	if (wp_writer_open(path, false, 0, &w) || wp_writer_write_meta(w, &m) ||
+	    wp_writer_write_ksyms(w, text, strlen(text)) || wp_writer_commit(w))
+		fatal("cannot write a file with a KSYMS block");
+	img = slurp(path, &img_len);
+	if (find_blocks(img, img_len, b, 4) != 1 || b[0].type != 3)
+		fatal("unexpected KSYMS file layout");
+	for (size_t i = 0; i < sizeof(patches) / sizeof(patches[0]); i++) {
+		uint32_t u32 = (uint32_t)patches[i].value;
+		const void *v = patches[i].field ? (const void *)&patches[i].value : &u32;
+		size_t vlen = patches[i].field ? 8 : 4;
+		int fd;
+
+		spew(path, img, img_len);
+		if (wp_reader_open(path, &r))
+			fatal("cannot open the KSYMS file");
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || pwrite(fd, v, vlen, (off_t)(b[0].offset + patches[i].field)) !=
+			      (ssize_t)vlen)
+			fatal("cannot patch the KSYMS file");
+		close(fd);
+		ks = NULL;
+		len = 1;
+		ok(wp_reader_ksyms(r, &ks, &len) == -EBADMSG && !ks && !len,
+		   "ksyms changed after open: %s gives -EBADMSG and no text",
+		   patches[i].what);
+		free(ks);
+		wp_reader_close(r);
+	}
+	free(img);
+	unlink(path);
+}
+
+/*
+ * Lengths and counts in the meta that wrap a 32-bit size_t.  On such a
+ * host, 48 (the event field header) + an attr_size of 0xffffffd0 is 0, and
+ * 0xfffffff9 rounded up to 8 is 0: the checks are made in 64 bits.
+ */
+static void test_huge_meta_lengths(void)
+{
+	static const struct {
+		size_t field;		/* in the first EVENT payload; 0: the TLV size */
+		uint32_t value;
+		const char *what;
+	} patches[] = {
+		{ 36, 0xfffffff9, "event attr_size 0xfffffff9" },
+		{ 36, 0xffffffd0, "event attr_size 0xffffffd0 (plus 48 is 2^32)" },
+		{ 36, 0xfffffff8, "event attr_size 0xfffffff8" },
+		{ 40, (1U << 24) + 1, "event nr_ids 2^24 + 1" },
+		{ 40, 0xffffffff, "event nr_ids 2^32 - 1" },
+		{ 0, 0xfffffff9, "event field of 0xfffffff9 bytes" },
+	};
+	char good[512], path[512];
+	uint8_t *img;
+	size_t len, off, event = 0;
+	struct wp_reader *r;
+
+	path_in_tmp(good, sizeof(good), "good.data");
+	path_in_tmp(path, sizeof(path), "huge-meta.data");
+	write_file(good, false, 0, &meta, &stream, &summary);
+	img = slurp(good, &len);
+	/* Find the first EVENT field (tag 9): u32 tag, u32 size, payload padded to 8. */
+	for (off = FILE_HEADER_SIZE; off + 8 <= len; ) {
+		uint32_t tag, size;
+
+		memcpy(&tag, img + off, 4);
+		memcpy(&size, img + off + 4, 4);
+		if (tag == 9) {
+			event = off;
+			break;
+		}
+		off += 8 + ((size + 7) & ~7U);
+	}
+	if (!event)
+		fatal("no EVENT field in the meta");
+	for (size_t i = 0; i < sizeof(patches) / sizeof(patches[0]); i++) {
+		size_t at = patches[i].field ? event + 8 + patches[i].field : event + 4;
+		uint32_t orig;
+
+		memcpy(&orig, img + at, 4);
+		memcpy(img + at, &patches[i].value, 4);
+		spew(path, img, len);
+		memcpy(img + at, &orig, 4);
+		r = NULL;
+		is_int(wp_reader_open(path, &r), -EBADMSG, "huge meta: %s gives -EBADMSG",
+		       patches[i].what);
+		wp_reader_close(r);
+	}
+	/* 48 + 0xf7ffffd0 + 2^24 ids * 8 is 2^32. */
+	{
+		uint32_t attr = 0xf7ffffd0, nr = 1U << 24;
+
+		memcpy(img + event + 8 + 36, &attr, 4);
+		memcpy(img + event + 8 + 40, &nr, 4);
+		spew(path, img, len);
+		r = NULL;
+		is_int(wp_reader_open(path, &r), -EBADMSG,
+		       "huge meta: attr_size 0xf7ffffd0 and 2^24 ids (2^32 bytes in all) "
+		       "give -EBADMSG");
+		wp_reader_close(r);
+	}
+	free(img);
+	tmpdir_clear();
+}
+
 /* (a) the file appears under its name only at commit. */
 static void test_temporary_name(void)
 {
@@ -996,6 +1126,13 @@ static void test_bad_block_headers(void)
 	u64 = (uint64_t)1 << 40;
 	o = read_patched_block(good, 16, &u64, 8, 1);
 	ok(o.kind == 'e' && o.nr_ok == block_end[0], "block raw_size 2^40: -EBADMSG");
+	/* 8 and 0 when cut to 32 bits: sizes are checked before any narrowing. */
+	u64 = 0x100000008ULL;
+	o = read_patched_block(good, 8, &u64, 8, 1);
+	ok(o.kind == 'e' && o.nr_ok == block_end[0], "block size 2^32 + 8: -EBADMSG");
+	u64 = 0x100000000ULL;
+	o = read_patched_block(good, 16, &u64, 8, 1);
+	ok(o.kind == 'e' && o.nr_ok == block_end[0], "block raw_size 2^32: -EBADMSG");
 	u64 = 1 << 20;
 	o = read_patched_block(good, 8, &u64, 8, 1);
 	ok(o.kind == 'e' && o.nr_ok == block_end[0],
@@ -1109,6 +1246,8 @@ int main(void)
 	test_minimal_meta();
 	test_ksyms_block(0);
 	test_ksyms_block(3);
+	test_ksyms_changed_after_open();
+	test_huge_meta_lengths();
 	test_temporary_name();
 	test_existing_file();
 	test_file_appears_meanwhile();
