@@ -8,8 +8,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "analysis.h"
 #include "coverage.h"
 #include "u64map.h"
@@ -17,31 +15,20 @@
 #include "order.h"
 #include "procmap.h"
 #include "symbols.h"
+#include "ucache.h"
 #include "unwind.h"
 #include "util.h"
 
 #define MAX_STACK_TOKENS 512
-#define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
 
 /*
- * A user stack already unwound and named.  The unwinder's result depends
- * only on the registers, the address space and the stack bytes it read, so
- * an entry is keyed by a hash of (pid, mapping generation, registers) and
- * holds a hash of the first read_bytes of the stack: a sample with the same
- * key and the same leading bytes unwinds the same way.  Hashing only what
- * the unwinder read (usually far less than the copy) keeps lookups cheap.
- * Truncated stacks also depend on where the copy ended.  XXH3 hashes; a
- * collision is not a practical concern.
+ * A user stack is named in full before a sample's budget cuts it, but one
+ * longer than any budget shows the same under every budget: a token more
+ * than the largest budget is enough to tell.
  */
-struct ucache_entry {
-	uint64_t key;		/* pid, generation, registers */
-	uint64_t bytes_hash;	/* of stack[0, read_bytes) */
-	uint32_t read_bytes;
-	uint32_t dyn_size;	/* for truncated stacks only, else 0 */
-	uint32_t off, len;	/* tokens in ucache_tokens */
-	bool truncated, too_deep;
-	uint64_t needed;
-};
+#define USER_TOKENS (MAX_STACK_TOKENS + 1)
+#define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
+#define UCACHE_TOKENS (1U << 20)	/* their frames, in all */
 
 struct pipeline {
 	struct wp_analysis *an;
@@ -56,9 +43,8 @@ struct pipeline {
 	uint64_t last_time;
 	struct wp_ustack ustack;
 	uint32_t tokens[MAX_STACK_TOKENS];
-	struct ucache_entry *ucache;
-	uint32_t *ucache_tokens;
-	size_t nr_ucache_tokens, cap_ucache_tokens;
+	uint32_t user_tokens[USER_TOKENS];	/* one user stack, before the budget */
+	struct wp_ucache *ucache;		/* NULL: no cache, only slower */
 	uint64_t file_size, progress_step, next_progress;
 	char *ksyms_text;	/* the recording's saved kernel symbols, or NULL */
 };
@@ -68,46 +54,24 @@ static bool is_switch_sample(const struct pipeline *p, uint64_t id)
 	return wp_u64map_get(&p->switch_ids, id, NULL);
 }
 
-static uint64_t regs_key(const struct wp_sample_format *fmt, const struct wp_sample *s,
-			 uint64_t generation)
-{
-	return XXH3_64bits_withSeed(s->regs, fmt->nr_regs * sizeof(uint64_t),
-				    ((uint64_t)s->pid << 32) ^ generation);
-}
-
-static bool ucache_match(const struct ucache_entry *e, const struct wp_sample *s, uint64_t key)
-{
-	if (e->key != key || !e->len || e->read_bytes > s->stack_dyn_size)
-		return false;
-	if (e->truncated && e->dyn_size != s->stack_dyn_size)
-		return false;
-	return XXH3_64bits(s->stack, e->read_bytes) == e->bytes_hash;
-}
-
-/* Unwind and name the user stack of s into tokens[n..]; returns the new n. */
+/*
+ * Unwind and name the user stack of s into tokens[n..]; returns the new n.
+ * Whether it was unwound now or found in the cache, the whole stack goes
+ * through the same budget and the same counters.
+ */
 static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
 				const struct wp_sample *s, unsigned int n)
 {
 	struct wp_quality *q = &p->an->quality;
-	struct ucache_entry *e = NULL;
-	unsigned int start = n;
+	struct wp_ucache_stack st = { .tokens = p->user_tokens };
 	uint64_t key = 0;
+	bool cut;
 
-	if (p->ucache && proc) {
-		key = regs_key(&p->fmt, s, proc->generation);
-		e = &p->ucache[key & (UCACHE_SLOTS - 1)];
-		if (ucache_match(e, s, key)) {
+	if (p->ucache) {
+		key = wp_ucache_key(s->pid, proc->generation, s->regs, p->fmt.nr_regs);
+		if (wp_ucache_find(p->ucache, key, s->stack, s->stack_dyn_size, &st)) {
 			q->cache_hits++;
-			if (e->len > MAX_STACK_TOKENS - n)
-				e->len = MAX_STACK_TOKENS - n;
-			memcpy(p->tokens + n, p->ucache_tokens + e->off, e->len * sizeof(uint32_t));
-			q->too_deep += e->too_deep;
-			if (e->truncated) {
-				q->truncated++;
-				if (e->needed > q->truncated_needed)
-					q->truncated_needed = e->needed;
-			}
-			return n + e->len;
+			goto emit;
 		}
 	}
 	wp_unwind_sample(p->unwinder, &p->fmt, s, &p->ustack);
@@ -115,46 +79,25 @@ static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
 		q->unwind_failed++;
 		return n;
 	}
-	for (unsigned int i = 0; i < p->ustack.n && n < MAX_STACK_TOKENS; i++)
-		n += wp_symbols_user(p->symbols, proc, p->ustack.pc[i], p->ustack.activation[i],
-				     p->tokens + n, MAX_STACK_TOKENS - n);
-	if (p->ustack.too_deep)
+	for (unsigned int i = 0; i < p->ustack.n && st.len < USER_TOKENS; i++)
+		st.len += wp_symbols_user(p->symbols, proc, p->ustack.pc[i],
+					  p->ustack.activation[i], p->user_tokens + st.len,
+					  USER_TOKENS - st.len);
+	st.truncated = p->ustack.truncated;
+	st.too_deep = p->ustack.too_deep;
+	st.needed = p->ustack.needed;
+	if (p->ucache)
+		wp_ucache_insert(p->ucache, key, s->stack, s->stack_dyn_size,
+				 p->ustack.read_bytes, &st);
+emit:
+	n += wp_ucache_emit(&st, p->truncated_marker, p->tokens + n, MAX_STACK_TOKENS - n, &cut);
+	/* Frames left out for want of room: deeper than shown, as at the frame limit. */
+	if (st.too_deep || cut)
 		q->too_deep++;
-	if ((p->ustack.truncated || p->ustack.too_deep) && n < MAX_STACK_TOKENS) {
-		q->truncated += p->ustack.truncated;
-		if (p->ustack.needed > q->truncated_needed)
-			q->truncated_needed = p->ustack.needed;
-		p->tokens[n++] = p->truncated_marker;
-	}
-	if (e && n > start) {
-		size_t len = n - start;
-
-		if (p->nr_ucache_tokens + len > p->cap_ucache_tokens) {
-			/* Full: start over rather than grow without bound. */
-			size_t cap = p->cap_ucache_tokens ? p->cap_ucache_tokens : 1 << 20;
-			uint32_t *nt = p->ucache_tokens ? p->ucache_tokens : malloc(cap * sizeof(*nt));
-
-			if (!nt)
-				return n;
-			p->ucache_tokens = nt;
-			p->cap_ucache_tokens = cap;
-			if (p->nr_ucache_tokens + len > cap) {
-				memset(p->ucache, 0, UCACHE_SLOTS * sizeof(*p->ucache));
-				p->nr_ucache_tokens = 0;
-			}
-		}
-		e->key = key;
-		e->read_bytes = (uint32_t)p->ustack.read_bytes;
-		e->bytes_hash = XXH3_64bits(s->stack, p->ustack.read_bytes);
-		e->dyn_size = p->ustack.truncated ? (uint32_t)s->stack_dyn_size : 0;
-		e->off = (uint32_t)p->nr_ucache_tokens;
-		e->len = (uint32_t)len;
-		e->truncated = p->ustack.truncated;
-		e->too_deep = p->ustack.too_deep;
-		e->needed = p->ustack.needed;
-		memcpy(p->ucache_tokens + p->nr_ucache_tokens, p->tokens + start,
-		       len * sizeof(uint32_t));
-		p->nr_ucache_tokens += len;
+	if (st.truncated) {
+		q->truncated++;
+		if (st.needed > q->truncated_needed)
+			q->truncated_needed = st.needed;
 	}
 	return n;
 }
@@ -312,7 +255,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		return err;
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
 	/* Without the cache everything still works, only slower. */
-	p->ucache = calloc(UCACHE_SLOTS, sizeof(*p->ucache));
+	wp_ucache_new(UCACHE_SLOTS, UCACHE_TOKENS, &p->ucache);
 	frame = wp_symbols_marker(p->symbols, "[unsampled]");
 	ao.unsampled_stack = wp_stacks_intern(an->stacks, &frame, 1);
 	frame = wp_symbols_marker(p->symbols, m->flags & WP_META_OFFCPU_STACKS ?
@@ -332,8 +275,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 
 static void pipeline_release(struct pipeline *p)
 {
-	free(p->ucache);
-	free(p->ucache_tokens);
+	wp_ucache_free(p->ucache);
 	free(p->ksyms_text);
 	wp_symbols_free(p->symbols);
 	wp_unwinder_free(p->unwinder);

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ucache.h: user stacks already unwound and named.
+ *
+ * The unwinder's result depends only on the registers, the address space
+ * and the stack bytes it read, so an entry is keyed by a hash of (pid,
+ * mapping generation, registers) and holds a hash of the first read_bytes
+ * of the stack: a sample with the same key and the same leading bytes
+ * unwinds the same way.  Hashing only what the unwinder read (usually far
+ * less than the copy) keeps lookups cheap.  A truncated stack also depends
+ * on where the copy ended, so its entry matches only the same copy size.
+ * XXH3 hashes; a collision is not a practical concern.
+ *
+ * An entry holds the whole chain of frame tokens with the unwinder's
+ * flags, never a chain cut to fit one sample: how much of it a sample
+ * shows depends on the room that sample's kernel frames left, which
+ * wp_ucache_emit() applies on the way out, the same way for a stack just
+ * unwound as for one found here.
+ *
+ * Direct-mapped: a new entry replaces whatever held its slot.  When the
+ * token store is full, everything is dropped and filling starts over, so
+ * memory stays bounded.  Owns its slots and tokens.
+ */
+#ifndef WALLPROF_UCACHE_H
+#define WALLPROF_UCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A named user stack, innermost frame first, without any marker. */
+struct wp_ucache_stack {
+	const uint32_t *tokens;
+	unsigned int len;
+	bool truncated;		/* the stack copy ended before the outermost frame */
+	bool too_deep;		/* the unwinder stopped at its frame limit */
+	uint64_t needed;	/* stack bytes that would have sufficed, when known */
+};
+
+struct wp_ucache;
+
+/*
+ * nr_slots entries (a power of two) sharing a store of nr_tokens tokens.
+ * Returns 0, -EINVAL or -ENOMEM.
+ */
+int wp_ucache_new(unsigned int nr_slots, size_t nr_tokens, struct wp_ucache **out);
+
+/* The key of a sample: a hash of its pid, mapping generation and registers. */
+uint64_t wp_ucache_key(uint32_t pid, uint64_t generation, const uint64_t *regs,
+		       unsigned int nr_regs);
+
+/*
+ * Find the stack of a sample with this key and stack copy (dyn_size bytes
+ * at stack).  On a hit fills *out, whose tokens are borrowed until the
+ * next wp_ucache_insert() or wp_ucache_reset(), and returns true.
+ */
+bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stack,
+		    uint64_t dyn_size, struct wp_ucache_stack *out);
+
+/*
+ * Remember st (copied) for this key and stack copy, of which the unwinder
+ * read the first read_bytes.  Returns 0, or -E2BIG for a chain or sizes
+ * the cache cannot hold (nothing is stored; lookups simply miss).
+ */
+int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
+		     uint64_t dyn_size, uint64_t read_bytes, const struct wp_ucache_stack *st);
+
+/* Forget every entry. */
+void wp_ucache_reset(struct wp_ucache *c);
+
+/*
+ * Copy st into out, which has room for room tokens; returns the number
+ * written.  A truncated or too deep stack ends with marker.  When the
+ * stack (with its marker) does not fit, its first room - 1 frames are
+ * written and then marker, and *cut is set (else cleared).
+ */
+unsigned int wp_ucache_emit(const struct wp_ucache_stack *st, uint32_t marker, uint32_t *out,
+			    unsigned int room, bool *cut);
+
+/* NULL is fine. */
+void wp_ucache_free(struct wp_ucache *c);
+
+#endif

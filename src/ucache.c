@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* ucache.c: user stacks already unwound and named, keyed by what decided them. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "ucache.h"
+
+struct ucache_entry {
+	uint64_t key;		/* pid, generation, registers */
+	uint64_t bytes_hash;	/* of stack[0, read_bytes) */
+	uint64_t needed;
+	uint32_t read_bytes;
+	uint32_t dyn_size;	/* for truncated stacks only, else 0 */
+	uint32_t off, len;	/* in tokens[] */
+	bool used, truncated, too_deep;
+};
+
+struct wp_ucache {
+	struct ucache_entry *slots;
+	unsigned int mask;	/* nr_slots - 1 */
+	uint32_t *tokens;
+	size_t nr_tokens, cap_tokens;
+};
+
+int wp_ucache_new(unsigned int nr_slots, size_t nr_tokens, struct wp_ucache **out)
+{
+	struct wp_ucache *c;
+
+	*out = NULL;
+	if (!nr_slots || (nr_slots & (nr_slots - 1)) || !nr_tokens || nr_tokens > UINT32_MAX)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->slots = calloc(nr_slots, sizeof(*c->slots));
+	c->tokens = malloc(nr_tokens * sizeof(*c->tokens));
+	if (!c->slots || !c->tokens) {
+		wp_ucache_free(c);
+		return -ENOMEM;
+	}
+	c->mask = nr_slots - 1;
+	c->cap_tokens = nr_tokens;
+	*out = c;
+	return 0;
+}
+
+uint64_t wp_ucache_key(uint32_t pid, uint64_t generation, const uint64_t *regs,
+		       unsigned int nr_regs)
+{
+	return XXH3_64bits_withSeed(regs, (size_t)nr_regs * sizeof(*regs),
+				    ((uint64_t)pid << 32) ^ generation);
+}
+
+bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stack,
+		    uint64_t dyn_size, struct wp_ucache_stack *out)
+{
+	const struct ucache_entry *e = &c->slots[key & c->mask];
+
+	if (!e->used || e->key != key || e->read_bytes > dyn_size)
+		return false;
+	if (e->truncated && e->dyn_size != dyn_size)
+		return false;
+	if (XXH3_64bits(stack, e->read_bytes) != e->bytes_hash)
+		return false;
+	out->tokens = c->tokens + e->off;
+	out->len = e->len;
+	out->truncated = e->truncated;
+	out->too_deep = e->too_deep;
+	out->needed = e->needed;
+	return true;
+}
+
+void wp_ucache_reset(struct wp_ucache *c)
+{
+	memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(*c->slots));
+	c->nr_tokens = 0;
+}
+
+int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
+		     uint64_t dyn_size, uint64_t read_bytes, const struct wp_ucache_stack *st)
+{
+	struct ucache_entry *e = &c->slots[key & c->mask];
+
+	/* Sizes come from the sample: never hash past the copy. */
+	if (read_bytes > dyn_size || dyn_size > UINT32_MAX || st->len > c->cap_tokens)
+		return -E2BIG;
+	/* Full: start over rather than grow without bound. */
+	if (st->len > c->cap_tokens - c->nr_tokens)
+		wp_ucache_reset(c);
+	e->key = key;
+	e->read_bytes = (uint32_t)read_bytes;
+	e->bytes_hash = XXH3_64bits(stack, (size_t)read_bytes);
+	e->dyn_size = st->truncated ? (uint32_t)dyn_size : 0;
+	e->off = (uint32_t)c->nr_tokens;
+	e->len = st->len;
+	e->truncated = st->truncated;
+	e->too_deep = st->too_deep;
+	e->needed = st->needed;
+	e->used = true;
+	if (st->len)
+		memcpy(c->tokens + c->nr_tokens, st->tokens, st->len * sizeof(*st->tokens));
+	c->nr_tokens += st->len;
+	return 0;
+}
+
+unsigned int wp_ucache_emit(const struct wp_ucache_stack *st, uint32_t marker, uint32_t *out,
+			    unsigned int room, bool *cut)
+{
+	bool mark = st->truncated || st->too_deep;
+	unsigned int n = st->len;
+
+	*cut = mark ? n >= room : n > room;
+	if (*cut) {
+		/* What fits, and a marker saying there was more. */
+		if (!room)
+			return 0;
+		n = room - 1;
+		mark = true;
+	}
+	if (n)
+		memcpy(out, st->tokens, n * sizeof(*out));
+	if (mark)
+		out[n++] = marker;
+	return n;
+}
+
+void wp_ucache_free(struct wp_ucache *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c->tokens);
+	free(c);
+}
