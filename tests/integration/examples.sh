@@ -30,7 +30,10 @@
 #			background for the purpose; -t/--tid N: its second
 #			thread's tid
 #   record -d/--duration N	-d 1, to keep the test short
-#   record --user NAME	--user nobody
+#   record --user NAME	--user nobody, and the command becomes a copy of
+#			wallclock that nobody can run (the build may be in a
+#			directory others cannot enter); when nobody cannot run
+#			even that, the example is skipped with the reason
 #   report --pid N, --tid N	the pid of the recorded wallclock workload, the
 #			tid of its "locker" thread (the ids in the recording)
 #   report --time A,B	--time 0.1,0.4 (inside the 0.5 s recording)
@@ -337,8 +340,10 @@ function options(cmd, k,    j, w, v, p) {
 				setv("\"$BGPID\"")
 			else if (OPT == "-t" || OPT == "--tid")
 				setv("\"$BGTID\"")
-			else if (OPT == "--user")
+			else if (OPT == "--user") {
 				setv("nobody")
+				AS_USER = 1
+			}
 			else if ((OPT == "-o" || OPT == "--output") && VI)
 				CHECK = mappath(VI)
 		} else {
@@ -384,11 +389,14 @@ function map_left(    k, w, sub1, p, j, last) {
 		if (sub1 == "record") {
 			KIND = "record"
 			CHECK = "wallprof.data"
+			AS_USER = 0
 			p = options("record", k + 2)
 			if (p) {
 				w = unq(T[SW[p]])
 				if (w ~ /^\.\/[^\/]+$/) {
-					T[SW[p]] = "\"$WORKLOADS\"/wallclock 0.5"
+					# Run as nobody: a copy nobody may run.
+					T[SW[p]] = (AS_USER ? "\"$WORKLOADS_ANYONE\"" : "\"$WORKLOADS\"") \
+						   "/wallclock 0.5"
 					for (j = p + 1; j <= NSW; j++)
 						DEL[SW[j]] = 1
 				} else if (w ~ /^(\.\/)?tests\/workloads\/[A-Za-z0-9_.-]+$/) {
@@ -698,8 +706,21 @@ have_jq=0
 command -v jq >/dev/null 2>&1 && have_jq=1
 [ "${EXAMPLES_NO_JQ:-0}" = 1 ] && have_jq=0
 
+# A copy of wallclock that user nobody can run, for --user examples: the
+# build may live in a directory other users cannot enter.
+WORKLOADS_ANYONE=$tmp/anyone
+anyone_skip=''
+mkdir "$WORKLOADS_ANYONE" && cp "$WORKLOADS/wallclock" "$WORKLOADS_ANYONE/" &&
+	chmod 711 "$tmp" && chmod 755 "$WORKLOADS_ANYONE" "$WORKLOADS_ANYONE/wallclock" || exit 99
+if ! id nobody >/dev/null 2>&1; then
+	anyone_skip="there is no user nobody"
+elif ! setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+	"$WORKLOADS_ANYONE/wallclock" 0 >/dev/null 2>&1; then
+	anyone_skip="user nobody cannot run $WORKLOADS_ANYONE/wallclock"
+fi
+
 WP=$WALLPROF
-export WP WPCOPY WORKLOADS ABS BGPID BGTID RPID RTID TESTS_SRCDIR
+export WP WPCOPY WORKLOADS WORKLOADS_ANYONE ABS BGPID BGTID RPID RTID TESTS_SRCDIR
 
 # path NAME DIR: a CHECK/INPUT/OUTPUT name of the list as a path.
 path() {
@@ -731,6 +752,10 @@ while IFS='	' read -r n block src kind chk inp outp jq note display; do
 		say "# $src: $chk exists and is executable (not run)"
 		if [ -f "$top/$chk" ] && [ -x "$top/$chk" ]; then ex_ok "$display"
 		else ex_notok "$display (no executable $chk)"; fi
+		continue
+	fi
+	if [ -n "$anyone_skip" ] && grep -q 'WORKLOADS_ANYONE' "$f.left"; then
+		say "SKIP-PART: $anyone_skip: $display"
 		continue
 	fi
 	if [ "$jq" = 1 ] && [ "$have_jq" = 0 ]; then
