@@ -4,12 +4,14 @@
  * when the kernel refuses.
  *
  * Owns the reading of capabilities (libcap) and kernel.perf_event_paranoid,
- * and the dropping of every capability in a launched command.
+ * the looking up of a user for --user, and the dropping of every
+ * capability in a launched command.
  */
 #ifndef WALLPROF_PRIV_H
 #define WALLPROF_PRIV_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct wp_priv {
 	int paranoid;		/* kernel.perf_event_paranoid, 4 if unreadable */
@@ -41,11 +43,36 @@ void wp_priv_explain_open_error(const struct wp_priv *p, int err,
 				const char *what);
 
 /*
- * In a forked child about to exec the profiled command: drop every
- * capability (effective, permitted, inheritable, ambient and, when
- * allowed, the bounding set) so the command cannot inherit wallprof's
- * privileges, even when it runs as root.  Returns 0 or -errno.
+ * The identity of another user for a launched command (--user), looked
+ * up before fork: NSS (getpwnam, getgrouplist) may allocate, take locks
+ * or open files, none of which a forked child may do.
  */
-int wp_priv_drop_all(void);
+struct wp_priv_user {
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;		/* supplementary groups, owned */
+	int ngroups;
+};
+
+/*
+ * Look up name: user and group IDs and the supplementary groups
+ * (getgrouplist, which includes the primary group).  -ENOENT when there
+ * is no such user, -errno when the lookup fails; logs neither.
+ */
+int wp_priv_user_lookup(const char *name, struct wp_priv_user *u);
+
+void wp_priv_user_release(struct wp_priv_user *u);
+
+/*
+ * In a forked child about to exec the profiled command: empty the
+ * bounding set (when CAP_SETPCAP allows it, as for root), become user u
+ * when u is non-NULL (groups, then real, effective and saved group and
+ * user IDs), then drop every remaining capability (effective, permitted,
+ * inheritable and ambient), so the command cannot inherit wallprof's
+ * privileges, even when it runs as root.  Async-signal-safe: only system
+ * calls, no allocation.  Returns 0 or -errno, stopping at the first
+ * failure.
+ */
+int wp_priv_drop_all(const struct wp_priv_user *u);
 
 #endif

@@ -22,8 +22,9 @@ struct wp_child {
 };
 
 /*
- * Fork a child that waits, then (as user when non-NULL) drops its
- * capabilities and execs argv.  Returns 0 or -errno (logged).
+ * Fork a child that waits, then (as user when non-NULL, looked up here
+ * before fork) drops its capabilities and execs argv.  Returns 0 or
+ * -errno (logged).
  */
 int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user);
 

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* priv.c: capabilities, perf_event_paranoid, and how to explain refusals. */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -103,27 +107,106 @@ void wp_priv_explain_open_error(const struct wp_priv *p, int err,
 	}
 }
 
-int wp_priv_drop_all(void)
+int wp_priv_user_lookup(const char *name, struct wp_priv_user *u)
 {
-	cap_t none;
-	int err = 0;
+	struct passwd *pw;
+	int n = 16;
 
-	/*
-	 * With CAP_SETPCAP (root) also empty the bounding set: otherwise a
-	 * command running as uid 0 regains every capability at execve.
-	 */
-	if (CAP_IS_SUPPORTED(CAP_SETPCAP)) {
-		for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
-			if (CAP_IS_SUPPORTED(c) && cap_get_bound(c) == 1)
-				cap_drop_bound(c);
+	memset(u, 0, sizeof(*u));
+	errno = 0;
+	pw = getpwnam(name);
+	if (!pw) {
+		/* getpwnam(3): these errno values also mean "not found". */
+		if (!errno || errno == ENOENT || errno == ESRCH || errno == EBADF ||
+		    errno == EPERM)
+			return -ENOENT;
+		return -errno;
 	}
-	if (cap_reset_ambient() && errno != EINVAL)
-		err = -errno;
-	none = cap_init();
-	if (!none)
-		return -ENOMEM;
-	if (cap_set_proc(none) && !err)
-		err = -errno;
-	cap_free(none);
-	return err;
+	u->uid = pw->pw_uid;
+	u->gid = pw->pw_gid;
+	for (;;) {
+		int want = n;
+		gid_t *g = realloc(u->groups, (size_t)n * sizeof(*g));
+
+		if (!g) {
+			wp_priv_user_release(u);
+			return -ENOMEM;
+		}
+		u->groups = g;
+		if (getgrouplist(name, u->gid, u->groups, &want) >= 0) {
+			u->ngroups = want;
+			return 0;
+		}
+		/* want is now the size needed; never trust it to grow. */
+		n = want > n ? want : n * 2;
+		if (n > 65536) {
+			wp_priv_user_release(u);
+			return -E2BIG;
+		}
+	}
+}
+
+void wp_priv_user_release(struct wp_priv_user *u)
+{
+	free(u->groups);
+	memset(u, 0, sizeof(*u));
+}
+
+/* Drop every capability the kernel knows (PR_CAPBSET_READ fails past the last). */
+static int empty_bounding_set(void)
+{
+	for (unsigned long c = 0; c < 64; c++) {
+		int in = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+
+		if (in < 0)
+			return errno == EINVAL ? 0 : -errno;
+		if (in && prctl(PR_CAPBSET_DROP, c, 0, 0, 0))
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Runs in a forked child, so raw system calls only: libcap's cap_*
+ * functions allocate.
+ */
+int wp_priv_drop_all(const struct wp_priv_user *u)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+	int err;
+
+	memset(caps, 0, sizeof(caps));
+	if (syscall(SYS_capget, &hdr, caps))
+		return -errno;
+	/*
+	 * Without an empty bounding set a command running as uid 0 regains
+	 * every capability at execve.  Changing it needs CAP_SETPCAP, which
+	 * setresuid() to another user takes away: so first.
+	 */
+	if (caps[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP)) {
+		err = empty_bounding_set();
+		if (err)
+			return err;
+	}
+	/*
+	 * glibc applies these to every thread of the process; this child has
+	 * only the one, so each is a plain system call.
+	 */
+	if (u) {
+		if (setgroups((size_t)u->ngroups, u->groups))
+			return -errno;
+		if (setresgid(u->gid, u->gid, u->gid))
+			return -errno;
+		if (setresuid(u->uid, u->uid, u->uid))
+			return -errno;
+	}
+	/* EINVAL: a kernel before 4.3, without ambient capabilities. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	/* Effective, permitted and inheritable, which setresuid() keeps for uid 0. */
+	memset(caps, 0, sizeof(caps));
+	if (syscall(SYS_capset, &hdr, caps))
+		return -errno;
+	return 0;
 }

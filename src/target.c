@@ -4,8 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,22 +16,23 @@
 #include "target.h"
 #include "util.h"
 
-/* Runs in the child: only async-signal-safe calls until execve. */
+/*
+ * Runs in the forked child until execve.  record forks before it starts
+ * its drain and writer threads (wp_drain_start() comes later in
+ * session.c), but nothing here relies on that: only async-signal-safe
+ * calls, no allocation and no NSS (the user was looked up before fork),
+ * so locks that another thread held at fork cannot matter.  glibc's
+ * execvp allocates nothing; its posix_spawnp child relies on that too.
+ */
 static void child_main(int go_fd, int err_fd, char *const argv[],
-		       const struct passwd *pw)
+		       const struct wp_priv_user *user)
 {
 	char go;
-	int err = 0;
+	int err;
 
 	if (read(go_fd, &go, 1) != 1)
 		_exit(127);	/* the parent gave up */
-	if (pw) {
-		if (setgroups(0, NULL) || setgid(pw->pw_gid) ||
-		    initgroups(pw->pw_name, pw->pw_gid) || setuid(pw->pw_uid))
-			err = errno;
-	}
-	if (!err && wp_priv_drop_all())
-		err = errno ? errno : EPERM;
+	err = -wp_priv_drop_all(user);
 	if (!err) {
 		execvp(argv[0], argv);
 		err = errno;
@@ -46,26 +45,32 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 {
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, err;
-	struct passwd *pw = NULL;
+	struct wp_priv_user pu = { 0 };
 
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
 	c->go_fd = c->err_fd = -1;
 	if (user) {
-		errno = 0;
-		pw = getpwnam(user);
-		if (!pw) {
+		err = wp_priv_user_lookup(user, &pu);
+		if (err == -ENOENT) {
 			wp_error("no such user '%s'", user);
 			return -EINVAL;
 		}
+		if (err) {
+			wp_error("cannot look up user '%s': %s", user, strerror(-err));
+			return err;
+		}
 		if (geteuid() != 0) {
 			wp_error("--user needs wallprof to run as root");
-			return -EPERM;
+			err = -EPERM;
+			goto out_user;
 		}
 	}
 	c->cmd = strdup(argv[0]);
-	if (!c->cmd)
-		return -ENOMEM;
+	if (!c->cmd) {
+		err = -ENOMEM;
+		goto out_user;
+	}
 	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
 		err = -errno;
 		goto out_close;
@@ -90,12 +95,13 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
 		}
-		child_main(go[0], ep[1], argv, pw);
+		child_main(go[0], ep[1], argv, user ? &pu : NULL);
 	}
 	close(go[0]);
 	close(ep[1]);
 	c->go_fd = go[1];
 	c->err_fd = ep[0];
+	wp_priv_user_release(&pu);
 	return 0;
 
 out_close:
@@ -107,6 +113,8 @@ out_close:
 	}
 	free(c->cmd);
 	c->cmd = NULL;
+out_user:
+	wp_priv_user_release(&pu);
 	return err;
 }
 
