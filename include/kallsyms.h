@@ -26,11 +26,18 @@ struct wp_kallsyms {
 };
 
 /*
- * Text symbols (t, T, w, W) of the running kernel.  -EPERM when
- * kernel.kptr_restrict hides the addresses (all zero), -errno when the
- * file cannot be read.
+ * Text symbols (t, T, w, W) of the running kernel.  -EPERM when the
+ * kernel hides the addresses from this process (all zero: see
+ * wp_priv_can_read_kallsyms()), -errno when the file cannot be read.
  */
 int wp_kallsyms_load(struct wp_kallsyms *k);
+
+/*
+ * After wp_kallsyms_load() returned -EPERM: log one warning, starting
+ * with what ("kernel frames are shown as addresses"), that names the
+ * capability or sysctl that hides the addresses.
+ */
+void wp_kallsyms_warn_hidden(const char *what);
 
 /* Parse "hexaddr name" lines (the KSYMS block); returns 0 or -ENOMEM. */
 int wp_kallsyms_parse(struct wp_kallsyms *k, const char *text, size_t len);

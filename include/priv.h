@@ -3,9 +3,9 @@
  * priv.h: what this process may do with perf events, and the words to say
  * when the kernel refuses.
  *
- * Owns the reading of capabilities (libcap) and kernel.perf_event_paranoid,
- * the looking up of a user for --user, and the dropping of every
- * capability in a launched command.
+ * Owns the reading of capabilities (libcap), kernel.perf_event_paranoid
+ * and kernel.kptr_restrict, the looking up of a user for --user, and the
+ * dropping of every capability in a launched command.
  */
 #ifndef WALLPROF_PRIV_H
 #define WALLPROF_PRIV_H
@@ -15,11 +15,13 @@
 
 struct wp_priv {
 	int paranoid;		/* kernel.perf_event_paranoid, 4 if unreadable */
+	int kptr_restrict;	/* kernel.kptr_restrict, -1 if unreadable */
 	bool root;		/* effective uid 0 */
 	bool cap_perfmon;	/* CAP_PERFMON effective */
 	bool cap_sys_admin;	/* CAP_SYS_ADMIN effective */
 	bool cap_sys_ptrace;	/* CAP_SYS_PTRACE effective */
 	bool cap_ipc_lock;	/* CAP_IPC_LOCK effective: no mlock limit */
+	bool cap_syslog;	/* CAP_SYSLOG effective: kernel addresses */
 };
 
 /* Fill p from the running process; never fails. */
@@ -33,6 +35,20 @@ bool wp_priv_can_profile_cpus(const struct wp_priv *p);
 
 /* Processes of other users. */
 bool wp_priv_can_trace_others(const struct wp_priv *p);
+
+/*
+ * Whether /proc/kallsyms, opened by this process, shows the kernel's real
+ * addresses rather than zeroes (the kernel's kallsyms_show_value()).
+ */
+bool wp_priv_can_read_kallsyms(const struct wp_priv *p);
+
+/*
+ * Log one warning saying that kernel frames have no names because
+ * /proc/kallsyms hides the addresses, naming the capability or sysctl
+ * that is missing.  what, first in the line, says what it means to the
+ * user ("kernel frames are shown as addresses").
+ */
+void wp_priv_warn_kallsyms_hidden(const struct wp_priv *p, const char *what);
 
 /*
  * Log one sentence explaining why perf_event_open failed with -err for

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kallsyms.h"
+#include "priv.h"
 
 static int ksym_cmp(const void *a, const void *b)
 {
@@ -78,13 +79,22 @@ int wp_kallsyms_load(struct wp_kallsyms *k)
 	}
 	fclose(f);
 	if (!err && !nonzero)
-		err = -EPERM;	/* kptr_restrict: every address reads as 0 */
+		err = -EPERM;	/* every address reads as 0: wp_kallsyms_warn_hidden() */
 	if (err) {
 		wp_kallsyms_release(k);
 		return err;
 	}
 	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
 	return 0;
+}
+
+void wp_kallsyms_warn_hidden(const char *what)
+{
+	struct wp_priv p;
+
+	/* The same capabilities and sysctls the kernel judged at open. */
+	wp_priv_read(&p);
+	wp_priv_warn_kallsyms_hidden(&p, what);
 }
 
 int wp_kallsyms_parse(struct wp_kallsyms *k, const char *text, size_t len)

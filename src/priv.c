@@ -19,6 +19,7 @@
 #endif
 
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
+#define KPTR_RESTRICT_PATH "/proc/sys/kernel/kptr_restrict"
 
 static bool cap_effective(cap_t caps, cap_value_t cap)
 {
@@ -34,15 +35,17 @@ static bool cap_effective(cap_t caps, cap_value_t cap)
 void wp_priv_read(struct wp_priv *p)
 {
 	cap_t caps = cap_get_proc();
-	long paranoid;
+	long paranoid, kptr;
 
 	memset(p, 0, sizeof(*p));
 	p->paranoid = wp_read_int_file(PARANOID_PATH, &paranoid) ? 4 : (int)paranoid;
+	p->kptr_restrict = wp_read_int_file(KPTR_RESTRICT_PATH, &kptr) ? -1 : (int)kptr;
 	p->root = geteuid() == 0;
 	p->cap_perfmon = cap_effective(caps, CAP_PERFMON);
 	p->cap_sys_admin = cap_effective(caps, CAP_SYS_ADMIN);
 	p->cap_sys_ptrace = cap_effective(caps, CAP_SYS_PTRACE);
 	p->cap_ipc_lock = cap_effective(caps, CAP_IPC_LOCK);
+	p->cap_syslog = cap_effective(caps, CAP_SYSLOG);
 	if (caps)
 		cap_free(caps);
 }
@@ -65,6 +68,45 @@ bool wp_priv_can_profile_cpus(const struct wp_priv *p)
 bool wp_priv_can_trace_others(const struct wp_priv *p)
 {
 	return p->cap_sys_ptrace || p->root;
+}
+
+bool wp_priv_can_read_kallsyms(const struct wp_priv *p)
+{
+	/* The kernel decides with the opener's effective capabilities. */
+	switch (p->kptr_restrict) {
+	case 0:
+		if (p->paranoid <= 1)
+			return true;
+		/* fall through */
+	case 1:
+		return p->cap_syslog;
+	default:
+		return false;
+	}
+}
+
+void wp_priv_warn_kallsyms_hidden(const struct wp_priv *p, const char *what)
+{
+	if (wp_priv_can_read_kallsyms(p))
+		wp_warn("%s: /proc/kallsyms shows only zero addresses, although "
+			"kernel.kptr_restrict is %d and kernel.perf_event_paranoid is %d%s",
+			what, p->kptr_restrict, p->paranoid,
+			p->cap_syslog ? " and CAP_SYSLOG is held" : "");
+	else if (p->kptr_restrict < 0)
+		wp_warn("%s: /proc/kallsyms shows only zero addresses, and "
+			"kernel.kptr_restrict cannot be read", what);
+	else if (p->kptr_restrict >= 2)
+		wp_warn("%s: kernel.kptr_restrict is %d, which hides kernel addresses in "
+			"/proc/kallsyms from everyone; lower it with 'sysctl kernel.kptr_restrict=1'",
+			what, p->kptr_restrict);
+	else if (p->kptr_restrict == 1)
+		wp_warn("%s: kernel.kptr_restrict is 1, which shows kernel addresses in "
+			"/proc/kallsyms only to CAP_SYSLOG; run as root or grant it "
+			"(setcap cap_perfmon,cap_sys_ptrace,cap_syslog+ep)", what);
+	else
+		wp_warn("%s: /proc/kallsyms shows kernel addresses only to CAP_SYSLOG or with "
+			"kernel.perf_event_paranoid <= 1 (it is %d); run as root or grant CAP_SYSLOG "
+			"(setcap cap_perfmon,cap_sys_ptrace,cap_syslog+ep)", what, p->paranoid);
 }
 
 void wp_priv_explain_open_error(const struct wp_priv *p, int err,

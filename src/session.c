@@ -568,7 +568,10 @@ static int write_kernel_symbols(struct session *s)
 	if (err) {
 		free(ips);
 		/* Not fatal: report falls back to /proc/kallsyms on this boot. */
-		wp_debug("kernel symbols not saved: %s", strerror(-err));
+		if (err == -EPERM)
+			wp_kallsyms_warn_hidden("kernel stacks were recorded without their symbols");
+		else
+			wp_debug("kernel symbols not saved: %s", strerror(-err));
 		return 0;
 	}
 	for (size_t i = 0; i < n && !err; i++) {

@@ -393,8 +393,7 @@ static void load_kallsyms(struct wp_symbols *s)
 	} else if (s->same_kernel) {
 		err = wp_kallsyms_load(&s->ksyms);
 		if (err == -EPERM)
-			wp_warn("kernel symbols are hidden (kernel.kptr_restrict); "
-				"kernel frames are shown as addresses");
+			wp_kallsyms_warn_hidden("kernel frames are shown as addresses");
 	} else {
 		return;
 	}
