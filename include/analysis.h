@@ -27,13 +27,31 @@ struct wp_analysis_opts {
 	bool progress;			/* a progress bar on stderr */
 };
 
+/* Where frames without a function name were, and why they have none. */
+enum wp_unnamed_reason {
+	WP_UNNAMED_NO_SYMBOLS,	/* the file is there but names nothing there */
+	WP_UNNAMED_MISSING,	/* the file is gone or not the recorded one */
+	WP_UNNAMED_NO_FILE,	/* memory of no file (JIT code, or maps unknown) */
+	WP_UNNAMED_KERNEL,	/* kernel symbols were not available */
+};
+
+#define WP_UNNAMED_FILES 5
+struct wp_unnamed_file {
+	char path[256];		/* the file, or "[kernel]", "[anonymous]" */
+	uint64_t frames;
+	enum wp_unnamed_reason reason;
+	char package[128];	/* Debian package that ships it, or "" */
+};
+
 struct wp_quality {
 	uint64_t samples;		/* samples with a stack to unwind */
 	uint64_t unwind_failed;		/* not even one user frame */
 	uint64_t truncated;		/* ended by the end of the stack copy */
 	uint64_t too_deep;		/* stopped at the frame limit */
 	uint64_t truncated_needed;	/* largest stack size that would have done */
-	uint64_t frames, unnamed;	/* frames, and those without a name */
+	uint64_t frames, unnamed;	/* frames of samples, and those without a name */
+	struct wp_unnamed_file unnamed_files[WP_UNNAMED_FILES];	/* most first */
+	unsigned int nr_unnamed_files;
 	unsigned int changed_files, missing_files;
 	uint64_t cache_hits;		/* user stacks found already unwound */
 };

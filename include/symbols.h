@@ -8,7 +8,7 @@
  * (separate debug info found by build id or .gnu_debuglink).  An inlined
  * call becomes its own frame.  Kernel addresses are named from
  * the symbols saved in the recording, or /proc/kallsyms.  Results are cached per (file, address).  A frame is a
- * token: the interned name's id shifted left by 2, or'ed with WP_FRAME_*.
+ * token: the interned name's id shifted left by 3, or'ed with WP_FRAME_*.
  */
 #ifndef WALLPROF_SYMBOLS_H
 #define WALLPROF_SYMBOLS_H
@@ -21,15 +21,12 @@
 
 #define WP_FRAME_INLINED 1U
 #define WP_FRAME_KERNEL 2U
-#define WP_FRAME_NAME(tok) ((tok) >> 2)
-#define WP_FRAME_TOKEN(id, flags) (((id) << 2) | (flags))
+#define WP_FRAME_UNNAMED 4U	/* no function name: file+offset or an address */
+#define WP_FRAME_NAME(tok) ((tok) >> 3)
+#define WP_FRAME_TOKEN(id, flags) (((id) << 3) | (flags))
 
 struct wp_symbols;
 
-struct wp_symbol_stats {
-	uint64_t frames;	/* frames named (per sample, after caching) */
-	uint64_t unnamed;	/* frames shown as module+offset or [unknown] */
-};
 
 /*
  * lines: add " (file:line)" to each frame.  saved_ksyms: the recording's
@@ -55,7 +52,13 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr);
 /* A pseudo frame such as "[truncated]" (one token). */
 uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name);
 
-const struct wp_symbol_stats *wp_symbols_stats(const struct wp_symbols *s);
+/*
+ * Where an unnamed frame (WP_FRAME_UNNAMED) is: the dso index of its file,
+ * WP_DSO_NONE for memory of no known file, WP_SYMBOLS_KERNEL for the
+ * kernel.
+ */
+#define WP_SYMBOLS_KERNEL (UINT32_MAX - 1)
+uint32_t wp_symbols_unnamed_where(const struct wp_symbols *s, uint32_t token);
 
 void wp_symbols_free(struct wp_symbols *s);
 

@@ -32,6 +32,12 @@ int wp_u64map_put(struct wp_u64map *m, uint64_t key, uint64_t val);
 /* Whether key is present; its value in *val when val is not NULL. */
 bool wp_u64map_get(const struct wp_u64map *m, uint64_t key, uint64_t *val);
 
+/*
+ * Walk the map: start with *pos = 0; each call gives one entry and returns
+ * true, or false when there is none left.  Order is arbitrary.
+ */
+bool wp_u64map_next(const struct wp_u64map *m, size_t *pos, uint64_t *key, uint64_t *val);
+
 void wp_u64map_release(struct wp_u64map *m);
 
 #endif

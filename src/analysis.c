@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "coverage.h"
+#include "pkgowner.h"
 #include "u64map.h"
 #include "log.h"
 #include "order.h"
@@ -38,6 +39,8 @@ struct pipeline {
 	struct wp_unwinder *unwinder;
 	struct wp_symbols *symbols;
 	struct wp_coverage *coverage;
+	struct wp_u64map unnamed_at;	/* where unnamed frames were -> how many */
+	uint32_t no_stack_marker;
 	struct wp_u64map switch_ids;	/* ids of the switch-out events */
 	uint32_t truncated_marker;
 	uint64_t last_time;
@@ -140,6 +143,78 @@ static unsigned int sample_frames(struct pipeline *p, const struct wp_sample *s)
 	return user_frames(p, proc, s, n);
 }
 
+/* Frames of a sample, named and not (markers are not frames). */
+static void count_frames(struct pipeline *p, unsigned int n)
+{
+	struct wp_quality *q = &p->an->quality;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t tok = p->tokens[i];
+		uint64_t where, count = 0;
+
+		if (tok == p->truncated_marker || tok == p->no_stack_marker)
+			continue;
+		q->frames++;
+		if (!(tok & WP_FRAME_UNNAMED))
+			continue;
+		q->unnamed++;
+		where = wp_symbols_unnamed_where(p->symbols, tok);
+		wp_u64map_get(&p->unnamed_at, where, &count);
+		wp_u64map_put(&p->unnamed_at, where, count + 1);
+	}
+}
+
+static int unnamed_cmp(const void *a, const void *b)
+{
+	const struct wp_unnamed_file *x = a, *y = b;
+
+	return x->frames > y->frames ? -1 : x->frames < y->frames;
+}
+
+/* The places with the most unnamed frames, why, and what would name them. */
+static void explain_unnamed(struct pipeline *p)
+{
+	struct wp_quality *q = &p->an->quality;
+	struct wp_unnamed_file all[WP_UNNAMED_FILES + 1];
+	char owners[WP_UNNAMED_FILES][WP_PACKAGE_NAME_MAX];
+	const char *paths[WP_UNNAMED_FILES];
+	uint64_t where, count;
+	size_t pos = 0, n = 0, nfiles = 0;
+
+	while (wp_u64map_next(&p->unnamed_at, &pos, &where, &count)) {
+		struct wp_unnamed_file *f = &all[n];
+		struct wp_dso *dso = NULL;
+
+		memset(f, 0, sizeof(*f));
+		f->frames = count;
+		if (where == WP_SYMBOLS_KERNEL) {
+			f->reason = WP_UNNAMED_KERNEL;
+			snprintf(f->path, sizeof(f->path), "[kernel]");
+		} else if (where == WP_DSO_NONE || !(dso = wp_procmap_dso(p->pm, (uint32_t)where))) {
+			f->reason = WP_UNNAMED_NO_FILE;
+			snprintf(f->path, sizeof(f->path), "[anonymous]");
+		} else {
+			f->reason = dso->usable ? WP_UNNAMED_NO_SYMBOLS : WP_UNNAMED_MISSING;
+			snprintf(f->path, sizeof(f->path), "%s", dso->path);
+		}
+		/* Keep the largest few: the extra slot is the one sorted out. */
+		if (++n > WP_UNNAMED_FILES) {
+			qsort(all, n, sizeof(*all), unnamed_cmp);
+			n = WP_UNNAMED_FILES;
+		}
+	}
+	qsort(all, n, sizeof(*all), unnamed_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (all[i].reason == WP_UNNAMED_NO_SYMBOLS)
+			paths[nfiles++] = all[i].path;
+	wp_package_owners(paths, nfiles, owners);
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (all[i].reason == WP_UNNAMED_NO_SYMBOLS)
+			snprintf(all[i].package, sizeof(all[i].package), "%s", owners[k++]);
+	memcpy(q->unnamed_files, all, n * sizeof(*all));
+	q->nr_unnamed_files = (unsigned int)n;
+}
+
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
 			  uint64_t time)
 {
@@ -161,7 +236,8 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		}
 	}
 	if (!n)
-		p->tokens[n++] = wp_symbols_marker(p->symbols, "[no stack]");
+		p->tokens[n++] = p->no_stack_marker;
+	count_frames(p, n);
 	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
 	if (stack == UINT32_MAX)
 		return -ENOMEM;
@@ -254,6 +330,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	if (err)
 		return err;
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
+	p->no_stack_marker = wp_symbols_marker(p->symbols, "[no stack]");
 	/* Without the cache everything still works, only slower. */
 	wp_ucache_new(UCACHE_SLOTS, UCACHE_TOKENS, &p->ucache);
 	frame = wp_symbols_marker(p->symbols, "[unsampled]");
@@ -281,6 +358,7 @@ static void pipeline_release(struct pipeline *p)
 	wp_unwinder_free(p->unwinder);
 	wp_coverage_free(p->coverage);
 	wp_u64map_release(&p->switch_ids);
+	wp_u64map_release(&p->unnamed_at);
 	wp_procmap_free(p->pm);
 }
 
@@ -347,8 +425,7 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	if (!an->window_end || an->window_end > an->end_ns)
 		an->window_end = an->end_ns;
 	wp_account_finish(an->account, an->end_ns);
-	an->quality.frames = wp_symbols_stats(p->symbols)->frames;
-	an->quality.unnamed = wp_symbols_stats(p->symbols)->unnamed;
+	explain_unnamed(p);
 	an->quality.changed_files = wp_procmap_mismatches(p->pm);
 	an->quality.missing_files = wp_procmap_missing(p->pm);
 out:

@@ -176,8 +176,31 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"truncated_stacks\": %" PRIu64 ", \"truncated_needed_bytes\": %" PRIu64
 		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
-		", \"unwind_cache_hits\": %" PRIu64 "}\n}\n",
+		", \"unwind_cache_hits\": %" PRIu64 ", \"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits);
+	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
+		static const char *const reasons[] = {
+			[WP_UNNAMED_NO_SYMBOLS] = "no-symbols",
+			[WP_UNNAMED_MISSING] = "missing",
+			[WP_UNNAMED_NO_FILE] = "no-file",
+			[WP_UNNAMED_KERNEL] = "kernel",
+		};
+		const struct wp_unnamed_file *f = &q->unnamed_files[i];
+
+		fprintf(out, "%s{\"file\": \"", i ? ", " : "");
+		wp_quote_puts(out, f->path, WP_QUOTE_JSON);
+		fprintf(out, "\", \"frames\": %" PRIu64 ", \"reason\": \"%s\", \"package\": ",
+			f->frames, reasons[f->reason]);
+		if (f->package[0]) {
+			fputc('"', out);
+			wp_quote_puts(out, f->package, WP_QUOTE_JSON);
+			fputc('"', out);
+		} else {
+			fputs("null", out);
+		}
+		fputc('}', out);
+	}
+	fputs("]}\n}\n", out);
 	return 0;
 }

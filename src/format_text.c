@@ -110,6 +110,42 @@ static void sum_process(const struct wp_view *v, const struct wp_thread_times *t
 	}
 }
 
+/* Where the unnamed frames are (those worth a line), and what would name them. */
+static void print_unnamed(const struct wp_quality *q, FILE *out)
+{
+	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
+		const struct wp_unnamed_file *f = &q->unnamed_files[i];
+		double pct = 100.0 * (double)f->frames / (double)q->frames;
+
+		if (pct < 1.0)
+			break;	/* sorted: the rest are smaller */
+		fprintf(out, "#   %.1f%% in ", pct);
+		wp_quote_puts(out, f->path, WP_QUOTE_TEXT);
+		switch (f->reason) {
+		case WP_UNNAMED_NO_SYMBOLS:
+			fprintf(out, ": no symbols there");
+			if (f->package[0]) {
+				fprintf(out, "; its debug symbols would name them (Debian: ");
+				wp_quote_puts(out, f->package, WP_QUOTE_TEXT);
+				fprintf(out, "-dbgsym, from the debian-debug archive)");
+			} else {
+				fprintf(out, "; its debug symbols would name them");
+			}
+			break;
+		case WP_UNNAMED_MISSING:
+			fprintf(out, ": the file is missing or not the one recorded");
+			break;
+		case WP_UNNAMED_NO_FILE:
+			fprintf(out, ": code of no file (a JIT's, or mappings not recorded)");
+			break;
+		case WP_UNNAMED_KERNEL:
+			fprintf(out, ": kernel symbols were not available to the recording");
+			break;
+		}
+		fputc('\n', out);
+	}
+}
+
 static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 {
 	const struct wp_analysis *an = v->an;
@@ -157,6 +193,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 		fprintf(out, ", binaries since recording: %u changed, %u missing",
 			q->changed_files, q->missing_files);
 	fputc('\n', out);
+	print_unnamed(q, out);
 }
 
 /* One line per process, then its threads, in the --sort order. */

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "quote.h"
 #include "symbols.h"
+#include "u64map.h"
 
 /* libstdc++'s demangler (C ABI). */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -50,7 +51,7 @@ struct wp_symbols {
 	struct wp_kallsyms ksyms;
 	uint32_t *ksym_tokens;	/* per symbol, interned on first use; 0 = not yet */
 	bool ksyms_loaded;
-	struct wp_symbol_stats stats;
+	struct wp_u64map unnamed;	/* unnamed token -> where (dso index) */
 };
 
 int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
@@ -152,6 +153,23 @@ static uint32_t token(struct wp_symbols *s, const char *name, uint32_t flags)
 	if (id == UINT32_MAX)
 		id = wp_strpool_intern(s->pool, "?");
 	return WP_FRAME_TOKEN(id, flags);
+}
+
+/* A frame without a function name, and where it is. */
+static uint32_t unnamed_token(struct wp_symbols *s, const char *text, uint32_t flags,
+			      uint32_t where)
+{
+	uint32_t tok = token(s, text, flags | WP_FRAME_UNNAMED);
+
+	wp_u64map_put(&s->unnamed, tok, where);
+	return tok;
+}
+
+uint32_t wp_symbols_unnamed_where(const struct wp_symbols *s, uint32_t tok)
+{
+	uint64_t where;
+
+	return wp_u64map_get(&s->unnamed, tok, &where) ? (uint32_t)where : WP_DSO_NONE;
 }
 
 uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name)
@@ -333,9 +351,8 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	if (n)
 		return n;
 unnamed:
-	s->stats.unnamed++;
 	snprintf(text, sizeof(text), "%s+0x%" PRIx64, dso->short_name, addr);
-	chain[0] = token(s, text, 0);
+	chain[0] = unnamed_token(s, text, 0, idx);
 	return 1;
 }
 
@@ -353,13 +370,11 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 
 	if (!max)
 		return 0;
-	s->stats.frames++;
 	m = p ? wp_process_find_map(p, lookup) : NULL;
 	dso = m && m->dso != WP_DSO_NONE ? wp_procmap_dso(s->pm, m->dso) : NULL;
 	if (!dso) {
-		s->stats.unnamed++;
 		snprintf(text, sizeof(text), "[unknown] 0x%" PRIx64, pc);
-		out[0] = token(s, text, 0);
+		out[0] = unnamed_token(s, text, 0, WP_DSO_NONE);
 		return 1;
 	}
 	if (!dso->opened)
@@ -408,7 +423,6 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 	char text[64];
 	long i;
 
-	s->stats.frames++;
 	if (!s->ksyms_loaded)
 		load_kallsyms(s);
 	i = s->ksym_tokens ? wp_kallsyms_find(&s->ksyms, addr) : -1;
@@ -418,14 +432,8 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 						  WP_FRAME_KERNEL);
 		return s->ksym_tokens[i];
 	}
-	s->stats.unnamed++;
 	snprintf(text, sizeof(text), "[kernel] 0x%" PRIx64, addr);
-	return token(s, text, WP_FRAME_KERNEL);
-}
-
-const struct wp_symbol_stats *wp_symbols_stats(const struct wp_symbols *s)
-{
-	return &s->stats;
+	return unnamed_token(s, text, WP_FRAME_KERNEL, WP_SYMBOLS_KERNEL);
 }
 
 void wp_symbols_free(struct wp_symbols *s)
@@ -440,5 +448,6 @@ void wp_symbols_free(struct wp_symbols *s)
 	free(s->chains);
 	wp_kallsyms_release(&s->ksyms);
 	free(s->ksym_tokens);
+	wp_u64map_release(&s->unnamed);
 	free(s);
 }

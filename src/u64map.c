@@ -65,6 +65,19 @@ bool wp_u64map_get(const struct wp_u64map *m, uint64_t key, uint64_t *val)
 	return s->used;
 }
 
+bool wp_u64map_next(const struct wp_u64map *m, size_t *pos, uint64_t *key, uint64_t *val)
+{
+	for (; *pos < m->cap; (*pos)++) {
+		if (!m->slots[*pos].used)
+			continue;
+		*key = m->slots[*pos].key;
+		*val = m->slots[*pos].val;
+		(*pos)++;
+		return true;
+	}
+	return false;
+}
+
 void wp_u64map_release(struct wp_u64map *m)
 {
 	free(m->slots);

@@ -28,6 +28,17 @@ int main(void)
 		all = wp_u64map_get(&m, k << 32, &v) && v == k;
 	ok(all, "each one found with its value after growing");
 	ok(!wp_u64map_get(&m, 3, NULL), "a key never put is absent");
+	{
+		uint64_t k, val, sum = 0, n = 0;
+		size_t pos = 0;
+
+		while (wp_u64map_next(&m, &pos, &k, &val)) {
+			n++;
+			sum += k >> 32 == val ? val : 0;
+		}
+		is_u64(n, m.len, "next visits every entry once");
+		is_u64(sum, 100000ULL * 100001 / 2 + 0, "with its own value");
+	}
 	ok(m.len * 2 <= m.cap, "never more than half full (%zu of %zu)", m.len, m.cap);
 	wp_u64map_release(&m);
 	ok(!wp_u64map_get(&m, 0, NULL), "released: empty again");
