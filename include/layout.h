@@ -112,6 +112,27 @@ struct wp_sample_id {
 int wp_sample_parse(const struct wp_sample_format *fmt,
 		    const struct perf_event_header *hdr, struct wp_sample *out);
 
+/* Whether the sample was taken in kernel mode, by its cpumode. */
+bool wp_sample_in_kernel(const struct perf_event_header *hdr);
+
+/*
+ * A walk over a sample's callchain.  The kernel separates kernel and user
+ * addresses by context markers (PERF_CONTEXT_KERNEL, _USER, ...); the walk
+ * hides them and tells which kind each address is.  Before any marker,
+ * addresses are of the kind the sample's cpumode says.
+ */
+struct wp_callchain_walk {
+	const uint64_t *ips;
+	uint64_t n, i;
+	bool kernel;
+};
+
+void wp_callchain_walk_init(struct wp_callchain_walk *w, const struct perf_event_header *hdr,
+			    const struct wp_sample *s);
+
+/* The next address: true with *ip and *kernel set, false at the end. */
+bool wp_callchain_walk_next(struct wp_callchain_walk *w, uint64_t *ip, bool *kernel);
+
 /*
  * Decode the sample_id trailer of a non-sample kernel record
  * (sample_id_all).  Returns 0 or -EBADMSG.

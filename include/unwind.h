@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "layout.h"
 #include "procmap.h"
 
@@ -33,7 +34,12 @@ struct wp_ustack {
 
 struct wp_unwinder;
 
-int wp_unwinder_new(struct wp_procmap *pm, struct wp_unwinder **out);
+/*
+ * An unwinder for samples recorded on arch, which must be this host's:
+ * libdwfl learns the architecture from our own executable.
+ */
+int wp_unwinder_new(struct wp_procmap *pm, const struct wp_arch *arch,
+		    struct wp_unwinder **out);
 
 /*
  * Unwind the user part of a DWARF sample of process s->pid.  Fills out

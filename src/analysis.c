@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "arch.h"
 #include "coverage.h"
 #include "pkgowner.h"
 #include "u64map.h"
 #include "log.h"
 #include "order.h"
 #include "procmap.h"
+#include "quote.h"
 #include "symbols.h"
 #include "ucache.h"
 #include "unwind.h"
@@ -106,29 +108,27 @@ emit:
 }
 
 /* Frames of a sample, innermost first: kernel, then user. */
-static unsigned int sample_frames(struct pipeline *p, const struct wp_sample *s)
+static unsigned int sample_frames(struct pipeline *p, const struct perf_event_header *rec,
+				  const struct wp_sample *s)
 {
 	struct wp_quality *q = &p->an->quality;
 	struct wp_process *proc = wp_procmap_process(p->pm, s->pid);
+	struct wp_callchain_walk walk;
+	bool kernel, first_user = true;
 	unsigned int n = 0;
-	bool user = false, first_user = true;
+	uint64_t ip;
 
-	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK_TOKENS; i++) {
-		uint64_t ip = s->callchain[i];
-
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-			user = ip == (uint64_t)PERF_CONTEXT_USER;
-			continue;
-		}
-		if (!user && !p->opts->no_kernel) {
+	wp_callchain_walk_init(&walk, rec, s);
+	while (n < MAX_STACK_TOKENS && wp_callchain_walk_next(&walk, &ip, &kernel)) {
+		if (kernel && !p->opts->no_kernel) {
 			p->tokens[n++] = wp_symbols_kernel(p->symbols, ip);
-		} else if (user && !p->opts->no_user) {
+		} else if (!kernel && !p->opts->no_user) {
 			n += wp_symbols_user(p->symbols, proc, ip, first_user, p->tokens + n,
 					     MAX_STACK_TOKENS - n);
 			first_user = false;
 		}
 	}
-	if (!(p->fmt.sample_type & PERF_SAMPLE_STACK_USER) || p->opts->no_user)
+	if (!(p->fmt.sample_type & PERF_SAMPLE_STACK_USER) || p->opts->no_user || !p->unwinder)
 		return n;
 	if (s->regs_abi == 0)
 		return n;	/* a kernel thread: no user stack */
@@ -224,10 +224,10 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 
 	if (wp_sample_parse(&p->fmt, rec, &s))
 		return 0;
-	n = sample_frames(p, &s);
+	n = sample_frames(p, rec, &s);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s.ip) {
-		if (s.ip >= 0xffff800000000000ULL) {
+		if (wp_sample_in_kernel(rec)) {
 			if (!p->opts->no_kernel)
 				p->tokens[n++] = wp_symbols_kernel(p->symbols, s.ip);
 		} else if (!p->opts->no_user) {
@@ -293,6 +293,32 @@ static bool same_kernel(const struct wp_meta *m)
 	return true;
 }
 
+/*
+ * The unwinder for the file's DWARF stacks, or none (and a warning) when
+ * they were recorded on a machine whose registers this build cannot map.
+ */
+static int unwinder_for(struct pipeline *p, const struct wp_reader *r, struct wp_unwinder **out)
+{
+	const struct wp_meta *m = wp_reader_meta(r);
+	const char *host = wp_arch_host_machine();
+	const char *rec = m->machine[0] ? m->machine : host;
+	const struct wp_arch *arch = wp_arch_find(rec);
+
+	*out = NULL;
+	if (!(m->sample_type & PERF_SAMPLE_STACK_USER))
+		return 0;
+	if (!arch || strcmp(rec, host)) {
+		char what[WP_QUOTE_SIZE(64)];
+
+		wp_warn("the stacks were recorded on %s; wallprof unwinds DWARF stacks only "
+			"on the machine kind they were recorded on, and only on %s: user frames "
+			"are left out", wp_quote(what, sizeof(what), rec, WP_QUOTE_TEXT),
+			wp_arch_supported());
+		return 0;
+	}
+	return wp_unwinder_new(p->pm, arch, out);
+}
+
 static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 			 const struct wp_analysis_opts *opts)
 {
@@ -315,7 +341,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	if (!err)
 		err = wp_procmap_new(same_kernel(m), &p->pm);
 	if (!err)
-		err = wp_unwinder_new(p->pm, &p->unwinder);
+		err = unwinder_for(p, an->reader, &p->unwinder);
 	if (!err)
 		err = wp_coverage_new(&p->fmt, &p->coverage);
 	if (!err) {

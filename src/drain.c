@@ -421,24 +421,21 @@ static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
 		return;
 	while (off + sizeof(struct perf_event_header) <= len) {
 		const struct perf_event_header *h = (const void *)(buf + off);
+		struct wp_callchain_walk walk;
 		struct wp_sample s;
-		bool kernel = true;
+		uint64_t ip;
+		bool kernel;
 
 		if (h->size < sizeof(*h) || off + h->size > len)
 			break;
 		off += h->size;
 		if (h->type != PERF_RECORD_SAMPLE || wp_sample_parse(fmt, h, &s))
 			continue;
-		for (uint64_t i = 0; i < s.nr_callchain; i++) {
-			uint64_t ip = s.callchain[i];
-
-			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-				kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
-			else if (kernel && ip)
+		wp_callchain_walk_init(&walk, h, &s);
+		while (wp_callchain_walk_next(&walk, &ip, &kernel))
+			if (kernel && ip)
 				kip_add(d, ip);
-		}
-		if (!s.nr_callchain && s.ip >= 0xffff800000000000ULL &&
-		    s.ip < (uint64_t)PERF_CONTEXT_MAX)
+		if (!s.nr_callchain && wp_sample_in_kernel(h))
 			kip_add(d, s.ip);
 	}
 }

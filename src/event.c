@@ -9,18 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "event.h"
 #include "log.h"
 #include "util.h"
-
-/* x86_64: AX BX CX DX SI DI BP SP IP, R8-R15 (what DWARF unwinding needs). */
-#if defined(__x86_64__)
-#define WP_REGS_MASK 0xff01ffULL
-#elif defined(__aarch64__)
-#define WP_REGS_MASK ((1ULL << 33) - 1)
-#else
-#define WP_REGS_MASK 0ULL
-#endif
 
 /*
  * 16 MiB per CPU absorbs a context-switch storm with 8 KiB stacks for tens
@@ -163,6 +155,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		   const struct wp_priv *priv)
 {
 	const struct event_alias *alias = NULL;
+	const struct wp_arch *arch = NULL;
 	struct perf_event_attr *a;
 	bool kernel, want_chain;
 	uint64_t type;
@@ -176,6 +169,14 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	if (!alias) {
 		wp_error("unknown event '%s' (known: %s)", opts->event, wp_event_names());
 		return -EINVAL;
+	}
+	if (opts->callgraph == WP_CALLGRAPH_DWARF) {
+		arch = wp_arch_find(wp_arch_host_machine());
+		if (!arch) {
+			wp_error("-g dwarf is not supported on %s yet (only on %s); use -g fp",
+				 wp_arch_host_machine(), wp_arch_supported());
+			return -EOPNOTSUPP;
+		}
 	}
 	err = read_online_cpus(ev);
 	if (err) {
@@ -198,7 +199,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		type |= PERF_SAMPLE_CALLCHAIN;
 	if (opts->callgraph == WP_CALLGRAPH_DWARF)
 		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	wp_sample_format_init(&ev->fmt, type, WP_REGS_MASK);
+	wp_sample_format_init(&ev->fmt, type, arch ? arch->sample_regs_user : 0);
 
 	if (kernel)
 		ev->meta_flags |= WP_META_KERNEL_SAMPLES;

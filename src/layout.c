@@ -256,6 +256,43 @@ copy_whole:
 	return hdr->size;
 }
 
+bool wp_sample_in_kernel(const struct perf_event_header *hdr)
+{
+	switch (hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL:
+	case PERF_RECORD_MISC_HYPERVISOR:
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+		return true;
+	}
+	return false;
+}
+
+void wp_callchain_walk_init(struct wp_callchain_walk *w, const struct perf_event_header *hdr,
+			    const struct wp_sample *s)
+{
+	w->ips = s->callchain;
+	w->n = s->nr_callchain;
+	w->i = 0;
+	w->kernel = wp_sample_in_kernel(hdr);
+}
+
+bool wp_callchain_walk_next(struct wp_callchain_walk *w, uint64_t *ip, bool *kernel)
+{
+	while (w->i < w->n) {
+		uint64_t v = w->ips[w->i++];
+
+		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
+			w->kernel = v != (uint64_t)PERF_CONTEXT_USER &&
+				    v != (uint64_t)PERF_CONTEXT_GUEST_USER;
+			continue;
+		}
+		*ip = v;
+		*kernel = w->kernel;
+		return true;
+	}
+	return false;
+}
+
 const char *wp_record_type_name(uint32_t type)
 {
 	static const char *const names[] = {

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "buildid.h"
 #include "drain.h"
 #include "kallsyms.h"
@@ -60,7 +61,7 @@ static void fill_meta(struct session *s)
 	if (!uname(&u)) {
 		/* uname fields are 65 bytes; a longer one is cut, never overrun. */
 		snprintf(m->os_release, sizeof(m->os_release), "%s", u.release);
-		snprintf(m->machine, sizeof(m->machine), "%.63s", u.machine);
+		snprintf(m->machine, sizeof(m->machine), "%.63s", wp_arch_host_machine());
 	}
 	/* Kernel addresses mean the same only within one boot (KASLR). */
 	if (!wp_read_text_file("/proc/sys/kernel/random/boot_id", m->boot_id, sizeof(m->boot_id)))

@@ -13,19 +13,6 @@
 #include "log.h"
 #include "unwind.h"
 
-/* perf's x86_64 register numbers (arch/x86/include/uapi/asm/perf_regs.h). */
-enum {
-	PERF_X86_AX, PERF_X86_BX, PERF_X86_CX, PERF_X86_DX, PERF_X86_SI, PERF_X86_DI,
-	PERF_X86_BP, PERF_X86_SP, PERF_X86_IP,
-	PERF_X86_R8 = 16,
-};
-
-/* DWARF register n of x86_64 is perf register dwarf_to_perf[n]. */
-static const int dwarf_to_perf[17] = {
-	PERF_X86_AX, PERF_X86_DX, PERF_X86_CX, PERF_X86_BX, PERF_X86_SI, PERF_X86_DI,
-	PERF_X86_BP, PERF_X86_SP, 16, 17, 18, 19, 20, 21, 22, 23, PERF_X86_IP,
-};
-
 struct proc_unwind {
 	Dwfl *dwfl;
 	bool attached;
@@ -33,6 +20,7 @@ struct proc_unwind {
 
 struct wp_unwinder {
 	struct wp_procmap *pm;
+	const struct wp_arch *arch;
 	Elf *self_elf;		/* tells libdwfl the architecture */
 	int self_fd;
 	char *debuginfo_path;
@@ -98,17 +86,20 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	struct wp_unwinder *u = thread_arg;
-	Dwarf_Word regs[17];
+	const struct wp_arch *a = u->arch;
+	Dwarf_Word regs[WP_ARCH_MAX_DWARF_REGS];
 	uint64_t v;
 
-	for (int i = 0; i < 17; i++) {
-		if (!perf_reg(u, dwarf_to_perf[i], &v))
+	for (unsigned int i = 0; i < a->nr_dwarf_regs; i++) {
+		if (!perf_reg(u, a->dwarf_to_perf[i], &v))
 			return false;
 		regs[i] = v;
 	}
-	if (!dwfl_thread_state_registers(thread, 0, 17, regs))
+	if (!dwfl_thread_state_registers(thread, 0, a->nr_dwarf_regs, regs))
 		return false;
-	dwfl_thread_state_register_pc(thread, regs[16]);
+	if (!perf_reg(u, a->perf_ip, &v))
+		return false;
+	dwfl_thread_state_register_pc(thread, v);
 	return true;
 }
 
@@ -131,7 +122,8 @@ static void release_proc(struct wp_process *p, void *arg)
 	p->unwind_state = NULL;
 }
 
-int wp_unwinder_new(struct wp_procmap *pm, struct wp_unwinder **out)
+int wp_unwinder_new(struct wp_procmap *pm, const struct wp_arch *arch,
+		    struct wp_unwinder **out)
 {
 	struct wp_unwinder *u = calloc(1, sizeof(*u));
 
@@ -139,6 +131,7 @@ int wp_unwinder_new(struct wp_procmap *pm, struct wp_unwinder **out)
 	if (!u)
 		return -ENOMEM;
 	u->pm = pm;
+	u->arch = arch;
 	/* Debug info only from local files: no network lookups behind the user's back. */
 	unsetenv("DEBUGINFOD_URLS");
 	u->callbacks.find_elf = dwfl_build_id_find_elf;
@@ -234,7 +227,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	 * a loop, and so is one at the same PC and SP (no progress).  A
 	 * direct recursion repeats the PC at rising SPs and goes on.
 	 */
-	if (dwfl_frame_reg(state, 7, &sp) == 0) {
+	if (dwfl_frame_reg(state, (unsigned int)u->arch->dwarf_sp, &sp) == 0) {
 		if (out->n && (sp < u->last_sp ||
 			       (sp == u->last_sp && pc == out->pc[out->n - 1])))
 			return DWARF_CB_ABORT;
@@ -275,7 +268,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	u->out = out;
 	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 || !s->regs)
 		return;		/* a kernel thread, or a task past its exit */
-	if (!perf_reg(u, PERF_X86_SP, &u->sp) || !perf_reg(u, PERF_X86_IP, &ip))
+	if (!perf_reg(u, u->arch->perf_sp, &u->sp) || !perf_reg(u, u->arch->perf_ip, &ip))
 		return;
 	u->proc = wp_procmap_process(u->pm, s->pid);
 	if (!u->proc)

@@ -669,8 +669,50 @@ static void test_record_type_names(void)
 	is_str(wp_record_type_name(0xffffffffU), "UNKNOWN", "type name: 2^32-1 is unknown");
 }
 
+/* Kernel and user frames are told apart by markers and cpumode, never by address. */
+static void test_callchain_walk(void)
+{
+	const uint64_t chain[] = {
+		(uint64_t)PERF_CONTEXT_KERNEL, 0x1000, 0x2000,
+		(uint64_t)PERF_CONTEXT_USER, 0xffffffff81000000ULL, 0x3000,
+	};
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE };
+	struct wp_sample s = { .callchain = chain, .nr_callchain = 6 };
+	struct wp_callchain_walk w;
+	uint64_t ip, got[6];
+	bool kernel, kinds[6];
+	unsigned int n = 0;
+
+	h.misc = PERF_RECORD_MISC_USER;
+	wp_callchain_walk_init(&w, &h, &s);
+	while (n < 6 && wp_callchain_walk_next(&w, &ip, &kernel)) {
+		got[n] = ip;
+		kinds[n++] = kernel;
+	}
+	is_int(n, 4, "walk: four addresses, the markers hidden");
+	ok(n == 4 && got[0] == 0x1000 && kinds[0] && got[1] == 0x2000 && kinds[1],
+	   "walk: low addresses after PERF_CONTEXT_KERNEL are kernel ones");
+	ok(n == 4 && got[2] == 0xffffffff81000000ULL && !kinds[2] && !kinds[3],
+	   "walk: a high address after PERF_CONTEXT_USER is a user one");
+	/* No marker: the sample's cpumode says. */
+	s.nr_callchain = 1;
+	s.callchain = chain + 1;
+	h.misc = PERF_RECORD_MISC_KERNEL;
+	wp_callchain_walk_init(&w, &h, &s);
+	ok(wp_callchain_walk_next(&w, &ip, &kernel) && kernel, "walk: no marker, kernel cpumode");
+	h.misc = PERF_RECORD_MISC_USER;
+	wp_callchain_walk_init(&w, &h, &s);
+	ok(wp_callchain_walk_next(&w, &ip, &kernel) && !kernel, "walk: no marker, user cpumode");
+	ok(!wp_callchain_walk_next(&w, &ip, &kernel), "walk: then the end");
+	h.misc = PERF_RECORD_MISC_GUEST_KERNEL;
+	ok(wp_sample_in_kernel(&h), "cpumode: a guest kernel sample is a kernel one");
+	h.misc = PERF_RECORD_MISC_GUEST_USER;
+	ok(!wp_sample_in_kernel(&h), "cpumode: a guest user sample is not");
+}
+
 int main(void)
 {
+	test_callchain_walk();
 	test_format_init();
 	test_parse_every_field();
 	test_trim_stack();
