@@ -275,6 +275,12 @@ int cmd_record(int argc, char **argv)
 		ret = usage_error("record", "--user applies only to a launched command");
 		goto out;
 	}
+	if (!o.events.off_cpu && !wp_event_is_clock(o.events.event)) {
+		ret = usage_error("record", "--no-off-cpu needs a clock event (cpu-clock or task-clock): "
+				  "on-CPU time is then estimated from the samples, and '%s' "
+				  "does not count time", o.events.event);
+		goto out;
+	}
 	o.events.enable_on_exec = o.command && !o.events.cpu_wide;
 	o.events.enable_on_open = !o.command && !o.events.cpu_wide;
 	if (verbose)

@@ -56,6 +56,8 @@ struct wp_evlist {
 	unsigned int mmap_pages;
 	bool mmap_pages_given;
 	bool enable_on_open;
+	const char *asked_event;	/* the hardware event that fell back to cpu-clock */
+	bool user_only;			/* kernel mode was not allowed */
 	struct wp_evfd *fds;
 	size_t nr_fds, cap_fds;
 	int *anchor_fds;		/* per target task: keeps its context unshared */
@@ -66,14 +68,16 @@ struct wp_evlist {
 /* Whether name is an event wallprof can sample. */
 bool wp_event_name_known(const char *name);
 
+/* Whether name is an event whose sampling period is a time (a clock). */
+bool wp_event_is_clock(const char *name);
+
 /* The known event names, for messages: "cpu-clock, task-clock, ...". */
 const char *wp_event_names(void);
 
 /*
  * Build the attrs.  Decides kernel-mode sampling and switch-out stacks
- * from priv, falls back from a missing hardware PMU to cpu-clock with one
- * warning, and logs once what privileges withheld.  -EINVAL (logged) for
- * an unknown event name.
+ * from priv, and falls back from a missing hardware PMU to cpu-clock.
+ * -EINVAL (logged) for an unknown event name.
  */
 int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		   const struct wp_priv *priv);
@@ -101,6 +105,13 @@ bool wp_evlist_has_task(const struct wp_evlist *ev, pid_t tid);
  */
 typedef void (*wp_evlist_peek_fn)(const struct perf_event_header *rec, void *arg);
 void wp_evlist_peek(struct wp_evlist *ev, wp_evlist_peek_fn fn, void *arg);
+
+/*
+ * Say (once, after the events are set up, so that an error comes alone)
+ * what privileges or hardware withheld: the fallback to cpu-clock, stacks
+ * and kernel samples not allowed.
+ */
+void wp_evlist_explain_limits(const struct wp_evlist *ev);
 
 int wp_evlist_enable(struct wp_evlist *ev);
 int wp_evlist_disable(struct wp_evlist *ev);

@@ -373,6 +373,10 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		an->window_end = ao.window_end;
 		an->has_window = true;
 	}
+	/* Files of older versions could have neither. */
+	if (!(m->flags & WP_META_SWITCHES) && !m->sample_period_ns)
+		wp_warn("the recording has no switch records and its samples do not count time: "
+			"on-CPU time cannot be told, and shows as 0");
 	return wp_account_new(m, &ao, &an->account);
 }
 

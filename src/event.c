@@ -105,6 +105,14 @@ bool wp_event_name_known(const char *name)
 	return false;
 }
 
+bool wp_event_is_clock(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(event_aliases); i++)
+		if (!strcmp(name, event_aliases[i].name))
+			return event_aliases[i].type == PERF_TYPE_SOFTWARE;
+	return false;
+}
+
 const char *wp_event_names(void)
 {
 	return "cpu-clock, task-clock, cycles (cpu-cycles), instructions";
@@ -185,8 +193,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	}
 	kernel = wp_priv_can_sample_kernel(priv);
 	if (alias->type == PERF_TYPE_HARDWARE && !hardware_event_works(alias, kernel)) {
-		wp_warn("no hardware PMU for '%s' here (a virtual machine?); sampling cpu-clock instead",
-			opts->event);
+		ev->asked_event = opts->event;
 		alias = &event_aliases[0];
 		ev->meta_flags |= WP_META_CLOCK_FALLBACK;
 	}
@@ -204,8 +211,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	if (kernel)
 		ev->meta_flags |= WP_META_KERNEL_SAMPLES;
 	else if (!opts->off_cpu || opts->callgraph == WP_CALLGRAPH_NONE)
-		wp_info("recording user-space samples only: kernel mode needs CAP_PERFMON "
-			"or kernel.perf_event_paranoid <= 1 (it is %d)", priv->paranoid);
+		ev->user_only = true;
 	if (kernel && want_chain)
 		ev->meta_flags |= WP_META_KERNEL_STACKS;
 	if (opts->cpu_wide)
@@ -254,9 +260,6 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 			ev->nr_descs = 2;
 			ev->meta_flags |= WP_META_OFFCPU_STACKS;
 		} else {
-			wp_warn("off-CPU stacks need CAP_PERFMON or kernel.perf_event_paranoid <= 1 "
-				"(it is %d); recording exact off-CPU time without its stacks, "
-				"and user-space samples only", priv->paranoid);
 			ev->meta_flags |= WP_META_OFFCPU_STACKS_DENIED;
 		}
 	}
@@ -275,6 +278,20 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	for (unsigned int i = 0; i < ev->nr_cpus; i++)
 		ev->ring_owner[i] = -1;
 	return 0;
+}
+
+void wp_evlist_explain_limits(const struct wp_evlist *ev)
+{
+	if (ev->meta_flags & WP_META_CLOCK_FALLBACK)
+		wp_warn("no hardware PMU for '%s' here (a virtual machine?); sampling cpu-clock instead",
+			ev->asked_event);
+	if (ev->meta_flags & WP_META_OFFCPU_STACKS_DENIED)
+		wp_warn("off-CPU stacks need CAP_PERFMON or kernel.perf_event_paranoid <= 1 "
+			"(it is %d); recording exact off-CPU time without its stacks, "
+			"and user-space samples only", ev->priv.paranoid);
+	if (ev->user_only)
+		wp_info("recording user-space samples only: kernel mode needs CAP_PERFMON "
+			"or kernel.perf_event_paranoid <= 1 (it is %d)", ev->priv.paranoid);
 }
 
 static int evlist_add_fd(struct wp_evlist *ev, int fd, int cpu, unsigned int desc,

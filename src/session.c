@@ -680,6 +680,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = open_targets(&s);
 	if (err)
 		goto out;
+	wp_evlist_explain_limits(&s.ev);
 	if (!opts->events.enable_on_open)
 		mark_start(&s);
 	fill_meta(&s);

@@ -65,6 +65,8 @@ usage_error "record -g foo" "$WALLPROF" record -g foo -- true
 usage_error "record -g dwarf,100000" "$WALLPROF" record -g dwarf,100000 -- true
 usage_error "record -m 3" "$WALLPROF" record -m 3 -- true
 usage_error "record -d -1" "$WALLPROF" record -d -1 -- true
+# On-CPU time estimated from samples needs samples that count time.
+usage_error "record --no-off-cpu -e cycles" "$WALLPROF" record --no-off-cpu -e cycles -o F -- true
 usage_error "record -p abc" "$WALLPROF" record -p abc
 usage_error "record -p 1 -- true (two targets)" "$WALLPROF" record -p 1 -- true
 usage_error "record (no target)" "$WALLPROF" record

@@ -16,6 +16,11 @@ grp=$(id -gn nobody)
 
 as_nobody() { setpriv --reuid=nobody --regid="$grp" --clear-groups "$@"; }
 chmod 1777 "$tmp"
+# A build in a directory other users cannot enter: nobody runs copies.
+if ! as_nobody test -x "$WALLPROF" -a -x "$WORKLOADS/sleeper"; then
+	mkdir -m 755 bin && cp "$WALLPROF" "$WORKLOADS/sleeper" bin/ || exit 99
+	WALLPROF=$tmp/bin/wallprof WORKLOADS=$tmp/bin
+fi
 as_nobody test -x "$WALLPROF" -a -x "$WORKLOADS/sleeper" -a -w "$tmp" ||
 	skip "user nobody cannot run $WALLPROF or $WORKLOADS/sleeper or write $tmp"
 
@@ -50,10 +55,21 @@ for what in "-p $other" "-t $other" "-a -d 1"; do
 	run out err as_nobody "$WALLPROF" record $what -o G
 	check_num "as nobody, $what: exit status 1" "$rc" -eq 1
 	check_num "as nobody, $what: one error line" "$(grep -c '^wallprof: error: ' err)" -eq 1
+	check_num "as nobody, $what: and nothing else" "$(nlines err)" -eq 1
 	check "as nobody, $what: it says what is missing" grep -Eq 'CAP_PERFMON|CAP_SYS_PTRACE' err
 	check "as nobody, $what: no data file" [ ! -e G ]
 done
 kill "$other"
+# An error comes alone: no warning about what the recording would have lacked.
+for what in "--user root -- true" "-m 64M -- true"; do
+	# shellcheck disable=SC2086
+	run out err as_nobody "$WALLPROF" record $what -o G
+	check_num "as nobody, $what: exit status 1" "$rc" -eq 1
+	check_num "as nobody, $what: one line, an error" "$(grep -c '^wallprof: error: ' err)" -eq 1
+	check_num "as nobody, $what: and nothing else" "$(nlines err)" -eq 1
+	sed 's/^/# /' err
+	check "as nobody, $what: no data file" [ ! -e G ]
+done
 
 # --user (as root): the command runs as that user, without capabilities.
 run out err "$WALLPROF" record --user nobody -o U -- sh -c 'id -un; grep ^CapEff: /proc/self/status'
