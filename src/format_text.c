@@ -182,8 +182,8 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 		else if (q->truncated)
 			fprintf(out, " (try a larger -g dwarf,SIZE)");
 		if (q->too_deep)
-			fprintf(out, ", %.1f%% stopped at %d frames",
-				100.0 * (double)q->too_deep / (double)q->samples, WP_MAX_FRAMES);
+			fprintf(out, ", %.1f%% stopped at the frame limit",
+				100.0 * (double)q->too_deep / (double)q->samples);
 		fprintf(out, ", %.1f%% not unwound\n",
 			100.0 * (double)q->unwind_failed / (double)q->samples);
 	}
