@@ -7,7 +7,9 @@
 
 top=$(cd "$TESTS_SRCDIR/.." && pwd)
 command -v git >/dev/null 2>&1 || skip "no git to clone the source tree"
-git -C "$top" rev-parse --git-dir >/dev/null 2>&1 || skip "the source tree is not a git checkout"
+# (A release tarball unpacked inside some checkout is not one.)
+[ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$top" ] ||
+	skip "the source tree is not a git checkout"
 [ "$(id -u)" -eq 0 ] || skip "tools/setup may install packages; run as root"
 
 # The clone holds what is committed: the quick start of the tree as it lands.
