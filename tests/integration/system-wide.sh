@@ -3,7 +3,9 @@
 # of its exit path) after its EXIT record: those belong to the exited
 # thread, never to a new "already existing" one.  Checked against the
 # kernel's own CPU time of the workload (getrusage) and the invariants
-# that hold for any recording.
+# that hold for any recording.  (The other processes of the machine, other
+# tests among them, are in the recording too: only the invariants are
+# checked of them, not their names, which may be anything, even empty.)
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -29,12 +31,6 @@ wall=$(awk -F "\t" -v t="$sl" '$2 == t { print $4; exit }' a.threads)
 on=$(awk -F "\t" -v t="$sl" '$2 == t { print $5; exit }' a.threads)
 check_range "sleep: its wall ends with its exit, ms" "$((${wall:-0} / 1000000))" 600 1000
 check_num "sleep: its on-CPU time is tiny, ms" "$((${on:-999999999} / 1000000))" -le 50
-# A task that started just before the events and exited before /proc was
-# read has no name to be found; but none lives on without one.
-start=$(python3 "$J" header a.json | awk -F '\t' '$1 == "start_ns" { print $2 }')
-awk -F '\t' -v s="$start" '$3 == "" && $14 > s + 200000000' a.threads >a.nameless
-check_num "sleep: no thread without a name after the first 0.2 s" "$(nlines a.nameless)" -eq 0
-sed 's/^/# /' a.nameless
 python3 "$J" invariants a.json >a.inv
 check "sleep: the invariants of any recording hold" [ ! -s a.inv ]
 head -n 5 a.inv
@@ -66,10 +62,6 @@ kon=$(awk -F '\t' '$3 == "churnkid" { s += $5 } END { printf "%.0f\n", s }' c.th
 # outside their window by design.
 check_range "churn: the children's on-CPU time is the kernel's, percent" \
 	$((kon * 100 / kids_cpu)) 85 110
-start=$(python3 "$J" header c.json | awk -F '\t' '$1 == "start_ns" { print $2 }')
-awk -F '\t' -v s="$start" '$3 == "" && $14 > s + 200000000' c.threads >c.nameless
-check_num "churn: no thread without a name after the first 0.2 s" "$(nlines c.nameless)" -eq 0
-sed 's/^/# /' c.nameless
 python3 "$J" stacks c.json >c.stacks
 dead=$(awk -F '\t' '$7 ~ /do_task_dead/ { s += $5 } END { printf "%.0f\n", s }' c.stacks)
 check_num "churn: no on-CPU time in stacks of dead tasks, ms" $((dead / 1000000)) -le 5
