@@ -30,18 +30,18 @@
 #                       (compression is then the default), else wallprof -z
 #       wallprof-nc, wallprof-z     either one explicitly
 #   BENCH_NO_BUILD=1        do not run make (use the binaries as they are)
+#   BENCH_BUILD=DIR         the build directory (default: build/, as tools/setup)
 #   TMPDIR                  where the data files go (default /tmp)
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 runs=${BENCH_RUNS:-3}
 secs=${BENCH_SECONDS:-3}
 workloads=${BENCH_WORKLOADS:-pingpong work}
 pp_cpus=${BENCH_PINGPONG_CPUS-0}
 work_threads=${BENCH_WORK_THREADS:-$(nproc)}
 configs=${BENCH_CONFIGS:-perf perf-z wallprof wallprof-alt}
-wp=$top/wallprof
 export LC_ALL=C
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -63,24 +63,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 
-if [ -z "${BENCH_NO_BUILD:-}" ]; then
-	if [ ! -f "$top/Makefile" ]; then
-		if [ -x "$top/configure" ]; then
-			die "the tree is not configured: run (cd $top && ./configure) first"
-		fi
-		die "the tree is not configured: run (cd $top && autoreconf -fi && ./configure) first"
-	fi
-	say "building wallprof and the workloads"
-	make -s -C "$top" -j"$(nproc)" wallprof tests/workloads/pingpong tests/workloads/spin >&2 ||
-		die "make failed"
-fi
-for f in "$wp" "$top/tests/workloads/pingpong" "$top/tests/workloads/spin"; do
-	[ -x "$f" ] || die "$f is missing; build it (make -C $top wallprof tests/workloads/pingpong tests/workloads/spin)"
-done
+bench_build wallprof tests/workloads/pingpong tests/workloads/spin || die "cannot build"
 
 d=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-bench.XXXXXX")
 trap 'rm -rf "$d"' EXIT
-cc -O2 -g -fomit-frame-pointer -pthread -o "$d/work" "$here/work.c" || die "cannot build bench/work.c"
+cc -O2 -g -fomit-frame-pointer -pthread -o "$d/work" "$bench_here/work.c" || die "cannot build bench/work.c"
 
 # shellcheck disable=SC2054 # "dwarf,8192" is one argument
 perf_events=(-e cpu-clock/period=1001001/ -e context-switches/period=1/ --switch-events
@@ -139,12 +126,12 @@ set_cmd() {
 	case $1 in
 	pingpong)
 		if [ -n "$pp_cpus" ]; then
-			cmd=(taskset -c "$pp_cpus" "$top/tests/workloads/pingpong" "$secs")
+			cmd=(taskset -c "$pp_cpus" "$build/tests/workloads/pingpong" "$secs")
 		else
-			cmd=("$top/tests/workloads/pingpong" "$secs")
+			cmd=("$build/tests/workloads/pingpong" "$secs")
 		fi ;;
 	work) cmd=("$d/work" "$work_iters" "$work_threads") ;;
-	spin) cmd=("$top/tests/workloads/spin" "$secs") ;;
+	spin) cmd=("$build/tests/workloads/spin" "$secs") ;;
 	*) die "unknown workload '$1'" ;;
 	esac
 }

@@ -15,19 +15,18 @@
 # Environment: BENCH_RUNS=3, BENCH_SECONDS=2, BENCH_WORKLOAD=pingpong
 # (pingpong or spin), BENCH_NO_BUILD=1 to skip make.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 runs=${BENCH_RUNS:-3}
 secs=${BENCH_SECONDS:-2}
 workload=${BENCH_WORKLOAD:-pingpong}
-wp=$top/wallprof
 export LC_ALL=C
 command -v perf >/dev/null || { echo "bench: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
-[ -n "${BENCH_NO_BUILD:-}" ] || make -C "$top" -s wallprof "tests/workloads/$workload" >&2
+bench_build wallprof "tests/workloads/$workload" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-cmd=("$top/tests/workloads/$workload" "$secs")
+cmd=("$build/tests/workloads/$workload" "$secs")
 
 echo "bench: recording ${cmd[*]} with perf and wallprof (same events)" >&2
 perf record -q -o "$tmp/P.data" -e cpu-clock/period=1001001/ -e context-switches/period=1/ \
