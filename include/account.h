@@ -104,6 +104,13 @@ const struct wp_thread_times *wp_account_threads(const struct wp_account *a, siz
 /* Stack weights after wp_account_finish, valid until wp_account_free. */
 const struct wp_stack_weight *wp_account_stacks(const struct wp_account *a, size_t *n);
 
+/*
+ * On-CPU time of threads that were never sampled (a thread's sampling
+ * clock starts with it: one that runs less than a period in all is not),
+ * and how many such threads; after wp_account_finish.
+ */
+void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *threads);
+
 /* Records the kernel reported lost, as seen in LOST/LOST_SAMPLES records. */
 uint64_t wp_account_lost(const struct wp_account *a);
 

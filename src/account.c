@@ -47,6 +47,7 @@ struct wp_account {
 	struct weight_slot *wslots;
 	size_t nr_wslots;
 	uint64_t lost, lost_first, lost_last;
+	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
 	struct wp_thread_times *result;	/* built by wp_account_finish */
 };
 
@@ -599,6 +600,8 @@ static int distribute_on_cpu(struct wp_account *a, const uint64_t *on_by_serial,
 
 			if (w)
 				w->on_cpu_ns = on_by_serial[s];
+			a->unsampled_ns += on_by_serial[s];
+			a->unsampled_threads++;
 		}
 	}
 	free(given);
@@ -662,6 +665,12 @@ const struct wp_stack_weight *wp_account_stacks(const struct wp_account *a, size
 {
 	*n = a->result ? a->nr_weights : 0;
 	return a->weights;
+}
+
+void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *threads)
+{
+	*ns = a->unsampled_ns;
+	*threads = a->unsampled_threads;
 }
 
 uint64_t wp_account_lost(const struct wp_account *a)

@@ -163,8 +163,10 @@ static int print_stacks(struct wp_view *v, FILE *out)
 int wp_format_json(struct wp_view *v, FILE *out)
 {
 	const struct wp_quality *q = &v->an->quality;
+	uint64_t unsampled_ns, unsampled_threads;
 	int err;
 
+	wp_account_unsampled(v->an->account, &unsampled_ns, &unsampled_threads);
 	fprintf(out, "{\n  \"wallprof_version\": \"%s\",\n  \"schema_version\": 1,\n",
 		PACKAGE_VERSION);
 	print_header(v->an, out);
@@ -176,9 +178,11 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"truncated_stacks\": %" PRIu64 ", \"truncated_needed_bytes\": %" PRIu64
 		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
-		", \"unwind_cache_hits\": %" PRIu64 ", \"unnamed_files\": [",
+		", \"unwind_cache_hits\": %" PRIu64 ", \"unsampled_on_cpu_ns\": %" PRIu64
+		", \"unsampled_threads\": %" PRIu64 ", \"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
-		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits);
+		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits, unsampled_ns,
+		unsampled_threads);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		static const char *const reasons[] = {
 			[WP_UNNAMED_NO_SYMBOLS] = "no-symbols",

@@ -110,6 +110,31 @@ static void sum_process(const struct wp_view *v, const struct wp_thread_times *t
 	}
 }
 
+/*
+ * On-CPU time without a sample: each thread's sampling clock starts with
+ * the thread, so threads that run less than a period in all (short-lived
+ * request threads) have none.  Worth a line when it is a good part.
+ */
+static void print_unsampled(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_thread_times *th;
+	uint64_t ns, threads, on = 0;
+	char p[16];
+	size_t n;
+
+	wp_account_unsampled(an->account, &ns, &threads);
+	th = wp_account_threads(an->account, &n);
+	for (size_t i = 0; i < n; i++)
+		on += th[i].on_cpu_ns;
+	if (!on || ns * 20 < on)
+		return;
+	fprintf(out, "# samples: %.1f%% of on-CPU time has none, in %" PRIu64 " threads that "
+		"ran for less than a sampling period", 100.0 * (double)ns / (double)on, threads);
+	if (an->meta->sample_period_ns)
+		fprintf(out, " (%s)", DUR(an->meta->sample_period_ns, p));
+	fprintf(out, " in all; a higher -F samples them\n");
+}
+
 /* Where the unnamed frames are (those worth a line), and what would name them. */
 static void print_unnamed(const struct wp_quality *q, FILE *out)
 {
@@ -194,6 +219,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 			q->changed_files, q->missing_files);
 	fputc('\n', out);
 	print_unnamed(q, out);
+	print_unsampled(an, out);
 }
 
 /* One line per process, then its threads, in the --sort order. */

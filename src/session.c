@@ -87,10 +87,13 @@ static void fill_meta(struct session *s)
 #define ATTACH_TIME_MAX_NS (2ULL * NSEC_PER_SEC)
 /*
  * A thread created this soon after its creator's events were all set up
- * (by the time of its FORK record) may have been created before they were:
- * it may carry only some of them, so it gets events of its own.
+ * (by the time of its FORK record, which the kernel writes a few
+ * microseconds after the new thread inherited its creator's events) may
+ * have been created before they were: it may carry only some of them, so
+ * it gets events of its own.  Much longer, and a chain of threads that
+ * each make the next within this time would be chased link by link.
  */
-#define ATTACH_SUSPECT_NS (10ULL * 1000 * 1000)
+#define ATTACH_SUSPECT_NS (200ULL * 1000)
 
 /* A set of thread ids: appended, sorted when next searched. */
 struct tid_set {

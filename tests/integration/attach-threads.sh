@@ -69,6 +69,21 @@ for how in launch attach; do
 		-eq $(($(wl_field j.out main threads) + 1))
 done
 
+# The spawned threads run 200 us each, less than a sampling period: the
+# footer says how much on-CPU time has no sample, and why; a higher -F
+# samples them.
+run t.out t.err "$WALLPROF" report -i j-launch.data
+check "join: the footer says the short threads' time has no samples, and what to do" \
+	grep -Eq '^# samples: [0-9.]+% of on-CPU time has none, in [0-9]+ threads .*a higher -F' t.out
+run j.out rec.err "$WALLPROF" record -q -F 20000 -o j-fast.data -- \
+	"$WORKLOADS/spawner" join 1 200 0
+run t.out t.err "$WALLPROF" report -i j-fast.data --format json --top 1
+share=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+on = sum(t["on_cpu_ns"] for t in d["threads"])
+print(int(100 * d["quality"]["unsampled_on_cpu_ns"] / max(on, 1)))' t.out)
+check_num "join at -F 20000: on-CPU time without samples, percent" "${share:-100}" -le 5
+
 # --- chain: each thread spins, makes the next and exits ------------------
 # Attached while the chain runs, each thread lives 200 us: a thread listed
 # is often gone, and its successor made, before its events are set up.
@@ -86,11 +101,24 @@ for how in launch attach; do
 	pid=$(wl_field c.out main pid)
 	[ -n "$pid" ] || { fail "chain, $how: the workload reported"; cat c.out rec.err; finish; }
 	figures c-$how.data c-$how
-	n=$(awk -F '\t' -v p="$pid" '$1 == p && $3 == "spawnee"' c-$how.threads | wc -l)
-	made=$(wl_field c.out main threads)
-	[ "$how" = attach ] && made=$((made * 4 / 5))	# the last 2 of 2.5 s, roughly
-	check_num "chain, $how: the threads of the chain are recorded ($n of about $made)" \
-		"$n" -ge $((made * 3 / 4))
+	# Followed without a break: the chain's threads, in order of creation,
+	# each start at most a few milliseconds after the one before ends, from
+	# the start of the recording to its end.  (How many there are depends
+	# on how fast the chain runs while it is recorded.)
+	follow=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["header"]
+ch = sorted((t for t in d["threads"] if t["pid"] == int(sys.argv[2]) and t["tid"] != t["pid"]),
+	    key=lambda t: t["start_ns"])
+gap = max([b["start_ns"] - a["end_ns"] for a, b in zip(ch, ch[1:])] or [10**12])
+edge = max(ch[0]["start_ns"] - h["start_ns"], h["end_ns"] - ch[-1]["end_ns"]) if ch else 10**12
+print(len(ch), gap // 1000000, edge // 1000000)' c-$how.json "$pid")
+set -- $follow
+check_num "chain, $how: the chain's threads are recorded" "${1:-0}" -ge 300
+check_num "chain, $how: no break between one thread and the next, ms" "${2:-9999}" -le 20
+check_num "chain, $how: followed from the start of the recording to its end, ms" "${3:-9999}" -le 50
+	check "chain, $how: the thread lists settled" no_match 'kept appearing' rec.err
+	sed 's/^/# /' rec.err
 	check_num "chain, $how: no thread of the chain lives long" \
 		"$(awk -F '\t' -v p="$pid" '$1 == p && $2 != p && $4 > 100000000' c-$how.threads | wc -l)" -eq 0
 	# Its CPU time, against getrusage's for the part of its life recorded.
