@@ -157,6 +157,52 @@ void wp_sample_id_write(const struct wp_sample_format *fmt,
 size_t wp_sample_copy_trimmed(const struct wp_sample_format *fmt,
 			      const struct perf_event_header *hdr, void *dst);
 
+/*
+ * Typed decoders of the kernel's non-sample records (the bodies after the
+ * header; the sample_id trailer is wp_sample_id_parse's).  Each returns 0,
+ * or -EBADMSG when the record is shorter than its fields; strings are
+ * borrowed from the record and NUL-terminated within it.
+ */
+
+/* PERF_RECORD_MMAP2 */
+struct wp_mmap2 {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	bool has_build_id;		/* PERF_RECORD_MISC_MMAP_BUILD_ID: no dev/inode */
+	uint8_t build_id_size;		/* at most 20 */
+	const uint8_t *build_id;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	const char *filename;
+};
+int wp_mmap2_parse(const struct perf_event_header *hdr, struct wp_mmap2 *out);
+
+/*
+ * The body of an MMAP2 record for m (device and inode form), padded to 8
+ * bytes: its size, or 0 when it does not fit in size bytes.
+ */
+size_t wp_mmap2_body(const struct wp_mmap2 *m, void *buf, size_t size);
+
+/* PERF_RECORD_FORK and PERF_RECORD_EXIT */
+struct wp_task_event {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+int wp_task_event_parse(const struct perf_event_header *hdr, struct wp_task_event *out);
+
+/* PERF_RECORD_COMM */
+struct wp_comm {
+	uint32_t pid, tid;
+	const char *comm;
+	size_t len;			/* strlen(comm) */
+	bool exec;			/* PERF_RECORD_MISC_COMM_EXEC */
+};
+int wp_comm_parse(const struct perf_event_header *hdr, struct wp_comm *out);
+
+/* PERF_RECORD_LOST (id and count) and PERF_RECORD_LOST_SAMPLES (count). */
+int wp_lost_parse(const struct perf_event_header *hdr, uint64_t *id, uint64_t *lost);
+
 /* A short name for a record type ("SAMPLE", "MMAP2", "ROUND", ...). */
 const char *wp_record_type_name(uint32_t type);
 

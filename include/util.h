@@ -66,6 +66,19 @@ int wp_read_exact(int fd, void *buf, size_t len);
  */
 const char *wp_human_ns(uint64_t ns, char *buf, size_t size);
 
+/*
+ * Room for at least need elements of elem bytes in the array p of *cap
+ * elements: p itself when it has it, else p reallocated to at least twice
+ * its capacity (and *cap updated).  NULL when out of memory or when the
+ * size would overflow; p and *cap are then as they were.
+ *
+ *	t = wp_grow(a->v, &a->cap, a->n + 1, sizeof(*a->v));
+ *	if (!t)
+ *		return -ENOMEM;
+ *	a->v = t;
+ */
+void *wp_grow(void *p, size_t *cap, size_t need, size_t elem);
+
 /* A growable byte buffer; the holder owns data (free with wp_buf_release). */
 struct wp_buf {
 	uint8_t *data;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* layout.c: field offsets of perf sample records and sample_id trailers. */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "layout.h"
+#include "util.h"
 
 void wp_sample_format_init(struct wp_sample_format *fmt, uint64_t sample_type,
 			   uint64_t regs_mask)
@@ -332,4 +334,124 @@ const char *wp_record_type_name(uint32_t type)
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];
 	return "UNKNOWN";
+}
+
+/* The kernel's MMAP2 body: its fixed part, then the file name. */
+struct mmap2_fixed {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size;
+			uint8_t reserved[3];
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+};
+_Static_assert(sizeof(struct mmap2_fixed) == 64, "the kernel's MMAP2 layout");
+
+/* The NUL-terminated string at off in the body, or NULL. */
+static const char *body_string(const struct perf_event_header *hdr, size_t off, size_t *len)
+{
+	const char *s = (const char *)(hdr + 1) + off;
+	size_t body = hdr->size - sizeof(*hdr), n;
+
+	if (hdr->size < sizeof(*hdr) || body <= off)
+		return NULL;
+	n = strnlen(s, body - off);
+	if (n == body - off)
+		return NULL;
+	if (len)
+		*len = n;
+	return s;
+}
+
+int wp_mmap2_parse(const struct perf_event_header *hdr, struct wp_mmap2 *out)
+{
+	struct mmap2_fixed f;
+
+	if (hdr->type != PERF_RECORD_MMAP2 || hdr->size < sizeof(*hdr) + sizeof(f))
+		return -EBADMSG;
+	memcpy(&f, hdr + 1, sizeof(f));
+	memset(out, 0, sizeof(*out));
+	out->pid = f.pid;
+	out->tid = f.tid;
+	out->addr = f.addr;
+	out->len = f.len;
+	out->pgoff = f.pgoff;
+	out->prot = f.prot;
+	out->flags = f.flags;
+	if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		out->has_build_id = true;
+		out->build_id_size = f.build_id_size <= 20 ? f.build_id_size : 20;
+		out->build_id = (const uint8_t *)(hdr + 1) + offsetof(struct mmap2_fixed, build_id);
+	} else {
+		out->maj = f.maj;
+		out->min = f.min;
+		out->ino = f.ino;
+		out->ino_generation = f.ino_generation;
+	}
+	out->filename = body_string(hdr, sizeof(f), NULL);
+	return out->filename ? 0 : -EBADMSG;
+}
+
+size_t wp_mmap2_body(const struct wp_mmap2 *m, void *buf, size_t size)
+{
+	size_t name = strlen(m->filename) + 1;
+	size_t total = ALIGN_UP(sizeof(struct mmap2_fixed) + name, (size_t)8);
+	struct mmap2_fixed f = {
+		.pid = m->pid, .tid = m->tid,
+		.addr = m->addr, .len = m->len, .pgoff = m->pgoff,
+		.maj = m->maj, .min = m->min, .ino = m->ino, .ino_generation = m->ino_generation,
+		.prot = m->prot, .flags = m->flags,
+	};
+
+	if (total > size)
+		return 0;
+	memset(buf, 0, total);
+	memcpy(buf, &f, sizeof(f));
+	memcpy((uint8_t *)buf + sizeof(f), m->filename, name);
+	return total;
+}
+
+int wp_task_event_parse(const struct perf_event_header *hdr, struct wp_task_event *out)
+{
+	if ((hdr->type != PERF_RECORD_FORK && hdr->type != PERF_RECORD_EXIT) ||
+	    hdr->size < sizeof(*hdr) + sizeof(*out))
+		return -EBADMSG;
+	memcpy(out, hdr + 1, sizeof(*out));
+	return 0;
+}
+
+int wp_comm_parse(const struct perf_event_header *hdr, struct wp_comm *out)
+{
+	if (hdr->type != PERF_RECORD_COMM || hdr->size < sizeof(*hdr) + 8)
+		return -EBADMSG;
+	memcpy(&out->pid, hdr + 1, 4);
+	memcpy(&out->tid, (const uint8_t *)(hdr + 1) + 4, 4);
+	out->exec = hdr->misc & PERF_RECORD_MISC_COMM_EXEC;
+	out->comm = body_string(hdr, 8, &out->len);
+	return out->comm ? 0 : -EBADMSG;
+}
+
+int wp_lost_parse(const struct perf_event_header *hdr, uint64_t *id, uint64_t *lost)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+
+	*id = 0;
+	if (hdr->type == PERF_RECORD_LOST && hdr->size >= sizeof(*hdr) + 16) {
+		memcpy(id, p, 8);
+		memcpy(lost, p + 8, 8);
+		return 0;
+	}
+	if (hdr->type == PERF_RECORD_LOST_SAMPLES && hdr->size >= sizeof(*hdr) + 8) {
+		memcpy(lost, p, 8);
+		return 0;
+	}
+	return -EBADMSG;
 }

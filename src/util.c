@@ -234,3 +234,22 @@ const char *wp_human_ns(uint64_t ns, char *buf, size_t size)
 	snprintf(buf, size, "%lluns", (unsigned long long)ns);
 	return buf;
 }
+
+void *wp_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap;
+
+	if (need <= n && p)
+		return p;
+	n = n > SIZE_MAX / 2 ? SIZE_MAX : n * 2;
+	if (n < need)
+		n = need;
+	if (n < 16)
+		n = 16;
+	if (!elem || n > SIZE_MAX / elem)
+		return NULL;
+	p = realloc(p, n * elem);
+	if (p)
+		*cap = n;
+	return p;
+}
