@@ -71,6 +71,7 @@ struct wp_analysis {
 	bool has_window;			/* --time was given */
 	uint64_t records;
 	uint64_t out_of_order;		/* records older than one already seen */
+	uint64_t impossible_times;	/* records dated well outside the recording */
 };
 
 /*

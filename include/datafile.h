@@ -201,6 +201,13 @@ const struct wp_summary *wp_reader_summary(const struct wp_reader *r);
  */
 int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len);
 
+/*
+ * The end of the recording (end_clock_ns) as the SUMMARY block gives it,
+ * found when the file was opened, before any record is read; 0 when the
+ * file has none.  Record times lie before it: a later one is damaged.
+ */
+uint64_t wp_reader_end_ns(const struct wp_reader *r);
+
 /* File offset of the block the last record came from. */
 uint64_t wp_reader_block_offset(const struct wp_reader *r);
 

@@ -45,6 +45,19 @@ int wp_order_flush(struct wp_order *o);
 uint64_t wp_record_time(const struct wp_sample_format *fmt,
 			const struct perf_event_header *rec);
 
+/*
+ * The span of time the recording covers.  A record dated outside it is
+ * delivered with the time of the nearer end, so that no interval runs
+ * past the recording; one dated more than a second outside it has a
+ * damaged time, and is counted (wp_order_impossible).  Until set, the span
+ * is every time below 2^63 ns (292 years).  Timeless records (time 0)
+ * stay so.
+ */
+void wp_order_set_span(struct wp_order *o, uint64_t first, uint64_t last);
+
+/* Records whose time was impossible (see wp_order_set_span). */
+uint64_t wp_order_impossible(const struct wp_order *o);
+
 /* Records delivered out of time order (a broken ROUND promise). */
 uint64_t wp_order_late(const struct wp_order *o);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* analysis.c: reader -> order -> maps -> unwind -> symbols -> accounting. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,7 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	struct pipeline *p;
 	struct wp_order *order = NULL;
 	struct stat st;
+	uint64_t end;
 	int err, ret;
 
 	memset(an, 0, sizeof(*an));
@@ -415,6 +417,9 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 		err = wp_order_new(&p->fmt, deliver, p, (wp_order_release_fn)wp_block_put, &order);
 	if (err)
 		goto out;
+	/* A record dated past the summary's end (or 2^63 ns) was damaged. */
+	end = wp_reader_end_ns(an->reader);
+	wp_order_set_span(order, an->start_ns, end ? end : INT64_MAX);
 	if (!stat(path, &st)) {
 		p->file_size = (uint64_t)st.st_size;
 		p->progress_step = p->file_size / 100 + 1;
@@ -442,6 +447,14 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	if (p->opts->progress && p->next_progress > (4U << 20))
 		fputs("\r\033[K", stderr);
 	an->out_of_order = wp_order_late(order);
+	an->impossible_times = wp_order_impossible(order);
+	if (an->impossible_times) {
+		char q[WP_QUOTE_MSG];
+
+		wp_warn("'%s': %" PRIu64 " records are dated outside the recording (damaged "
+			"times); they count at its start or end",
+			wp_quote(q, sizeof(q), path, WP_QUOTE_TEXT), an->impossible_times);
+	}
 	if (wp_reader_summary(an->reader)) {
 		an->summary = *wp_reader_summary(an->reader);
 		an->complete = true;

@@ -453,6 +453,7 @@ struct wp_reader {
 	size_t zbuf_cap;
 	ZSTD_DCtx *dctx;
 	uint64_t ksyms_offset;	/* of the KSYMS block, 0 if none */
+	uint64_t end_ns;	/* the SUMMARY block's end_clock_ns, 0 if none */
 };
 
 void wp_meta_release(struct wp_meta *m)
@@ -632,10 +633,35 @@ static int parse_meta(struct wp_meta *m, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* The end time in a SUMMARY block's payload, or 0. */
+static uint64_t reader_summary_end(struct wp_reader *r, const struct wp_block_header *bh,
+				   uint64_t off)
+{
+	uint8_t z[512], raw[512];
+	uint64_t end;
+
+	if (bh->size > sizeof(z) || bh->raw_size > sizeof(raw) || bh->raw_size < sizeof(end) ||
+	    pread(r->fd, z, bh->size, (off_t)(off + sizeof(*bh))) != (ssize_t)bh->size)
+		return 0;
+	if (bh->flags == WP_BLOCK_ZSTD) {
+		size_t n = ZSTD_decompressDCtx(r->dctx, raw, bh->raw_size, z, bh->size);
+
+		if (ZSTD_isError(n) || n != bh->raw_size)
+			return 0;
+		memcpy(&end, raw, sizeof(end));
+	} else if (!bh->flags && bh->size == bh->raw_size) {
+		memcpy(&end, z, sizeof(end));
+	} else {
+		return 0;
+	}
+	return end;
+}
+
 /*
  * Walk the block headers (not the payloads) for the KSYMS block, written
- * last but needed before the first kernel frame is named.  A damaged chain
- * simply ends the search; reading proper reports it.
+ * last but needed before the first kernel frame is named, and for the end
+ * time in the SUMMARY block, which bounds the times of the records.  A
+ * damaged chain simply ends the search; reading proper reports it.
  */
 static void reader_find_ksyms(struct wp_reader *r)
 {
@@ -646,12 +672,14 @@ static void reader_find_ksyms(struct wp_reader *r)
 		if (pread(r->fd, &bh, sizeof(bh), (off_t)off) != (ssize_t)sizeof(bh) ||
 		    bh.size > WP_BLOCK_MAX_SIZE || bh.raw_size > WP_BLOCK_MAX_SIZE)
 			return;
-		if (bh.type == WP_BLOCK_KSYMS) {
+		if (bh.type == WP_BLOCK_KSYMS && !r->ksyms_offset)
 			r->ksyms_offset = off;
-			return;
-		}
 		if (bh.size > r->file_size - off - sizeof(bh))
 			return;
+		if (bh.type == WP_BLOCK_SUMMARY) {
+			r->end_ns = reader_summary_end(r, &bh, off);
+			return;
+		}
 		off += sizeof(bh) + ALIGN_UP(bh.size, (uint64_t)8);
 	}
 }
@@ -948,6 +976,11 @@ int wp_reader_next(struct wp_reader *r, const struct perf_event_header **rec)
 const struct wp_summary *wp_reader_summary(const struct wp_reader *r)
 {
 	return r->have_summary ? &r->summary : NULL;
+}
+
+uint64_t wp_reader_end_ns(const struct wp_reader *r)
+{
+	return r->end_ns;
 }
 
 uint64_t wp_reader_block_offset(const struct wp_reader *r)

@@ -46,11 +46,13 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			m->events[e].role == WP_EVENT_SWITCH_OUT ? "switch-out" : "on-cpu");
 	}
 	fprintf(out, "],\n    \"sample_period_ns\": %" PRIu64 ",\n    \"off_cpu_stacks\": %s"
-		",\n    \"complete\": %s,\n    \"damaged\": %s,\n    \"lost_records\": %" PRIu64
+		",\n    \"complete\": %s,\n    \"damaged\": %s,\n    \"impossible_times\": %" PRIu64
+		",\n    \"lost_records\": %" PRIu64
 		",\n    \"lost_samples\": %" PRIu64 ",\n    \"window_start_ns\": %" PRIu64
 		",\n    \"window_end_ns\": %" PRIu64 "\n  },\n",
 		m->sample_period_ns, m->flags & WP_META_OFFCPU_STACKS ? "true" : "false",
 		an->complete ? "true" : "false", an->damaged ? "true" : "false",
+		an->impossible_times,
 		s->lost_records + s->lost_unreported, s->lost_samples, an->window_start,
 		an->window_end);
 }

@@ -196,6 +196,8 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 		fprintf(out, ", damaged file: read up to the damage");
 	if (an->out_of_order)
 		fprintf(out, ", %" PRIu64 " out of order", an->out_of_order);
+	if (an->impossible_times)
+		fprintf(out, ", %" PRIu64 " with impossible times", an->impossible_times);
 	fputc('\n', out);
 	if (q->samples) {
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",

@@ -40,6 +40,8 @@ struct wp_order {
 	uint64_t prev_round_max;	/* newest time of the round before */
 	uint64_t last_delivered;
 	uint64_t late;
+	uint64_t first, last;	/* the recording's span */
+	uint64_t impossible;	/* records dated well outside it */
 	struct chunk *cur, *spare, *all;
 };
 
@@ -122,8 +124,36 @@ int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
 	o->fn = fn;
 	o->arg = arg;
 	o->release = release;
+	o->last = INT64_MAX;
 	*out = o;
 	return 0;
+}
+
+void wp_order_set_span(struct wp_order *o, uint64_t first, uint64_t last)
+{
+	o->first = first;
+	o->last = last > first ? last : first;
+}
+
+/* One second: far beyond any disorder of the clocks. */
+#define SPAN_SLACK_NS 1000000000ULL
+
+/* Bring a time into the recording's span, counting the impossible ones. */
+static uint64_t clamp_time(struct wp_order *o, uint64_t time)
+{
+	if (!time)
+		return 0;	/* no time at all */
+	if (time < o->first) {
+		if (o->first - time > SPAN_SLACK_NS)
+			o->impossible++;
+		return o->first;
+	}
+	if (time > o->last) {
+		if (time - o->last > SPAN_SLACK_NS)
+			o->impossible++;
+		return o->last;
+	}
+	return time;
 }
 
 static bool before(const struct queued *a, const struct queued *b)
@@ -210,7 +240,7 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 		o->heap = nh;
 		o->cap = cap;
 	}
-	q.time = wp_record_time(&o->fmt, rec);
+	q.time = clamp_time(o, wp_record_time(&o->fmt, rec));
 	q.seq = o->seq++;
 	q.hold = hold && o->release ? hold : NULL;
 	q.chunk = NULL;
@@ -232,6 +262,11 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 int wp_order_flush(struct wp_order *o)
 {
 	return deliver_until(o, UINT64_MAX);
+}
+
+uint64_t wp_order_impossible(const struct wp_order *o)
+{
+	return o->impossible;
 }
 
 uint64_t wp_order_late(const struct wp_order *o)

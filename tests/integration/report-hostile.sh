@@ -1,0 +1,94 @@
+# report-hostile.sh: `wallprof report` on recordings damaged or made to
+# hurt: times no recording can hold are clamped into the recording and
+# counted, never shifted past 64 bits or shown as centuries of wall time.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+ulimit -c 0 2>/dev/null	# a crash must not leave a core file in the way
+command -v python3 >/dev/null 2>&1 || skip "no python3 to edit the recordings"
+J="$TESTS_SRCDIR/integration/report-json.py"
+
+# A recording, uncompressed so that its records can be edited in place.
+run wl.out rec.err "$WALLPROF" record -q --no-compress -o R -- "$WORKLOADS/sleeper" 5 2
+check_num "a recording for the tests" "$rc" -eq 0
+
+# damage_times FILE TIME: from the last switch-in on, every kernel record
+# of the file but samples gets TIME in its sample_id trailer, whose time
+# field is 24 bytes before the record's end with the sample_type wallprof
+# records (TID, TIME, CPU, IDENTIFIER; wallprof-data(5)); prints how many.
+# Blocks: a 24-byte file header with the meta size at offset 16, the meta,
+# then blocks of {u32 type, u32 flags, u64 size, u64 raw_size} and the
+# payload padded to 8 bytes; type 1 holds records, flags 0 means stored.
+damage_times() {
+	python3 - "$1" "$2" <<'EOF'
+import struct, sys
+path, when = sys.argv[1], int(sys.argv[2], 0)
+d = bytearray(open(path, "rb").read())
+off = 24 + struct.unpack_from("<Q", d, 16)[0]
+recs = []
+while off + 24 <= len(d):
+    t, f, s, r = struct.unpack_from("<IIQQ", d, off)
+    if t == 1 and f == 0:
+        p, end = off + 24, off + 24 + s
+        while p + 8 <= end:
+            rt, misc, size = struct.unpack_from("<IHH", d, p)
+            recs.append((rt, misc, size, p))
+            p += size
+    off += 24 + (s + 7) // 8 * 8
+last = max(i for i, (rt, misc, size, p) in enumerate(recs) if rt == 14 and not misc & 0x2000)
+n = 0
+for rt, misc, size, p in recs[last:]:
+    if rt < 64 and rt != 9:
+        struct.pack_into("<Q", d, p + size - 24, when)
+        n += 1
+open(path, "wb").write(d)
+print(n)
+EOF
+}
+
+# A switch-in dated 2^64 - 2^60 ns, 1.8e10 s after boot: the off-CPU
+# interval before it would be longer than 2^63 ns, the last bucket of the
+# histograms, whose upper end does not fit in 64 bits.
+cp R late.data
+n=$(damage_times late.data 0xF000000000000000)
+check_num "records dated 2^64 - 2^60 ns" "${n:-0}" -ge 2
+for fmt in hist text json; do
+	run late.$fmt late.err "$WALLPROF" report -i late.data --format $fmt
+	check_num "impossible times, $fmt: exit status 0" "$rc" -eq 0
+	check_num "impossible times, $fmt: one line on stderr" "$(nlines late.err)" -eq 1
+	check "impossible times, $fmt: a warning that counts them" \
+		grep -q "^wallprof: warning: .*$n records are dated outside the recording" late.err
+done
+cat late.err
+run late.pt late.err "$WALLPROF" report -i late.data --format hist --per-thread
+check_num "impossible times, hist --per-thread: exit status 0" "$rc" -eq 0
+check "impossible times, hist: no interval of 2^63 ns or more" \
+	no_match '9223372036|-> 0ns' late.hist
+check "impossible times, hist --per-thread: none either" no_match '9223372036|-> 0ns' late.pt
+check "impossible times, hist: every interval fits in the recording" \
+	no_match '[0-9]{4,}\.[0-9]s' late.hist
+check "impossible times, text: the footer counts them" \
+	grep -q "^# quality: .*, $n with impossible times" late.text
+check "impossible times, json: valid" python3 "$J" check late.json
+check "impossible times, json: the header counts them" \
+	[ "$(python3 "$J" header late.json | awk -F '\t' '$1 == "impossible_times" { print $2 }')" = "$n" ]
+check "impossible times, json: wall = on + off, inside the recording" \
+	python3 "$J" invariants late.json
+
+# Dated before the recording began (but not 0, which means no time).
+cp R early.data
+n=$(damage_times early.data 1000)
+run early.json early.err "$WALLPROF" report -i early.data --format json
+check_num "dated at boot: exit status 0" "$rc" -eq 0
+check "dated at boot: a warning that counts them" \
+	grep -q "^wallprof: warning: .*$n records are dated outside the recording" early.err
+check "dated at boot: wall = on + off, inside the recording" python3 "$J" invariants early.json
+
+# The intact recording has none, and says nothing of them.
+run good.text good.err "$WALLPROF" report -i R
+check_num "intact: exit status 0" "$rc" -eq 0
+check_num "intact: nothing on stderr" "$(nlines good.err)" -eq 0
+check "intact: no impossible times in the footer" no_match 'impossible' good.text
+check "no core file" no_file '^core'
+
+finish
