@@ -71,21 +71,13 @@ static int synth_comm(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 	return err;
 }
 
-struct mmap2_body {
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	uint32_t maj, min;
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;
-	char filename[4096];
-};
-
 static int synth_maps(const struct wp_sample_format *fmt, pid_t pid, pid_t live_tid,
 		      uint64_t time, struct wp_buf *out, int *count)
 {
-	struct mmap2_body *b;
-	char path[64], *line = NULL;
-	size_t cap = 0;
+	char path[64], name[4096], *line = NULL;
+	/* The body of the largest record: the fixed part and a whole path. */
+	uint8_t *body;
+	size_t cap = 0, body_max = 64 + sizeof(name) + 8;
 	int err = 0;
 	FILE *f;
 
@@ -94,16 +86,18 @@ static int synth_maps(const struct wp_sample_format *fmt, pid_t pid, pid_t live_
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	b = malloc(sizeof(*b));
-	if (!b) {
+	body = malloc(body_max);
+	if (!body) {
 		fclose(f);
 		return -ENOMEM;
 	}
 	while (!err && getline(&line, &cap, f) > 0) {
 		unsigned long long start, end, pgoff, ino;
 		unsigned int maj, min;
+		struct wp_mmap2 m;
 		char perms[8];
 		int name_at = 0;
+		size_t len;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
 			   &pgoff, &maj, &min, &ino, &name_at) < 7)
@@ -111,30 +105,25 @@ static int synth_maps(const struct wp_sample_format *fmt, pid_t pid, pid_t live_
 		/* Only code matters for unwinding and symbols. */
 		if (perms[2] != 'x')
 			continue;
-		memset(b, 0, offsetof(struct mmap2_body, filename));
-		b->pid = b->tid = (uint32_t)pid;
-		b->addr = start;
-		b->len = end - start;
-		b->pgoff = pgoff;
-		b->maj = maj;
-		b->min = min;
-		b->ino = ino;
-		b->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-			  PROT_EXEC;
-		b->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-		snprintf(b->filename, sizeof(b->filename), "%s",
-			 name_at ? line + name_at : "");
-		b->filename[strcspn(b->filename, "\n")] = '\0';
-		if (!b->filename[0])
-			snprintf(b->filename, sizeof(b->filename), "//anon");
-		err = synth_emit(fmt, out, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, b,
-				 offsetof(struct mmap2_body, filename) + strlen(b->filename) + 1,
-				 pid, pid, time);
+		snprintf(name, sizeof(name), "%s", name_at ? line + name_at : "");
+		name[strcspn(name, "\n")] = '\0';
+		m = (struct wp_mmap2){
+			.pid = (uint32_t)pid, .tid = (uint32_t)pid,
+			.addr = start, .len = end - start, .pgoff = pgoff,
+			.maj = maj, .min = min, .ino = ino,
+			.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+				PROT_EXEC,
+			.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE,
+			.filename = name[0] ? name : "//anon",
+		};
+		len = wp_mmap2_body(&m, body, body_max);
+		err = len ? synth_emit(fmt, out, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, len,
+				       pid, pid, time) : -E2BIG;
 		if (!err)
 			(*count)++;
 	}
 	free(line);
-	free(b);
+	free(body);
 	fclose(f);
 	return err;
 }
