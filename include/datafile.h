@@ -177,7 +177,8 @@ const struct wp_meta *wp_reader_meta(const struct wp_reader *r);
 /*
  * Next record in file order: 1 with *rec set (borrowed until the next
  * call), 0 at the end of the file, -EBADMSG for a corrupt or truncated
- * block (logged once, with its offset).
+ * block, or for far more records than a recording of the file's size
+ * holds (logged once, with its offset).
  */
 int wp_reader_next(struct wp_reader *r, const struct perf_event_header **rec);
 
@@ -190,6 +191,9 @@ int wp_reader_next(struct wp_reader *r, const struct perf_event_header **rec);
 struct wp_block_ref;
 struct wp_block_ref *wp_reader_block_get(struct wp_reader *r);
 void wp_block_put(struct wp_block_ref *b);
+
+/* The memory that a reference keeps alive, in bytes (0 for NULL). */
+size_t wp_block_bytes(const struct wp_block_ref *b);
 
 /* The summary, once wp_reader_next() returned 0; NULL if the file has none. */
 const struct wp_summary *wp_reader_summary(const struct wp_reader *r);

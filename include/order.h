@@ -8,11 +8,15 @@
  * older than the newest record read before ROUND k (everything older was
  * already in its ring when pass k read the other rings).  The queue
  * therefore releases, at each ROUND, every record no newer than the
- * previous round's newest.  Owns copies of the queued records.
+ * previous round's newest.  Its memory has a bound all the same (a file
+ * may have no ROUND at all): beyond it, the oldest records are released
+ * early, and one that comes later but older counts as late.  Owns copies
+ * of the queued records.
  */
 #ifndef WALLPROF_ORDER_H
 #define WALLPROF_ORDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
 
@@ -27,16 +31,29 @@ typedef int (*wp_order_fn)(const struct perf_event_header *rec, uint64_t time,
 /* Drops a reference that keeps queued records' memory alive. */
 typedef void (*wp_order_release_fn)(void *hold);
 
+/*
+ * The default bound on the queue's memory: records, their entries, and the
+ * memory that holds keep alive.  A drain pass reads at most every ring
+ * once, and the queue holds two passes: 16 MiB rings on 8 CPUs fit.
+ */
+#define WP_ORDER_BOUND ((size_t)256 << 20)
+
 int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
 		 wp_order_release_fn release, struct wp_order **out);
 
+/* Set the bound on the queue's memory (default WP_ORDER_BOUND). */
+void wp_order_set_bound(struct wp_order *o, size_t bytes);
+
 /*
- * Queue rec (a ROUND releases what is safe).  With hold, rec stays where it
- * is and hold (a reference on its memory) is released after delivery;
- * without, a copy is queued.  Returns 0, the callback's non-zero value, or
- * -ENOMEM.
+ * Queue rec (a ROUND releases what is safe, the bound what must go).  With
+ * hold, rec stays where it is and hold (a reference on its memory, of
+ * hold_bytes in all) becomes the queue's: released after delivery, or at
+ * once when rec cannot be queued; without, a copy is queued.  Records
+ * pushed one after the other with the same hold share its memory.
+ * Returns 0, the callback's non-zero value, or -ENOMEM.
  */
-int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold);
+int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold,
+		  size_t hold_bytes);
 
 /* Deliver everything still queued (end of file). */
 int wp_order_flush(struct wp_order *o);
@@ -60,6 +77,12 @@ uint64_t wp_order_impossible(const struct wp_order *o);
 
 /* Records delivered out of time order (a broken ROUND promise). */
 uint64_t wp_order_late(const struct wp_order *o);
+
+/* Records released before their round for the bound. */
+uint64_t wp_order_early(const struct wp_order *o);
+
+/* The memory the queue holds now, as measured against the bound. */
+size_t wp_order_bytes(const struct wp_order *o);
 
 void wp_order_free(struct wp_order *o);
 

@@ -432,12 +432,15 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 		/* Rounds are not queued: they need no reference on the block. */
 		if (rec->type != WP_RECORD_ROUND)
 			hold = wp_reader_block_get(an->reader);
-		err = wp_order_push(order, rec, hold);
-		if (err) {
-			wp_block_put(hold);
+		err = wp_order_push(order, rec, hold, wp_block_bytes(hold));
+		if (err)
 			goto out;
-		}
 		show_progress(p);
+	}
+	/* No memory for a block is no damage: say so, with nothing reported. */
+	if (ret == -ENOMEM) {
+		err = ret;
+		goto out;
 	}
 	if (ret < 0)
 		an->damaged = true;
@@ -447,6 +450,10 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	if (p->opts->progress && p->next_progress > (4U << 20))
 		fputs("\r\033[K", stderr);
 	an->out_of_order = wp_order_late(order);
+	if (wp_order_early(order))
+		wp_debug("%" PRIu64 " records left the time-ordering queue before their round: "
+			 "it reached its bound of %zu MiB", wp_order_early(order),
+			 WP_ORDER_BOUND >> 20);
 	an->impossible_times = wp_order_impossible(order);
 	if (an->impossible_times) {
 		char q[WP_QUOTE_MSG];

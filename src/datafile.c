@@ -436,6 +436,14 @@ const char *wp_writer_path(const struct wp_writer *w)
 
 /* ---- reader ---- */
 
+/*
+ * The records a file may hold: recordings have under 0.2 per byte of file
+ * (compressed or not), so this is a bound no recording meets, on the work
+ * a file can ask for.
+ */
+#define RECORDS_PER_BYTE 8
+#define RECORDS_SLACK (1U << 16)
+
 struct wp_reader {
 	int fd;
 	char *path;
@@ -454,6 +462,7 @@ struct wp_reader {
 	ZSTD_DCtx *dctx;
 	uint64_t ksyms_offset;	/* of the KSYMS block, 0 if none */
 	uint64_t end_ns;	/* the SUMMARY block's end_clock_ns, 0 if none */
+	uint64_t records;	/* read so far, for the bound on them */
 };
 
 void wp_meta_release(struct wp_meta *m)
@@ -894,6 +903,11 @@ void wp_block_put(struct wp_block_ref *b)
 		free(b);
 }
 
+size_t wp_block_bytes(const struct wp_block_ref *b)
+{
+	return b ? sizeof(*b) + b->cap : 0;
+}
+
 /* Load the next block; 1 loaded, 0 end of file, <0 error. */
 static int reader_load_block(struct wp_reader *r)
 {
@@ -968,6 +982,14 @@ int wp_reader_next(struct wp_reader *r, const struct perf_event_header **rec)
 	h = (struct perf_event_header *)(r->block + r->block_pos);
 	if (h->size < sizeof(*h) || (h->size & 7) || h->size > r->block_len - r->block_pos)
 		return reader_fail(r, "malformed record");
+	/*
+	 * zstd packs megabytes of repeated bytes into a few: a small file
+	 * could hold billions of records, and as much work.  Recordings hold
+	 * under one record per byte of file; far more is no recording.
+	 */
+	if (++r->records > RECORDS_PER_BYTE * r->offset + RECORDS_SLACK)
+		return reader_fail(r, "far more records than a file of this size holds "
+				   "(a decompression bomb)");
 	r->block_pos += h->size;
 	*rec = h;
 	return 1;

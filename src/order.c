@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* order.c: a min-heap of record copies released round by round. */
+/*
+ * order.c: a min-heap of queued records released round by round, or
+ * oldest first when they take more memory than the bound.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,25 +10,29 @@
 #include "order.h"
 
 #define CHUNK_SIZE (4U << 20)
+#define MAX_SPARES 2		/* empty chunks kept for reuse */
 
 /*
- * Queued records are copied into large chunks, not one allocation each;
- * a chunk is recycled once every record in it has been delivered.
+ * Where queued records live: copied into a chunk (large, not one
+ * allocation per record), or left in memory the caller holds (one store
+ * per run of records pushed with the same hold).  A store stands for its
+ * bytes in the queue's memory while any record in it is queued.
  */
-struct chunk {
-	struct chunk *next;	/* in the free list */
-	struct chunk *all;	/* every chunk, for freeing */
-	size_t used;
-	size_t live;		/* records not yet delivered */
-	uint8_t data[];
+struct store {
+	struct store *next;	/* in the list of spare chunks */
+	size_t bytes;		/* memory it keeps alive */
+	size_t used;		/* bytes of data[] taken (chunks) */
+	size_t live;		/* records queued in it */
+	const void *hold;	/* the borrowed memory; NULL for a chunk */
+	uint8_t data[];		/* CHUNK_SIZE bytes for a chunk, none borrowed */
 };
 
 struct queued {
 	uint64_t time;
 	uint64_t seq;		/* file order breaks ties */
 	struct perf_event_header *rec;
-	struct chunk *chunk;	/* when copied */
-	void *hold;		/* when borrowed */
+	struct store *store;
+	void *hold;		/* when borrowed: released after delivery */
 };
 
 struct wp_order {
@@ -42,49 +49,93 @@ struct wp_order {
 	uint64_t late;
 	uint64_t first, last;	/* the recording's span */
 	uint64_t impossible;	/* records dated well outside it */
-	struct chunk *cur, *spare, *all;
+	size_t bound;		/* memory the queue may hold */
+	size_t mem;		/* bytes of the stores that hold queued records */
+	uint64_t early;		/* records released early for the bound */
+	struct store *cur;	/* the chunk records are copied into */
+	struct store *run;	/* the borrowed store of the last push */
+	struct store *spare;	/* empty chunks */
+	unsigned int nr_spare;
 };
 
-static void chunk_release(struct wp_order *o, struct chunk *c)
+/* A store's first record was queued: it now counts. */
+static void store_use(struct wp_order *o, struct store *s)
 {
-	if (--c->live || c == o->cur)
+	if (!s->live++)
+		o->mem += s->bytes;
+}
+
+/* One of its records was delivered; an empty store is kept or freed. */
+static void store_release(struct wp_order *o, struct store *s)
+{
+	if (--s->live)
 		return;
-	c->next = o->spare;
-	o->spare = c;
+	o->mem -= s->bytes;
+	if (s == o->cur || s == o->run)
+		return;		/* still taking records */
+	if (s->hold || o->nr_spare >= MAX_SPARES) {
+		free(s);
+		return;
+	}
+	s->next = o->spare;
+	o->spare = s;
+	o->nr_spare++;
 }
 
 /* Room for a record of size bytes, in the current chunk or a new one. */
 static struct perf_event_header *chunk_alloc(struct wp_order *o, size_t size,
-					     struct chunk **owner)
+					     struct store **owner)
 {
-	struct chunk *c = o->cur;
+	struct store *c = o->cur;
 
+	if (c && !c->live)
+		c->used = 0;	/* everything in it was delivered: reuse */
 	if (!c || CHUNK_SIZE - c->used < size) {
-		if (c && !c->live) {
-			c->used = 0;	/* everything in it was delivered: reuse */
+		c = o->spare;
+		if (c) {
+			o->spare = c->next;
+			o->nr_spare--;
 		} else {
-			c = o->spare;
-			if (c)
-				o->spare = c->next;
-			else if ((c = malloc(sizeof(*c) + CHUNK_SIZE))) {
-				c->all = o->all;
-				o->all = c;
-			}
+			c = malloc(sizeof(*c) + CHUNK_SIZE);
 			if (!c)
 				return NULL;
-			c->used = 0;
-			c->live = 0;
-			if (o->cur && !o->cur->live) {
-				o->cur->next = o->spare;
-				o->spare = o->cur;
-			}
-			o->cur = c;
+			c->bytes = CHUNK_SIZE;
+			c->hold = NULL;
 		}
+		c->used = 0;
+		c->live = 0;
+		/* The chunk it replaces is freed by its last delivery, or now. */
+		if (o->cur && !o->cur->live)
+			free(o->cur);
+		o->cur = c;
 	}
-	c->live++;
+	store_use(o, c);
 	*owner = c;
 	c->used += size;
 	return (struct perf_event_header *)(c->data + c->used - size);
+}
+
+/* The store of a record left in hold's memory: the last push's, or a new one. */
+static struct store *borrowed_store(struct wp_order *o, const void *hold, size_t bytes)
+{
+	struct store *s = o->run;
+
+	if (s && s->hold == hold && s->live)
+		goto out;
+	if (s && !s->live)
+		free(s);
+	o->run = NULL;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	s->bytes = bytes;
+	s->used = 0;
+	s->live = 0;
+	s->hold = hold;
+	o->run = s;
+out:
+	store_use(o, s);
+	return s;
 }
 
 uint64_t wp_record_time(const struct wp_sample_format *fmt,
@@ -125,8 +176,14 @@ int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
 	o->arg = arg;
 	o->release = release;
 	o->last = INT64_MAX;
+	o->bound = WP_ORDER_BOUND;
 	*out = o;
 	return 0;
+}
+
+void wp_order_set_bound(struct wp_order *o, size_t bytes)
+{
+	o->bound = bytes;
 }
 
 void wp_order_set_span(struct wp_order *o, uint64_t first, uint64_t last)
@@ -195,68 +252,104 @@ static void heap_down(struct wp_order *o, size_t i)
 	}
 }
 
+/* Deliver the oldest queued record. */
+static int deliver_one(struct wp_order *o)
+{
+	struct queued q = o->heap[0];
+	int ret;
+
+	o->heap[0] = o->heap[--o->len];
+	heap_down(o, 0);
+	/* Timeless records (build ids) are no breach of order. */
+	if (q.time && q.time < o->last_delivered)
+		o->late++;
+	else if (q.time)
+		o->last_delivered = q.time;
+	ret = o->fn(q.rec, q.time, o->arg);
+	if (q.hold)
+		o->release(q.hold);
+	store_release(o, q.store);
+	return ret;
+}
+
 /* Deliver queued records with time <= limit, oldest first. */
 static int deliver_until(struct wp_order *o, uint64_t limit)
 {
-	while (o->len && o->heap[0].time <= limit) {
-		struct queued q = o->heap[0];
-		int ret;
+	int ret = 0;
 
-		o->heap[0] = o->heap[--o->len];
-		heap_down(o, 0);
-		/* Timeless records (build ids) are no breach of order. */
-		if (q.time && q.time < o->last_delivered)
-			o->late++;
-		else if (q.time)
-			o->last_delivered = q.time;
-		ret = o->fn(q.rec, q.time, o->arg);
-		if (q.hold)
-			o->release(q.hold);
-		else
-			chunk_release(o, q.chunk);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	while (!ret && o->len && o->heap[0].time <= limit)
+		ret = deliver_one(o);
+	return ret;
 }
 
-int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold)
+static size_t queue_bytes(const struct wp_order *o)
+{
+	return o->mem + o->len * sizeof(struct queued);
+}
+
+/*
+ * Over the bound (rounds too far apart, or none at all): release the
+ * oldest records until half of it is left, whatever the rounds say.  A
+ * record that then comes older than one released counts as late.
+ */
+static int deliver_early(struct wp_order *o)
+{
+	int ret = 0;
+
+	while (!ret && o->len && queue_bytes(o) > o->bound / 2) {
+		o->early++;
+		ret = deliver_one(o);
+	}
+	return ret;
+}
+
+int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold,
+		  size_t hold_bytes)
 {
 	struct queued q;
 	int ret;
 
 	if (rec->type == WP_RECORD_ROUND) {
+		if (hold && o->release)
+			o->release(hold);	/* not queued */
 		ret = deliver_until(o, o->prev_round_max);
 		if (o->round_max > o->prev_round_max)
 			o->prev_round_max = o->round_max;
 		return ret;
 	}
+	q.hold = hold && o->release ? hold : NULL;
 	if (o->len == o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : 1024;
 		struct queued *nh = realloc(o->heap, cap * sizeof(*nh));
 
 		if (!nh)
-			return -ENOMEM;
+			goto out_nomem;
 		o->heap = nh;
 		o->cap = cap;
 	}
 	q.time = clamp_time(o, wp_record_time(&o->fmt, rec));
 	q.seq = o->seq++;
-	q.hold = hold && o->release ? hold : NULL;
-	q.chunk = NULL;
 	if (q.hold) {
 		q.rec = (struct perf_event_header *)rec;
+		q.store = borrowed_store(o, hold, hold_bytes);
+		if (!q.store)
+			goto out_nomem;
 	} else {
-		q.rec = chunk_alloc(o, rec->size, &q.chunk);
+		q.rec = chunk_alloc(o, rec->size, &q.store);
 		if (!q.rec)
-			return -ENOMEM;
+			goto out_nomem;
 		memcpy(q.rec, rec, rec->size);
 	}
 	if (q.time > o->round_max)
 		o->round_max = q.time;
 	o->heap[o->len] = q;
 	heap_up(o, o->len++);
-	return 0;
+	return queue_bytes(o) > o->bound ? deliver_early(o) : 0;
+
+out_nomem:
+	if (q.hold)
+		o->release(q.hold);
+	return -ENOMEM;
 }
 
 int wp_order_flush(struct wp_order *o)
@@ -274,19 +367,33 @@ uint64_t wp_order_late(const struct wp_order *o)
 	return o->late;
 }
 
+uint64_t wp_order_early(const struct wp_order *o)
+{
+	return o->early;
+}
+
+size_t wp_order_bytes(const struct wp_order *o)
+{
+	return queue_bytes(o);
+}
+
 void wp_order_free(struct wp_order *o)
 {
+	struct store *c, *next;
+
 	if (!o)
 		return;
-	struct chunk *c, *next;
-
-	for (size_t i = 0; i < o->len; i++)
+	for (size_t i = 0; i < o->len; i++) {
 		if (o->heap[i].hold)
 			o->release(o->heap[i].hold);
-	for (c = o->all; c; c = next) {
-		next = c->all;
+		store_release(o, o->heap[i].store);
+	}
+	for (c = o->spare; c; c = next) {
+		next = c->next;
 		free(c);
 	}
+	free(o->cur);
+	free(o->run);
 	free(o->heap);
 	free(o);
 }

@@ -355,12 +355,12 @@ static void test_order(void)
 
 	wp_order_new(&fmt, collect, NULL, NULL, &o);
 	for (size_t i = 0; i < sizeof(pass1) / sizeof(pass1[0]); i++)
-		wp_order_push(o, switch_rec(101, pass1[i], true, false, buf), NULL);
-	wp_order_push(o, &round, NULL);
+		wp_order_push(o, switch_rec(101, pass1[i], true, false, buf), NULL, 0);
+	wp_order_push(o, &round, NULL, 0);
 	is_int(nr_delivered, 0, "order: nothing is released after the first round");
 	for (size_t i = 0; i < sizeof(pass2) / sizeof(pass2[0]); i++)
-		wp_order_push(o, switch_rec(101, pass2[i], true, false, buf), NULL);
-	wp_order_push(o, &round, NULL);
+		wp_order_push(o, switch_rec(101, pass2[i], true, false, buf), NULL, 0);
+	wp_order_push(o, &round, NULL, 0);
 	is_int(nr_delivered, 7, "order: the second round releases all up to the first round's newest");
 	wp_order_flush(o);
 	is_int(nr_delivered, 9, "order: flush releases the rest");
@@ -368,6 +368,109 @@ static void test_order(void)
 		sorted &= delivered[i - 1] <= delivered[i];
 	ok(sorted, "order: delivered in time order");
 	is_u64(wp_order_late(o), 0, "order: nothing late");
+	wp_order_free(o);
+}
+
+/* Delivery checks for the bound: times must not go back, memory stays within. */
+struct bounded {
+	struct wp_order *o;
+	uint64_t n, last, backwards;
+};
+
+static int count_bounded(const struct perf_event_header *rec, uint64_t time, void *arg)
+{
+	struct bounded *b = arg;
+
+	(void)rec;
+	b->n++;
+	if (time < b->last)
+		b->backwards++;
+	b->last = time;
+	return 0;
+}
+
+static void release_hold(void *hold)
+{
+	(*(uint64_t *)hold)++;
+}
+
+#define HELD_RECORDS 50000
+static uint64_t held_recs[HELD_RECORDS][5];	/* 40-byte SWITCH records */
+static uint64_t holds[HELD_RECORDS / 1000];	/* releases of each hold */
+
+static void test_order_bound(void)
+{
+	struct bounded b = { 0 };
+	uint8_t buf[256];
+	uint64_t held = 0;
+	const size_t bound = 16U << 20;
+	bool within = true;
+
+	/* No ROUND at all: copies, in time order, many times the bound. */
+	wp_order_new(&fmt, count_bounded, &b, NULL, &b.o);
+	wp_order_set_bound(b.o, bound);
+	for (uint64_t i = 0; i < 2000000; i++) {
+		wp_order_push(b.o, switch_rec(101, i, true, false, buf), NULL, 0);
+		within &= wp_order_bytes(b.o) <= bound;
+	}
+	ok(within, "order bound: copies never hold more than the bound");
+	ok(b.n > 1000000, "order bound: without rounds, records leave before the end (%" PRIu64
+	   " of 2000000)", b.n);
+	wp_order_flush(b.o);
+	is_u64(b.n, 2000000, "order bound: every record is delivered once");
+	is_u64(b.backwards, 0, "order bound: in time order");
+	is_u64(wp_order_late(b.o), 0, "order bound: nothing late");
+	ok(wp_order_early(b.o) > 0, "order bound: the early ones are counted");
+	wp_order_free(b.o);
+
+	/*
+	 * Records left in held memory, 4 MiB per hold and a new hold every
+	 * 1000 records, newest first: those the bound makes leave early are
+	 * older than every later one, which then count as late.
+	 */
+	memset(&b, 0, sizeof(b));
+	wp_order_new(&fmt, count_bounded, &b, release_hold, &b.o);
+	wp_order_set_bound(b.o, bound);
+	within = true;
+	for (uint64_t i = 0; i < HELD_RECORDS; i++) {
+		memcpy(held_recs[i], switch_rec(101, HELD_RECORDS - i, true, false, buf), 40);
+		wp_order_push(b.o, (void *)held_recs[i], &holds[i / 1000], 4U << 20);
+		within &= wp_order_bytes(b.o) <= bound;
+	}
+	wp_order_flush(b.o);
+	for (size_t i = 0; i < HELD_RECORDS / 1000; i++)
+		held += holds[i];
+	ok(within, "order bound: held memory counts against the bound");
+	is_u64(b.n, HELD_RECORDS, "order bound: every held record is delivered once");
+	is_u64(held, HELD_RECORDS, "order bound: every hold is released once per record");
+	ok(wp_order_late(b.o) > 0, "order bound: records older than released ones count as late");
+	is_u64(wp_order_bytes(b.o), 0, "order bound: nothing held after the flush");
+	wp_order_free(b.o);
+}
+
+static void test_order_span(void)
+{
+	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
+	struct wp_order *o;
+	uint8_t buf[256];
+
+	nr_delivered = 0;
+	wp_order_new(&fmt, collect, NULL, NULL, &o);
+	wp_order_set_span(o, START, START + 100 * MS);
+	wp_order_push(o, switch_rec(101, 50 * MS, true, false, buf), NULL, 0);
+	/* Just outside: given the nearer end, not counted. */
+	wp_order_push(o, switch_rec(101, 100 * MS + 1, true, false, buf), NULL, 0);
+	/* Far outside: damaged. */
+	wp_order_push(o, switch_rec(101, UINT64_MAX - START, true, false, buf), NULL, 0);
+	wp_order_push(o, switch_rec(101, 5000 * MS, true, false, buf), NULL, 0);
+	wp_order_push(o, &round, NULL, 0);
+	wp_order_flush(o);
+	is_int(nr_delivered, 4, "order span: every record delivered");
+	is_u64(delivered[0], START + 50 * MS, "order span: a time inside stays");
+	is_u64(delivered[1], START + 100 * MS, "order span: one just after the end gets the end");
+	is_u64(delivered[2], START + 100 * MS, "order span: 2^64 ns gets the end");
+	is_u64(delivered[3], START + 100 * MS, "order span: 5 s after the start gets the end");
+	is_u64(wp_order_impossible(o), 2, "order span: the two far outside are impossible");
 	wp_order_free(o);
 }
 
@@ -383,5 +486,7 @@ int main(void)
 	test_exact_distribution();
 	test_lost();
 	test_order();
+	test_order_bound();
+	test_order_span();
 	return done_testing();
 }
