@@ -165,6 +165,8 @@ int cmd_report(int argc, char **argv)
 	enum wp_color_mode color = WP_COLOR_AUTO;
 	bool dump = false, quiet = false;
 	struct wp_reader *reader = NULL;
+	char *unfinished = NULL;
+	bool running = false;
 	struct wp_analysis an;
 	char q[WP_QUOTE_MSG];
 	struct wp_view v;
@@ -320,6 +322,18 @@ int cmd_report(int argc, char **argv)
 		goto out_free;
 	}
 	ao.progress = !quiet && isatty(STDERR_FILENO);
+	/* A recorder that was killed left its data under the temporary name. */
+	if (access(input, F_OK) && errno == ENOENT &&
+	    !wp_writer_find_unfinished(input, &unfinished, &running)) {
+		char q2[WP_QUOTE_MSG];
+
+		wp_quote(q, sizeof(q), input, WP_QUOTE_TEXT);
+		wp_quote(q2, sizeof(q2), unfinished, WP_QUOTE_TEXT);
+		wp_warn("'%s' does not exist; reading '%s', %s", q, q2,
+			running ? "which a running wallprof is still recording" :
+				  "an unfinished recording left by a wallprof that was killed");
+		input = unfinished;
+	}
 	/* The input is read first, so a bad input leaves no empty output file. */
 	if (dump ? wp_reader_open(input, &reader) : wp_analysis_run(input, &ao, &an))
 		goto out_free;
@@ -355,6 +369,7 @@ out_close:
 	}
 out_free:
 	wp_reader_close(reader);
+	free(unfinished);
 	free(vo.pids);
 	free(vo.tids);
 	return ret;

@@ -51,7 +51,7 @@ static void main_usage(FILE *out)
 		"\n"
 		"'wallprof help <command>' or 'wallprof <command> --help' shows a command's options.\n"
 		"Exit status: 0 success, 1 failure, 2 usage error; record returns the\n"
-		"profiled command's status.\n");
+		"profiled command's status, or 3 when it kept a recording cut short.\n");
 }
 
 int usage_error(const char *cmd, const char *fmt, ...)

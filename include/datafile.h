@@ -13,7 +13,10 @@
  *
  * The writer creates a temporary file next to the destination and renames
  * it only in wp_writer_commit(), so an interrupted run never leaves a half
- * file under the final name.  The reader validates every length before use.
+ * file under the final name.  A write that fails leaves the file as it was
+ * before that block, so what was written stays readable; and a recording
+ * is never deleted once it has data.  The reader validates every length
+ * before use.
  */
 #ifndef WALLPROF_DATAFILE_H
 #define WALLPROF_DATAFILE_H
@@ -122,15 +125,24 @@ struct wp_summary {
 	 */
 	uint64_t lost_unreported;
 	uint32_t rings_full_at_end;	/* rings nearly full at the final drain */
-	uint32_t reserved;
+	/*
+	 * 0 for a complete file; else the errno of the write error that cut
+	 * the recording short at end_clock_ns: the file then holds what was
+	 * written before it, up to its last whole block.
+	 */
+	uint32_t cut_short_errno;
 };
 
 struct wp_writer;
 
 /*
- * Start a file that will become path.  Refuses an existing path unless
- * force.  compress_level 0 stores blocks as they are, 1..22 compresses
- * each with zstd.  Returns 0 or -errno (logged).
+ * Start a file that will become path, checking first that it can: path
+ * must not exist unless force, and then only as a regular file that this
+ * process may replace (-EEXIST, -EINVAL for anything but a regular file,
+ * -EPERM); and no other wallprof may be recording to it now unless force
+ * (-EBUSY).  Warns about unfinished recordings left under that name.
+ * compress_level 0 stores blocks as they are, 1..22 compresses each with
+ * zstd.  Returns 0 or -errno (logged).
  */
 int wp_writer_open(const char *path, bool force, int compress_level,
 		   struct wp_writer **out);
@@ -140,7 +152,9 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m);
 
 /*
  * Append a RECORDS block holding len bytes of whole records.  Not thread
- * safe: one writer thread calls it.
+ * safe: one writer thread calls it.  When the block cannot be written, the
+ * file is cut back to where the block began and the error returned (the
+ * first one of the writer is logged).
  */
 int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
 
@@ -150,10 +164,27 @@ int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
  */
 int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len);
 
-/* Append the SUMMARY block. */
+/*
+ * Append the SUMMARY block.  When the file system is full, the last blocks
+ * are dropped until the summary fits, so a full disk still gives a file
+ * that reads to its end.
+ */
 int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s);
 
-/* Flush, close and rename to the final path.  Frees w. */
+/* The first error of any write so far (-errno), or 0. */
+int wp_writer_error(const struct wp_writer *w);
+
+/*
+ * Flush, close and give the file its final name.  Frees w.  When the name
+ * cannot be given (the path appeared meanwhile without force, became
+ * something other than a regular file, or cannot be replaced), or the
+ * data may not have reached the disk, the data is kept, never deleted:
+ * under the temporary name without its leading dot (or the temporary name
+ * itself if even that fails), logged with the error.  Returns 0 or -errno;
+ * *where (when not NULL) gets the name the data is under (malloc'ed, the
+ * caller frees it; NULL only when out of memory).
+ */
+int wp_writer_commit_where(struct wp_writer *w, char **where);
 int wp_writer_commit(struct wp_writer *w);
 
 /* Close and unlink the temporary file.  Frees w; NULL is fine. */
@@ -162,6 +193,15 @@ void wp_writer_abort(struct wp_writer *w);
 /* Bytes written so far (after compression). */
 uint64_t wp_writer_bytes(const struct wp_writer *w);
 const char *wp_writer_path(const struct wp_writer *w);
+
+/*
+ * The temporary file of an unfinished recording of path, left by a
+ * wallprof that was killed (or still being written by one that runs:
+ * *running), the newest if there are several: its name in *found
+ * (malloc'ed, the caller frees it).  Returns 0, or -ENOENT when there is
+ * none, -ENOMEM.
+ */
+int wp_writer_find_unfinished(const char *path, char **found, bool *running);
 
 struct wp_reader;
 

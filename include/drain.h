@@ -50,8 +50,17 @@ void wp_drain_release_writer(struct wp_drain *d);
 void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written);
 
 /*
+ * The first error of the writer thread (-errno), and when it happened
+ * (CLOCK_MONOTONIC), or 0.  After it, the writer writes no more blocks
+ * (it drops them, so that draining never stalls) and the file holds
+ * every block written before.  Thread safe.
+ */
+int wp_drain_write_error(struct wp_drain *d, uint64_t *when);
+
+/*
  * Read the rings one last time, write every queued block, stop the
- * threads.  Fills the counters of s and returns the first write error.
+ * threads.  Fills the counters of s (after a write error, those of the
+ * blocks written before it) and returns the first write error.
  */
 int wp_drain_stop(struct wp_drain *d, struct wp_summary *s);
 

@@ -35,9 +35,17 @@ struct wp_record_opts {
 };
 
 /*
+ * The data was kept, but a write error cut the recording short or the
+ * file could not be given its name (the status when the command's own
+ * is 0).
+ */
+#define WP_RECORD_INCOMPLETE 3
+
+/*
  * Record.  Returns the process exit status wallprof should use: the
  * command's status when one was launched (like time(1)), 0 on success,
- * 1 when recording failed (after logging why).
+ * WP_RECORD_INCOMPLETE, or 1 when recording failed and nothing was kept
+ * (after logging why).
  */
 int wp_record_run(const struct wp_record_opts *opts);
 

@@ -466,6 +466,21 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 		an->summary = *wp_reader_summary(an->reader);
 		an->complete = true;
 		an->end_ns = an->summary.end_clock_ns;
+		/*
+		 * Cut short by a write error: what came after its last record
+		 * was lost, so the figures end there, as for a file without a
+		 * summary.
+		 */
+		if (an->summary.cut_short_errno) {
+			char q[WP_QUOTE_MSG];
+
+			an->end_ns = p->last_time;
+			wp_warn("'%s' was cut short at %.3f s by a write error (%s); "
+				"figures end at its last record",
+				wp_quote(q, sizeof(q), path, WP_QUOTE_TEXT),
+				(double)(an->summary.end_clock_ns - an->start_ns) / 1e9,
+				strerror((int)an->summary.cut_short_errno));
+		}
 	} else {
 		an->end_ns = p->last_time;
 		if (!an->damaged)

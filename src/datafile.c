@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* datafile.c: wallprof.data writer and reader (layout in wallprof-data(5)). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -7,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -100,6 +103,9 @@ struct wp_writer {
 	char *tmp_path;
 	bool force;
 	uint64_t bytes;
+	int err;		/* the first failed write (logged), or 0 */
+	uint64_t *blocks;	/* where each block begins, to drop the last ones */
+	size_t nr_blocks, cap_blocks;
 	ZSTD_CCtx *cctx;
 	void *cbuf;
 	size_t cbuf_size;
@@ -107,16 +113,49 @@ struct wp_writer {
 
 static const uint8_t zero_pad[8];
 
+/* Note a failure; only the first one is logged (later ones follow from it). */
+static int writer_failed(struct wp_writer *w, int err)
+{
+	if (!w->err) {
+		w->err = err;
+		wp_error("cannot write '%s': %s", w->path, strerror(-err));
+	}
+	return err;
+}
+
+/* Write the buffers whole, retrying short writes and EINTR. */
+static int writer_putv(struct wp_writer *w, struct iovec *iov, int n)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	while (n) {
+		ssize_t done = writev(w->fd, iov, n);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done < 0)
+			return writer_failed(w, -errno);
+		while (n && (size_t)done >= iov->iov_len) {
+			done -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n) {
+			iov->iov_base = (uint8_t *)iov->iov_base + done;
+			iov->iov_len -= (size_t)done;
+		}
+	}
+	w->bytes += total;
+	return 0;
+}
+
 static int writer_put(struct wp_writer *w, const void *buf, size_t len)
 {
-	int err = wp_write_all(w->fd, buf, len);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	if (err) {
-		wp_error("cannot write '%s': %s", w->tmp_path, strerror(-err));
-		return err;
-	}
-	w->bytes += len;
-	return 0;
+	return writer_putv(w, &iov, 1);
 }
 
 static int writer_pad(struct wp_writer *w, size_t len)
@@ -126,20 +165,163 @@ static int writer_pad(struct wp_writer *w, size_t len)
 	return pad ? writer_put(w, zero_pad, pad) : 0;
 }
 
-int wp_writer_open(const char *path, bool force, int compress_level,
-		   struct wp_writer **out)
+/* Cut the file back to offset at: what a failed block left is dropped. */
+static void writer_cut(struct wp_writer *w, uint64_t at)
 {
-	struct wp_writer *w;
-	char *dircopy = NULL;
-	struct stat st;
-	int err;
+	if (ftruncate(w->fd, (off_t)at) || lseek(w->fd, (off_t)at, SEEK_SET) < 0)
+		wp_debug("cannot cut '%s' back to %llu bytes: %s", w->tmp_path,
+			 (unsigned long long)at, strerror(errno));
+	w->bytes = at;
+}
 
-	*out = NULL;
-	if (!force && lstat(path, &st) == 0) {
+/*
+ * The name a file of an unfinished recording of path has: ".NAME" plus
+ * TMP_SUFFIX and six characters from mkostemp, in the same directory.
+ */
+#define TMP_SUFFIX ".wallprof-"
+
+static bool is_tmp_name(const char *name, const char *base)
+{
+	size_t blen = strlen(base), slen = strlen(TMP_SUFFIX);
+
+	return name[0] == '.' && !strncmp(name + 1, base, blen) &&
+	       !strncmp(name + 1 + blen, TMP_SUFFIX, slen) && strlen(name + 1 + blen + slen) == 6;
+}
+
+/* Whether a wallprof writes to the file now: it holds a lock on it. */
+static bool tmp_in_use(const char *path)
+{
+	struct stat st;
+	int fd = wp_open_regular(path, &st);
+	bool busy;
+
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
+}
+
+int wp_writer_find_unfinished(const char *path, char **found, bool *running)
+{
+	char *dcopy = strdup(path), *bcopy = strdup(path), *best = NULL;
+	const char *dir, *base;
+	struct timespec newest = { 0 };
+	struct dirent *de;
+	DIR *d = NULL;
+	int err = -ENOENT;
+
+	*found = NULL;
+	*running = false;
+	if (!dcopy || !bcopy) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dir = dirname(dcopy);
+	base = basename(bcopy);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		struct stat st;
+
+		if (!is_tmp_name(de->d_name, base) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (best && (st.st_mtim.tv_sec < newest.tv_sec ||
+			     (st.st_mtim.tv_sec == newest.tv_sec &&
+			      st.st_mtim.tv_nsec <= newest.tv_nsec)))
+			continue;
+		free(best);
+		/* As the path was given: no "./" before a name without a directory. */
+		if (asprintf(&best, "%s%s%s", strchr(path, '/') ? dir : "",
+			     strchr(path, '/') ? "/" : "", de->d_name) < 0) {
+			best = NULL;
+			err = -ENOMEM;
+			goto out;
+		}
+		newest = st.st_mtim;
+	}
+	if (best) {
+		*running = tmp_in_use(best);
+		*found = best;
+		best = NULL;
+		err = 0;
+	}
+out:
+	if (d)
+		closedir(d);
+	free(best);
+	free(dcopy);
+	free(bcopy);
+	return err;
+}
+
+/*
+ * Whether the recording can end up at path, checked before it starts:
+ * only a regular file is ever replaced (a device node or a FIFO turned
+ * into a data file would break whatever uses it), and only when the
+ * rename at the end will be allowed.
+ */
+static int check_target(const char *path, bool force)
+{
+	char *dcopy;
+	struct stat st, dst;
+	uid_t uid = geteuid();
+	int err = 0;
+
+	if (lstat(path, &st))
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		wp_error("'%s' is %s; wallprof writes its data only to regular files "
+			 "(choose another name with -o)", path,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : wp_file_kind(st.st_mode));
+		return -EINVAL;
+	}
+	if (!force) {
 		wp_error("'%s' exists; use -f to overwrite it or -o to choose another name",
 			 path);
 		return -EEXIST;
 	}
+	/*
+	 * In a sticky directory (/tmp) only the owner of a file or of the
+	 * directory may replace it (or a process with CAP_FOWNER, as root
+	 * usually has: if it does not, the data is kept at the end anyway).
+	 */
+	dcopy = strdup(path);
+	if (!dcopy)
+		return -ENOMEM;
+	if (!stat(dirname(dcopy), &dst) && (dst.st_mode & S_ISVTX) && uid &&
+	    st.st_uid != uid && dst.st_uid != uid) {
+		wp_error("cannot replace '%s': it belongs to another user, in a directory with "
+			 "the sticky bit; choose another name with -o", path);
+		err = -EPERM;
+	}
+	free(dcopy);
+	return err;
+}
+
+int wp_writer_open(const char *path, bool force, int compress_level,
+		   struct wp_writer **out)
+{
+	struct wp_writer *w;
+	char *dircopy = NULL, *left = NULL;
+	bool running;
+	int err, fd;
+
+	*out = NULL;
+	err = check_target(path, force);
+	if (err)
+		return err;
+	err = wp_writer_find_unfinished(path, &left, &running);
+	if (!err && running && !force) {
+		wp_error("another wallprof is recording to '%s' now (into '%s'); "
+			 "choose another name with -o", path, left);
+		free(left);
+		return -EBUSY;
+	}
+	if (!err && !running)
+		wp_warn("'%s' holds an unfinished recording of '%s' (its wallprof was killed); "
+			"'wallprof report -i %s' reads it", left, path, left);
+	free(left);
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -152,7 +334,9 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 		err = -ENOMEM;
 		goto out_free;
 	}
-	if (asprintf(&w->tmp_path, "%s/.%s.wallprof-XXXXXX", dirname(dircopy),
+	/* In the same directory, named as the path was given (no "./" added). */
+	if (asprintf(&w->tmp_path, "%s%s.%s" TMP_SUFFIX "XXXXXX",
+		     strchr(path, '/') ? dirname(dircopy) : "", strchr(path, '/') ? "/" : "",
 		     basename(w->path)) < 0) {
 		w->tmp_path = NULL;
 		err = -ENOMEM;
@@ -164,6 +348,23 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 		wp_error("cannot create '%s': %s", path, strerror(-err));
 		goto out_free;
 	}
+	/*
+	 * Never on descriptors 0-2: with standard error closed, messages
+	 * would be written into the data.
+	 */
+	if (w->fd <= STDERR_FILENO) {
+		fd = fcntl(w->fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+		if (fd < 0) {
+			err = -errno;
+			wp_error("cannot create '%s': %s", path, strerror(-err));
+			goto out_free;
+		}
+		close(w->fd);
+		w->fd = fd;
+	}
+	/* Tells a recording in progress from one whose wallprof was killed. */
+	if (flock(w->fd, LOCK_EX | LOCK_NB))
+		wp_debug("cannot lock '%s': %s", w->tmp_path, strerror(errno));
 	if (compress_level > 0) {
 		w->cctx = ZSTD_createCCtx();
 		if (!w->cctx) {
@@ -322,6 +523,8 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 {
 	struct wp_block_header bh = { .type = type, .size = len, .raw_size = len };
 	const void *payload = buf;
+	uint64_t start = w->bytes;
+	struct iovec iov[3];
 	int err;
 
 	if (w->cctx && type != WP_BLOCK_SUMMARY) {
@@ -331,13 +534,15 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 			void *nb = realloc(w->cbuf, bound);
 
 			if (!nb)
-				return -ENOMEM;
+				return writer_failed(w, -ENOMEM);
 			w->cbuf = nb;
 			w->cbuf_size = bound;
 		}
 		n = ZSTD_compress2(w->cctx, w->cbuf, w->cbuf_size, buf, len);
 		if (ZSTD_isError(n)) {
 			wp_error("zstd compression failed: %s", ZSTD_getErrorName(n));
+			if (!w->err)
+				w->err = -EIO;
 			return -EIO;
 		}
 		/* Keep a block raw when compressing does not pay. */
@@ -347,12 +552,29 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 			payload = w->cbuf;
 		}
 	}
-	err = writer_put(w, &bh, sizeof(bh));
-	if (!err)
-		err = writer_put(w, payload, bh.size);
-	if (!err)
-		err = writer_pad(w, bh.size);
-	return err;
+	/* One call per block: a recorder killed meanwhile seldom leaves half of one. */
+	iov[0] = (struct iovec){ .iov_base = &bh, .iov_len = sizeof(bh) };
+	iov[1] = (struct iovec){ .iov_base = (void *)payload, .iov_len = bh.size };
+	iov[2] = (struct iovec){ .iov_base = (void *)zero_pad,
+				 .iov_len = ALIGN_UP(bh.size, (uint64_t)8) - bh.size };
+	err = writer_putv(w, iov, iov[2].iov_len ? 3 : 2);
+	if (err) {
+		/* The file stays whole up to its last complete block. */
+		writer_cut(w, start);
+		return err;
+	}
+	if (w->nr_blocks == w->cap_blocks) {
+		size_t cap = w->cap_blocks ? w->cap_blocks * 2 : 256;
+		uint64_t *nb = realloc(w->blocks, cap * sizeof(*nb));
+
+		/* Without room, fewer blocks can be dropped one by one: no harm. */
+		if (!nb)
+			return 0;
+		w->blocks = nb;
+		w->cap_blocks = cap;
+	}
+	w->blocks[w->nr_blocks++] = start;
+	return 0;
 }
 
 int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len)
@@ -369,44 +591,122 @@ int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len)
 	return writer_put_block(w, WP_BLOCK_KSYMS, text, len);
 }
 
-int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s)
+static bool is_space_error(int err)
 {
-	return writer_put_block(w, WP_BLOCK_SUMMARY, s, sizeof(*s));
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
 }
 
-int wp_writer_commit(struct wp_writer *w)
+int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s)
 {
+	int err = writer_put_block(w, WP_BLOCK_SUMMARY, s, sizeof(*s));
+	unsigned int dropped = 0;
+
+	/* A file that reads to its end is worth more than its last block. */
+	while (err && is_space_error(err) && w->nr_blocks) {
+		writer_cut(w, w->blocks[--w->nr_blocks]);
+		dropped++;
+		err = writer_put_block(w, WP_BLOCK_SUMMARY, s, sizeof(*s));
+	}
+	if (!err && dropped)
+		wp_warn("dropped the last %u blocks of records of '%s' to make room for its "
+			"summary", dropped, w->path);
+	return err;
+}
+
+int wp_writer_error(const struct wp_writer *w)
+{
+	return w->err;
+}
+
+/*
+ * Keep the data of a file that cannot have its final name: under the
+ * temporary name without the leading dot, visible next to where it was
+ * meant to be, or else under the temporary name.  Returns that name.
+ */
+static char *writer_keep(struct wp_writer *w)
+{
+	char *slash = strrchr(w->tmp_path, '/'), *kept;
+	size_t at = slash ? (size_t)(slash - w->tmp_path) + 1 : 0;
+
+	kept = malloc(strlen(w->tmp_path));
+	if (kept) {
+		memcpy(kept, w->tmp_path, at);
+		strcpy(kept + at, w->tmp_path + at + 1);	/* without the '.' */
+		/* link() replaces nothing that may be there meanwhile. */
+		if (!link(w->tmp_path, kept)) {
+			unlink(w->tmp_path);
+			return kept;
+		}
+		free(kept);
+	}
+	kept = w->tmp_path;
+	w->tmp_path = NULL;
+	return kept;
+}
+
+int wp_writer_commit_where(struct wp_writer *w, char **where)
+{
+	char *kept = NULL;
+	struct stat st;
 	int err = 0;
 
-	if (fsync(w->fd) && errno != EINVAL)
+	if (where)
+		*where = NULL;
+	if (fsync(w->fd) && errno != EINVAL) {
 		err = -errno;
-	if (close(w->fd) && !err)
-		err = -errno;
-	w->fd = -1;
-	if (err) {
-		wp_error("cannot write '%s': %s", w->path, strerror(-err));
-		wp_writer_abort(w);
-		return err;
+		kept = writer_keep(w);
+		wp_error("cannot write '%s': %s; the recording, which may be incomplete, "
+			 "is kept as '%s'", w->path, strerror(-err), kept);
+		goto out;
 	}
-	if (!w->force && link(w->tmp_path, w->path) == 0) {
+	/* The check made at the start, again: something may have appeared since. */
+	if (!lstat(w->path, &st) && !S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		kept = writer_keep(w);
+		wp_error("'%s' became %s during the recording and is left as it is; the "
+			 "recording is kept as '%s'", w->path,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : wp_file_kind(st.st_mode),
+			 kept);
+		goto out;
+	}
+	if (!w->force && !link(w->tmp_path, w->path)) {
 		/* link() refuses to replace a file created meanwhile. */
 		unlink(w->tmp_path);
 	} else if (!w->force) {
 		err = -errno;
-		wp_error("cannot create '%s': %s", w->path, strerror(-err));
-		wp_writer_abort(w);
-		return err;
+		kept = writer_keep(w);
+		if (err == -EEXIST)
+			wp_error("'%s' appeared during the recording and is left as it is; "
+				 "the recording is kept as '%s'", w->path, kept);
+		else
+			wp_error("cannot create '%s': %s; the recording is kept as '%s'", w->path,
+				 strerror(-err), kept);
+		goto out;
 	} else if (rename(w->tmp_path, w->path)) {
 		err = -errno;
-		wp_error("cannot rename '%s' to '%s': %s", w->tmp_path, w->path,
-			 strerror(-err));
-		wp_writer_abort(w);
-		return err;
+		kept = writer_keep(w);
+		wp_error("cannot replace '%s': %s; the recording is kept as '%s'", w->path,
+			 strerror(-err), kept);
+		goto out;
 	}
+	if (where)
+		*where = strdup(w->path);
+out:
+	if (where && kept) {
+		*where = kept;
+		kept = NULL;
+	}
+	free(kept);
+	/* Committed or kept: nothing is removed from here on. */
 	free(w->tmp_path);
 	w->tmp_path = NULL;
 	wp_writer_abort(w);
-	return 0;
+	return err;
+}
+
+int wp_writer_commit(struct wp_writer *w)
+{
+	return wp_writer_commit_where(w, NULL);
 }
 
 void wp_writer_abort(struct wp_writer *w)
@@ -418,6 +718,7 @@ void wp_writer_abort(struct wp_writer *w)
 	if (w->tmp_path)
 		unlink(w->tmp_path);
 	ZSTD_freeCCtx(w->cctx);
+	free(w->blocks);
 	free(w->cbuf);
 	free(w->tmp_path);
 	free(w->path);

@@ -26,6 +26,7 @@ struct block {
 	uint8_t *data;
 	size_t len;
 	struct block *next;
+	struct wp_summary counts;	/* of every record up to this block's end */
 };
 
 struct id_role {
@@ -48,7 +49,9 @@ struct wp_drain {
 	uint64_t queued_bytes;
 	bool writer_done;		/* no more blocks will come */
 	bool writer_held;		/* the caller still writes to w itself */
-	int write_err;
+	int write_err;			/* the first one: nothing is written after it */
+	uint64_t write_err_ns;		/* when it happened */
+	struct wp_summary written;	/* the counts of what was written */
 	uint64_t bytes_written;
 	struct wp_summary published;
 	bool stop;
@@ -127,6 +130,7 @@ static void drain_submit(struct wp_drain *d)
 	if (!b || !b->len)
 		return;
 	d->cur = NULL;
+	b->counts = d->counts;
 	pthread_mutex_lock(&d->lock);
 	/*
 	 * Only when the writer is a whole gigabyte behind does draining wait;
@@ -463,8 +467,12 @@ static void *writer_main(void *arg)
 			err = wp_writer_write_records(d->w, b->data, b->len);
 			pthread_mutex_lock(&d->lock);
 		}
-		if (err && !d->write_err)
+		if (err && !d->write_err) {
 			d->write_err = err;	/* keep consuming so draining never stalls */
+			d->write_err_ns = wp_clock_ns(CLOCK_MONOTONIC);
+		} else if (!d->write_err) {
+			d->written = b->counts;
+		}
 		d->bytes_written = wp_writer_bytes(d->w);
 		d->queued_bytes -= b->len;
 		b->next = d->free_blocks;
@@ -561,8 +569,20 @@ void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes
 	pthread_mutex_unlock(&d->lock);
 }
 
+int wp_drain_write_error(struct wp_drain *d, uint64_t *when)
+{
+	int err;
+
+	pthread_mutex_lock(&d->lock);
+	err = d->write_err;
+	*when = d->write_err_ns;
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
 int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 {
+	const struct wp_summary *c;
 	uint64_t one = 1;
 	int err;
 
@@ -579,17 +599,19 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	if (d->writer_started)
 		pthread_join(d->writer_thread, NULL);
 	d->writer_started = false;
-	s->records = d->counts.records;
-	s->samples = d->counts.samples;
-	s->switch_samples = d->counts.switch_samples;
-	s->switches = d->counts.switches;
-	s->lost_records = d->counts.lost_records;
-	s->lost_samples = d->counts.lost_samples;
-	s->throttles = d->counts.throttles;
-	s->ring_bytes = d->counts.ring_bytes;
-	s->stack_bytes_trimmed = d->counts.stack_bytes_trimmed;
-	s->corrupt_bytes = d->counts.corrupt_bytes;
-	s->rings_full_at_end = d->counts.rings_full_at_end;
+	/* After a write error, the counts of what the file holds. */
+	c = d->write_err ? &d->written : &d->counts;
+	s->records = c->records;
+	s->samples = c->samples;
+	s->switch_samples = c->switch_samples;
+	s->switches = c->switches;
+	s->lost_records = c->lost_records;
+	s->lost_samples = c->lost_samples;
+	s->throttles = c->throttles;
+	s->ring_bytes = c->ring_bytes;
+	s->stack_bytes_trimmed = c->stack_bytes_trimmed;
+	s->corrupt_bytes = c->corrupt_bytes;
+	s->rings_full_at_end = c->rings_full_at_end;
 	err = d->write_err;
 	return err;
 }

@@ -295,6 +295,10 @@ static void print_summary(FILE *out, const struct wp_summary *s, const struct wp
 		fprintf(out, ", killed by signal %d\n", WTERMSIG(s->exit_status));
 	else
 		fprintf(out, ", wait status %d\n", s->exit_status);
+	if (s->cut_short_errno)
+		fprintf(out, "# cut short at %.3f s by a write error: %s\n",
+			(double)(s->end_clock_ns - m->start_clock_ns) / 1e9,
+			strerror((int)s->cut_short_errno));
 }
 
 int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
@@ -326,8 +330,18 @@ int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
 			print_other(&d, h);
 	}
 	if (ret == 0) {
-		if (wp_reader_summary(r)) {
-			print_summary(out, wp_reader_summary(r), d.meta);
+		const struct wp_summary *s = wp_reader_summary(r);
+
+		if (s) {
+			print_summary(out, s, d.meta);
+			if (s->cut_short_errno) {
+				char q[WP_QUOTE_MSG];
+
+				wp_warn("'%s' was cut short at %.3f s by a write error (%s)",
+					wp_quote(q, sizeof(q), path, WP_QUOTE_TEXT),
+					(double)(s->end_clock_ns - d.meta->start_clock_ns) / 1e9,
+					strerror((int)s->cut_short_errno));
+			}
 		} else {
 			char q[WP_QUOTE_MSG];
 

@@ -49,12 +49,21 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		",\n    \"complete\": %s,\n    \"damaged\": %s,\n    \"impossible_times\": %" PRIu64
 		",\n    \"lost_records\": %" PRIu64
 		",\n    \"lost_samples\": %" PRIu64 ",\n    \"window_start_ns\": %" PRIu64
-		",\n    \"window_end_ns\": %" PRIu64 "\n  },\n",
+		",\n    \"window_end_ns\": %" PRIu64 ",\n    \"cut_short\": ",
 		m->sample_period_ns, m->flags & WP_META_OFFCPU_STACKS ? "true" : "false",
 		an->complete ? "true" : "false", an->damaged ? "true" : "false",
 		an->impossible_times,
 		s->lost_records + s->lost_unreported, s->lost_samples, an->window_start,
 		an->window_end);
+	/* Cut short by a write error: when, and the system's words for why. */
+	if (s->cut_short_errno) {
+		fprintf(out, "{\"at_ns\": %" PRIu64 ", \"error\": ", s->end_clock_ns);
+		json_str(out, strerror((int)s->cut_short_errno));
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputs("\n  },\n", out);
 }
 
 static void print_threads(const struct wp_view *v, FILE *out)

@@ -68,6 +68,11 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 	if (m->flags & WP_META_OFFCPU_STACKS_DENIED)
 		fprintf(out, "# off-CPU stacks were not recorded: they need CAP_PERFMON or "
 			"kernel.perf_event_paranoid <= 1\n");
+	if (an->summary.cut_short_errno)
+		fprintf(out, "# cut short at %s by a write error (%s): the figures end at the "
+			"last record written\n",
+			DUR(an->summary.end_clock_ns - an->start_ns, dur),
+			strerror((int)an->summary.cut_short_errno));
 }
 
 static void print_thread(const struct wp_thread_times *t, FILE *out, bool process)

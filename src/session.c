@@ -48,6 +48,8 @@ struct session {
 	struct wp_attached *attached;	/* threads given events of their own */
 	size_t nr_attached, cap_attached;
 	bool attached_sorted;
+	int write_err;		/* the write error that cut the recording short */
+	uint64_t cut_ns;	/* when */
 };
 
 static void fill_meta(struct session *s)
@@ -434,6 +436,28 @@ static void show_progress(struct session *s, uint64_t start_ns, bool final)
 	s->progress_shown = true;
 }
 
+/*
+ * A write error ends the recording, not the command: the events stop, the
+ * file keeps what was written before the error, and a launched command
+ * runs on to its end (the error told what failed).
+ */
+static void cut_short(struct session *s, int err, uint64_t when)
+{
+	if (s->write_err)
+		return;
+	s->write_err = err;
+	s->cut_ns = when;
+	wp_evlist_disable(&s->ev);
+	show_progress(s, 0, true);	/* the status line, erased for the message */
+	if (s->have_child && s->child_status < 0)
+		wp_warn("the recording stopped at %.3f s; the file keeps what was written "
+			"before the error, and '%s' runs on",
+			(double)(when - s->meta.start_clock_ns) / 1e9, s->child.cmd);
+	else
+		wp_warn("the recording stopped at %.3f s; the file keeps what was written "
+			"before the error", (double)(when - s->meta.start_clock_ns) / 1e9);
+}
+
 /* Wait for a stop condition; returns the enum wp_stop_reason. */
 static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 {
@@ -441,10 +465,16 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 	uint64_t deadline = o->duration > 0 ? start_ns + (uint64_t)(o->duration * 1e9) : 0;
 
 	for (;;) {
-		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS;
+		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
 		struct timespec ts;
-		int sig;
+		int sig, err;
 
+		if (!s->write_err && (err = wp_drain_write_error(s->drain, &when))) {
+			cut_short(s, err, when);
+			/* Only a command is waited for: it decides when wallprof exits. */
+			if (!s->have_child)
+				return WP_STOP_ERROR;
+		}
 		if (deadline && now >= deadline)
 			return WP_STOP_DURATION;
 		if (deadline && deadline - now < wait_ns)
@@ -599,7 +629,8 @@ static int write_kernel_symbols(struct session *s)
 	return err;
 }
 
-static void print_summary(struct session *s)
+/* After the commit: a message that cannot be written never costs the data. */
+static void print_summary(struct session *s, const char *where, uint64_t bytes)
 {
 	const struct wp_summary *c = &s->summary;
 	uint64_t lost = c->lost_records + c->lost_samples + c->lost_unreported;
@@ -612,8 +643,11 @@ static void print_summary(struct session *s)
 			secs, (unsigned long long)c->samples,
 			(unsigned long long)c->switch_samples, (unsigned long long)c->switches,
 			(unsigned long long)lost, pct);
-		wp_info("wrote %.2f MiB to '%s'", (double)wp_writer_bytes(s->writer) / (1 << 20),
-			s->opts->output);
+		if (s->write_err)
+			wp_info("wrote %.2f MiB to '%s', cut short at %.3f s by a write error (%s)",
+				(double)bytes / (1 << 20), where, secs, strerror(-s->write_err));
+		else
+			wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20), where);
 	}
 	/* Losses and throttling are warnings: -q does not hide them. */
 	if (lost)
@@ -649,7 +683,11 @@ static int exit_status_of(const struct session *s, uint32_t reason, int signo)
 int wp_record_run(const struct wp_record_opts *opts)
 {
 	struct session s = { .opts = opts, .child_status = -1 };
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_xfsz;
 	uint32_t reason = WP_STOP_ERROR;
+	bool ignoring = false;
+	char *where = NULL;
+	uint64_t bytes;
 	sigset_t old;
 	int err, signo = 0, ret = 1;
 
@@ -674,6 +712,14 @@ int wp_record_run(const struct wp_record_opts *opts)
 			goto out;
 		s.have_child = true;
 	}
+	/*
+	 * A closed standard error (EPIPE) or a file size limit (EFBIG) is an
+	 * error to handle, not a reason to die with the recording.  Set after
+	 * the fork: the command keeps the default dispositions.
+	 */
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGXFSZ, &ign, &old_xfsz);
+	ignoring = true;
 	/*
 	 * Attached events count from the moment they exist: start before
 	 * them.  Others count from the enable (or the exec) below.
@@ -729,26 +775,49 @@ int wp_record_run(const struct wp_record_opts *opts)
 	s.summary.stop_reason = reason;
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);
+	if (err) {
+		uint64_t when;
+
+		wp_drain_write_error(s.drain, &when);
+		cut_short(&s, err, when);	/* in the last drain */
+	}
 	{
 		uint64_t counted = wp_evlist_read_lost(&s.ev);
 
 		if (counted > s.summary.lost_records)
 			s.summary.lost_unreported = counted - s.summary.lost_records;
 	}
-	if (!err)
-		err = write_build_ids(&s);
+	/* Even after an error: they are small, and name what was recorded. */
+	err = write_build_ids(&s);
 	if (!err)
 		err = write_kernel_symbols(&s);
-	if (!err)
-		err = wp_writer_write_summary(s.writer, &s.summary);
-	if (err)
-		goto out;
-	print_summary(&s);
-	err = wp_writer_commit(s.writer);
+	if (err && !s.write_err) {
+		if (!wp_writer_error(s.writer))
+			wp_error("cannot save the build IDs and kernel symbols: %s", strerror(-err));
+		s.write_err = err;
+		s.cut_ns = s.summary.end_clock_ns;
+	}
+	if (s.write_err) {
+		/* The recording ends where the error cut it. */
+		s.summary.stop_reason = WP_STOP_ERROR;
+		s.summary.cut_short_errno = (uint32_t)-s.write_err;
+		if (s.cut_ns < s.summary.end_clock_ns) {
+			s.summary.end_realtime_ns -= s.summary.end_clock_ns - s.cut_ns;
+			s.summary.end_clock_ns = s.cut_ns;
+		}
+	}
+	/* Without its summary the file still reads, as a recording that did not finish. */
+	err = wp_writer_write_summary(s.writer, &s.summary);
+	if (err && !s.write_err)
+		s.write_err = err;
+	/* Commit first, then talk: from here on the data is never deleted. */
+	bytes = wp_writer_bytes(s.writer);
+	err = wp_writer_commit_where(s.writer, &where);
 	s.writer = NULL;
-	if (err)
-		goto out;
+	print_summary(&s, where ? where : opts->output, bytes);
 	ret = exit_status_of(&s, reason, signo);
+	if ((err || s.write_err) && ret == 0)
+		ret = WP_RECORD_INCOMPLETE;
 
 out:
 	if (s.have_child && s.child.go_fd >= 0) {
@@ -764,6 +833,11 @@ out:
 	s.meta.argv = NULL;	/* borrowed from opts */
 	s.meta.argc = 0;
 	wp_meta_release(&s.meta);
+	free(where);
+	if (ignoring) {
+		sigaction(SIGPIPE, &old_pipe, NULL);
+		sigaction(SIGXFSZ, &old_xfsz, NULL);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }

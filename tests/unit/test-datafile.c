@@ -19,7 +19,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -797,11 +799,15 @@ static void test_existing_file(void)
 	tmpdir_clear();
 }
 
-/* (b) a file created under the name while recording is not overwritten. */
+/*
+ * (b) a file created under the name while recording is not overwritten,
+ * and the recording is kept under a visible name.
+ */
 static void test_file_appears_meanwhile(void)
 {
-	char path[512];
+	char path[512], kept_want[512], *where = NULL;
 	struct wp_writer *w;
+	struct wp_reader *r;
 	static const char other[] = "someone else's file\n";
 	uint8_t *img;
 	size_t len;
@@ -809,14 +815,162 @@ static void test_file_appears_meanwhile(void)
 	path_in_tmp(path, sizeof(path), "race.data");
 	is_int(wp_writer_open(path, false, 0, &w), 0, "race: writer opens");
 	wp_writer_write_meta(w, &meta);
+	wp_writer_write_records(w, stream.buf, stream.len);
+	wp_writer_write_summary(w, &summary);
 	spew(path, other, sizeof(other));
-	is_int(wp_writer_commit(w), -EEXIST, "race: commit without force fails with -EEXIST");
+	is_int(wp_writer_commit_where(w, &where), -EEXIST,
+	       "race: commit without force fails with -EEXIST");
 	img = slurp(path, &len);
 	ok(len == sizeof(other) && !memcmp(img, other, len),
 	   "race: the other file is untouched");
 	free(img);
-	is_int(tmpdir_entries(), 1, "race: the temporary file is removed");
+	is_int(tmpdir_entries(), 2, "race: and the recording is kept next to it");
+	path_in_tmp(kept_want, sizeof(kept_want), "race.data.wallprof-");
+	ok(where && !strncmp(where, kept_want, strlen(kept_want)) &&
+	   strlen(where) == strlen(kept_want) + 6,
+	   "race: under the temporary name without its dot (%s)", where ? where : "none");
+	if (where && is_int(wp_reader_open(where, &r), 0, "race: the kept file opens")) {
+		unsigned int nr_ok, nr_bad;
+
+		is_int(read_records(r, &stream, &nr_ok, &nr_bad), 0, "race: it reads to its end");
+		ok(nr_ok == NR_RECORDS && wp_reader_summary(r), "race: every record and the summary");
+		wp_reader_close(r);
+	}
+	free(where);
 	tmpdir_clear();
+}
+
+/* (b) only a regular file is ever replaced: nothing else, not even with force. */
+static void test_target_not_regular(void)
+{
+	static const char *const kinds[] = { "FIFO", "directory", "symbolic link" };
+	char path[512];
+
+	for (unsigned int k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct wp_writer *w = (struct wp_writer *)&w;
+		struct stat st;
+		bool same;
+
+		path_in_tmp(path, sizeof(path), "special");
+		if ((k == 0 && mkfifo(path, 0600)) || (k == 1 && mkdir(path, 0700)) ||
+		    (k == 2 && symlink("target", path)))
+			fatal("cannot make a special file");
+		is_int(wp_writer_open(path, false, 0, &w), -EINVAL,
+		       "special: a %s is refused (-EINVAL)", kinds[k]);
+		is_int(wp_writer_open(path, true, 0, &w), -EINVAL,
+		       "special: a %s is refused even with force", kinds[k]);
+		ok(w == NULL && tmpdir_entries() == 1, "special: %s: nothing is created", kinds[k]);
+		same = !lstat(path, &st) && (k == 0 ? S_ISFIFO(st.st_mode) :
+					     k == 1 ? S_ISDIR(st.st_mode) : S_ISLNK(st.st_mode));
+		ok(same, "special: the %s is still there", kinds[k]);
+		if (k == 1)
+			rmdir(path);
+		tmpdir_clear();
+	}
+}
+
+/*
+ * (b) a write that fails (here past a file size limit) leaves the file
+ * whole up to its last complete block, and the summary still goes in,
+ * after dropping blocks when it does not fit.  The limit applies to every
+ * file of the process, so nothing is reported until it is lifted.
+ */
+static void test_write_error(unsigned int room, unsigned int want_records, const char *label)
+{
+	char path[512], *where = NULL;
+	struct block_pos b[16];
+	struct rlimit old, lim;
+	struct wp_writer *w;
+	struct wp_reader *r;
+	int err[NR_BLOCKS], werr, serr, cerr, lerr;
+	unsigned int nr_ok = 0, nr_bad = 0, first = 0;
+	uint64_t bytes;
+	uint8_t *img;
+	size_t len;
+
+	/* Where the blocks of a complete file begin. */
+	path_in_tmp(path, sizeof(path), "limit.data");
+	write_file(path, false, 0, &meta, &stream, &summary);
+	img = slurp(path, &len);
+	find_blocks(img, len, b, 16);
+	free(img);
+	tmpdir_clear();
+
+	/* Block 4 (records 7..29) does not fit, nor anything after it. */
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = b[4].offset + room;
+	if (wp_writer_open(path, false, 0, &w))
+		fatal("cannot open a writer");
+	lerr = setrlimit(RLIMIT_FSIZE, &lim);
+	wp_writer_write_meta(w, &meta);
+	for (unsigned int k = 0; k < NR_BLOCKS; k++) {
+		err[k] = wp_writer_write_records(w, stream.buf + stream.off[first],
+						 stream.off[block_end[k]] - stream.off[first]);
+		first = block_end[k];
+	}
+	werr = wp_writer_error(w);
+	serr = wp_writer_write_summary(w, &summary);
+	bytes = wp_writer_bytes(w);
+	setrlimit(RLIMIT_FSIZE, &old);
+	cerr = wp_writer_commit_where(w, &where);
+
+	if (!is_int(lerr, 0, "%s: the limit is set", label))
+		return;
+	ok(!err[0] && !err[1] && !err[2] && !err[3], "%s: blocks 0 to 3 are written", label);
+	ok(err[4] == -EFBIG && err[5] == -EFBIG, "%s: blocks 4 and 5 fail with -EFBIG", label);
+	is_int(werr, -EFBIG, "%s: wp_writer_error gives the first error", label);
+	is_int(serr, 0, "%s: the summary is written", label);
+	is_int(cerr, 0, "%s: the file is committed", label);
+	if (!is_int(wp_reader_open(path, &r), 0, "%s: it opens", label))
+		goto out;
+	is_int(read_records(r, &stream, &nr_ok, &nr_bad), 0,
+	       "%s: it reads to its end without an error", label);
+	ok(nr_ok == want_records && !nr_bad, "%s: %u records in order (want %u)", label,
+	   nr_ok, want_records);
+	ok(wp_reader_summary(r) != NULL, "%s: then the summary", label);
+	wp_reader_close(r);
+	img = slurp(path, &len);
+	ok(len == bytes, "%s: wp_writer_bytes (%llu) is the file size (%zu)", label,
+	   (unsigned long long)bytes, len);
+	free(img);
+out:
+	free(where);
+	tmpdir_clear();
+}
+
+/* A killed recorder's temporary file, and one a writer still writes. */
+static void test_find_unfinished(void)
+{
+	char path[512], left[512], *found = NULL;
+	struct wp_writer *w, *w2;
+	bool running = true;
+
+	path_in_tmp(path, sizeof(path), "x.data");
+	is_int(wp_writer_find_unfinished(path, &found, &running), -ENOENT,
+	       "unfinished: none in an empty directory");
+	path_in_tmp(left, sizeof(left), ".x.data.wallprof-Ab12Cd");
+	spew(left, "x", 1);
+	is_int(wp_writer_find_unfinished(path, &found, &running), 0, "unfinished: found");
+	ok(found && !strcmp(found, left) && !running, "unfinished: it is %s, not running",
+	   found ? found : "none");
+	free(found);
+	found = NULL;
+	unlink(left);
+
+	if (!is_int(wp_writer_open(path, false, 0, &w), 0, "unfinished: a writer opens"))
+		return;
+	is_int(wp_writer_find_unfinished(path, &found, &running), 0,
+	       "unfinished: its temporary file is found");
+	ok(running, "unfinished: as one a running wallprof writes");
+	free(found);
+	is_int(wp_writer_open(path, false, 0, &w2), -EBUSY,
+	       "unfinished: a second writer to the same path is refused (-EBUSY)");
+	is_int(wp_writer_open(path, true, 0, &w2), 0, "unfinished: unless forced");
+	wp_writer_abort(w2);
+	wp_writer_abort(w);
+	is_int(tmpdir_entries(), 0, "unfinished: nothing left");
 }
 
 /* (c) abort leaves nothing. */
@@ -1251,6 +1405,14 @@ int main(void)
 	test_temporary_name();
 	test_existing_file();
 	test_file_appears_meanwhile();
+	test_target_not_regular();
+	/*
+	 * The summary takes 152 bytes and block 3 32: with 100 bytes of room
+	 * after block 3, dropping it is not enough, block 2 goes too.
+	 */
+	test_write_error(200, block_end[3], "write error, room for the summary");
+	test_write_error(100, block_end[1], "write error, no room for the summary");
+	test_find_unfinished();
 	test_abort();
 	test_truncated_files();
 	test_bad_headers();
