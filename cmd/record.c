@@ -38,6 +38,8 @@ void record_usage(FILE *out)
 		"  -t, --tid <tid,...>       attach to threads\n"
 		"  -a, --all-cpus            every task on every CPU\n"
 		"      --user <name>         run the command as this user (wallprof as root)\n"
+		"      --any-process         let file capabilities reach processes of other\n"
+		"                            users (-p, -t, -a)\n"
 		"  -d, --duration <secs>     stop after this many seconds\n"
 		"Output:\n"
 		"  -o, --output <file>       data file (default wallprof.data)\n"
@@ -57,6 +59,7 @@ enum {
 	OPT_NO_COMPRESS,
 	OPT_USER,
 	OPT_COLOR,
+	OPT_ANY_PROCESS,
 };
 
 static const struct option record_options[] = {
@@ -68,6 +71,7 @@ static const struct option record_options[] = {
 	{ "tid", required_argument, NULL, 't' },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "user", required_argument, NULL, OPT_USER },
+	{ "any-process", no_argument, NULL, OPT_ANY_PROCESS },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, 'f' },
@@ -202,6 +206,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_USER:
 			o.user = optarg;
+			break;
+		case OPT_ANY_PROCESS:
+			o.any_process = true;
 			break;
 		case 'd':
 			if (wp_parse_seconds(optarg, &o.duration) || o.duration <= 0) {

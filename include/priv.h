@@ -4,8 +4,10 @@
  * when the kernel refuses.
  *
  * Owns the reading of capabilities (libcap), kernel.perf_event_paranoid
- * and kernel.kptr_restrict, the looking up of a user for --user, and the
- * dropping of every capability in a launched command.
+ * and kernel.kptr_restrict, whether wallprof holds privileges that its
+ * user does not (file capabilities) and what that user could trace, the
+ * looking up of a user for --user, and the dropping of every capability
+ * in a launched command.
  */
 #ifndef WALLPROF_PRIV_H
 #define WALLPROF_PRIV_H
@@ -22,6 +24,15 @@ struct wp_priv {
 	bool cap_sys_ptrace;	/* CAP_SYS_PTRACE effective */
 	bool cap_ipc_lock;	/* CAP_IPC_LOCK effective: no mlock limit */
 	bool cap_syslog;	/* CAP_SYSLOG effective: kernel addresses */
+	uid_t uid;		/* real user and group IDs: who ran wallprof */
+	gid_t gid;
+	bool setid;		/* set-user-ID or set-group-ID: effective IDs differ */
+	/*
+	 * The kernel raised this process above the user who ran it at
+	 * execve (AT_SECURE): file capabilities on the binary, or set-ID.
+	 * Never for root, who has every capability anyway.
+	 */
+	bool elevated;
 };
 
 /* Fill p from the running process; never fails. */
@@ -35,6 +46,18 @@ bool wp_priv_can_profile_cpus(const struct wp_priv *p);
 
 /* Processes of other users. */
 bool wp_priv_can_trace_others(const struct wp_priv *p);
+
+/*
+ * Whether the user who ran wallprof (p->uid, p->gid) could trace thread
+ * tid, by the kernel's rules for ptrace read access by a caller without
+ * capabilities: the thread's real, effective and saved user IDs are all
+ * p->uid, its real, effective and saved group IDs are all p->gid, it has
+ * no permitted capabilities (as a file-capability program has), and it is
+ * dumpable (not running a set-ID program, nor made undumpable by prctl).
+ * 0 when it could, -EPERM when not, -ESRCH when the thread is gone.  Logs
+ * nothing.
+ */
+int wp_priv_user_may_trace(const struct wp_priv *p, pid_t tid);
 
 /*
  * Whether /proc/kallsyms, opened by this process, shows the kernel's real

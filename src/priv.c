@@ -3,10 +3,13 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -48,6 +51,15 @@ void wp_priv_read(struct wp_priv *p)
 	p->cap_syslog = cap_effective(caps, CAP_SYSLOG);
 	if (caps)
 		cap_free(caps);
+	p->uid = getuid();
+	p->gid = getgid();
+	p->setid = geteuid() != p->uid || getegid() != p->gid;
+	/*
+	 * The kernel's own verdict, made at execve: set when the program's
+	 * file capabilities or set-ID bits gave this process more than its
+	 * caller had, but not for root (cap_bprm_creds_from_file()).
+	 */
+	p->elevated = getauxval(AT_SECURE) != 0;
 }
 
 static bool has_perfmon(const struct wp_priv *p)
@@ -68,6 +80,46 @@ bool wp_priv_can_profile_cpus(const struct wp_priv *p)
 bool wp_priv_can_trace_others(const struct wp_priv *p)
 {
 	return p->cap_sys_ptrace || p->root;
+}
+
+/* Whether the "Uid:" or "Gid:" line of a /proc status text is id three times. */
+static bool status_ids_are(const char *status, const char *key, unsigned long id)
+{
+	const char *line = strstr(status, key);
+	unsigned long real, eff, saved;
+
+	return line && sscanf(line + strlen(key), "%lu %lu %lu", &real, &eff, &saved) == 3 &&
+	       real == id && eff == id && saved == id;
+}
+
+int wp_priv_user_may_trace(const struct wp_priv *p, pid_t tid)
+{
+	char path[64], status[4096];
+	unsigned long long prm;
+	const char *line;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (wp_read_text_file(path, status, sizeof(status)))
+		return -ESRCH;
+	/* The kernel compares the caller's real IDs (PTRACE_MODE_REALCREDS). */
+	if (!status_ids_are(status, "\nUid:", (unsigned long)p->uid) ||
+	    !status_ids_are(status, "\nGid:", (unsigned long)p->gid))
+		return -EPERM;
+	/* And a caller without capabilities may not trace a task holding some. */
+	line = strstr(status, "\nCapPrm:");
+	if (!line || sscanf(line + 8, "%llx", &prm) != 1 || prm)
+		return -EPERM;
+	/*
+	 * /proc/PID files (not the directory) belong to root while the task
+	 * is not dumpable; otherwise to its effective user and group.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	if (stat(path, &st))
+		return -ESRCH;
+	if (st.st_uid != p->uid || st.st_gid != p->gid)
+		return -EPERM;
+	return 0;
 }
 
 bool wp_priv_can_read_kallsyms(const struct wp_priv *p)
@@ -123,8 +175,8 @@ void wp_priv_explain_open_error(const struct wp_priv *p, int err,
 				 what, p->paranoid);
 		else if (!wp_priv_can_trace_others(p))
 			wp_error("not allowed to profile %s: it belongs to another user or is not "
-				 "traceable; run as root or grant CAP_SYS_PTRACE and CAP_PERFMON "
-				 "(setcap cap_perfmon,cap_sys_ptrace+ep)", what);
+				 "traceable; run as root, or grant wallprof CAP_PERFMON and give "
+				 "--any-process (see PRIVILEGES in wallprof-record(1))", what);
 		else
 			wp_error("not allowed to profile %s (kernel.perf_event_paranoid is %d); "
 				 "run as root or grant CAP_PERFMON", what, p->paranoid);

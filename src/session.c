@@ -150,6 +150,26 @@ static struct wp_attached *find_attached(struct session *s, pid_t tid)
 }
 
 /*
+ * Capabilities that wallprof's user does not have (file capabilities)
+ * reach only what that user could trace, unless --any-process is given:
+ * CAP_PERFMON alone lets the kernel attach to any process and copy its
+ * stack.  -EPERM (logged) or -ESRCH when the thread is gone.
+ */
+static int check_traceable(struct session *s, pid_t tid, const char *what)
+{
+	int err;
+
+	if (!s->priv.elevated || s->opts->any_process)
+		return 0;
+	err = wp_priv_user_may_trace(&s->priv, tid);
+	if (err == -EPERM)
+		wp_error("refusing to profile %s: user %u could not trace it (it is another "
+			 "user's or privileged), and wallprof's capabilities reach such "
+			 "processes only with --any-process", what, (unsigned int)s->priv.uid);
+	return err;
+}
+
+/*
  * Open events for one thread, noting which and when they were all set up.
  * -ESRCH when the thread is gone.
  */
@@ -157,8 +177,16 @@ static int attach_thread(struct session *s, pid_t tid, const char *what)
 {
 	size_t from = s->ev.nr_fds;
 	struct wp_attached *a;
-	int err = wp_evlist_open_task(&s->ev, tid, what);
+	int err = check_traceable(s, tid, what);
 
+	if (!err)
+		err = wp_evlist_open_task(&s->ev, tid, what);
+	/*
+	 * Again once attached: a set-user-ID execve in between changes the
+	 * thread's IDs; one after it makes the kernel drop the events.
+	 */
+	if (!err)
+		err = check_traceable(s, tid, what);
 	if (s->ev.nr_fds == from)
 		return err;
 	if (s->nr_attached == s->cap_attached) {
@@ -323,6 +351,11 @@ static int open_targets(struct session *s)
 		if (!wp_priv_can_profile_cpus(&s->priv)) {
 			wp_error("-a needs CAP_PERFMON or kernel.perf_event_paranoid <= 0 (it is %d); "
 				 "run as root or grant CAP_PERFMON", s->priv.paranoid);
+			return -EPERM;
+		}
+		if (s->priv.elevated && !o->any_process) {
+			wp_error("refusing -a: it records every user's processes, and wallprof's "
+				 "capabilities reach other users' processes only with --any-process");
 			return -EPERM;
 		}
 		return wp_evlist_open_cpus(&s->ev);
@@ -692,6 +725,12 @@ int wp_record_run(const struct wp_record_opts *opts)
 	int err, signo = 0, ret = 1;
 
 	wp_priv_read(&s.priv);
+	if (s.priv.setid) {
+		wp_error("wallprof runs set-user-ID or set-group-ID, which record refuses "
+			 "(the data file and the command would get those IDs); install it with "
+			 "file capabilities instead (see PRIVILEGES in wallprof-record(1))");
+		return 1;
+	}
 	sigemptyset(&s.sigs);
 	sigaddset(&s.sigs, SIGINT);
 	sigaddset(&s.sigs, SIGTERM);
