@@ -91,12 +91,16 @@ struct wp_priv_user {
 	gid_t gid;
 	gid_t *groups;		/* supplementary groups, owned */
 	int ngroups;
+	char *name;		/* from the passwd entry, owned */
+	char *home;		/* owned */
+	char *shell;		/* owned; /bin/sh when the entry has none */
 };
 
 /*
- * Look up name: user and group IDs and the supplementary groups
- * (getgrouplist, which includes the primary group).  -ENOENT when there
- * is no such user, -errno when the lookup fails; logs neither.
+ * Look up name: user and group IDs, the supplementary groups
+ * (getgrouplist, which includes the primary group), and the login name,
+ * home directory and shell.  -ENOENT when there is no such user, -errno
+ * when the lookup fails; logs neither.
  */
 int wp_priv_user_lookup(const char *name, struct wp_priv_user *u);
 

@@ -22,9 +22,11 @@ struct wp_child {
 };
 
 /*
- * Fork a child that waits, then (as user when non-NULL, looked up here
- * before fork) drops its capabilities and execs argv.  Returns 0 or
- * -errno (logged).
+ * Fork a child that waits, then drops its capabilities and execs argv.
+ * With user (looked up here before fork) the child first leaves for a
+ * session of its own, without a controlling terminal, becomes that user,
+ * and execs with the user's HOME, USER, LOGNAME and SHELL in wallprof's
+ * environment.  Returns 0 or -errno (logged).
  */
 int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user);
 

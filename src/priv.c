@@ -218,6 +218,14 @@ int wp_priv_user_lookup(const char *name, struct wp_priv_user *u)
 	}
 	u->uid = pw->pw_uid;
 	u->gid = pw->pw_gid;
+	/* Copied now: getgrouplist may reuse getpwnam's static entry. */
+	u->name = strdup(pw->pw_name);
+	u->home = strdup(pw->pw_dir);
+	u->shell = strdup(pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh");
+	if (!u->name || !u->home || !u->shell) {
+		wp_priv_user_release(u);
+		return -ENOMEM;
+	}
 	for (;;) {
 		int want = n;
 		gid_t *g = realloc(u->groups, (size_t)n * sizeof(*g));
@@ -243,6 +251,9 @@ int wp_priv_user_lookup(const char *name, struct wp_priv_user *u)
 void wp_priv_user_release(struct wp_priv_user *u)
 {
 	free(u->groups);
+	free(u->name);
+	free(u->home);
+	free(u->shell);
 	memset(u, 0, sizeof(*u));
 }
 

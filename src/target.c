@@ -16,25 +16,88 @@
 #include "target.h"
 #include "util.h"
 
+/* The variables that describe the user, as su(1) sets them. */
+static const char *const user_vars[] = { "HOME=", "USER=", "LOGNAME=", "SHELL=" };
+#define NR_USER_VARS (sizeof(user_vars) / sizeof(user_vars[0]))
+
+/*
+ * The environment of a command run as another user: wallprof's own, but
+ * with that user's HOME, USER, LOGNAME and SHELL.  Built before fork.
+ */
+struct user_env {
+	char **envp;			/* entries borrowed from environ, and vars */
+	char *vars[NR_USER_VARS];	/* owned */
+};
+
+static void user_env_release(struct user_env *e)
+{
+	free(e->envp);
+	for (size_t i = 0; i < NR_USER_VARS; i++)
+		free(e->vars[i]);
+	memset(e, 0, sizeof(*e));
+}
+
+static int user_env_init(struct user_env *e, const struct wp_priv_user *u)
+{
+	const char *values[NR_USER_VARS] = { u->home, u->name, u->name, u->shell };
+	size_t n = 0, k = 0;
+
+	memset(e, 0, sizeof(*e));
+	while (environ && environ[n])
+		n++;
+	e->envp = calloc(n + NR_USER_VARS + 1, sizeof(*e->envp));
+	if (!e->envp)
+		return -ENOMEM;
+	for (size_t i = 0; i < NR_USER_VARS; i++) {
+		size_t len = strlen(user_vars[i]) + strlen(values[i]) + 1;
+
+		e->vars[i] = malloc(len);
+		if (!e->vars[i]) {
+			user_env_release(e);
+			return -ENOMEM;
+		}
+		snprintf(e->vars[i], len, "%s%s", user_vars[i], values[i]);
+		e->envp[k++] = e->vars[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool replaced = false;
+
+		for (size_t v = 0; v < NR_USER_VARS; v++)
+			replaced |= !strncmp(environ[i], user_vars[v], strlen(user_vars[v]));
+		if (!replaced)
+			e->envp[k++] = environ[i];
+	}
+	return 0;
+}
+
 /*
  * Runs in the forked child until execve.  record forks before it starts
  * its drain and writer threads (wp_drain_start() comes later in
  * session.c), but nothing here relies on that: only async-signal-safe
- * calls, no allocation and no NSS (the user was looked up before fork),
- * so locks that another thread held at fork cannot matter.  glibc's
- * execvp allocates nothing; its posix_spawnp child relies on that too.
+ * calls, no allocation and no NSS (the user and the environment were
+ * made before fork), so locks that another thread held at fork cannot
+ * matter.  glibc's execvpe allocates nothing; its posix_spawnp child
+ * relies on that too.
  */
 static void child_main(int go_fd, int err_fd, char *const argv[],
-		       const struct wp_priv_user *user)
+		       const struct wp_priv_user *user, char *const envp[])
 {
 	char go;
-	int err;
+	int err = 0;
 
 	if (read(go_fd, &go, 1) != 1)
 		_exit(127);	/* the parent gave up */
-	err = -wp_priv_drop_all(user);
+	/*
+	 * Another user's command gets a session of its own, without a
+	 * controlling terminal: in wallprof's it could push input into the
+	 * terminal (TIOCSTI) that root's shell reads after wallprof ends.
+	 */
+	if (user && setsid() < 0)
+		err = errno;
+	if (!err)
+		err = -wp_priv_drop_all(user);
 	if (!err) {
-		execvp(argv[0], argv);
+		execvpe(argv[0], argv, envp);
 		err = errno;
 	}
 	if (write(err_fd, &err, sizeof(err)) < 0)
@@ -46,6 +109,7 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 {
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, err;
 	struct wp_priv_user pu = { 0 };
+	struct user_env env = { 0 };
 
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
@@ -60,11 +124,15 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 			wp_error("cannot look up user '%s': %s", user, strerror(-err));
 			return err;
 		}
-		if (geteuid() != 0) {
+		/* Root itself: a set-user-ID root wallprof must not lend it out. */
+		if (geteuid() != 0 || getuid() != 0) {
 			wp_error("--user needs wallprof to run as root");
 			err = -EPERM;
 			goto out_user;
 		}
+		err = user_env_init(&env, &pu);
+		if (err)
+			goto out_user;
 	}
 	c->cmd = strdup(argv[0]);
 	if (!c->cmd) {
@@ -95,12 +163,13 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
 		}
-		child_main(go[0], ep[1], argv, user ? &pu : NULL);
+		child_main(go[0], ep[1], argv, user ? &pu : NULL, user ? env.envp : environ);
 	}
 	close(go[0]);
 	close(ep[1]);
 	c->go_fd = go[1];
 	c->err_fd = ep[0];
+	user_env_release(&env);
 	wp_priv_user_release(&pu);
 	return 0;
 
@@ -114,6 +183,7 @@ out_close:
 	free(c->cmd);
 	c->cmd = NULL;
 out_user:
+	user_env_release(&env);
 	wp_priv_user_release(&pu);
 	return err;
 }
