@@ -115,8 +115,9 @@ edge = max(ch[0]["start_ns"] - h["start_ns"], h["end_ns"] - ch[-1]["end_ns"]) if
 print(len(ch), gap // 1000000, edge // 1000000)' c-$how.json "$pid")
 set -- $follow
 check_num "chain, $how: the chain's threads are recorded" "${1:-0}" -ge 300
-check_num "chain, $how: no break between one thread and the next, ms" "${2:-9999}" -le 20
-check_num "chain, $how: followed from the start of the recording to its end, ms" "${3:-9999}" -le 50
+# (Margins for a loaded machine: losing the chain leaves most of 2 s.)
+check_num "chain, $how: no break between one thread and the next, ms" "${2:-9999}" -le 100
+check_num "chain, $how: followed from the start of the recording to its end, ms" "${3:-9999}" -le 500
 	check "chain, $how: the thread lists settled" no_match 'kept appearing' rec.err
 	sed 's/^/# /' rec.err
 	check_num "chain, $how: no thread of the chain lives long" \

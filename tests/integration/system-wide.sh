@@ -55,9 +55,9 @@ check_num "churn: one thread per thread the workload made, and main" "$n" -eq $(
 on=$(awk -F '\t' -v p="$pid" '$1 == p { s += $5 } END { printf "%.0f\n", s }' c.threads)
 check_range "churn: its on-CPU time is the kernel's (getrusage), percent" \
 	$((on * 100 / cpu)) 90 110
-kids=$(awk -F '\t' '$3 == "churnkid" { n++ } END { print n + 0 }' c.threads)
+kids=$(awk -F '\t' -v k="ck$pid" '$3 == k { n++ } END { print n + 0 }' c.threads)
 check_num "churn: one row per child process" "$kids" -eq "$forks"
-kon=$(awk -F '\t' '$3 == "churnkid" { s += $5 } END { printf "%.0f\n", s }' c.threads)
+kon=$(awk -F '\t' -v k="ck$pid" '$3 == k { s += $5 } END { printf "%.0f\n", s }' c.threads)
 # Their exit path after the EXIT record (tens of microseconds of 2 ms) is
 # outside their window by design.
 check_range "churn: the children's on-CPU time is the kernel's, percent" \

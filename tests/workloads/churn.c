@@ -3,7 +3,9 @@
  * churn: short-lived threads and processes, one after the other, for
  * SECONDS (default 1): each round creates a thread ("churner") that spins
  * SPIN_US microseconds (default 2000) and exits, and every fourth round
- * also forks a child process ("churnkid") that spins as long and exits.
+ * also forks a child process ("ck" and the parent's pid, so that the
+ * children of one run can be told from another's) that spins as long and
+ * exits.
  * Threads and processes exit while the recording runs, and their tids are
  * soon reused: the case where records of a task arrive after its EXIT.
  * Prints the main thread's schedstat line with, as its extra fields, the
@@ -60,7 +62,10 @@ int main(int argc, char **argv)
 		if (threads % 4 == 0) {
 			kid = fork();
 			if (kid == 0) {
-				wl_name("churnkid");
+				char name[16];
+
+				snprintf(name, sizeof(name), "ck%d", (int)getppid());
+				wl_name(name);
 				churn_spin();
 				_exit(0);
 			}
