@@ -29,6 +29,19 @@ struct wp_hist {
 	uint64_t total_ns[WP_HIST_BUCKETS];
 };
 
+enum wp_hist_kind {
+	WP_HIST_ON_SLICES,	/* switch-in to switch-out */
+	WP_HIST_OFF_INTERVALS,	/* switch-out to switch-in */
+	WP_HIST_PREEMPT_WAITS,	/* the involuntary ones among them */
+	WP_HIST_KINDS,
+};
+
+/*
+ * A thread's histograms, kept as the buckets it filled (most threads fill
+ * a handful): read them with wp_thread_hist_add().
+ */
+struct wp_thread_hists;
+
 struct wp_thread_times {
 	uint32_t pid, tid;
 	char comm[16];
@@ -43,10 +56,12 @@ struct wp_thread_times {
 	uint64_t switch_samples;	/* switch-out stacks */
 	bool exited;
 	bool approximate;		/* records were lost in its window */
-	struct wp_hist on_slices;	/* switch-in to switch-out */
-	struct wp_hist off_intervals;	/* switch-out to switch-in */
-	struct wp_hist preempt_waits;	/* the involuntary ones among them */
+	const struct wp_thread_hists *hists;	/* NULL: no interval at all */
 };
+
+/* Add the thread's histogram of one kind into h (zeroed by the caller). */
+void wp_thread_hist_add(const struct wp_thread_times *t, enum wp_hist_kind kind,
+			struct wp_hist *h);
 
 /*
  * Time attributed to one stack in one thread.  On-CPU samples are weighted

@@ -16,15 +16,40 @@ enum run_state {
 	STATE_PREEMPTED,
 };
 
+/*
+ * A thread is kept small (some 150 bytes): recordings of servers hold
+ * hundreds of thousands of short threads, most of which fill a handful of
+ * histogram buckets and no stack.
+ */
 struct thread {
 	struct wp_thread_times t;
-	uint32_t serial;		/* creation order, stable across sorting */
-	enum run_state state;
-	enum run_state initial_off;	/* what an off-CPU start counts as */
+	struct wp_thread_hists *hists;	/* owned; in t.hists after finish */
 	uint64_t since;			/* start of the current state */
+	uint32_t serial;		/* creation order, stable across sorting */
 	uint32_t pending_stack;		/* from the switch-out sample */
 	uint32_t off_stack;		/* stack of the current off-CPU interval */
+	uint8_t state;			/* enum run_state */
+	uint8_t initial_off;		/* what an off-CPU start counts as */
 	bool closed;
+};
+
+/*
+ * Histogram buckets of the three kinds, keyed kind * 64 + bucket: a few
+ * of them listed (sparse), or, once a thread fills more than SPARSE_MAX,
+ * all of them indexed by key (dense).
+ */
+#define HIST_KEYS (WP_HIST_KINDS * WP_HIST_BUCKETS)
+#define SPARSE_MAX 16
+
+struct hist_bin {
+	uint64_t count, total_ns;
+};
+
+struct wp_thread_hists {
+	uint16_t nr;			/* bins in use, when sparse */
+	uint16_t cap;			/* bins allocated; HIST_KEYS when dense */
+	uint8_t key[SPARSE_MAX];	/* the key of each bin, when sparse */
+	struct hist_bin bin[];
 };
 
 struct weight_slot {
@@ -38,9 +63,9 @@ struct wp_account {
 	uint64_t start_ns;
 	bool no_switches;		/* --no-off-cpu: estimate from samples */
 	uint64_t sample_period_ns;
-	struct thread *threads;
+	struct thread *threads;		/* until finish */
 	size_t nr, cap;
-	size_t *index;			/* open addressing: tid -> threads[i] + 1 */
+	uint32_t *index;		/* open addressing: tid -> threads[i] + 1 */
 	size_t index_cap;
 	struct wp_stack_weight *weights;	/* .thread holds the serial until finish */
 	size_t nr_weights, cap_weights;
@@ -48,6 +73,7 @@ struct wp_account {
 	size_t nr_wslots;
 	uint64_t lost, lost_first, lost_last;
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
+	int err;			/* -ENOMEM once memory ran out */
 	struct wp_thread_times *result;	/* built by wp_account_finish */
 };
 
@@ -57,7 +83,7 @@ static size_t hash_tid(uint32_t tid, size_t cap)
 }
 
 /* The index slot of tid: the one holding it, or the empty one it would take. */
-static size_t *index_slot(const struct wp_account *a, uint32_t tid)
+static uint32_t *index_slot(const struct wp_account *a, uint32_t tid)
 {
 	size_t h;
 
@@ -70,7 +96,7 @@ static size_t *index_slot(const struct wp_account *a, uint32_t tid)
 /* Index every tid by its latest thread: an exited one until its tid is reused. */
 static int index_rebuild(struct wp_account *a, size_t cap)
 {
-	size_t *old = a->index;
+	uint32_t *old = a->index;
 
 	a->index = calloc(cap, sizeof(*a->index));
 	if (!a->index) {
@@ -79,7 +105,7 @@ static int index_rebuild(struct wp_account *a, size_t cap)
 	}
 	a->index_cap = cap;
 	for (size_t i = 0; i < a->nr; i++)
-		*index_slot(a, a->threads[i].t.tid) = i + 1;
+		*index_slot(a, a->threads[i].t.tid) = (uint32_t)(i + 1);
 	free(old);
 	return 0;
 }
@@ -91,7 +117,7 @@ static int index_rebuild(struct wp_account *a, size_t cap)
  */
 static struct thread *thread_find(struct wp_account *a, uint32_t tid)
 {
-	size_t *slot;
+	uint32_t *slot;
 
 	if (!a->index_cap)
 		return NULL;
@@ -112,6 +138,8 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 {
 	struct thread *t;
 
+	if (a->nr == UINT32_MAX - 1)
+		return NULL;	/* serials and the index are 32 bits */
 	if (a->nr == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 64;
 		struct thread *nt = realloc(a->threads, cap * sizeof(*nt));
@@ -143,7 +171,7 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 			return NULL;
 		}
 	} else {
-		*index_slot(a, tid) = a->nr;
+		*index_slot(a, tid) = (uint32_t)a->nr;
 	}
 	return t;
 }
@@ -187,8 +215,8 @@ static int weights_grow(struct wp_account *a)
 	return 0;
 }
 
-/* The weight entry of (thread, stack), created on first use. */
-static struct wp_stack_weight *weight_get(struct wp_account *a, const struct thread *t,
+/* The weight entry of (thread serial, stack), created on first use. */
+static struct wp_stack_weight *weight_get(struct wp_account *a, uint32_t serial,
 					  uint32_t stack)
 {
 	struct wp_stack_weight *w;
@@ -196,9 +224,9 @@ static struct wp_stack_weight *weight_get(struct wp_account *a, const struct thr
 
 	if ((a->nr_weights + 1) * 2 > a->nr_wslots && weights_grow(a))
 		return NULL;
-	j = ((t->serial * 2654435761U) ^ (stack * 40503U)) & (a->nr_wslots - 1);
+	j = ((serial * 2654435761U) ^ (stack * 40503U)) & (a->nr_wslots - 1);
 	for (; a->wslots[j].entry; j = (j + 1) & (a->nr_wslots - 1))
-		if (a->wslots[j].serial == t->serial && a->wslots[j].stack == stack)
+		if (a->wslots[j].serial == serial && a->wslots[j].stack == stack)
 			return &a->weights[a->wslots[j].entry - 1];
 	if (a->nr_weights == a->cap_weights) {
 		size_t cap = a->cap_weights ? a->cap_weights * 2 : 256;
@@ -211,20 +239,94 @@ static struct wp_stack_weight *weight_get(struct wp_account *a, const struct thr
 	}
 	w = &a->weights[a->nr_weights++];
 	memset(w, 0, sizeof(*w));
-	w->thread = t->serial;
+	w->thread = serial;
 	w->stack = stack;
-	a->wslots[j].serial = t->serial;
+	a->wslots[j].serial = serial;
 	a->wslots[j].stack = stack;
 	a->wslots[j].entry = (uint32_t)a->nr_weights;
 	return w;
 }
 
-static void hist_add(struct wp_hist *h, uint64_t ns)
+/* The bin of key in h, or NULL when a sparse h has none. */
+static struct hist_bin *hist_find(struct wp_thread_hists *h, unsigned int key)
+{
+	if (h->cap == HIST_KEYS)
+		return &h->bin[key];
+	for (unsigned int i = 0; i < h->nr; i++)
+		if (h->key[i] == key)
+			return &h->bin[i];
+	return NULL;
+}
+
+/* Room for one more bin: a larger sparse set, or past SPARSE_MAX the dense one. */
+static struct wp_thread_hists *hist_grow(struct wp_thread_hists *h)
+{
+	unsigned int cap = h ? h->cap * 2U : 2;
+	struct wp_thread_hists *n;
+
+	if (cap > SPARSE_MAX) {
+		n = calloc(1, sizeof(*n) + HIST_KEYS * sizeof(n->bin[0]));
+		if (!n)
+			return NULL;
+		for (unsigned int i = 0; i < h->nr; i++)
+			n->bin[h->key[i]] = h->bin[i];
+		n->cap = HIST_KEYS;
+		free(h);
+		return n;
+	}
+	n = realloc(h, sizeof(*n) + cap * sizeof(n->bin[0]));
+	if (!n)
+		return NULL;
+	if (!h)
+		n->nr = 0;
+	n->cap = (uint16_t)cap;
+	return n;
+}
+
+static void hist_add(struct wp_account *a, struct thread *t, enum wp_hist_kind kind,
+		     uint64_t ns)
 {
 	unsigned int b = ns ? 63 - (unsigned int)__builtin_clzll(ns) : 0;
+	unsigned int key = kind * WP_HIST_BUCKETS + b;
+	struct wp_thread_hists *h = t->hists;
+	struct hist_bin *bin = h ? hist_find(h, key) : NULL;
 
-	h->count[b]++;
-	h->total_ns[b] += ns;
+	if (!bin) {
+		if (!h || h->nr == h->cap) {
+			h = hist_grow(h);
+			if (!h) {
+				a->err = -ENOMEM;
+				return;
+			}
+			t->hists = h;
+		}
+		bin = hist_find(h, key);	/* a dense set has them all */
+		if (!bin) {
+			h->key[h->nr] = (uint8_t)key;
+			bin = &h->bin[h->nr++];
+			bin->count = bin->total_ns = 0;
+		}
+	}
+	bin->count++;
+	bin->total_ns += ns;
+}
+
+void wp_thread_hist_add(const struct wp_thread_times *t, enum wp_hist_kind kind,
+			struct wp_hist *h)
+{
+	const struct wp_thread_hists *th = t->hists;
+	unsigned int first = kind * WP_HIST_BUCKETS;
+
+	if (!th)
+		return;
+	for (unsigned int i = 0; i < (th->cap == HIST_KEYS ? HIST_KEYS : th->nr); i++) {
+		unsigned int key = th->cap == HIST_KEYS ? i : th->key[i];
+
+		if (key < first || key >= first + WP_HIST_BUCKETS)
+			continue;
+		h->count[key - first] += th->bin[i].count;
+		h->total_ns[key - first] += th->bin[i].total_ns;
+	}
 }
 
 /* The part of [from, to) inside the report window. */
@@ -252,7 +354,7 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 	if (t->state == STATE_ON) {
 		t->t.on_cpu_ns += d;
 		if (d)
-			hist_add(&t->t.on_slices, d);
+			hist_add(a, t, WP_HIST_ON_SLICES, d);
 		return;
 	}
 	if (t->state == STATE_BLOCKED)
@@ -261,14 +363,16 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 		t->t.preempted_ns += d;
 	if (!d)
 		return;
-	hist_add(&t->t.off_intervals, d);
+	hist_add(a, t, WP_HIST_OFF_INTERVALS, d);
 	if (t->state == STATE_PREEMPTED)
-		hist_add(&t->t.preempt_waits, d);
+		hist_add(a, t, WP_HIST_PREEMPT_WAITS, d);
 	if (full >= a->opts.min_block_ns) {
-		struct wp_stack_weight *w = weight_get(a, t, t->off_stack);
+		struct wp_stack_weight *w = weight_get(a, t->serial, t->off_stack);
 
-		if (!w)
+		if (!w) {
+			a->err = -ENOMEM;
 			return;
+		}
 		if (t->state == STATE_BLOCKED) {
 			w->blocked_ns += d;
 			w->blocked_count++;
@@ -369,6 +473,8 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 	struct wp_stack_weight *w;
 	struct thread *t;
 
+	if (a->err)
+		return a->err;
 	/* The idle task, or a task already unhashed at exit (pid -1). */
 	if (!tid || tid == UINT32_MAX)
 		return 0;
@@ -392,7 +498,7 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 	    (a->opts.window_end && time > a->opts.window_end))
 		return 0;
 	t->t.samples++;
-	w = weight_get(a, t, stack);
+	w = weight_get(a, t->serial, stack);
 	if (!w)
 		return -ENOMEM;
 	w->samples++;
@@ -488,6 +594,8 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 	struct thread *t;
 	uint64_t v;
 
+	if (a->err)
+		return a->err;
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
@@ -548,24 +656,29 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 	return 0;
 }
 
-static int thread_cmp(const void *x, const void *y)
+/* Results (in serial order) by pid, tid and start; by creation when all are equal. */
+static int result_cmp(const void *x, const void *y, void *arg)
 {
-	const struct thread *a = x, *b = y;
+	const struct wp_thread_times *res = arg;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	const struct wp_thread_times *a = &res[i], *b = &res[j];
 
-	if (a->t.pid != b->t.pid)
-		return a->t.pid < b->t.pid ? -1 : 1;
-	if (a->t.tid != b->t.tid)
-		return a->t.tid < b->t.tid ? -1 : 1;
-	return a->t.start_ns < b->t.start_ns ? -1 : a->t.start_ns > b->t.start_ns;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
 }
 
 /*
  * Spread a thread's exact on-CPU time over its sampled stacks in
  * proportion to their samples; the rounding remainder goes to the stack
- * with the most samples, so the parts add up exactly.
+ * with the most samples, so the parts add up exactly.  Threads are in
+ * serial order.
  */
-static int distribute_on_cpu(struct wp_account *a, const uint64_t *on_by_serial,
-			     const uint64_t *samples_by_serial, const struct thread *by_serial)
+static int distribute_on_cpu(struct wp_account *a)
 {
 	size_t nr_threads = a->nr;
 	uint64_t *given = calloc(nr_threads ? nr_threads : 1, sizeof(*given));
@@ -580,27 +693,30 @@ static int distribute_on_cpu(struct wp_account *a, const uint64_t *on_by_serial,
 		biggest[i] = UINT32_MAX;
 	for (size_t i = 0; i < a->nr_weights; i++) {
 		struct wp_stack_weight *w = &a->weights[i];
+		const struct wp_thread_times *t = &a->threads[w->thread].t;
 		uint32_t s = w->thread;
 
-		if (!w->samples || !samples_by_serial[s])
+		if (!w->samples || !t->samples)
 			continue;
-		w->on_cpu_ns = (uint64_t)((unsigned __int128)on_by_serial[s] * w->samples /
-					  samples_by_serial[s]);
+		w->on_cpu_ns = (uint64_t)((unsigned __int128)t->on_cpu_ns * w->samples /
+					  t->samples);
 		given[s] += w->on_cpu_ns;
 		if (biggest[s] == UINT32_MAX || a->weights[biggest[s]].samples < w->samples)
 			biggest[s] = (uint32_t)i;
 	}
 	for (size_t s = 0; s < nr_threads; s++) {
+		uint64_t on = a->threads[s].t.on_cpu_ns;
+
 		if (biggest[s] != UINT32_MAX) {
-			a->weights[biggest[s]].on_cpu_ns += on_by_serial[s] - given[s];
-		} else if (on_by_serial[s]) {
+			a->weights[biggest[s]].on_cpu_ns += on - given[s];
+		} else if (on) {
 			/* On a CPU, but never sampled there. */
-			struct wp_stack_weight *w = weight_get(a, &by_serial[s],
+			struct wp_stack_weight *w = weight_get(a, (uint32_t)s,
 							       a->opts.unsampled_stack);
 
 			if (w)
-				w->on_cpu_ns = on_by_serial[s];
-			a->unsampled_ns += on_by_serial[s];
+				w->on_cpu_ns = on;
+			a->unsampled_ns += on;
 			a->unsampled_threads++;
 		}
 	}
@@ -609,47 +725,81 @@ static int distribute_on_cpu(struct wp_account *a, const uint64_t *on_by_serial,
 	return 0;
 }
 
+/*
+ * Turn the threads, in place, into the result: the public part of each,
+ * sorted, in an array of its own size.  No copy of them all is made, so
+ * the peak is the threads and two numbers for each.
+ */
+static int make_result(struct wp_account *a)
+{
+	struct wp_thread_times *res = (struct wp_thread_times *)a->threads;
+	uint32_t *sorted = malloc((a->nr + 1) * sizeof(*sorted));
+	uint32_t *sorted_of = malloc((a->nr + 1) * sizeof(*sorted_of));
+
+	if (!sorted || !sorted_of) {
+		free(sorted);
+		free(sorted_of);
+		return -ENOMEM;
+	}
+	/* Each result is smaller than its thread, and goes no later. */
+	for (size_t i = 0; i < a->nr; i++) {
+		struct wp_thread_times t = a->threads[i].t;
+
+		t.hists = a->threads[i].hists;
+		res[i] = t;
+	}
+	a->threads = NULL;
+	a->cap = 0;
+	a->result = realloc(res, (a->nr + 1) * sizeof(*res));
+	if (!a->result)
+		a->result = res;	/* smaller: it cannot fail, but keep it */
+	res = a->result;
+	for (size_t i = 0; i < a->nr; i++)
+		sorted[i] = (uint32_t)i;
+	if (a->nr)	/* qsort wants a valid pointer even for 0 elements */
+		qsort_r(sorted, a->nr, sizeof(*sorted), result_cmp, res);
+	for (size_t i = 0; i < a->nr; i++)
+		sorted_of[sorted[i]] = (uint32_t)i;
+	/* Put res[sorted[i]] at i, cycle by cycle; a place done points to itself. */
+	for (size_t i = 0; i < a->nr; i++) {
+		struct wp_thread_times first;
+		size_t j = i;
+
+		if (sorted[i] == i)
+			continue;
+		first = res[i];
+		while (sorted[j] != i) {
+			size_t k = sorted[j];
+
+			res[j] = res[k];
+			sorted[j] = (uint32_t)j;
+			j = k;
+		}
+		res[j] = first;
+		sorted[j] = (uint32_t)j;
+	}
+	/* Weights now refer to threads by their place in the result. */
+	for (size_t i = 0; i < a->nr_weights; i++)
+		a->weights[i].thread = sorted_of[a->weights[i].thread];
+	free(sorted);
+	free(sorted_of);
+	return 0;
+}
+
 void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 {
-	uint64_t *on = NULL, *samples = NULL;
-	uint32_t *sorted_of = NULL;
-	struct thread *by_serial = NULL;
-
+	if (a->result)
+		return;		/* finished already */
 	for (size_t i = 0; i < a->nr; i++)
 		thread_close(a, &a->threads[i], end_ns);
 	free(a->index);
 	a->index = NULL;
 	a->index_cap = 0;
-
-	/* Threads are still in serial order here. */
-	on = calloc(a->nr + 1, sizeof(*on));
-	samples = calloc(a->nr + 1, sizeof(*samples));
-	by_serial = malloc((a->nr + 1) * sizeof(*by_serial));
-	sorted_of = malloc((a->nr + 1) * sizeof(*sorted_of));
-	if (on && samples && by_serial && sorted_of) {
-		for (size_t i = 0; i < a->nr; i++) {
-			on[i] = a->threads[i].t.on_cpu_ns;
-			samples[i] = a->threads[i].t.samples;
-			by_serial[i] = a->threads[i];
-		}
-		distribute_on_cpu(a, on, samples, by_serial);
-	}
-	if (a->nr)	/* qsort wants a valid pointer even for 0 elements */
-		qsort(a->threads, a->nr, sizeof(*a->threads), thread_cmp);
-	free(a->result);
-	a->result = calloc(a->nr ? a->nr : 1, sizeof(*a->result));
-	for (size_t i = 0; a->result && i < a->nr; i++) {
-		a->result[i] = a->threads[i].t;
-		if (sorted_of)
-			sorted_of[a->threads[i].serial] = (uint32_t)i;
-	}
-	/* Weights now refer to threads by their place in the result. */
-	for (size_t i = 0; sorted_of && i < a->nr_weights; i++)
-		a->weights[i].thread = sorted_of[a->weights[i].thread];
-	free(on);
-	free(samples);
-	free(by_serial);
-	free(sorted_of);
+	distribute_on_cpu(a);
+	if (!a->nr && !a->threads)
+		a->threads = calloc(1, sizeof(*a->threads));	/* a result even of none */
+	if (a->threads && make_result(a))
+		a->err = -ENOMEM;	/* no threads to show; the hists stay theirs */
 	free(a->wslots);
 	a->wslots = NULL;
 	a->nr_wslots = 0;
@@ -688,6 +838,11 @@ void wp_account_free(struct wp_account *a)
 {
 	if (!a)
 		return;
+	/* The histograms are the threads' until the result takes them. */
+	for (size_t i = 0; a->result && i < a->nr; i++)
+		free((void *)a->result[i].hists);
+	for (size_t i = 0; a->threads && i < a->nr; i++)
+		free(a->threads[i].hists);
 	free(a->threads);
 	free(a->result);
 	free(a->index);

@@ -13,14 +13,6 @@
 
 #define BAR_WIDTH 40
 
-static void hist_merge(struct wp_hist *dst, const struct wp_hist *src)
-{
-	for (int i = 0; i < WP_HIST_BUCKETS; i++) {
-		dst->count[i] += src->count[i];
-		dst->total_ns[i] += src->total_ns[i];
-	}
-}
-
 static void print_hist(const char *title, const struct wp_hist *h, FILE *out)
 {
 	uint64_t max = 0, total = 0, n = 0;
@@ -85,18 +77,22 @@ int wp_format_hist(struct wp_view *v, FILE *out)
 			continue;
 		shown++;
 		if (v->o.per_thread) {
+			memset(&on, 0, sizeof(on));
+			memset(&off, 0, sizeof(off));
+			memset(&pre, 0, sizeof(pre));
+		}
+		wp_thread_hist_add(&th[i], WP_HIST_ON_SLICES, &on);
+		wp_thread_hist_add(&th[i], WP_HIST_OFF_INTERVALS, &off);
+		wp_thread_hist_add(&th[i], WP_HIST_PREEMPT_WAITS, &pre);
+		if (v->o.per_thread) {
 			char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
 
 			/* Programs name their threads: escapes and all. */
 			fprintf(out, "%s# thread %" PRIu32 " (%s) of process %" PRIu32 "\n",
 				shown > 1 ? "\n" : "", th[i].tid,
 				wp_quote(comm, sizeof(comm), th[i].comm, WP_QUOTE_TEXT), th[i].pid);
-			print_set(v, &th[i].on_slices, &th[i].off_intervals, &th[i].preempt_waits, out);
-			continue;
+			print_set(v, &on, &off, &pre, out);
 		}
-		hist_merge(&on, &th[i].on_slices);
-		hist_merge(&off, &th[i].off_intervals);
-		hist_merge(&pre, &th[i].preempt_waits);
 	}
 	if (!v->o.per_thread) {
 		fprintf(out, "# %zu threads\n", shown);

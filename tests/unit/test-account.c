@@ -3,8 +3,11 @@
  * test-account.c: the on/off-CPU accounting on synthetic record sequences,
  * and the time ordering of records across rounds.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "account.h"
 #include "layout.h"
@@ -120,6 +123,7 @@ static void test_basic_split(void)
 	struct wp_account *a = new_account(0, 0, 0);
 	const struct wp_thread_times *t;
 	const struct wp_stack_weight *w;
+	struct wp_hist h;
 	size_t n;
 
 	feed_basic(a);
@@ -145,9 +149,13 @@ static void test_basic_split(void)
 	w = weight_of(a, STACK_C);
 	ok(w && w->preempted_ns == 5 * MS && w->preempted_count == 1,
 	   "basic: stack C has the preempted interval");
-	is_u64(t->on_slices.count[63 - __builtin_clzll(10 * MS)], 2,
+	memset(&h, 0, sizeof(h));
+	wp_thread_hist_add(t, WP_HIST_ON_SLICES, &h);
+	is_u64(h.count[63 - __builtin_clzll(10 * MS)], 2,
 	       "basic: two 10 ms on-CPU slices in their log2 bucket");
-	is_u64(t->preempt_waits.total_ns[63 - __builtin_clzll(5 * MS)], 5 * MS,
+	memset(&h, 0, sizeof(h));
+	wp_thread_hist_add(t, WP_HIST_PREEMPT_WAITS, &h);
+	is_u64(h.total_ns[63 - __builtin_clzll(5 * MS)], 5 * MS,
 	       "basic: the preemption wait in its bucket");
 	wp_account_free(a);
 }
@@ -329,6 +337,77 @@ static void test_lost(void)
 	wp_account_free(a);
 }
 
+/* --- memory --- */
+
+/* The process's peak resident memory so far, in KiB. */
+static long peak_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kib = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * 100000 threads of one process that each run a few microseconds, block
+ * once and exit, as servers that start a thread per request make them:
+ * what each costs, at its peak (measured in a child, whose memory nothing
+ * else has used yet).  Each needs a few counters and a few histogram
+ * buckets, not three histograms of 64 buckets and copies of them.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define MEMORY_BOUND 2048	/* redzones, and freed memory held in quarantine */
+#else
+#define MEMORY_BOUND 1024
+#endif
+
+static void test_memory_per_thread(void)
+{
+	enum { THREADS = 100000 };
+	long per = -1;
+	int fds[2];
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(fds) || (pid = fork()) < 0) {
+		ok(false, "memory: cannot fork to measure");
+		return;
+	}
+	if (!pid) {
+		struct wp_account *a = new_account(0, 0, 0);
+		uint8_t buf[256];
+		long before = peak_kib(), bytes;
+
+		for (uint32_t i = 0; i < THREADS; i++) {
+			uint64_t t = (uint64_t)i * 1000;
+
+			feed(a, task_rec(PERF_RECORD_FORK, 1000 + i, t + 1, buf));
+			feed(a, switch_rec(1000 + i, t + 2, false, false, buf));
+			feed(a, switch_rec(1000 + i, t + 5, true, false, buf));
+			feed(a, switch_rec(1000 + i, t + 7, false, false, buf));
+			feed(a, task_rec(PERF_RECORD_EXIT, 1000 + i, t + 9, buf));
+		}
+		wp_account_finish(a, START + (uint64_t)THREADS * 1000);
+		bytes = (peak_kib() - before) * 1024 / THREADS;
+		wp_account_free(a);
+		_exit(write(fds[1], &bytes, sizeof(bytes)) == sizeof(bytes) ? 0 : 1);
+	}
+	close(fds[1]);
+	if (read(fds[0], &per, sizeof(per)) != sizeof(per))
+		per = -1;
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	diag("%ld bytes per short thread at the peak", per);
+	ok(per >= 0 && per < MEMORY_BOUND, "memory: a short thread costs less than %d bytes (%ld)",
+	   MEMORY_BOUND, per);
+}
+
 /* --- order --- */
 
 static uint64_t delivered[16];
@@ -486,6 +565,7 @@ int main(void)
 	test_exact_distribution();
 	test_lost();
 	test_order();
+	test_memory_per_thread();
 	test_order_bound();
 	test_order_span();
 	return done_testing();
