@@ -14,6 +14,7 @@
 
 #include "builtin.h"
 #include "log.h"
+#include "priv.h"
 #include "quote.h"
 
 struct cmd_struct {
@@ -21,11 +22,12 @@ struct cmd_struct {
 	int (*fn)(int argc, char **argv);
 	void (*usage)(FILE *out);
 	const char *summary;
+	bool privileged;	/* keeps capabilities the binary was given */
 };
 
 static const struct cmd_struct commands[] = {
-	{ "record", cmd_record, record_usage, "Run a command or attach to processes and record on-CPU and off-CPU events" },
-	{ "report", cmd_report, report_usage, "Read a recording and print what it holds" },
+	{ "record", cmd_record, record_usage, "Run a command or attach to processes and record on-CPU and off-CPU events", true },
+	{ "report", cmd_report, report_usage, "Read a recording and print what it holds", false },
 };
 
 static const struct cmd_struct *find_command(const char *name)
@@ -204,5 +206,15 @@ int main(int argc, char **argv)
 	c = find_command(name);
 	if (!c)
 		return not_a_command(name);
+	/* Only record needs what setcap gave the binary; nothing else keeps it. */
+	if (!c->privileged) {
+		int err = wp_priv_drop_elevated();
+
+		if (err) {
+			fprintf(stderr, "wallprof: error: cannot drop the capabilities of this "
+				"binary: %s\n", strerror(-err));
+			return WP_EXIT_FAILURE;
+		}
+	}
 	return finish_stdout(c->fn(argc - 1, argv + 1));
 }

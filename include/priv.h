@@ -118,4 +118,13 @@ void wp_priv_user_release(struct wp_priv_user *u);
  */
 int wp_priv_drop_all(const struct wp_priv_user *u);
 
+/*
+ * A command that needs no privilege, in a wallprof given capabilities its
+ * user does not have (file capabilities): drop them all, so that reading
+ * a crafted recording (whose paths report opens) reaches no further than
+ * the user could.  Nothing changes for root or an unprivileged wallprof.
+ * Returns 0 or -errno.
+ */
+int wp_priv_drop_elevated(void);
+
 #endif

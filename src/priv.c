@@ -275,6 +275,13 @@ static int empty_bounding_set(void)
  * Runs in a forked child, so raw system calls only: libcap's cap_*
  * functions allocate.
  */
+int wp_priv_drop_elevated(void)
+{
+	if (!getauxval(AT_SECURE))
+		return 0;
+	return wp_priv_drop_all(NULL);
+}
+
 int wp_priv_drop_all(const struct wp_priv_user *u)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };

@@ -7,7 +7,7 @@
 # in one line that names --any-process, without a data file; with
 # --any-process they work.  nobody's own process is recorded with
 # off-CPU stacks, and root running the same copy is not restricted.  A
-# set-user-ID copy refuses to record at all.
+# set-user-ID copy refuses to record at all; report drops the capabilities.
 set -u
 . "$TESTS_SRCDIR/integration/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root to give a copy of wallprof file capabilities"
@@ -135,6 +135,22 @@ for wp in ./wallprof-caps "$WALLPROF"; do
 	check "root, $wp: no error" no_match 'error' err
 	n=$((n + 1))
 done
+
+# report needs none of the capabilities, and a crafted recording names the
+# paths it opens: it drops them at once.  (Its -o on a FIFO holds it in
+# open() until the FIFO is read, long enough to look at it.)
+mkfifo -m 666 data/out.fifo || exit 99
+chmod 644 "data/root-$((n - 1)).data"
+$nobody ./wallprof-caps report -i "data/root-$((n - 1)).data" -o data/out.fifo 2>report.err &
+rpid=$!
+wait_until 50 test -e "/proc/$rpid/status" || true
+sleep 0.3
+caps=$(sed -n 's/^Cap\(Prm\|Eff\):[[:space:]]*//p' "/proc/$rpid/status" 2>/dev/null | sort -u)
+timeout 10 cat data/out.fifo >/dev/null
+wait "$rpid"
+sed 's/^/# /' report.err
+check "report through the copy runs without its capabilities" [ "$caps" = 0000000000000000 ]
+[ "$caps" = 0000000000000000 ] || echo "# CapPrm/CapEff: $caps"
 
 # A set-user-ID copy: record refuses before anything else.
 cp "$WALLPROF" wallprof-suid && chmod 4755 wallprof-suid || exit 99
