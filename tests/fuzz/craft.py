@@ -12,6 +12,8 @@ seed the fuzzers and are replayed by every build's unit tests
 made at fuzzing time instead (tests/fuzz/run.sh): they name files of the
 machine they were made on.
 """
+import ctypes
+import ctypes.util
 import os
 import struct
 
@@ -99,6 +101,21 @@ def zstd_raw(payload):
     return out
 
 
+def zstd(payload, level=19):
+    """payload as one zstd frame, made by the system's libzstd (a build dependency)."""
+    lib = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    lib.ZSTD_compressBound.restype = ctypes.c_size_t
+    lib.ZSTD_compressBound.argtypes = [ctypes.c_size_t]
+    lib.ZSTD_compress.restype = ctypes.c_size_t
+    lib.ZSTD_compress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                                  ctypes.c_size_t, ctypes.c_int]
+    cap = lib.ZSTD_compressBound(len(payload))
+    out = ctypes.create_string_buffer(cap)
+    n = lib.ZSTD_compress(out, cap, payload, len(payload), level)
+    assert n <= cap
+    return out.raw[:n]
+
+
 def sample_id(tid, time, ident, cpu=0):
     return struct.pack("<IIQIIQ", PID, tid, time, cpu, 0, ident)
 
@@ -147,11 +164,29 @@ def records():
     return r
 
 
+def impossible_time():
+    """A switch-in dated 2^64 - 2^60 ns: an off-CPU interval of more than 2^63 ns."""
+    t, ms = START, 10**6
+    return b"".join([
+        trailed(RECORD_COMM, MISC_COMM_EXEC, struct.pack("<II", PID, PID) + b"craft\0", PID, t + ms, 0),
+        trailed(RECORD_SWITCH, MISC_SWITCH_OUT, b"", PID, t + 2 * ms, SWITCH_ID),
+        trailed(RECORD_SWITCH, 0, b"", PID, 2**64 - 2**60, SWITCH_ID),
+        rec(RECORD_ROUND, 0, b""),
+    ])
+
+
+def bomb(blocks, raw_mib):
+    """zstd RECORDS blocks of 8-byte records of a type no kernel writes, no ROUND, no summary."""
+    z = zstd(struct.pack("<IHH", 63, 0, 8) * (raw_mib << 17))
+    return block(BLOCK_RECORDS, b"", BLOCK_ZSTD, z, raw_mib << 20) * blocks
+
+
 def summary(end=START + 10 * 10**6):
     return block(BLOCK_SUMMARY, struct.pack("<13QiIQII", end, 1700000000 * 10**9 + end - START,
                                             14, 3, 1, 4, 3, 0, 0, 4096, 0, 0, 2, 0, 0, 0, 0, 0))
 
 
+BOMB_BLOCKS, BOMB_MIB = 2, 128
 KSYMS = b"ffffffff81000000 craft_kernel_entry\nffffffff81000100 craft_schedule\n"
 
 
@@ -182,6 +217,9 @@ def files():
             "crafted-no-summary": header(m) + block(BLOCK_RECORDS, flat),
             "crafted-unknown-record": header(m) + block(BLOCK_RECORDS, rec(99, 0, bytes(16)) +
                                                         flat + rec(200, 0, b"")) + summary(),
+            # Inputs of bugs, fixed since: each must keep passing.
+            "bug-time-past-2pow63": header(m) + block(BLOCK_RECORDS, impossible_time()) + summary(),
+            "bug-zstd-bomb": header(m) + bomb(BOMB_BLOCKS, BOMB_MIB),
         },
     }
 
