@@ -33,6 +33,8 @@ void record_usage(FILE *out)
 		"                            cpu-cycles), instructions\n"
 		"  -g, --call-graph <mode>   dwarf[,<size>] (default dwarf,8192), fp or none\n"
 		"      --no-off-cpu          no context-switch records and no switch-out stacks\n"
+		"      --wakeups=<how>       wake-ups and their wakers: stacks (default when\n"
+		"                            allowed), nostacks or off\n"
 		"Target:\n"
 		"  -p, --pid <pid,...>       attach to running processes and their new threads\n"
 		"  -t, --tid <tid,...>       attach to threads\n"
@@ -60,6 +62,7 @@ enum {
 	OPT_USER,
 	OPT_COLOR,
 	OPT_ANY_PROCESS,
+	OPT_WAKEUPS,
 };
 
 static const struct option record_options[] = {
@@ -67,6 +70,7 @@ static const struct option record_options[] = {
 	{ "event", required_argument, NULL, 'e' },
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
+	{ "wakeups", required_argument, NULL, OPT_WAKEUPS },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "tid", required_argument, NULL, 't' },
 	{ "all-cpus", no_argument, NULL, 'a' },
@@ -181,6 +185,19 @@ int cmd_record(int argc, char **argv)
 			ret = parse_call_graph(optarg, &o.events);
 			if (ret)
 				goto out;
+			break;
+		case OPT_WAKEUPS:
+			if (!strcmp(optarg, "stacks")) {
+				o.events.wakeups = WP_WAKEUPS_STACKS;
+			} else if (!strcmp(optarg, "nostacks")) {
+				o.events.wakeups = WP_WAKEUPS_NOSTACKS;
+			} else if (!strcmp(optarg, "off")) {
+				o.events.wakeups = WP_WAKEUPS_OFF;
+			} else {
+				ret = usage_error("record", "--wakeups: '%s' is not stacks, nostacks or off",
+						  optarg);
+				goto out;
+			}
 			break;
 		case OPT_NO_OFF_CPU:
 			o.events.off_cpu = false;

@@ -41,6 +41,7 @@
 #define WP_META_OFFCPU_STACKS_DENIED (1ULL << 4) /* wanted but not permitted */
 #define WP_META_CPU_WIDE	(1ULL << 5)	/* -a: every task on every CPU */
 #define WP_META_CLOCK_FALLBACK	(1ULL << 6)	/* a hardware event fell back */
+#define WP_META_WAKEUPS		(1ULL << 7)	/* wake-up tracepoints, per CPU */
 
 enum wp_callgraph {
 	WP_CALLGRAPH_NONE = 0,
@@ -59,6 +60,8 @@ enum wp_target_mode {
 enum wp_event_role {
 	WP_EVENT_ONCPU = 0,
 	WP_EVENT_SWITCH_OUT = 1,
+	WP_EVENT_WAKEUP = 2,		/* sched:sched_waking, per CPU */
+	WP_EVENT_WAKEUP_NEW = 3,	/* sched:sched_wakeup_new, per CPU */
 };
 
 struct wp_event_desc {
@@ -131,6 +134,7 @@ struct wp_summary {
 	 * written before it, up to its last whole block.
 	 */
 	uint32_t cut_short_errno;
+	uint64_t wakeups;		/* wake-up samples (after the fields above, new) */
 };
 
 struct wp_writer;

@@ -46,6 +46,13 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 /* Let the writer thread write what was drained, and from now on. */
 void wp_drain_release_writer(struct wp_drain *d);
 
+/*
+ * Keep the wake-ups of these threads (the recording's at its start), and
+ * of the threads born from then on (FORK and EXIT records say which), of
+ * all the kernel's filter lets through (wp_evlist_filter_wakees).
+ */
+int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n);
+
 /* Counters so far (for a live status line).  Thread safe. */
 void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written);
 

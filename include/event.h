@@ -20,6 +20,15 @@
 #include "layout.h"
 #include "priv.h"
 #include "ring.h"
+#include "tracefs.h"
+
+/* Wake-up records (sched:sched_waking and sched_wakeup_new). */
+enum wp_wakeups {
+	WP_WAKEUPS_AUTO,	/* with the waker's stack when allowed, else none */
+	WP_WAKEUPS_STACKS,
+	WP_WAKEUPS_NOSTACKS,	/* who and when, without the waker's stack */
+	WP_WAKEUPS_OFF,
+};
 
 struct wp_event_opts {
 	const char *event;	/* cpu-clock, task-clock, cycles, instructions */
@@ -32,6 +41,7 @@ struct wp_event_opts {
 	bool cpu_wide;		/* -a */
 	unsigned int mmap_pages;	/* per CPU ring; 0 = choose */
 	bool mmap_pages_given;	/* -m given: do not shrink on EPERM */
+	enum wp_wakeups wakeups;
 };
 
 struct wp_evfd {
@@ -43,8 +53,13 @@ struct wp_evfd {
 };
 
 struct wp_evlist {
-	struct wp_event_desc descs[2];
+	struct wp_event_desc descs[4];
 	unsigned int nr_descs;
+	unsigned int cpu_wide_descs;	/* bit per desc: opened per CPU, never per task */
+	char *wakeup_formats[2];	/* the tracepoints' format files, as read */
+	struct wp_trace_field wakee_field[2];	/* their "pid" fields, the wakee */
+	char wakeups_missing[256];	/* why there are none (auto mode), or "" */
+	bool tracefs_mounted;		/* wallprof mounted it */
 	struct wp_sample_format fmt;
 	uint64_t meta_flags;		/* WP_META_* describing what was set up */
 	uint64_t sample_period_ns;	/* on-CPU period, 0 for frequency mode */
@@ -93,6 +108,25 @@ int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what);
 
 /* Open every event on every CPU for all tasks (-a). */
 int wp_evlist_open_cpus(struct wp_evlist *ev);
+
+/*
+ * Open the per-CPU events (the wake-up tracepoints) of a recording of
+ * tasks, after their events: they share the CPUs' rings.  Their records
+ * are kept in the kernel for the wakees wp_evlist_filter_wakees() names.
+ */
+int wp_evlist_open_cpu_events(struct wp_evlist *ev);
+
+/*
+ * Keep the wake-ups of these threads, and of every thread newer than the
+ * thread id newer_than (the threads they will create), in the kernel: a
+ * filter on the wakee, which the kernel takes once per event.  Others'
+ * that pass it are the drain thread's to leave out.
+ */
+int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
+			    uint32_t newer_than);
+
+/* Whether the recording has wake-up events. */
+bool wp_evlist_has_wakeups(const struct wp_evlist *ev);
 
 /* Whether tid already has events (attach mode rescans). */
 bool wp_evlist_has_task(const struct wp_evlist *ev, pid_t tid);

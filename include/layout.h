@@ -30,6 +30,8 @@ enum wp_record_type {
 	WP_RECORD_THREAD = 102,
 	/* The events opened for one attached thread: struct wp_record_attach. */
 	WP_RECORD_ATTACH = 103,
+	/* A trace event's format file, as tracefs gave it: struct wp_record_text. */
+	WP_RECORD_TRACE_FORMAT = 104,
 };
 
 /*
@@ -72,6 +74,12 @@ struct wp_record_attach {
 	uint64_t ids[];		/* nr_ids event ids */
 };
 
+/* A text record: NUL-terminated, padded to 8 bytes. */
+struct wp_record_text {
+	struct perf_event_header header;
+	char text[];
+};
+
 /* The shape of samples and sample_id trailers in one recording. */
 struct wp_sample_format {
 	uint64_t sample_type;
@@ -91,6 +99,8 @@ struct wp_sample {
 	uint64_t period;
 	uint64_t nr_callchain;
 	const uint64_t *callchain;	/* borrowed */
+	uint32_t raw_size;		/* PERF_SAMPLE_RAW: a trace event's data */
+	const void *raw;		/* borrowed */
 	uint64_t regs_abi;		/* PERF_SAMPLE_REGS_ABI_*; 0 = no regs */
 	const uint64_t *regs;		/* nr_regs values, packed by mask bit order */
 	uint64_t stack_size;		/* bytes reserved in the record */

@@ -41,6 +41,12 @@ void wp_priv_read(struct wp_priv *p);
 /* Kernel-mode samples and callchains (exclude_kernel=0). */
 bool wp_priv_can_sample_kernel(const struct wp_priv *p);
 
+/*
+ * The raw data of trace events (the scheduler's wake-ups): CAP_PERFMON or
+ * kernel.perf_event_paranoid at -1.
+ */
+bool wp_priv_can_trace_sched(const struct wp_priv *p);
+
 /* CPU-wide events (pid -1), needed for -a. */
 bool wp_priv_can_profile_cpus(const struct wp_priv *p);
 

@@ -29,6 +29,9 @@ struct wp_u64map {
 /* Set key to val (replacing any value it had): 0 or -ENOMEM. */
 int wp_u64map_put(struct wp_u64map *m, uint64_t key, uint64_t val);
 
+/* Remove key (nothing when absent). */
+void wp_u64map_del(struct wp_u64map *m, uint64_t key);
+
 /* Whether key is present; its value in *val when val is not NULL. */
 bool wp_u64map_get(const struct wp_u64map *m, uint64_t key, uint64_t *val);
 

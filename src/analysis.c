@@ -44,7 +44,7 @@ struct pipeline {
 	struct wp_coverage *coverage;
 	struct wp_u64map unnamed_at;	/* where unnamed frames were -> how many */
 	uint32_t no_stack_marker;
-	struct wp_u64map switch_ids;	/* ids of the switch-out events */
+	struct wp_u64map roles;		/* event id -> enum wp_event_role */
 	uint32_t truncated_marker;
 	uint64_t last_time;
 	struct wp_ustack ustack;
@@ -55,9 +55,12 @@ struct pipeline {
 	char *ksyms_text;	/* the recording's saved kernel symbols, or NULL */
 };
 
-static bool is_switch_sample(const struct pipeline *p, uint64_t id)
+static enum wp_event_role sample_role(const struct pipeline *p, uint64_t id)
 {
-	return wp_u64map_get(&p->switch_ids, id, NULL);
+	uint64_t role = WP_EVENT_ONCPU;
+
+	wp_u64map_get(&p->roles, id, &role);
+	return (enum wp_event_role)role;
 }
 
 /*
@@ -219,12 +222,16 @@ static void explain_unnamed(struct pipeline *p)
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
 			  uint64_t time)
 {
+	enum wp_event_role role;
 	struct wp_sample s;
 	uint32_t stack;
 	unsigned int n;
 
 	if (wp_sample_parse(&p->fmt, rec, &s))
 		return 0;
+	role = sample_role(p, s.id);
+	if (role == WP_EVENT_WAKEUP || role == WP_EVENT_WAKEUP_NEW)
+		return 0;	/* not accounted yet */
 	n = sample_frames(p, rec, &s);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s.ip) {
@@ -243,7 +250,7 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	if (stack == UINT32_MAX)
 		return -ENOMEM;
 	return wp_account_sample(p->an->account, s.pid, s.tid, time,
-				 is_switch_sample(p, s.id), stack);
+				 role == WP_EVENT_SWITCH_OUT, stack);
 }
 
 static void show_progress(struct pipeline *p)
@@ -332,9 +339,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	p->opts = opts;
 	wp_sample_format_init(&p->fmt, m->sample_type, m->regs_mask);
 	for (uint32_t e = 0; e < m->nr_events; e++)
-		for (uint32_t i = 0; m->events[e].role == WP_EVENT_SWITCH_OUT &&
-				     i < m->events[e].nr_ids; i++)
-			if (wp_u64map_put(&p->switch_ids, m->events[e].ids[i], 1))
+		for (uint32_t i = 0; i < m->events[e].nr_ids; i++)
+			if (wp_u64map_put(&p->roles, m->events[e].ids[i], m->events[e].role))
 				return -ENOMEM;
 	err = wp_strpool_new(&an->names);
 	if (!err)
@@ -388,7 +394,7 @@ static void pipeline_release(struct pipeline *p)
 	wp_symbols_free(p->symbols);
 	wp_unwinder_free(p->unwinder);
 	wp_coverage_free(p->coverage);
-	wp_u64map_release(&p->switch_ids);
+	wp_u64map_release(&p->roles);
 	wp_u64map_release(&p->unnamed_at);
 	wp_procmap_free(p->pm);
 }

@@ -15,6 +15,7 @@
 #include "drain.h"
 #include "layout.h"
 #include "log.h"
+#include "u64map.h"
 #include "util.h"
 
 #define BLOCK_SIZE (4U << 20)
@@ -70,6 +71,10 @@ struct wp_drain {
 	size_t nr_files, cap_files;
 	bool warned_corrupt;
 	bool final_pass;		/* the first pass after the events stopped */
+
+	/* Under lock: the threads whose wake-ups are kept. */
+	bool track_wakees;
+	struct wp_u64map wakees;	/* tid -> 1 */
 };
 
 static int id_role_cmp(const void *a, const void *b)
@@ -217,6 +222,61 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		d->files[d->nr_files++] = f;
 }
 
+/*
+ * A thread of the recording born or gone: the wake-ups the drain keeps
+ * are those of the threads alive in the recording (see wakee_kept).
+ */
+static void note_wakee(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_task_event te;
+
+	if (wp_task_event_parse(h, &te))
+		return;
+	pthread_mutex_lock(&d->lock);
+	/* Not tracking: -a, or no wake-ups (every thread's are kept, or none). */
+	if (d->track_wakees) {
+		if (h->type == PERF_RECORD_FORK)
+			wp_u64map_put(&d->wakees, te.tid, 1);
+		else
+			wp_u64map_del(&d->wakees, te.tid);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * The kernel's filter on wake-ups is coarse (it also lets through threads
+ * other processes create): keep a wake-up only when its wakee is one of
+ * the recording's threads.  A thread's very first wake-ups may come before
+ * its FORK is read (another CPU's ring): those are left out too.
+ */
+static bool wakee_kept(struct wp_drain *d, const struct perf_event_header *h, int role)
+{
+	const struct wp_trace_field *f = &d->ev->wakee_field[role == WP_EVENT_WAKEUP_NEW];
+	struct wp_sample s;
+	int64_t pid;
+	bool kept = true;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->track_wakees)
+		kept = !wp_sample_parse(&d->ev->fmt, h, &s) &&
+		       wp_trace_field_int(f, s.raw, s.raw_size, &pid) &&
+		       wp_u64map_get(&d->wakees, (uint64_t)pid, NULL);
+	pthread_mutex_unlock(&d->lock);
+	return kept;
+}
+
+int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; !err && i < n; i++)
+		err = wp_u64map_put(&d->wakees, tids[i], 1);
+	d->track_wakees = true;
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
 /* Count one record and copy it (stack trimmed) into the current block. */
 static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 {
@@ -229,10 +289,21 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	d->counts.records++;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (sample_role(d, h) == WP_EVENT_SWITCH_OUT)
+		switch (sample_role(d, h)) {
+		case WP_EVENT_SWITCH_OUT:
 			d->counts.switch_samples++;
-		else
+			break;
+		case WP_EVENT_WAKEUP:
+		case WP_EVENT_WAKEUP_NEW:
+			if (!wakee_kept(d, h, sample_role(d, h))) {
+				d->counts.records--;	/* not ours: as if never read */
+				return 0;
+			}
+			d->counts.wakeups++;
+			break;
+		default:
 			d->counts.samples++;
+		}
 		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
 		d->counts.stack_bytes_trimmed += h->size - n;
 		d->cur->len += n;
@@ -258,6 +329,10 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		break;
 	case PERF_RECORD_MMAP2:
 		note_mapped_file(d, h);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		note_wakee(d, h);
 		break;
 	}
 	memcpy(dst, h, h->size);
@@ -612,6 +687,7 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	s->stack_bytes_trimmed = c->stack_bytes_trimmed;
 	s->corrupt_bytes = c->corrupt_bytes;
 	s->rings_full_at_end = c->rings_full_at_end;
+	s->wakeups = c->wakeups;
 	err = d->write_err;
 	return err;
 }
@@ -669,5 +745,6 @@ void wp_drain_free(struct wp_drain *d)
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->queue_cond);
 	pthread_cond_destroy(&d->space_cond);
+	wp_u64map_release(&d->wakees);
 	free(d);
 }

@@ -64,21 +64,24 @@ static void print_header(const struct dump *d)
 		", stack %u bytes, call graph %s\n", m->sample_type, m->regs_mask,
 		m->stack_size, m->callgraph == WP_CALLGRAPH_DWARF ? "dwarf" :
 		m->callgraph == WP_CALLGRAPH_FP ? "fp" : "none");
-	fprintf(out, "# flags:%s%s%s%s%s%s%s\n",
+	fprintf(out, "# flags:%s%s%s%s%s%s%s%s\n",
 		m->flags & WP_META_KERNEL_SAMPLES ? " kernel-samples" : "",
 		m->flags & WP_META_KERNEL_STACKS ? " kernel-stacks" : "",
 		m->flags & WP_META_SWITCHES ? " switches" : "",
 		m->flags & WP_META_OFFCPU_STACKS ? " off-cpu-stacks" : "",
 		m->flags & WP_META_OFFCPU_STACKS_DENIED ? " off-cpu-stacks-denied" : "",
 		m->flags & WP_META_CPU_WIDE ? " all-cpus" : "",
-		m->flags & WP_META_CLOCK_FALLBACK ? " cpu-clock-fallback" : "");
+		m->flags & WP_META_CLOCK_FALLBACK ? " cpu-clock-fallback" : "",
+		m->flags & WP_META_WAKEUPS ? " wakeups" : "");
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
 
 		fprintf(out, "# event %u: %s, %s, type %u config %" PRIu64 ", %s %" PRIu64
 			", %u ids\n", e, wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT),
-			ev->role == WP_EVENT_SWITCH_OUT ? "switch-out stacks" : "on-CPU samples",
+			ev->role == WP_EVENT_SWITCH_OUT ? "switch-out stacks" :
+			ev->role == WP_EVENT_WAKEUP ? "wake-ups" :
+			ev->role == WP_EVENT_WAKEUP_NEW ? "new threads' wake-ups" : "on-CPU samples",
 			ev->attr.type, (uint64_t)ev->attr.config,
 			ev->attr.freq ? "frequency" : "period", (uint64_t)ev->attr.sample_period,
 			ev->nr_ids);
@@ -228,6 +231,18 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		memcpy(&t, h, sizeof(t));
 		print_time(out, t.time);
 		fprintf(out, " THREAD %u/%u\n", t.pid, t.tid);
+		break;
+	}
+	case WP_RECORD_TRACE_FORMAT: {
+		const struct wp_record_text *t = (const void *)h;
+		size_t max = h->size - sizeof(*t), len;
+
+		if (h->size <= sizeof(*t) || (len = strnlen(t->text, max)) == max)
+			goto bad;
+		/* Its first line: "name: sched_waking". */
+		fprintf(out, " TRACE_FORMAT ");
+		wp_quote_write(out, t->text, strcspn(t->text, "\n"), WP_QUOTE_TEXT);
+		fprintf(out, ", %zu bytes\n", len);
 		break;
 	}
 	case WP_RECORD_ATTACH: {

@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "event.h"
 #include "log.h"
+#include "tracefs.h"
 #include "util.h"
 
 /*
@@ -159,9 +160,101 @@ static void attr_common(struct perf_event_attr *a, const struct wp_evlist *ev,
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 }
 
+static const char *const wakeup_events[2] = { "sched_waking", "sched_wakeup_new" };
+
+/*
+ * Find the wake-up tracepoints and their formats, when wanted and allowed.
+ * Asked for explicitly, their absence is an error; by default it is said
+ * once (wp_evlist_explain_limits) and recording goes on without them.
+ */
+static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
+			 const struct wp_priv *priv, uint64_t ids[2])
+{
+	bool asked = opts->wakeups == WP_WAKEUPS_STACKS || opts->wakeups == WP_WAKEUPS_NOSTACKS;
+	char *why = ev->wakeups_missing, dir[256];
+	size_t size = sizeof(ev->wakeups_missing);
+	int err = 0;
+
+	if (opts->wakeups == WP_WAKEUPS_OFF)
+		return 0;
+	if (!opts->off_cpu) {
+		snprintf(why, size, "--no-off-cpu records no switches to split");
+		err = -EINVAL;
+	} else if (!wp_priv_can_trace_sched(priv)) {
+		snprintf(why, size, "they need CAP_PERFMON or kernel.perf_event_paranoid <= -1 "
+			 "(it is %d)", priv->paranoid);
+		err = -EPERM;
+	} else {
+		err = wp_tracefs_find(dir, sizeof(dir), priv->root || priv->cap_sys_admin,
+				      &ev->tracefs_mounted);
+		if (err == -ENOENT)
+			snprintf(why, size, "this kernel has no tracefs");
+		else if (err == -EPERM)
+			snprintf(why, size, "tracefs is not mounted, and only root may mount it "
+				 "(mount -t tracefs nodev /sys/kernel/tracing)");
+		else if (err)
+			snprintf(why, size, "tracefs cannot be read (%s)", strerror(-err));
+	}
+	for (int i = 0; !err && i < 2; i++) {
+		struct wp_trace_format f;
+
+		err = wp_trace_format_read(dir, "sched", wakeup_events[i], &ev->wakeup_formats[i]);
+		if (!err)
+			err = wp_trace_format_parse(ev->wakeup_formats[i], &f);
+		if (!err && !wp_trace_field(&f, "pid"))
+			err = -EBADMSG;
+		if (!err)
+			ev->wakee_field[i] = *wp_trace_field(&f, "pid");
+		if (err)
+			snprintf(why, size, "the tracepoint sched:%s cannot be used (%s)",
+				 wakeup_events[i], err == -EBADMSG ? "its format has no pid field" :
+				 strerror(-err));
+		ids[i] = f.id;
+	}
+	if (!err)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		free(ev->wakeup_formats[i]);
+		ev->wakeup_formats[i] = NULL;
+	}
+	if (asked) {
+		wp_error("cannot record wake-ups: %s", why);
+		return err;
+	}
+	return 0;
+}
+
+/* The wake-up tracepoints: per CPU, in the waker's context, with its stack. */
+static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *opts,
+			     const uint64_t ids[2])
+{
+	for (int i = 0; i < 2; i++) {
+		unsigned int d = ev->nr_descs++;
+		struct perf_event_attr *a = &ev->descs[d].attr;
+
+		attr_common(a, ev, opts, true);
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = ids[i];
+		a->sample_period = 1;
+		a->inherit = 0;
+		a->enable_on_exec = 0;
+		if (opts->wakeups == WP_WAKEUPS_NOSTACKS) {
+			/* The same sample layout as every event's, with empty stacks. */
+			a->sample_stack_user = 0;
+			a->exclude_callchain_user = 1;
+			a->exclude_callchain_kernel = 1;
+		}
+		snprintf(ev->descs[d].name, sizeof(ev->descs[d].name), "sched:%s",
+			 wakeup_events[i]);
+		ev->descs[d].role = i ? WP_EVENT_WAKEUP_NEW : WP_EVENT_WAKEUP;
+		ev->cpu_wide_descs |= 1U << d;
+	}
+}
+
 int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		   const struct wp_priv *priv)
 {
+	uint64_t wakeup_ids[2] = { 0, 0 };
 	const struct event_alias *alias = NULL;
 	const struct wp_arch *arch = NULL;
 	struct perf_event_attr *a;
@@ -192,6 +285,9 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		return err;
 	}
 	kernel = wp_priv_can_sample_kernel(priv);
+	err = wakeups_setup(ev, opts, priv, wakeup_ids);
+	if (err)
+		return err;
 	if (alias->type == PERF_TYPE_HARDWARE && !hardware_event_works(alias, kernel)) {
 		ev->asked_event = opts->event;
 		alias = &event_aliases[0];
@@ -206,6 +302,9 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		type |= PERF_SAMPLE_CALLCHAIN;
 	if (opts->callgraph == WP_CALLGRAPH_DWARF)
 		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	/* Every event shares one layout: the others' samples carry empty raw data. */
+	if (ev->wakeup_formats[0])
+		type |= PERF_SAMPLE_RAW;
 	wp_sample_format_init(&ev->fmt, type, arch ? arch->sample_regs_user : 0);
 
 	if (kernel)
@@ -264,6 +363,11 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		}
 	}
 
+	if (ev->wakeup_formats[0]) {
+		add_wakeup_descs(ev, opts, wakeup_ids);
+		ev->meta_flags |= WP_META_WAKEUPS;
+	}
+
 	ev->mmap_pages_given = opts->mmap_pages_given;
 	ev->enable_on_open = opts->enable_on_open;
 	ev->mmap_pages = opts->mmap_pages;
@@ -292,6 +396,11 @@ void wp_evlist_explain_limits(const struct wp_evlist *ev)
 	if (ev->user_only)
 		wp_info("recording user-space samples only: kernel mode needs CAP_PERFMON "
 			"or kernel.perf_event_paranoid <= 1 (it is %d)", ev->priv.paranoid);
+	if (ev->tracefs_mounted)
+		wp_info("mounted tracefs at /sys/kernel/tracing for the wake-up tracepoints");
+	if (ev->wakeups_missing[0])
+		wp_info("wake-ups are not recorded: %s; the wait for a CPU after a wake-up "
+			"then counts as blocked", ev->wakeups_missing);
 }
 
 static int evlist_add_fd(struct wp_evlist *ev, int fd, int cpu, unsigned int desc,
@@ -414,7 +523,12 @@ static int evlist_open(struct wp_evlist *ev, pid_t pid, const char *what)
 {
 	for (unsigned int c = 0; c < ev->nr_cpus; c++) {
 		for (unsigned int d = 0; d < ev->nr_descs; d++) {
-			int fd = evlist_open_fd(ev, pid, c, d), err;
+			int fd, err;
+
+			/* Per-CPU events are not opened per task. */
+			if (pid > 0 && (ev->cpu_wide_descs & (1U << d)))
+				continue;
+			fd = evlist_open_fd(ev, pid, c, d);
 
 			if (fd == -ENODEV)
 				continue;	/* CPU went offline meanwhile */
@@ -470,6 +584,110 @@ static int evlist_open_anchor(struct wp_evlist *ev, pid_t tid)
 	ev->anchor_fds = na;
 	ev->anchor_fds[ev->nr_anchor_fds++] = fd;
 	return 0;
+}
+
+bool wp_evlist_has_wakeups(const struct wp_evlist *ev)
+{
+	return ev->cpu_wide_descs != 0;
+}
+
+int wp_evlist_open_cpu_events(struct wp_evlist *ev)
+{
+	for (unsigned int c = 0; c < ev->nr_cpus; c++) {
+		for (unsigned int d = 0; d < ev->nr_descs; d++) {
+			int fd, err;
+
+			if (!(ev->cpu_wide_descs & (1U << d)))
+				continue;
+			fd = evlist_open_fd(ev, -1, c, d);
+			if (fd == -ENODEV)
+				continue;
+			if (fd < 0) {
+				wp_priv_explain_open_error(&ev->priv, fd, "the wake-up tracepoints");
+				return fd;
+			}
+			err = evlist_setup_fd(ev, fd, -1, c, d, "the wake-up tracepoints");
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * "pid == 12 || (pid >= 20 && pid <= 25) || pid > 900" for the sorted
+ * tids and the threads still to come (above newer_than), joining runs whose
+ * gaps are at most gap: a few other threads' wake-ups (which the drain
+ * thread leaves out) are better than a filter over the kernel's length.
+ */
+static size_t wakee_filter(const uint32_t *t, size_t n, uint32_t gap, uint32_t newer_than,
+			   char *buf, size_t size)
+{
+	size_t len = 0;
+	int w;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j + 1 < n && t[j + 1] - t[j] <= gap + 1)
+			j++;
+		if (t[i] > newer_than)
+			break;	/* the last term covers it */
+		if (t[j] == t[i])
+			w = snprintf(buf + len, size - len, "pid == %u || ", t[i]);
+		else
+			w = snprintf(buf + len, size - len, "(pid >= %u && pid <= %u) || ",
+				     t[i], t[j]);
+		if (w < 0 || (size_t)w >= size - len)
+			return 0;
+		len += (size_t)w;
+		i = j + 1;
+	}
+	w = snprintf(buf + len, size - len, "pid > %u", newer_than);
+	if (w < 0 || (size_t)w >= size - len)
+		return 0;
+	return len + (size_t)w;
+}
+
+int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
+			    uint32_t newer_than)
+{
+	/* The kernel takes a filter of less than a page, and only once. */
+	char filter[4000];
+	uint32_t *t, gap = 0;
+	int err = 0;
+
+	if (!ev->cpu_wide_descs || ev->meta_flags & WP_META_CPU_WIDE)
+		return 0;
+	t = malloc((n ? n : 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (n)
+		memcpy(t, tids, n * sizeof(*t));
+	qsort(t, n, sizeof(*t), u32_cmp);
+	while (!wakee_filter(t, n, gap, newer_than, filter, sizeof(filter)))
+		gap = gap ? gap * 2 : 16;
+	free(t);
+	for (size_t i = 0; i < ev->nr_fds; i++) {
+		const struct wp_evfd *f = &ev->fds[i];
+
+		if (!(ev->cpu_wide_descs & (1U << f->desc)))
+			continue;
+		if (ioctl(f->fd, PERF_EVENT_IOC_SET_FILTER, filter) ||
+		    ioctl(f->fd, PERF_EVENT_IOC_ENABLE, 0)) {
+			err = err ? err : -errno;
+			wp_debug("wake-up filter '%s': %s", filter, strerror(errno));
+		}
+	}
+	return err;
 }
 
 int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what)
@@ -587,6 +805,8 @@ void wp_evlist_release(struct wp_evlist *ev)
 	for (size_t i = 0; i < ev->nr_anchor_fds; i++)
 		close(ev->anchor_fds[i]);
 	free(ev->anchor_fds);
+	free(ev->wakeup_formats[0]);
+	free(ev->wakeup_formats[1]);
 	free(ev->rings);
 	free(ev->peeked);
 	free(ev->ring_owner);

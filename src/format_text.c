@@ -50,7 +50,9 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
 
 		wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT);
-		if (ev->role == WP_EVENT_SWITCH_OUT)
+		if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW)
+			fprintf(out, "%s wake-ups (%s)", e ? "," : "", name);
+		else if (ev->role == WP_EVENT_SWITCH_OUT)
 			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", name);
 		else if (ev->attr.freq)
 			fprintf(out, "%s %s at %" PRIu64 " Hz", e ? "," : "", name,

@@ -103,7 +103,8 @@ static void parse_until_stack(const struct wp_sample_format *fmt,
 		if (p)
 			memcpy(&sz, p, 4);
 		/* u32 size + data is padded so the next field is 8-aligned. */
-		take(c, sz);
+		s->raw = take(c, sz);
+		s->raw_size = s->raw ? sz : 0;
 	}
 	if (t & PERF_SAMPLE_REGS_USER) {
 		s->regs_abi = take_u64(c);
@@ -330,6 +331,8 @@ const char *wp_record_type_name(uint32_t type)
 		return "THREAD";
 	case WP_RECORD_ATTACH:
 		return "ATTACH";
+	case WP_RECORD_TRACE_FORMAT:
+		return "TRACE_FORMAT";
 	}
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];

@@ -72,6 +72,11 @@ bool wp_priv_can_sample_kernel(const struct wp_priv *p)
 	return has_perfmon(p) || p->paranoid <= 1;
 }
 
+bool wp_priv_can_trace_sched(const struct wp_priv *p)
+{
+	return has_perfmon(p) || p->paranoid <= -1;
+}
+
 bool wp_priv_can_profile_cpus(const struct wp_priv *p)
 {
 	return has_perfmon(p) || p->paranoid <= 0;

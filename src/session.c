@@ -45,6 +45,7 @@ struct session {
 	struct wp_summary summary;
 	sigset_t sigs;
 	bool progress_shown;
+	struct wp_buf wakees;		/* thread ids whose wake-ups are kept at first */
 	struct wp_attached *attached;	/* threads given events of their own */
 	size_t nr_attached, cap_attached;
 	bool attached_sorted;
@@ -311,6 +312,96 @@ static int attach_processes(struct session *s)
 	free(f.inherited.v);
 	free(f.dead.v);
 	free(gone);
+	return err;
+}
+
+/*
+ * The wake-up tracepoints' format files, so that report decodes their raw
+ * data as this kernel lays it out, on any machine.
+ */
+static int write_trace_formats(struct session *s)
+{
+	struct wp_buf buf = { 0 };
+	int err = 0;
+
+	for (int i = 0; !err && i < 2 && s->ev.wakeup_formats[i]; i++) {
+		size_t len = strlen(s->ev.wakeup_formats[i]) + 1;
+		size_t size = ALIGN_UP(sizeof(struct wp_record_text) + len, (size_t)8);
+		struct wp_record_text *r;
+
+		if (size > UINT16_MAX) {
+			err = -E2BIG;
+			break;
+		}
+		r = wp_buf_reserve(&buf, size);
+		if (!r) {
+			err = -ENOMEM;
+			break;
+		}
+		memset(r, 0, size);
+		r->header.type = WP_RECORD_TRACE_FORMAT;
+		r->header.size = (uint16_t)size;
+		memcpy(r->text, s->ev.wakeup_formats[i], len);
+		buf.len += size;
+	}
+	if (!err && buf.len)
+		err = wp_writer_write_records(s->writer, buf.data, buf.len);
+	wp_buf_release(&buf);
+	return err;
+}
+
+/*
+ * The threads whose wake-ups the kernel keeps for us at first: the
+ * launched command, or the threads attached to; the drain thread follows
+ * those created and gone from then on.
+ */
+static int open_wakeups(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	struct wp_buf ids = { 0 };
+	int err = 0;
+
+	if (!wp_evlist_has_wakeups(&s->ev) || o->events.cpu_wide)
+		return 0;
+	err = wp_evlist_open_cpu_events(&s->ev);
+	if (s->have_child) {
+		uint32_t t = (uint32_t)s->child.pid;
+
+		err = err ? err : wp_buf_append(&ids, &t, sizeof(t));
+	}
+	for (size_t i = 0; !err && i < o->nr_pids; i++) {
+		pid_t *tids = NULL;
+		size_t n = 0;
+
+		if (wp_list_threads(o->pids[i], &tids, &n))
+			continue;
+		for (size_t k = 0; !err && k < n; k++) {
+			uint32_t t = (uint32_t)tids[k];
+
+			err = wp_buf_append(&ids, &t, sizeof(t));
+		}
+		free(tids);
+	}
+	for (size_t i = 0; !err && i < o->nr_tids; i++) {
+		uint32_t t = (uint32_t)o->tids[i];
+
+		err = wp_buf_append(&ids, &t, sizeof(t));
+	}
+	if (!err) {
+		long last = 0;
+
+		/* Every thread created from now on, the recording's among them. */
+		if (wp_read_int_file("/proc/sys/kernel/ns_last_pid", &last) || last <= 0)
+			last = 0;
+		err = wp_evlist_filter_wakees(&s->ev, (const uint32_t *)ids.data,
+					      ids.len / sizeof(uint32_t), (uint32_t)last);
+	}
+	if (err && err != -EPERM && err != -EACCES)
+		wp_error("cannot set up the wake-up tracepoints: %s", strerror(-err));
+	if (err)
+		wp_buf_release(&ids);
+	else
+		s->wakees = ids;	/* the drain thread follows them from its start */
 	return err;
 }
 
@@ -671,11 +762,16 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 	double pct = c->records + lost ? 100.0 * (double)lost / (double)(c->records + lost) : 0;
 
 	if (!s->opts->quiet) {
-		wp_info("recorded %.3f s: %llu samples, %llu off-CPU stacks, %llu switches; "
+		char wakeups[48] = "";
+
+		if (wp_evlist_has_wakeups(&s->ev))
+			snprintf(wakeups, sizeof(wakeups), ", %llu wake-ups",
+				 (unsigned long long)c->wakeups);
+		wp_info("recorded %.3f s: %llu samples, %llu off-CPU stacks, %llu switches%s; "
 			"lost %llu records (%.2f%%)",
 			secs, (unsigned long long)c->samples,
 			(unsigned long long)c->switch_samples, (unsigned long long)c->switches,
-			(unsigned long long)lost, pct);
+			wakeups, (unsigned long long)lost, pct);
 		if (s->write_err)
 			wp_info("wrote %.2f MiB to '%s', cut short at %.3f s by a write error (%s)",
 				(double)bytes / (1 << 20), where, secs, strerror(-s->write_err));
@@ -766,6 +862,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (opts->events.enable_on_open)
 		mark_start(&s);
 	err = open_targets(&s);
+	if (!err)
+		err = open_wakeups(&s);
 	if (err)
 		goto out;
 	wp_evlist_explain_limits(&s.ev);
@@ -779,6 +877,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (err)
 		goto out;
 	err = wp_drain_start(&s.ev, s.writer, &s.drain);
+	if (!err)
+		err = write_trace_formats(&s);
+	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide)
+		err = wp_drain_track_wakees(s.drain, (const uint32_t *)s.wakees.data,
+					    s.wakees.len / sizeof(uint32_t));
 	if (err)
 		goto out;
 
@@ -869,6 +972,7 @@ out:
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
 	free(s.attached);
+	wp_buf_release(&s.wakees);
 	s.meta.argv = NULL;	/* borrowed from opts */
 	s.meta.argc = 0;
 	wp_meta_release(&s.meta);

@@ -53,6 +53,33 @@ int wp_u64map_put(struct wp_u64map *m, uint64_t key, uint64_t val)
 	return 0;
 }
 
+void wp_u64map_del(struct wp_u64map *m, uint64_t key)
+{
+	size_t i, j;
+
+	if (!m->cap)
+		return;
+	i = (size_t)(find(m, key) - m->slots);
+	if (!m->slots[i].used)
+		return;
+	m->slots[i].used = false;
+	m->len--;
+	/*
+	 * Linear probing without tombstones: move back every entry after the
+	 * hole that would no longer be found past it.
+	 */
+	for (j = (i + 1) & (m->cap - 1); m->slots[j].used; j = (j + 1) & (m->cap - 1)) {
+		size_t home = slot_of(m->slots[j].key, m->cap);
+
+		/* Keep it where it is if its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		m->slots[i] = m->slots[j];
+		m->slots[j].used = false;
+		i = j;
+	}
+}
+
 bool wp_u64map_get(const struct wp_u64map *m, uint64_t key, uint64_t *val)
 {
 	const struct wp_u64map_slot *s;

@@ -40,6 +40,15 @@ int main(void)
 		is_u64(sum, 100000ULL * 100001 / 2 + 0, "with its own value");
 	}
 	ok(m.len * 2 <= m.cap, "never more than half full (%zu of %zu)", m.len, m.cap);
+	/* Deleting every other key keeps the rest findable (probe chains mended). */
+	for (uint64_t k = 1; k <= 100000; k += 2)
+		wp_u64map_del(&m, k << 32);
+	all = m.len == 2 + 50000;
+	for (uint64_t k = 1; k <= 100000 && all; k++)
+		all = wp_u64map_get(&m, k << 32, &v) == !(k & 1) && (k & 1 || v == k);
+	ok(all, "after deleting half the keys, the others are all found, the deleted none");
+	wp_u64map_del(&m, 12345);
+	is_u64(m.len, 50002, "deleting an absent key changes nothing");
 	wp_u64map_release(&m);
 	ok(!wp_u64map_get(&m, 0, NULL), "released: empty again");
 	return done_testing();

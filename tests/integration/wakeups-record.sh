@@ -1,0 +1,74 @@
+# wakeups-record.sh: record's wake-up tracepoints.  As root: the
+# sched:sched_waking and sched_wakeup_new events on every CPU, their format
+# files in the recording, tracefs mounted when it is not (and said so in
+# one line), --wakeups=off and nostacks; as an ordinary user: one line
+# saying wake-ups are not recorded and why, and the recording as before.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "the wake-up tracepoints need root (or CAP_PERFMON) here"
+[ -d /sys/kernel/tracing ] || skip "this kernel has no tracefs"
+
+# tracefs not mounted: root mounts it, and says so.
+if mountpoint -q /sys/kernel/tracing && umount /sys/kernel/tracing 2>/dev/null; then
+	run wl.out err "$WALLPROF" record -o u.data -- "$WORKLOADS/wallclock" 0.3
+	check_num "unmounted tracefs: record exits 0" "$rc" -eq 0
+	check "unmounted tracefs: one line says it was mounted" \
+		grep -q '^wallprof: mounted tracefs at /sys/kernel/tracing' err
+	check "unmounted tracefs: it is mounted now" mountpoint -q /sys/kernel/tracing
+else
+	echo "# tracefs could not be unmounted for the test (in use?): mounting not tested"
+fi
+
+run wl.out err "$WALLPROF" record -o w.data -- "$WORKLOADS/wallclock" 0.5
+check_num "record exits 0" "$rc" -eq 0
+check "its summary counts wake-ups" grep -Eq 'switches, [0-9]+ wake-ups;' err
+dump w.data d
+check "the header flags wake-ups" grep -Eq '^# flags:.* wakeups( |$)' d
+check_num "two TRACE_FORMAT records, first in the file" \
+	"$(awk '/^#/ { next } { n++ } / TRACE_FORMAT name: sched_wak/ && n <= 2 { t++ } END { print t + 0 }' d)" -eq 2
+check "sched:sched_waking is event 2, on every CPU" \
+	grep -Eq "^# event 2: sched:sched_waking, wake-ups, type 2 config [0-9]+, period 1, $(nproc) ids" d
+waking=$(samples sched:sched_waking d)
+new=$(samples sched:sched_wakeup_new d)
+# The reader alone is woken every 20 ms, the sleeper every 10 ms.
+check_num "sched:sched_waking samples" "$waking" -ge 40
+check_num "sched:sched_wakeup_new samples: the five threads made" "$new" -ge 5
+check "the wakers' stacks are recorded" \
+	grep -Eq ' SAMPLE .* sched:sched_waking ip 0x[0-9a-f]+ period 1 callchain [1-9][0-9]* regs abi64 stack [1-9]' d
+
+run wl.out err "$WALLPROF" record -o n.data --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
+check_num "--wakeups=nostacks: exits 0" "$rc" -eq 0
+dump n.data d
+check "--wakeups=nostacks: wake-ups without stacks" \
+	grep -Eq ' SAMPLE .* sched:sched_waking .* callchain 0 .*stack 0' d
+check "--wakeups=nostacks: no wake-up with a stack" \
+	no_match ' SAMPLE .* sched:sched_waking .*stack [1-9]' d
+
+run wl.out err "$WALLPROF" record -o o.data --wakeups=off -- "$WORKLOADS/wallclock" 0.3
+check_num "--wakeups=off: exits 0" "$rc" -eq 0
+dump o.data d
+check "--wakeups=off: no wake-up events" no_match 'sched:sched_wak' d
+check "--wakeups=off: no wakeups flag" no_match '^# flags:.* wakeups' d
+
+run out err "$WALLPROF" record -o b.data --wakeups=maybe -- true
+check_num "--wakeups=maybe: usage error" "$rc" -eq 2
+
+# An ordinary user: one line, and the recording as before.
+if id nobody >/dev/null 2>&1 && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+	chmod 1777 "$tmp"
+	mkdir -m 755 bin && cp "$WALLPROF" "$WORKLOADS/sleeper" bin/ || exit 99
+	run out err setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		bin/wallprof record -o "$tmp/p.data" -- bin/sleeper 5 10
+	check_num "as nobody: record exits 0" "$rc" -eq 0
+	check_num "as nobody: one line says wake-ups are not recorded, and why" \
+		"$(grep -c '^wallprof: wake-ups are not recorded: they need CAP_PERFMON' err)" -eq 1
+	check "as nobody: and what that changes" grep -q 'after a wake-up then counts as blocked' err
+	dump p.data d
+	check "as nobody: no wake-up events" no_match 'sched:sched_wak' d
+	run out err setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		bin/wallprof record -o "$tmp/q.data" --wakeups=stacks -- bin/sleeper 5 10
+	check_num "as nobody, --wakeups=stacks: an error" "$rc" -eq 1
+	check_num "as nobody, --wakeups=stacks: one line" "$(nlines err)" -eq 1
+fi
+finish
