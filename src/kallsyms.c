@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kallsyms.c: kernel text symbols from /proc/kallsyms or a saved copy. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -111,10 +112,17 @@ int wp_kallsyms_parse(struct wp_kallsyms *k, const char *text, size_t len)
 
 		if (!nl)
 			nl = end;
-		addr = strtoull(p, &name, 16);
-		if (name > p && name < nl && *name == ' ')
-			err = kallsyms_add(k, &cap, &names_cap, addr, name + 1,
-					   (size_t)(nl - name - 1));
+		/*
+		 * Only a line that starts with a digit is read: strtoull skips
+		 * leading white space, newlines too, which would make every
+		 * line of a block of blank lines a scan to its end.
+		 */
+		if (isxdigit((unsigned char)*p)) {
+			addr = strtoull(p, &name, 16);
+			if (name < nl && *name == ' ')
+				err = kallsyms_add(k, &cap, &names_cap, addr, name + 1,
+						   (size_t)(nl - name - 1));
+		}
 		p = nl + 1;
 	}
 	if (err) {

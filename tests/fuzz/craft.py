@@ -188,6 +188,8 @@ def summary(end=START + 10 * 10**6):
 
 BOMB_BLOCKS, BOMB_MIB = 2, 128
 KSYMS = b"ffffffff81000000 craft_kernel_entry\nffffffff81000100 craft_schedule\n"
+# Four million blank lines before the symbols (in 200 bytes of zstd).
+BLANK_KSYMS = b"\n" * (1 << 22) + KSYMS
 
 
 def files():
@@ -220,6 +222,8 @@ def files():
             # Inputs of bugs, fixed since: each must keep passing.
             "bug-time-past-2pow63": header(m) + block(BLOCK_RECORDS, impossible_time()) + summary(),
             "bug-zstd-bomb": header(m) + bomb(BOMB_BLOCKS, BOMB_MIB),
+            "bug-ksyms-blank-lines": header(m) + block(BLOCK_RECORDS, flat) +
+            block(BLOCK_KSYMS, BLANK_KSYMS, BLOCK_ZSTD, zstd(BLANK_KSYMS)) + summary(),
         },
     }
 
