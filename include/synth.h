@@ -24,6 +24,13 @@
 int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 		     uint64_t time, struct wp_buf *out);
 
+/*
+ * An EXIT record of a thread known to be gone by time (it vanished while
+ * being attached to); 1, or -errno.
+ */
+int wp_synth_exit(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, uint64_t time,
+		  struct wp_buf *out);
+
 /* The same for every process in /proc (system-wide mode). */
 int wp_synth_all(const struct wp_sample_format *fmt, uint64_t time,
 		 struct wp_buf *out);

@@ -28,8 +28,14 @@
 /* A thread wallprof opened events for, and when they were all set up. */
 struct wp_attached {
 	pid_t tid;			/* first: sorted and searched by it */
+	pid_t pid;
 	uint64_t done;
 	size_t fds_from, fds_to;	/* its events in ev.fds */
+	/*
+	 * It exited while its events were being opened: its EXIT record may
+	 * never come (only the events of the CPU it exits on write one).
+	 */
+	bool vanished;
 };
 
 struct session {
@@ -174,7 +180,7 @@ static int check_traceable(struct session *s, pid_t tid, const char *what)
  * Open events for one thread, noting which and when they were all set up.
  * -ESRCH when the thread is gone.
  */
-static int attach_thread(struct session *s, pid_t tid, const char *what)
+static int attach_thread(struct session *s, pid_t pid, pid_t tid, const char *what)
 {
 	size_t from = s->ev.nr_fds;
 	struct wp_attached *a;
@@ -201,6 +207,8 @@ static int attach_thread(struct session *s, pid_t tid, const char *what)
 	}
 	a = &s->attached[s->nr_attached++];
 	a->tid = tid;
+	a->pid = pid;
+	a->vanished = err == -ESRCH;
 	a->done = wp_clock_ns(CLOCK_MONOTONIC);
 	a->fds_from = from;
 	a->fds_to = s->ev.nr_fds;
@@ -285,7 +293,7 @@ static int attach_processes(struct session *s)
 				if (find_attached(s, tids[t]) || tid_set_has(&f.inherited, tids[t]) ||
 				    tid_set_has(&f.dead, tids[t]))
 					continue;
-				err = attach_thread(s, tids[t], what);
+				err = attach_thread(s, o->pids[i], tids[t], what);
 				if (err == -ESRCH)	/* the thread exited meanwhile */
 					err = tid_set_add(&f.dead, tids[t]);
 				found = true;
@@ -428,6 +436,9 @@ static int write_attached(struct session *s, struct wp_buf *out)
 			memcpy(p + sizeof(r) + k * sizeof(uint64_t),
 			       &s->ev.fds[a->fds_from + k].id, sizeof(uint64_t));
 		out->len += size;
+		/* It was gone by then, whether or not its own EXIT comes too. */
+		if (a->vanished && wp_synth_exit(&s->ev.fmt, a->pid, a->tid, a->done, out) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -464,7 +475,7 @@ static int open_targets(struct session *s)
 			return -ESRCH;
 		}
 		snprintf(what, sizeof(what), "thread %d", o->tids[i]);
-		err = attach_thread(s, o->tids[i], what);
+		err = attach_thread(s, wp_thread_group(o->tids[i]), o->tids[i], what);
 		if (err == -ESRCH)
 			wp_error("cannot attach to thread %d: no such thread", o->tids[i]);
 	}

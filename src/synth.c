@@ -162,6 +162,18 @@ int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 	return err && err != -ESRCH ? err : count;
 }
 
+int wp_synth_exit(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, uint64_t time,
+		  struct wp_buf *out)
+{
+	struct wp_task_event te = {
+		.pid = (uint32_t)pid, .ppid = (uint32_t)pid,
+		.tid = (uint32_t)tid, .ptid = (uint32_t)tid, .time = time,
+	};
+	int err = synth_emit(fmt, out, PERF_RECORD_EXIT, 0, &te, sizeof(te), pid, tid, time);
+
+	return err ? err : 1;
+}
+
 int wp_synth_all(const struct wp_sample_format *fmt, uint64_t time,
 		 struct wp_buf *out)
 {
