@@ -240,7 +240,7 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		if (h->size <= sizeof(*t) || (len = strnlen(t->text, max)) == max)
 			goto bad;
 		/* Its first line: "name: sched_waking". */
-		fprintf(out, " TRACE_FORMAT ");
+		fprintf(out, "TRACE_FORMAT ");
 		wp_quote_write(out, t->text, strcspn(t->text, "\n"), WP_QUOTE_TEXT);
 		fprintf(out, ", %zu bytes\n", len);
 		break;

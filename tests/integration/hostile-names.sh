@@ -64,7 +64,7 @@ every_output() {
 		"$1.json"
 	# Every line of the dump is one header line or one record.
 	check "$1, dump: one line per record" awk '
-		/^#/ || /^ROUND$/ || /^(BUILD_ID|UNKNOWN) / || /^[A-Z_0-9]+ malformed/ { next }
+		/^#/ || /^ROUND$/ || /^(BUILD_ID|UNKNOWN|TRACE_FORMAT) / || /^[A-Z_0-9]+ malformed/ { next }
 		/^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9] [A-Z_0-9]+( |$)/ { next }
 		{ print "# not a record: " substr($0, 1, 80); bad = 1 } END { exit bad }' "$1.dump"
 }

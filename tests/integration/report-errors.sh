@@ -57,7 +57,9 @@ check "format version 2: says which version it is and which it reads" \
 # cut, one error line naming the damage, status 1.  Blocks (wallprof-data(5)):
 # a 24-byte file header with the meta size at offset 16, the meta, then
 # blocks of a 24-byte header {u32 type, u32 flags, u64 size, u64 raw_size}
-# and the payload padded to 8 bytes; type 1 holds records.
+# and the payload padded to 8 bytes; type 1 holds records.  The blocks of
+# the rings' records are those with ROUND records (type 100) in them; a
+# block before them holds what record wrote first (trace formats).
 size=$(wc -c <R)
 cut=$(python3 -c '
 import struct, sys
@@ -66,7 +68,12 @@ off = 24 + struct.unpack_from("<Q", d, 16)[0]
 blocks = []
 while off + 24 <= len(d):
     t, f, s, r = struct.unpack_from("<IIQQ", d, off)
-    if t == 1:
+    rec, rounds = off + 24, 0
+    while t == 1 and rec + 8 <= off + 24 + s:
+        rt, rm, rs = struct.unpack_from("<IHH", d, rec)
+        rounds += rt == 100
+        rec += max(rs, 8)
+    if t == 1 and rounds:
         blocks.append((s, off))
     off += 24 + (s + 7) // 8 * 8
 if len(blocks) > 1:
