@@ -2,10 +2,12 @@
 /*
  * unwind.h: user stacks from a sample's registers and stack copy (libdwfl).
  *
- * One Dwfl per process, attached once and kept across all of that
- * process's samples; modules are reported lazily, when a frame's PC first
- * falls into a mapped ELF file, with that mapping's load bias.  When the
- * process's mappings change (procmap generation), its Dwfl is rebuilt.
+ * One Dwfl per process, attached once and kept across that process's
+ * samples, for the 64 processes sampled last (a Dwfl holds some hundred
+ * kilobytes; older ones are dropped and rebuilt when needed); modules are
+ * reported lazily, when a frame's PC first falls into a mapped ELF file,
+ * with that mapping's load bias.  When the process's mappings change
+ * (procmap generation), its Dwfl is rebuilt.
  * Memory reads are served from the copied stack only; a read outside it
  * marks the stack truncated.  Owns every libdwfl handle it creates.
  */

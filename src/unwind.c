@@ -13,9 +13,20 @@
 #include "log.h"
 #include "unwind.h"
 
+/*
+ * A process's Dwfl maps and parses the files of its modules: some hundred
+ * kilobytes each.  Recordings of thousands of short processes would keep
+ * them all, so only the LIVE_PROCS used last are kept; another is rebuilt
+ * when its process is sampled again (the unwound stacks cache spares most
+ * of that).
+ */
+#define LIVE_PROCS 64
+
 struct proc_unwind {
 	Dwfl *dwfl;
 	bool attached;
+	struct wp_process *proc;
+	struct proc_unwind *prev, *next;	/* used last first */
 };
 
 struct wp_unwinder {
@@ -25,6 +36,8 @@ struct wp_unwinder {
 	int self_fd;
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
+	struct proc_unwind *live, *live_tail;	/* used last first */
+	unsigned int nr_live;
 	/* The sample being unwound. */
 	const struct wp_sample_format *fmt;
 	const struct wp_sample *cur;
@@ -110,12 +123,38 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
+static void live_unlink(struct wp_unwinder *u, struct proc_unwind *pu)
+{
+	if (pu->prev)
+		pu->prev->next = pu->next;
+	else
+		u->live = pu->next;
+	if (pu->next)
+		pu->next->prev = pu->prev;
+	else
+		u->live_tail = pu->prev;
+	pu->prev = pu->next = NULL;
+}
+
+static void live_push(struct wp_unwinder *u, struct proc_unwind *pu)
+{
+	pu->prev = NULL;
+	pu->next = u->live;
+	if (u->live)
+		u->live->prev = pu;
+	else
+		u->live_tail = pu;
+	u->live = pu;
+}
+
 static void release_proc(struct wp_process *p, void *arg)
 {
+	struct wp_unwinder *u = arg;
 	struct proc_unwind *pu = p->unwind_state;
 
-	(void)arg;
 	if (pu) {
+		live_unlink(u, pu);
+		u->nr_live--;
 		dwfl_end(pu->dwfl);
 		free(pu);
 	}
@@ -150,8 +189,13 @@ static struct proc_unwind *proc_state(struct wp_unwinder *u, struct wp_process *
 {
 	struct proc_unwind *pu = p->unwind_state;
 
-	if (pu)
+	if (pu) {
+		live_unlink(u, pu);
+		live_push(u, pu);
 		return pu;
+	}
+	if (u->nr_live >= LIVE_PROCS)
+		release_proc(u->live_tail->proc, u);
 	pu = calloc(1, sizeof(*pu));
 	if (!pu)
 		return NULL;
@@ -160,7 +204,10 @@ static struct proc_unwind *proc_state(struct wp_unwinder *u, struct wp_process *
 		free(pu);
 		return NULL;
 	}
+	pu->proc = p;
 	p->unwind_state = pu;
+	live_push(u, pu);
+	u->nr_live++;
 	return pu;
 }
 
@@ -304,7 +351,10 @@ void wp_unwinder_free(struct wp_unwinder *u)
 {
 	if (!u)
 		return;
-	wp_procmap_set_release(u->pm, release_proc, u);
+	/* The process map outlives us: leave it no state and no callback. */
+	while (u->live)
+		release_proc(u->live->proc, u);
+	wp_procmap_set_release(u->pm, NULL, NULL);
 	if (u->self_elf)
 		elf_end(u->self_elf);
 	if (u->self_fd >= 0)
