@@ -26,7 +26,7 @@ check "its summary counts wake-ups" grep -Eq 'switches, [0-9]+ wake-ups;' err
 dump w.data d
 check "the header flags wake-ups" grep -Eq '^# flags:.* wakeups( |$)' d
 check_num "two TRACE_FORMAT records, first in the file" \
-	"$(awk '/^#/ { next } { n++ } / TRACE_FORMAT name: sched_wak/ && n <= 2 { t++ } END { print t + 0 }' d)" -eq 2
+	"$(awk '/^#/ { next } { n++ } /^TRACE_FORMAT name: sched_wak/ && n <= 2 { t++ } END { print t + 0 }' d)" -eq 2
 check "sched:sched_waking is event 2, on every CPU" \
 	grep -Eq "^# event 2: sched:sched_waking, wake-ups, type 2 config [0-9]+, period 1, $(nproc) ids" d
 waking=$(samples sched:sched_waking d)
