@@ -3,7 +3,8 @@
  * u64map.h: a hash map from 64-bit keys to 64-bit values.
  *
  * Open addressing with linear probing, never more than half full, so a
- * lookup touches a slot or two.  Any key may be stored.  The map owns its
+ * lookup touches a slot or two, whatever the keys (a seeded hash, util.h).
+ * Any key may be stored.  The map owns its
  * slots; it is a value type that starts zeroed (WP_U64MAP_INIT).
  */
 #ifndef WALLPROF_U64MAP_H
@@ -22,6 +23,7 @@ struct wp_u64map {
 	struct wp_u64map_slot *slots;
 	size_t cap;		/* a power of two, or 0 */
 	size_t len;
+	uint64_t seed;		/* of its hash, random (util.h), set with the slots */
 };
 
 #define WP_U64MAP_INIT { 0 }
@@ -37,7 +39,8 @@ bool wp_u64map_get(const struct wp_u64map *m, uint64_t key, uint64_t *val);
 
 /*
  * Walk the map: start with *pos = 0; each call gives one entry and returns
- * true, or false when there is none left.  Order is arbitrary.
+ * true, or false when there is none left.  Order is arbitrary, and differs
+ * from one run to the next (the seed): sort what is shown.
  */
 bool wp_u64map_next(const struct wp_u64map *m, size_t *pos, uint64_t *key, uint64_t *val);
 

@@ -79,6 +79,17 @@ const char *wp_human_ns(uint64_t ns, char *buf, size_t size);
  */
 void *wp_grow(void *p, size_t *cap, size_t need, size_t elem);
 
+/*
+ * Keys from a recording (pids, tids, event ids, names) are the file's to
+ * choose: under a hash known in advance, a file can give every key the
+ * same slot, and then each lookup walks them all.  A table keyed by them
+ * hashes with wp_hash() and a seed of its own from wp_hash_seed(), random,
+ * so no file can aim.  (Nothing may then depend on the order of the slots.)
+ */
+uint64_t wp_hash_seed(void);
+uint64_t wp_hash(const void *p, size_t len, uint64_t seed);
+uint64_t wp_hash_u64(uint64_t key, uint64_t seed);
+
 /* A growable byte buffer; the holder owns data (free with wp_buf_release). */
 struct wp_buf {
 	uint8_t *data;

@@ -6,6 +6,7 @@
 
 #include "account.h"
 #include "layout.h"
+#include "util.h"
 
 #define NO_STACK UINT32_MAX
 
@@ -67,6 +68,7 @@ struct wp_account {
 	size_t nr, cap;
 	uint32_t *index;		/* open addressing: tid -> threads[i] + 1 */
 	size_t index_cap;
+	uint64_t seed;			/* of the tid hash (util.h) */
 	struct wp_stack_weight *weights;	/* .thread holds the serial until finish */
 	size_t nr_weights, cap_weights;
 	struct weight_slot *wslots;
@@ -77,9 +79,9 @@ struct wp_account {
 	struct wp_thread_times *result;	/* built by wp_account_finish */
 };
 
-static size_t hash_tid(uint32_t tid, size_t cap)
+static size_t hash_tid(const struct wp_account *a, uint32_t tid)
 {
-	return (tid * 2654435761U) & (cap - 1);
+	return (size_t)wp_hash_u64(tid, a->seed) & (a->index_cap - 1);
 }
 
 /* The index slot of tid: the one holding it, or the empty one it would take. */
@@ -87,7 +89,7 @@ static uint32_t *index_slot(const struct wp_account *a, uint32_t tid)
 {
 	size_t h;
 
-	for (h = hash_tid(tid, a->index_cap); a->index[h]; h = (h + 1) & (a->index_cap - 1))
+	for (h = hash_tid(a, tid); a->index[h]; h = (h + 1) & (a->index_cap - 1))
 		if (a->threads[a->index[h] - 1].t.tid == tid)
 			break;
 	return &a->index[h];
@@ -461,6 +463,7 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	a->start_ns = meta->start_clock_ns;
 	a->no_switches = !(meta->flags & WP_META_SWITCHES);
 	a->sample_period_ns = meta->sample_period_ns;
+	a->seed = wp_hash_seed();
 	if (opts)
 		a->opts = *opts;
 	*out = a;

@@ -168,11 +168,16 @@ static void count_frames(struct pipeline *p, unsigned int n)
 	}
 }
 
+/* Most frames first; a total order, since the map gives them in any order. */
 static int unnamed_cmp(const void *a, const void *b)
 {
 	const struct wp_unnamed_file *x = a, *y = b;
+	int c;
 
-	return x->frames > y->frames ? -1 : x->frames < y->frames;
+	if (x->frames != y->frames)
+		return x->frames > y->frames ? -1 : 1;
+	c = strcmp(x->path, y->path);
+	return c ? c : (int)x->reason - (int)y->reason;
 }
 
 /* The places with the most unnamed frames, why, and what would name them. */

@@ -26,6 +26,7 @@ struct wp_procmap {
 	size_t cap_procs, nr_procs;
 	wp_procmap_release_fn release;
 	void *release_arg;
+	uint64_t seed;			/* of the pid hash (util.h) */
 	bool same_kernel;
 	int vdso_fd;			/* our own [vdso] image, -1 until made */
 	unsigned int mismatches, missing;
@@ -40,6 +41,7 @@ int wp_procmap_new(bool same_kernel, struct wp_procmap **out)
 	if (!pm)
 		return -ENOMEM;
 	pm->same_kernel = same_kernel;
+	pm->seed = wp_hash_seed();
 	pm->vdso_fd = -1;
 	pm->cap_procs = 64;
 	pm->procs = calloc(pm->cap_procs, sizeof(*pm->procs));
@@ -72,7 +74,7 @@ void wp_procmap_set_release(struct wp_procmap *pm, wp_procmap_release_fn fn, voi
 
 static size_t pid_slot(const struct wp_procmap *pm, uint32_t pid)
 {
-	size_t h = (pid * 2654435761U) & (pm->cap_procs - 1);
+	size_t h = (size_t)wp_hash_u64(pid, pm->seed) & (pm->cap_procs - 1);
 
 	while (pm->procs[h] && pm->procs[h]->pid != pid)
 		h = (h + 1) & (pm->cap_procs - 1);

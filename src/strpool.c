@@ -5,22 +5,15 @@
 #include <string.h>
 
 #include "strpool.h"
+#include "util.h"
 
 struct wp_strpool {
 	char **strs;
 	size_t nr, cap;
 	uint32_t *slots;	/* id + 1, 0 = empty */
 	size_t nr_slots;
+	uint64_t seed;		/* of the hash: names come from recordings (util.h) */
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
 
 int wp_strpool_new(struct wp_strpool **out)
 {
@@ -29,6 +22,7 @@ int wp_strpool_new(struct wp_strpool **out)
 	*out = NULL;
 	if (!sp)
 		return -ENOMEM;
+	sp->seed = wp_hash_seed();
 	sp->nr_slots = 1024;
 	sp->slots = calloc(sp->nr_slots, sizeof(*sp->slots));
 	if (!sp->slots) {
@@ -41,7 +35,7 @@ int wp_strpool_new(struct wp_strpool **out)
 
 static size_t find_slot(const struct wp_strpool *sp, const char *s)
 {
-	size_t h = hash_str(s) & (sp->nr_slots - 1);
+	size_t h = (size_t)wp_hash(s, strlen(s), sp->seed) & (sp->nr_slots - 1);
 
 	while (sp->slots[h] && strcmp(sp->strs[sp->slots[h] - 1], s))
 		h = (h + 1) & (sp->nr_slots - 1);

@@ -4,16 +4,17 @@
 #include <stdlib.h>
 
 #include "u64map.h"
+#include "util.h"
 
-static size_t slot_of(uint64_t key, size_t cap)
+/* Keys may come from a recording: hashed with the map's own seed (util.h). */
+static size_t slot_of(const struct wp_u64map *m, uint64_t key)
 {
-	/* Fibonacci hashing: the high bits of the product mix every key bit. */
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+	return (size_t)wp_hash_u64(key, m->seed) & (m->cap - 1);
 }
 
 static struct wp_u64map_slot *find(const struct wp_u64map *m, uint64_t key)
 {
-	size_t i = slot_of(key, m->cap);
+	size_t i = slot_of(m, key);
 
 	while (m->slots[i].used && m->slots[i].key != key)
 		i = (i + 1) & (m->cap - 1);
@@ -25,6 +26,8 @@ static int grow(struct wp_u64map *m)
 	struct wp_u64map old = *m;
 
 	m->cap = old.cap ? old.cap * 2 : 64;
+	if (!old.cap)
+		m->seed = wp_hash_seed();
 	m->slots = calloc(m->cap, sizeof(*m->slots));
 	if (!m->slots) {
 		*m = old;
@@ -69,7 +72,7 @@ void wp_u64map_del(struct wp_u64map *m, uint64_t key)
 	 * hole that would no longer be found past it.
 	 */
 	for (j = (i + 1) & (m->cap - 1); m->slots[j].used; j = (j + 1) & (m->cap - 1)) {
-		size_t home = slot_of(m->slots[j].key, m->cap);
+		size_t home = slot_of(m, m->slots[j].key);
 
 		/* Keep it where it is if its home lies cyclically in (i, j]. */
 		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "util.h"
 
@@ -252,4 +254,24 @@ void *wp_grow(void *p, size_t *cap, size_t need, size_t elem)
 	if (p)
 		*cap = n;
 	return p;
+}
+
+uint64_t wp_hash_seed(void)
+{
+	uint64_t seed;
+
+	/* Before the kernel has its entropy (early boot), a clock will do. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
+		seed = wp_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 40);
+	return seed;
+}
+
+uint64_t wp_hash(const void *p, size_t len, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(p, len, seed);
+}
+
+uint64_t wp_hash_u64(uint64_t key, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(&key, sizeof(key), seed);
 }
