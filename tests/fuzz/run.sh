@@ -17,8 +17,9 @@ build=$(cd "$1" && pwd) || exit 2
 seconds=${2:-60}
 src=$(cd "$(dirname "$0")" && pwd)
 work=$build/fuzz
-# Per input: far beyond what any input takes, short enough to tell a hang.
-timeout=30
+# Per input: far beyond what any input takes, even on a busy machine (the
+# slowest seen took over 10 s), and what the corpus replay allows.
+timeout=60
 rss_mb=2048
 max_len=262144
 
