@@ -36,18 +36,20 @@ void report_usage(FILE *out)
 		"  -D, --dump               print every record, one line each\n"
 		"What to show:\n"
 		"      --mode <mode>        time that weighs stacks: wall (default), on, off,\n"
-		"                           blocked or preempted\n"
+		"                           blocked, runnable or preempted\n"
 		"      --sort <key>         text: order threads by wall (default), on, off,\n"
-		"                           blocked, preempted or tid\n"
+		"                           blocked, runnable, preempted or tid\n"
 		"      --top <n>            text, json: number of stacks (default 10)\n"
 		"      --per-thread         hist: one set of histograms per thread\n"
 		"      --unit <unit>        folded: weights in ns, us (default) or ms\n"
 		"      --no-thread-root     folded: no thread name as the root frame\n"
+		"      --wakers             folded: the waker's stack after each blocked one\n"
 		"      --lines              add file:line to frames\n"
 		"Filters (every format):\n"
 		"      --pid <pid,...>      only these processes\n"
 		"      --tid <tid,...>      only these threads\n"
 		"      --comm <regex>       only threads whose name matches\n"
+		"      --waker-comm <regex> only blocked time that matching wakers ended\n"
 		"      --time <start,end>   only this window, in seconds from record start\n"
 		"      --min-block <usec>   no stacks for shorter off-CPU intervals\n"
 		"      --grep <regex>       only stacks with a matching frame\n"
@@ -77,6 +79,8 @@ enum {
 	OPT_NO_KERNEL,
 	OPT_NO_USER,
 	OPT_COLOR,
+	OPT_WAKERS,
+	OPT_WAKER_COMM,
 };
 
 static const struct option report_options[] = {
@@ -90,10 +94,12 @@ static const struct option report_options[] = {
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "no-thread-root", no_argument, NULL, OPT_NO_THREAD_ROOT },
+	{ "wakers", no_argument, NULL, OPT_WAKERS },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "waker-comm", required_argument, NULL, OPT_WAKER_COMM },
 	{ "time", required_argument, NULL, OPT_TIME },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "grep", required_argument, NULL, OPT_GREP },
@@ -152,9 +158,10 @@ int cmd_report(int argc, char **argv)
 	static const char *const formats[] = { "text", "hist", "folded", "json", NULL };
 	static const format_fn format_fns[] = { wp_format_text, wp_format_hist,
 						wp_format_folded, wp_format_json };
-	static const char *const modes[] = { "wall", "on", "off", "blocked", "preempted", NULL };
+	static const char *const modes[] = { "wall", "on", "off", "blocked", "preempted",
+					     "runnable", NULL };
 	static const char *const sorts[] = { "wall", "on", "off", "blocked", "preempted", "tid",
-					     NULL };
+					     "runnable", NULL };
 	static const char *const units[] = { "ns", "us", "ms", NULL };
 	static const uint64_t unit_ns[] = { 1, 1000, 1000000 };
 	struct wp_view_opts vo = { .mode = WP_MODE_WALL, .sort = WP_SORT_WALL, .top = 10,
@@ -197,7 +204,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_MODE:
 			idx = pick(optarg, modes);
 			if (idx < 0) {
-				ret = usage_error("report", "--mode: '%s' is not wall, on, off, blocked or preempted",
+				ret = usage_error("report", "--mode: '%s' is not wall, on, off, blocked, runnable or preempted",
 						  optarg);
 				goto out_free;
 			}
@@ -206,7 +213,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_SORT:
 			idx = pick(optarg, sorts);
 			if (idx < 0) {
-				ret = usage_error("report", "--sort: '%s' is not wall, on, off, blocked, preempted or tid",
+				ret = usage_error("report", "--sort: '%s' is not wall, on, off, blocked, runnable, preempted or tid",
 						  optarg);
 				goto out_free;
 			}
@@ -260,6 +267,17 @@ int cmd_report(int argc, char **argv)
 				goto out_free;
 			}
 			vo.comm = optarg;
+			break;
+		case OPT_WAKER_COMM:
+			if (!regex_ok(optarg)) {
+				ret = usage_error("report", "--waker-comm: '%s' is not a valid regular expression",
+						  optarg);
+				goto out_free;
+			}
+			vo.waker_comm = optarg;
+			break;
+		case OPT_WAKERS:
+			vo.wakers = true;
 			break;
 		case OPT_TIME:
 			if (parse_window(optarg, &ao)) {

@@ -7,10 +7,13 @@
  * the switch-in/switch-out records, not from counting samples; off-CPU
  * time is blocked after a voluntary switch-out and preempted after an
  * involuntary one (or between a thread's creation and its first run).
+ * With wake-ups recorded, blocked time ends at the wake-up, which names
+ * its waker, and the wait for a CPU from there to the switch-in (or from
+ * a thread's creation to its first run) is runnable time.
  * Each thread is accounted over its window: from the later of record start
  * and its creation (FORK, or the exec of the launched command) to the
- * earlier of record end and its exit.  wall = on + blocked + preempted,
- * to the nanosecond.  Owns its thread table; formatters only read it.
+ * earlier of record end and its exit.  wall = on + blocked + runnable +
+ * preempted, to the nanosecond.  Owns its thread table; formatters only read it.
  */
 #ifndef WALLPROF_ACCOUNT_H
 #define WALLPROF_ACCOUNT_H
@@ -33,6 +36,7 @@ enum wp_hist_kind {
 	WP_HIST_ON_SLICES,	/* switch-in to switch-out */
 	WP_HIST_OFF_INTERVALS,	/* switch-out to switch-in */
 	WP_HIST_PREEMPT_WAITS,	/* the involuntary ones among them */
+	WP_HIST_WAKEUP_WAITS,	/* wake-up to switch-in (runnable time) */
 	WP_HIST_KINDS,
 };
 
@@ -48,8 +52,10 @@ struct wp_thread_times {
 	uint64_t start_ns, end_ns;	/* the accounted window */
 	uint64_t wall_ns;		/* end_ns - start_ns */
 	uint64_t on_cpu_ns;
-	uint64_t blocked_ns;		/* voluntary switch-out until switch-in */
-	uint64_t preempted_ns;		/* runnable, waiting for a CPU */
+	uint64_t blocked_ns;		/* voluntary switch-out until the wake-up */
+	uint64_t runnable_ns;		/* woken, waiting for a CPU (wake-ups only) */
+	uint64_t preempted_ns;		/* involuntary switch-out until switch-in */
+	uint64_t wakeups;		/* blocked intervals that a wake-up ended */
 	uint64_t voluntary_switches;
 	uint64_t involuntary_switches;
 	uint64_t samples;		/* on-CPU samples */
@@ -75,9 +81,38 @@ struct wp_stack_weight {
 	uint64_t samples;
 	uint64_t on_cpu_ns;
 	uint64_t blocked_ns;
+	uint64_t runnable_ns;	/* after the wake-ups of the intervals blocked here */
 	uint64_t preempted_ns;
 	uint64_t blocked_count;
+	uint64_t runnable_count;
 	uint64_t preempted_count;
+	uint32_t wakes;		/* its first wp_wake_weight + 1; 0: none */
+};
+
+/* Who ended a blocked interval. */
+enum wp_waker_kind {
+	WP_WAKER_THREAD,	/* a thread, in its own context */
+	WP_WAKER_INTERRUPT,	/* interrupt context: whoever ran was not the waker */
+	WP_WAKER_TIMER,		/* a timer's interrupt */
+	WP_WAKER_IDLE,		/* the idle task */
+};
+
+struct wp_waker {
+	uint32_t pid, tid;	/* 0 for interrupts and timers */
+	uint32_t stack;		/* at the wake-up (stacks.h) */
+	uint32_t kind;		/* enum wp_waker_kind */
+	char comm[16];		/* the thread's name then, "" when not a known thread */
+};
+
+/*
+ * Blocked time of one stack weight that one waker ended; the weight's
+ * wake weights form a list through next.
+ */
+struct wp_wake_weight {
+	uint32_t waker;		/* index into wp_account_wakers() */
+	uint32_t next;		/* the next one's index + 1; 0: the last */
+	uint64_t blocked_ns;
+	uint64_t count;
 };
 
 struct wp_account_opts {
@@ -108,6 +143,18 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 		      bool switch_out, uint32_t stack);
 
 /*
+ * A wake-up (sched_waking), in time order: it names the waker of the
+ * blocked interval of the thread wakee (one of the recording's; others
+ * are ignored), and ends that interval unless the recording has
+ * sched_wakeup, whose time (wp_account_enqueued) does.
+ */
+int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
+		      const struct wp_waker *waker);
+
+/* The woken thread wakee reached a run queue (sched_wakeup): runnable from time. */
+int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time);
+
+/*
  * Close every open window at end_ns (the recording's end) and sort the
  * threads by pid, then tid.
  */
@@ -118,6 +165,13 @@ const struct wp_thread_times *wp_account_threads(const struct wp_account *a, siz
 
 /* Stack weights after wp_account_finish, valid until wp_account_free. */
 const struct wp_stack_weight *wp_account_stacks(const struct wp_account *a, size_t *n);
+
+/* Whether the recording has wake-ups: runnable time and wakers exist. */
+bool wp_account_has_wakeups(const struct wp_account *a);
+
+/* The wakers, and the wake weights (wp_stack_weight.wakes), after finish. */
+const struct wp_waker *wp_account_wakers(const struct wp_account *a, size_t *n);
+const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a, size_t *n);
 
 /*
  * On-CPU time of threads that were never sampled (a thread's sampling

@@ -62,6 +62,7 @@ enum wp_event_role {
 	WP_EVENT_SWITCH_OUT = 1,
 	WP_EVENT_WAKEUP = 2,		/* sched:sched_waking, per CPU */
 	WP_EVENT_WAKEUP_NEW = 3,	/* sched:sched_wakeup_new, per CPU */
+	WP_EVENT_ENQUEUED = 4,		/* sched:sched_wakeup, per CPU: on a run queue */
 };
 
 struct wp_event_desc {

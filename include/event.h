@@ -22,7 +22,8 @@
 #include "ring.h"
 #include "tracefs.h"
 
-/* Wake-up records (sched:sched_waking and sched_wakeup_new). */
+/* Wake-up records (sched:sched_waking, sched_wakeup_new and sched_wakeup). */
+#define WP_NR_WAKEUP_EVENTS 3
 enum wp_wakeups {
 	WP_WAKEUPS_AUTO,	/* with the waker's stack when allowed, else none */
 	WP_WAKEUPS_STACKS,
@@ -53,11 +54,12 @@ struct wp_evfd {
 };
 
 struct wp_evlist {
-	struct wp_event_desc descs[4];
+	struct wp_event_desc descs[2 + WP_NR_WAKEUP_EVENTS];	/* samples, switch-outs, wake-ups */
 	unsigned int nr_descs;
 	unsigned int cpu_wide_descs;	/* bit per desc: opened per CPU, never per task */
-	char *wakeup_formats[2];	/* the tracepoints' format files, as read */
-	struct wp_trace_field wakee_field[2];	/* their "pid" fields, the wakee */
+	/* sched_waking, sched_wakeup_new, sched_wakeup, in that order. */
+	char *wakeup_formats[WP_NR_WAKEUP_EVENTS];	/* their format files, as read */
+	struct wp_trace_field wakee_field[WP_NR_WAKEUP_EVENTS];	/* "pid": the wakee */
 	char wakeups_missing[256];	/* why there are none (auto mode), or "" */
 	bool tracefs_mounted;		/* wallprof mounted it */
 	struct wp_sample_format fmt;

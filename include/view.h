@@ -16,18 +16,20 @@
 #include "analysis.h"
 
 enum wp_mode {
-	WP_MODE_WALL,		/* on-CPU + blocked + preempted */
+	WP_MODE_WALL,		/* on-CPU + blocked + runnable + preempted */
 	WP_MODE_ON,
-	WP_MODE_OFF,		/* blocked + preempted */
+	WP_MODE_OFF,		/* blocked + runnable + preempted */
 	WP_MODE_BLOCKED,
 	WP_MODE_PREEMPTED,
+	WP_MODE_RUNNABLE,	/* woken, waiting for a CPU (wake-ups only) */
 };
 
-/* The three kinds of time a stack can carry. */
+/* The kinds of time a stack can carry. */
 enum wp_part {
 	WP_PART_ON,
 	WP_PART_BLOCKED,
 	WP_PART_PREEMPTED,
+	WP_PART_RUNNABLE,
 	WP_NR_PARTS,
 };
 
@@ -38,6 +40,7 @@ enum wp_sort {
 	WP_SORT_BLOCKED,
 	WP_SORT_PREEMPTED,
 	WP_SORT_TID,
+	WP_SORT_RUNNABLE,
 };
 
 struct wp_view_opts {
@@ -49,8 +52,10 @@ struct wp_view_opts {
 	size_t nr_tids;
 	const char *comm;	/* name or extended regex */
 	const char *grep;	/* extended regex matched against frame names */
+	const char *waker_comm;	/* only blocked time these wakers ended */
 	uint64_t unit_ns;	/* folded weights: 1, 1000 or 1000000 */
 	bool thread_root;	/* folded: thread name as the root frame */
+	bool wakers;		/* folded: the waker's stack after the blocked one */
 	bool per_thread;	/* hist: one histogram per thread */
 	unsigned int top;	/* text/json: number of stacks */
 	bool color;
@@ -59,8 +64,8 @@ struct wp_view_opts {
 struct wp_view {
 	const struct wp_analysis *an;
 	struct wp_view_opts o;
-	regex_t comm_re, grep_re;
-	bool have_comm_re, have_grep_re;
+	regex_t comm_re, grep_re, waker_re;
+	bool have_comm_re, have_grep_re, have_waker_re;
 	uint8_t *grep_cache;	/* per stack: 0 unknown, 1 match, 2 no match */
 };
 
@@ -79,13 +84,26 @@ bool wp_view_part(const struct wp_view *v, enum wp_part part);
 uint64_t wp_view_part_ns(const struct wp_view *v, const struct wp_stack_weight *w,
 			 enum wp_part part);
 
+/*
+ * A waker's name: its thread's, "[interrupt]", "[timer]", "swapper" (the
+ * idle task) or ":tid" for a thread the recording does not name.
+ */
+const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size);
+
+/* Whether a waker (an index into wp_account_wakers) passes --waker-comm. */
+bool wp_view_waker(const struct wp_view *v, uint32_t waker);
+
+/* The blocked time of a stack weight that the shown wakers ended, and how often. */
+uint64_t wp_view_woken_ns(const struct wp_view *v, const struct wp_stack_weight *w,
+			  uint64_t *count);
+
 /* Whether a stack passes --grep. */
 bool wp_view_stack(struct wp_view *v, uint32_t stack);
 
 /* The marker frame that tells an off-CPU stack in folded output. */
 const char *wp_part_marker(enum wp_part part);
 
-/* The --mode word of a mode: "wall", "on", "off", "blocked", "preempted". */
+/* The --mode word of a mode: "wall", "on", "off", "blocked", ... */
 const char *wp_mode_name(enum wp_mode mode);
 
 /* The threads' sort key value. */

@@ -6,6 +6,7 @@
 
 #include "account.h"
 #include "layout.h"
+#include "u64map.h"
 #include "util.h"
 
 #define NO_STACK UINT32_MAX
@@ -14,8 +15,11 @@ enum run_state {
 	STATE_UNKNOWN,		/* no switch record yet: decided later */
 	STATE_ON,
 	STATE_BLOCKED,
+	STATE_RUNNABLE,		/* woken, waiting for a CPU */
 	STATE_PREEMPTED,
 };
+
+#define NO_WAKER UINT32_MAX
 
 /*
  * A thread is kept small (some 150 bytes): recordings of servers hold
@@ -29,17 +33,32 @@ struct thread {
 	uint32_t serial;		/* creation order, stable across sorting */
 	uint32_t pending_stack;		/* from the switch-out sample */
 	uint32_t off_stack;		/* stack of the current off-CPU interval */
+	uint32_t waker;			/* of the blocked interval ending now */
+	uint32_t early_waker;		/* a wake-up seen while it still ran */
+	uint64_t early_time;		/* and when */
+	uint64_t off_start;		/* start of the current off-CPU interval */
 	uint8_t state;			/* enum run_state */
 	uint8_t initial_off;		/* what an off-CPU start counts as */
+	bool woken_early;		/* waker is the early one: see thread_switch_out */
 	bool closed;
 };
 
 /*
- * Histogram buckets of the three kinds, keyed kind * 64 + bucket: a few
- * of them listed (sparse), or, once a thread fills more than SPARSE_MAX,
- * all of them indexed by key (dense).
+ * A wake-up can come before the switch-out record of the sleep it ends:
+ * the kernel writes that record (after the switch-out's stack) some
+ * microseconds after the thread left its run queue, and a waker on another
+ * CPU may be quicker.  One this close to a voluntary switch-out is taken
+ * for the sleep's, unless a later one comes.
+ */
+#define EARLY_WAKE_NS 1000000ULL
+
+/*
+ * Histogram buckets of every kind, keyed kind * 64 + bucket: a few of them
+ * listed (sparse), or, once a thread fills more than SPARSE_MAX, all of
+ * them indexed by key (dense).
  */
 #define HIST_KEYS (WP_HIST_KINDS * WP_HIST_BUCKETS)
+_Static_assert(HIST_KEYS <= 256, "sparse histogram keys are bytes");
 #define SPARSE_MAX 16
 
 struct hist_bin {
@@ -75,6 +94,13 @@ struct wp_account {
 	size_t nr_wslots;
 	uint64_t lost, lost_first, lost_last;
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
+	bool wakeups;			/* the recording has wake-ups */
+	bool enqueues;			/* and sched_wakeup: when they reach a run queue */
+	struct wp_waker *wakers;
+	size_t nr_wakers, cap_wakers;
+	struct wp_u64map waker_index;	/* kind, tid and stack -> index */
+	struct wp_wake_weight *wakes;
+	size_t nr_wakes, cap_wakes;
 	int err;			/* -ENOMEM once memory ran out */
 	struct wp_thread_times *result;	/* built by wp_account_finish */
 };
@@ -162,6 +188,9 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 	t->state = initial;
 	t->initial_off = STATE_BLOCKED;
 	t->since = start;
+	t->off_start = start;
+	t->waker = NO_WAKER;
+	t->early_waker = NO_WAKER;
 	t->pending_stack = NO_STACK;
 	t->off_stack = a->opts.unknown_stack;
 	if (a->lost)
@@ -341,9 +370,36 @@ static uint64_t in_window(const struct wp_account *a, uint64_t from, uint64_t to
 	return to > from ? to - from : 0;
 }
 
+/* Blocked time of weight w that waker ended. */
+static void add_wake(struct wp_account *a, struct wp_stack_weight *w, uint32_t waker, uint64_t ns)
+{
+	struct wp_wake_weight *k;
+	uint32_t i;
+
+	for (i = w->wakes; i; i = a->wakes[i - 1].next)
+		if (a->wakes[i - 1].waker == waker)
+			break;
+	if (!i) {
+		k = wp_grow(a->wakes, &a->cap_wakes, a->nr_wakes + 1, sizeof(*a->wakes));
+		if (!k || a->nr_wakes >= UINT32_MAX - 1) {
+			a->err = -ENOMEM;
+			return;
+		}
+		a->wakes = k;
+		k = &a->wakes[a->nr_wakes++];
+		k->waker = waker;
+		k->next = w->wakes;
+		k->blocked_ns = k->count = 0;
+		i = w->wakes = (uint32_t)a->nr_wakes;
+	}
+	a->wakes[i - 1].blocked_ns += ns;
+	a->wakes[i - 1].count++;
+}
+
 /* End the thread's current state at now: totals, histograms, stack weight. */
 static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 {
+	struct wp_stack_weight *w;
 	uint64_t full, d;
 
 	if (now < t->since)
@@ -361,28 +417,60 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 	}
 	if (t->state == STATE_BLOCKED)
 		t->t.blocked_ns += d;
+	else if (t->state == STATE_RUNNABLE)
+		t->t.runnable_ns += d;
 	else
 		t->t.preempted_ns += d;
-	if (!d)
+	/* A sleep woken before it began still names its waker. */
+	if (!d && !(t->state == STATE_BLOCKED && t->waker != NO_WAKER &&
+		    in_window(a, now, now + 1)))
 		return;
-	hist_add(a, t, WP_HIST_OFF_INTERVALS, d);
-	if (t->state == STATE_PREEMPTED)
+	if (t->state == STATE_PREEMPTED && d)
 		hist_add(a, t, WP_HIST_PREEMPT_WAITS, d);
-	if (full >= a->opts.min_block_ns) {
-		struct wp_stack_weight *w = weight_get(a, t->serial, t->off_stack);
-
-		if (!w) {
-			a->err = -ENOMEM;
-			return;
-		}
-		if (t->state == STATE_BLOCKED) {
-			w->blocked_ns += d;
-			w->blocked_count++;
-		} else {
-			w->preempted_ns += d;
-			w->preempted_count++;
-		}
+	else if (t->state == STATE_RUNNABLE && d)
+		hist_add(a, t, WP_HIST_WAKEUP_WAITS, d);
+	if (full < a->opts.min_block_ns)
+		return;
+	w = weight_get(a, t->serial, t->off_stack);
+	if (!w) {
+		a->err = -ENOMEM;
+		return;
 	}
+	if (t->state == STATE_BLOCKED) {
+		w->blocked_ns += d;
+		w->blocked_count++;
+		if (t->waker != NO_WAKER)
+			add_wake(a, w, t->waker, d);
+	} else if (t->state == STATE_RUNNABLE) {
+		w->runnable_ns += d;
+		w->runnable_count++;
+	} else {
+		w->preempted_ns += d;
+		w->preempted_count++;
+	}
+}
+
+/* The blocked interval ends at time, ended by t->waker: runnable from there. */
+static void wakee_runnable(struct wp_account *a, struct thread *t, uint64_t time)
+{
+	state_end(a, t, time);
+	t->waker = NO_WAKER;
+	t->woken_early = false;
+	t->state = STATE_RUNNABLE;
+	if (in_window(a, time, time + 1))
+		t->t.wakeups++;
+}
+
+/* The off-CPU interval that ends at now, whole, into the histogram. */
+static void off_interval_end(struct wp_account *a, struct thread *t, uint64_t now)
+{
+	uint64_t d;
+
+	if (t->state == STATE_ON || t->state == STATE_UNKNOWN)
+		return;
+	d = in_window(a, t->off_start, now);
+	if (d)
+		hist_add(a, t, WP_HIST_OFF_INTERVALS, d);
 }
 
 static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t now,
@@ -393,7 +481,15 @@ static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t n
 	else if (t->state != STATE_ON)
 		t->t.approximate = true;	/* its switch-in was lost */
 	state_end(a, t, now);
+	t->waker = NO_WAKER;	/* a wake-up of the interval before, if any */
+	t->woken_early = false;
+	if (!preempted && t->early_waker != NO_WAKER && now - t->early_time <= EARLY_WAKE_NS) {
+		t->waker = t->early_waker;
+		t->woken_early = true;
+	}
+	t->early_waker = NO_WAKER;
 	t->state = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
+	t->off_start = now;
 	t->off_stack = t->pending_stack != NO_STACK ? t->pending_stack : a->opts.unknown_stack;
 	t->pending_stack = NO_STACK;
 	if (!in_window(a, now, now + 1))
@@ -410,7 +506,14 @@ static void thread_switch_in(struct wp_account *a, struct thread *t, uint64_t no
 		t->state = t->initial_off;	/* off-CPU since the start */
 	else if (t->state == STATE_ON)
 		t->t.approximate = true;	/* its switch-out was lost */
-	state_end(a, t, now);
+	/* No wake-up since the switch-out: the early one ended the sleep at once. */
+	if (t->state == STATE_BLOCKED && t->woken_early)
+		wakee_runnable(a, t, t->since);
+	state_end(a, t, now);	/* blocked: its waker's, when sched_wakeup was missed */
+	off_interval_end(a, t, now);
+	t->waker = NO_WAKER;
+	t->woken_early = false;
+	t->early_waker = NO_WAKER;
 	t->state = STATE_ON;
 }
 
@@ -438,6 +541,7 @@ static void thread_close(struct wp_account *a, struct thread *t, uint64_t end)
 		t->state = t->t.samples || t->t.switch_samples ? STATE_ON : t->initial_off;
 	}
 	state_end(a, t, end);
+	off_interval_end(a, t, end);
 	start = t->t.start_ns;
 	if (a->opts.window_start && start < a->opts.window_start)
 		start = a->opts.window_start;
@@ -463,6 +567,9 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	a->start_ns = meta->start_clock_ns;
 	a->no_switches = !(meta->flags & WP_META_SWITCHES);
 	a->sample_period_ns = meta->sample_period_ns;
+	a->wakeups = meta->flags & WP_META_WAKEUPS;
+	for (uint32_t e = 0; a->wakeups && e < meta->nr_events; e++)
+		a->enqueues |= meta->events[e].role == WP_EVENT_ENQUEUED;
 	a->seed = wp_hash_seed();
 	if (opts)
 		a->opts = *opts;
@@ -493,7 +600,8 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 		return 0;
 	}
 	/* Sampled on a CPU while we thought it off: a lost switch-in. */
-	if (!a->no_switches && (t->state == STATE_BLOCKED || t->state == STATE_PREEMPTED)) {
+	if (!a->no_switches && (t->state == STATE_BLOCKED || t->state == STATE_RUNNABLE ||
+				t->state == STATE_PREEMPTED)) {
 		t->t.approximate = true;
 		thread_switch_in(a, t, time);
 	}
@@ -520,6 +628,115 @@ static void note_loss(struct wp_account *a, uint64_t n, uint64_t time)
 			a->threads[i].t.approximate = true;
 }
 
+/*
+ * A new thread is ready to run, not yet running: waiting for a CPU since
+ * it was made, which is what waiting after a wake-up means too.
+ */
+static enum run_state new_thread_state(const struct wp_account *a)
+{
+	return a->wakeups ? STATE_RUNNABLE : STATE_PREEMPTED;
+}
+
+/* The index of waker w in the table, added on first use; NO_WAKER when out of memory. */
+static uint32_t waker_index(struct wp_account *a, const struct wp_waker *w)
+{
+	uint64_t key = ((uint64_t)w->kind << 62) ^ ((uint64_t)w->tid << 30) ^ w->stack;
+	struct wp_waker *nw;
+	struct thread *t;
+	uint64_t i;
+
+	if (wp_u64map_get(&a->waker_index, key, &i) && a->wakers[i].tid == w->tid &&
+	    a->wakers[i].stack == w->stack && a->wakers[i].kind == w->kind)
+		return (uint32_t)i;
+	nw = wp_grow(a->wakers, &a->cap_wakers, a->nr_wakers + 1, sizeof(*a->wakers));
+	if (!nw || a->nr_wakers >= NO_WAKER)
+		return NO_WAKER;
+	a->wakers = nw;
+	nw = &a->wakers[a->nr_wakers];
+	*nw = *w;
+	memset(nw->comm, 0, sizeof(nw->comm));
+	/* Its name as it is now: a thread of the recording, or the idle task. */
+	t = w->kind == WP_WAKER_THREAD ? thread_find(a, w->tid) : NULL;
+	if (t)
+		memcpy(nw->comm, t->t.comm, sizeof(nw->comm));
+	if (wp_u64map_put(&a->waker_index, key, a->nr_wakers))
+		return NO_WAKER;
+	return (uint32_t)a->nr_wakers++;
+}
+
+/* The thread of the recording that a wake-up concerns, or NULL. */
+static struct thread *wakee_find(struct wp_account *a, uint32_t wakee)
+{
+	struct thread *t = thread_live(a, wakee);
+
+	if (!t)
+		return NULL;	/* not one of the recording's threads */
+	/* Woken before its first switch record: blocked since the start. */
+	if (t->state == STATE_UNKNOWN && !t->t.samples) {
+		t->state = STATE_BLOCKED;
+		t->off_start = t->since;
+	}
+	return t;
+}
+
+int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
+		      const struct wp_waker *waker)
+{
+	struct thread *t;
+
+	uint32_t w;
+
+	if (a->err)
+		return a->err;
+	t = wakee_find(a, wakee);
+	if (!t || (t->state != STATE_BLOCKED && t->state != STATE_ON))
+		return 0;	/* woken already, or preempted: not a sleep */
+	w = waker_index(a, waker);
+	if (w == NO_WAKER)
+		return a->err = -ENOMEM;
+	if (t->state == STATE_ON) {
+		t->early_waker = w;	/* its switch-out record may still come */
+		t->early_time = time;
+		return 0;
+	}
+	t->waker = w;
+	t->woken_early = false;
+	/* With sched_wakeup recorded, its time ends the blocked interval. */
+	if (!a->enqueues)
+		wakee_runnable(a, t, time);
+	return 0;
+}
+
+int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time)
+{
+	struct thread *t;
+
+	if (a->err)
+		return a->err;
+	t = wakee_find(a, wakee);
+	/* After an early wake-up too: its enqueue may follow the switch-out. */
+	if (t && t->state == STATE_BLOCKED)
+		wakee_runnable(a, t, time);
+	return 0;
+}
+
+bool wp_account_has_wakeups(const struct wp_account *a)
+{
+	return a->wakeups;
+}
+
+const struct wp_waker *wp_account_wakers(const struct wp_account *a, size_t *n)
+{
+	*n = a->nr_wakers;
+	return a->wakers;
+}
+
+const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a, size_t *n)
+{
+	*n = a->nr_wakes;
+	return a->wakes;
+}
+
 static int account_fork(struct wp_account *a, const struct perf_event_header *rec,
 			uint64_t time)
 {
@@ -537,18 +754,16 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 		 * began: in fact it was created since.  It starts here.
 		 */
 		t->t.start_ns = time;
-		t->since = time;
-		t->state = STATE_PREEMPTED;
-		t->initial_off = STATE_PREEMPTED;
+		t->since = t->off_start = time;
+		t->state = t->initial_off = new_thread_state(a);
 		return 0;
 	}
 	if (t)
 		thread_close(a, t, time);	/* a reused tid whose EXIT was lost */
-	/* A new thread is runnable, not yet running: waiting for a CPU. */
-	t = thread_add(a, body[0], body[2], time, STATE_PREEMPTED);
+	t = thread_add(a, body[0], body[2], time, new_thread_state(a));
 	if (!t)
 		return -ENOMEM;
-	t->initial_off = STATE_PREEMPTED;
+	t->initial_off = new_thread_state(a);
 	parent = thread_find(a, body[3]);
 	if (parent)
 		memcpy(t->t.comm, parent->t.comm, sizeof(t->t.comm));
@@ -851,5 +1066,8 @@ void wp_account_free(struct wp_account *a)
 	free(a->index);
 	free(a->weights);
 	free(a->wslots);
+	free(a->wakers);
+	free(a->wakes);
+	wp_u64map_release(&a->waker_index);
 	free(a);
 }

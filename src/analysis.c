@@ -19,6 +19,7 @@
 #include "procmap.h"
 #include "quote.h"
 #include "symbols.h"
+#include "tracefs.h"
 #include "ucache.h"
 #include "unwind.h"
 #include "util.h"
@@ -45,6 +46,9 @@ struct pipeline {
 	struct wp_u64map unnamed_at;	/* where unnamed frames were -> how many */
 	uint32_t no_stack_marker;
 	struct wp_u64map roles;		/* event id -> enum wp_event_role */
+	struct wp_u64map configs;	/* event id -> its attr.config */
+	struct wp_trace_format formats[4];	/* of the recording's tracepoints */
+	unsigned int nr_formats;
 	uint32_t truncated_marker;
 	uint64_t last_time;
 	struct wp_ustack ustack;
@@ -113,7 +117,7 @@ emit:
 
 /* Frames of a sample, innermost first: kernel, then user. */
 static unsigned int sample_frames(struct pipeline *p, const struct perf_event_header *rec,
-				  const struct wp_sample *s)
+				  const struct wp_sample *s, bool user_frames_too)
 {
 	struct wp_quality *q = &p->an->quality;
 	struct wp_process *proc = wp_procmap_process(p->pm, s->pid);
@@ -126,13 +130,14 @@ static unsigned int sample_frames(struct pipeline *p, const struct perf_event_he
 	while (n < MAX_STACK_TOKENS && wp_callchain_walk_next(&walk, &ip, &kernel)) {
 		if (kernel && !p->opts->no_kernel) {
 			p->tokens[n++] = wp_symbols_kernel(p->symbols, ip);
-		} else if (!kernel && !p->opts->no_user) {
+		} else if (!kernel && !p->opts->no_user && user_frames_too) {
 			n += wp_symbols_user(p->symbols, proc, ip, first_user, p->tokens + n,
 					     MAX_STACK_TOKENS - n);
 			first_user = false;
 		}
 	}
-	if (!(p->fmt.sample_type & PERF_SAMPLE_STACK_USER) || p->opts->no_user || !p->unwinder)
+	if (!(p->fmt.sample_type & PERF_SAMPLE_STACK_USER) || p->opts->no_user || !p->unwinder ||
+	    !user_frames_too)
 		return n;
 	if (s->regs_abi == 0)
 		return n;	/* a kernel thread: no user stack */
@@ -224,6 +229,101 @@ static void explain_unnamed(struct pipeline *p)
 	q->nr_unnamed_files = (unsigned int)n;
 }
 
+/* Trace flags in common_flags (the kernel's trace.h): the context of the event. */
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
+#define TRACE_FLAG_NMI 0x40
+
+/* A kernel frame that says a timer's expiry did the waking. */
+static bool timer_frame(const struct pipeline *p, uint32_t tok)
+{
+	static const char *const timers[] = {
+		"hrtimer_wakeup", "process_timeout", "call_timer_fn", "__hrtimer_run_queues",
+	};
+	const char *name = wp_analysis_frame_name(p->an, tok);
+
+	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++)
+		if ((tok & WP_FRAME_KERNEL) && !strcmp(name, timers[i]))
+			return true;
+	return false;
+}
+
+/* An interrupt's or exception's entry from the interrupted context (x86: asm_*). */
+static bool irq_entry_frame(const struct pipeline *p, uint32_t tok)
+{
+	return (tok & WP_FRAME_KERNEL) &&
+	       !strncmp(wp_analysis_frame_name(p->an, tok), "asm_", 4);
+}
+
+/* The format of the tracepoint event id's samples come from, or NULL. */
+static const struct wp_trace_format *sample_format(const struct pipeline *p, uint64_t id)
+{
+	uint64_t config;
+
+	if (!wp_u64map_get(&p->configs, id, &config))
+		return NULL;
+	for (unsigned int i = 0; i < p->nr_formats; i++)
+		if (p->formats[i].id == config)
+			return &p->formats[i];
+	return NULL;
+}
+
+/*
+ * sched:sched_waking, in the waker's context: the woken thread from its
+ * raw data, the waker from the sample, unless the flags say the kernel
+ * was in interrupt context (then whoever ran was not the waker, and its
+ * user stack means nothing).
+ */
+static int deliver_wakeup(struct pipeline *p, const struct perf_event_header *rec,
+			  const struct wp_sample *s, uint64_t time)
+{
+	const struct wp_trace_format *f = sample_format(p, s->id);
+	struct wp_waker w = { .pid = s->pid, .tid = s->tid, .kind = WP_WAKER_THREAD };
+	int64_t wakee, flags = 0;
+	bool irq;
+	unsigned int n;
+
+	if (!f || !wp_trace_field_int(wp_trace_field(f, "pid"), s->raw, s->raw_size, &wakee) ||
+	    wakee <= 0)
+		return 0;
+	wp_trace_field_int(wp_trace_field(f, "common_flags"), s->raw, s->raw_size, &flags);
+	irq = flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI);
+	n = sample_frames(p, rec, s, !irq);
+	if (irq) {
+		w.kind = WP_WAKER_INTERRUPT;
+		for (unsigned int i = 0; i < n; i++) {
+			if (timer_frame(p, p->tokens[i]))
+				w.kind = WP_WAKER_TIMER;
+			/* Below the interrupt's entry is only what it interrupted. */
+			if (irq_entry_frame(p, p->tokens[i])) {
+				n = i + 1;
+				break;
+			}
+		}
+		w.pid = w.tid = 0;
+	} else if (!s->tid) {
+		w.kind = WP_WAKER_IDLE;
+	}
+	if (!n)
+		p->tokens[n++] = p->no_stack_marker;
+	w.stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
+	if (w.stack == UINT32_MAX)
+		return -ENOMEM;
+	return wp_account_wakeup(p->an->account, (uint32_t)wakee, time, &w);
+}
+
+/* sched:sched_wakeup: the woken thread, from its raw data, is on a run queue. */
+static int deliver_enqueued(struct pipeline *p, const struct wp_sample *s, uint64_t time)
+{
+	const struct wp_trace_format *f = sample_format(p, s->id);
+	int64_t wakee;
+
+	if (!f || !wp_trace_field_int(wp_trace_field(f, "pid"), s->raw, s->raw_size, &wakee) ||
+	    wakee <= 0)
+		return 0;
+	return wp_account_enqueued(p->an->account, (uint32_t)wakee, time);
+}
+
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
 			  uint64_t time)
 {
@@ -235,9 +335,13 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	if (wp_sample_parse(&p->fmt, rec, &s))
 		return 0;
 	role = sample_role(p, s.id);
-	if (role == WP_EVENT_WAKEUP || role == WP_EVENT_WAKEUP_NEW)
-		return 0;	/* not accounted yet */
-	n = sample_frames(p, rec, &s);
+	if (role == WP_EVENT_WAKEUP)
+		return deliver_wakeup(p, rec, &s, time);
+	if (role == WP_EVENT_ENQUEUED)
+		return deliver_enqueued(p, &s, time);
+	if (role == WP_EVENT_WAKEUP_NEW)
+		return 0;	/* the FORK tells as much */
+	n = sample_frames(p, rec, &s, true);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s.ip) {
 		if (wp_sample_in_kernel(rec)) {
@@ -256,6 +360,25 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		return -ENOMEM;
 	return wp_account_sample(p->an->account, s.pid, s.tid, time,
 				 role == WP_EVENT_SWITCH_OUT, stack);
+}
+
+/* A tracepoint's format, as the recording's kernel described it. */
+static int note_format(struct pipeline *p, const struct perf_event_header *rec)
+{
+	const struct wp_record_text *t = (const void *)rec;
+	size_t max = rec->size - sizeof(*t);
+	char *text;
+
+	if (rec->size <= sizeof(*t) || strnlen(t->text, max) == max ||
+	    p->nr_formats == ARRAY_SIZE(p->formats))
+		return 0;
+	text = strndup(t->text, max);
+	if (!text)
+		return -ENOMEM;
+	if (!wp_trace_format_parse(text, &p->formats[p->nr_formats]))
+		p->nr_formats++;
+	free(text);
+	return 0;
 }
 
 static void show_progress(struct pipeline *p)
@@ -279,6 +402,8 @@ static int deliver(const struct perf_event_header *rec, uint64_t time, void *arg
 	p->an->records++;
 	if (!wp_coverage_keep(p->coverage, rec, time))
 		return 0;	/* the same thing, seen by two sets of events */
+	if (rec->type == WP_RECORD_TRACE_FORMAT)
+		return note_format(p, rec);
 	err = wp_procmap_record(p->pm, rec);
 	if (err)
 		return err;
@@ -345,7 +470,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	wp_sample_format_init(&p->fmt, m->sample_type, m->regs_mask);
 	for (uint32_t e = 0; e < m->nr_events; e++)
 		for (uint32_t i = 0; i < m->events[e].nr_ids; i++)
-			if (wp_u64map_put(&p->roles, m->events[e].ids[i], m->events[e].role))
+			if (wp_u64map_put(&p->roles, m->events[e].ids[i], m->events[e].role) ||
+			    wp_u64map_put(&p->configs, m->events[e].ids[i], m->events[e].attr.config))
 				return -ENOMEM;
 	err = wp_strpool_new(&an->names);
 	if (!err)
@@ -400,6 +526,7 @@ static void pipeline_release(struct pipeline *p)
 	wp_unwinder_free(p->unwinder);
 	wp_coverage_free(p->coverage);
 	wp_u64map_release(&p->roles);
+	wp_u64map_release(&p->configs);
 	wp_u64map_release(&p->unnamed_at);
 	wp_procmap_free(p->pm);
 }

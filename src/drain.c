@@ -19,6 +19,8 @@
 #include "util.h"
 
 #define BLOCK_SIZE (4U << 20)
+/* Empty blocks kept for reuse; those a backlog needed beyond are freed. */
+#define SPARE_BLOCKS 4
 #define BLOCK_ROOM 65536		/* the largest record */
 #define POLL_TIMEOUT_MS 50
 #define FLUSH_INTERVAL_NS (500ULL * 1000 * 1000)
@@ -47,6 +49,7 @@ struct wp_drain {
 	pthread_cond_t queue_cond;	/* a block was queued, or done */
 	pthread_cond_t space_cond;	/* queued bytes went down */
 	struct block *queue_head, *queue_tail, *free_blocks;
+	unsigned int nr_free_blocks;
 	uint64_t queued_bytes;
 	bool writer_done;		/* no more blocks will come */
 	bool writer_held;		/* the caller still writes to w itself */
@@ -75,6 +78,8 @@ struct wp_drain {
 	/* Under lock: the threads whose wake-ups are kept. */
 	bool track_wakees;
 	struct wp_u64map wakees;	/* tid -> 1 */
+	/* Drain thread only: wake-ups of threads not known yet (see held_resolve). */
+	struct wp_buf held;
 };
 
 static int id_role_cmp(const void *a, const void *b)
@@ -101,15 +106,19 @@ static struct block *block_get(struct wp_drain *d)
 
 	pthread_mutex_lock(&d->lock);
 	b = d->free_blocks;
-	if (b)
+	if (b) {
 		d->free_blocks = b->next;
+		d->nr_free_blocks--;
+	}
 	pthread_mutex_unlock(&d->lock);
 	if (!b) {
 		b = calloc(1, sizeof(*b));
 		if (!b)
 			return NULL;
-		b->data = malloc(BLOCK_SIZE);
-		if (!b->data) {
+		/* Mapped, not malloc'ed: a freed block goes back to the system. */
+		b->data = mmap(NULL, BLOCK_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b->data == MAP_FAILED) {
 			free(b);
 			return NULL;
 		}
@@ -122,7 +131,7 @@ static struct block *block_get(struct wp_drain *d)
 static void block_free(struct block *b)
 {
 	if (b) {
-		free(b->data);
+		munmap(b->data, BLOCK_SIZE);
 		free(b);
 	}
 }
@@ -246,23 +255,27 @@ static void note_wakee(struct wp_drain *d, const struct perf_event_header *h)
 /*
  * The kernel's filter on wake-ups is coarse (it also lets through threads
  * other processes create): keep a wake-up only when its wakee is one of
- * the recording's threads.  A thread's very first wake-ups may come before
- * its FORK is read (another CPU's ring): those are left out too.
+ * the recording's threads.  -1: not known yet (its FORK may still be in
+ * another CPU's ring), 0: not ours, 1: ours.
  */
-static bool wakee_kept(struct wp_drain *d, const struct perf_event_header *h, int role)
+static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, int role)
 {
-	const struct wp_trace_field *f = &d->ev->wakee_field[role == WP_EVENT_WAKEUP_NEW];
+	const struct wp_trace_field *f = &d->ev->wakee_field[role == WP_EVENT_WAKEUP ? 0 :
+							    role == WP_EVENT_WAKEUP_NEW ? 1 : 2];
 	struct wp_sample s;
 	int64_t pid;
-	bool kept = true;
+	int known = 1;
 
 	pthread_mutex_lock(&d->lock);
-	if (d->track_wakees)
-		kept = !wp_sample_parse(&d->ev->fmt, h, &s) &&
-		       wp_trace_field_int(f, s.raw, s.raw_size, &pid) &&
-		       wp_u64map_get(&d->wakees, (uint64_t)pid, NULL);
+	if (d->track_wakees) {
+		if (wp_sample_parse(&d->ev->fmt, h, &s) ||
+		    !wp_trace_field_int(f, s.raw, s.raw_size, &pid))
+			known = 0;
+		else
+			known = wp_u64map_get(&d->wakees, (uint64_t)pid, NULL) ? 1 : -1;
+	}
 	pthread_mutex_unlock(&d->lock);
-	return kept;
+	return known;
 }
 
 int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
@@ -275,6 +288,43 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
 	d->track_wakees = true;
 	pthread_mutex_unlock(&d->lock);
 	return err;
+}
+
+/* Set a wake-up of a thread not known yet aside, trimmed, until held_resolve. */
+static int held_add(struct wp_drain *d, const struct perf_event_header *h)
+{
+	uint8_t *dst = wp_buf_reserve(&d->held, h->size);
+
+	if (!dst)
+		return -ENOMEM;
+	d->held.len += wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
+	return 0;
+}
+
+/*
+ * The wake-ups set aside before the rings were swept once more: a FORK
+ * precedes the first wake-up of its thread, so by now it has been read
+ * if there is one.  Keep those of the recording's threads, drop the rest.
+ */
+static int held_resolve(struct wp_drain *d, struct wp_buf *held)
+{
+	for (size_t off = 0; off + sizeof(struct perf_event_header) <= held->len;) {
+		const struct perf_event_header *h = (const void *)(held->data + off);
+		uint8_t *dst;
+
+		off += h->size;
+		if (wakee_known(d, h, sample_role(d, h)) != 1)
+			continue;
+		dst = drain_room(d, h->size);
+		if (!dst)
+			return -ENOMEM;
+		memcpy(dst, h, h->size);
+		d->cur->len += h->size;
+		d->counts.records++;
+		d->counts.wakeups++;
+	}
+	held->len = 0;
+	return 0;
 }
 
 /* Count one record and copy it (stack trimmed) into the current block. */
@@ -295,9 +345,14 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 			break;
 		case WP_EVENT_WAKEUP:
 		case WP_EVENT_WAKEUP_NEW:
-			if (!wakee_kept(d, h, sample_role(d, h))) {
+		case WP_EVENT_ENQUEUED:
+			switch (wakee_known(d, h, sample_role(d, h))) {
+			case 0:
 				d->counts.records--;	/* not ours: as if never read */
 				return 0;
+			case -1:
+				d->counts.records--;	/* counted if kept */
+				return held_add(d, h);
 			}
 			d->counts.wakeups++;
 			break;
@@ -351,8 +406,8 @@ static void drain_append_round(struct wp_drain *d)
 	}
 }
 
-/* One pass over every ring; returns the number of bytes read. */
-static uint64_t drain_pass(struct wp_drain *d)
+/* Read every ring once; returns the number of bytes read. */
+static uint64_t drain_sweep(struct wp_drain *d)
 {
 	uint64_t total = 0;
 
@@ -392,6 +447,34 @@ static uint64_t drain_pass(struct wp_drain *d)
 		d->counts.ring_bytes += avail - (r->head - r->pos);
 		wp_ring_end(r);
 	}
+	return total;
+}
+
+/* Sweeps needed at most for the wake-ups of threads not known yet. */
+#define HELD_SWEEPS 4
+
+/*
+ * One pass: every ring read, and again while wake-ups wait for their
+ * thread's FORK, all before the round marker (records read before it are
+ * ordered among themselves by the report).  Returns the bytes read.
+ */
+static uint64_t drain_pass(struct wp_drain *d)
+{
+	struct wp_buf held = { 0 };
+	uint64_t total = drain_sweep(d);
+
+	for (int i = 0; d->held.len && i < HELD_SWEEPS; i++) {
+		struct wp_buf t = held;
+
+		held = d->held;	/* what this sweep set aside; the next one tells */
+		d->held = t;
+		total += drain_sweep(d);
+		if (held_resolve(d, &held))
+			break;
+	}
+	/* Those of the last sweep, with what is known now. */
+	held_resolve(d, &d->held);
+	wp_buf_release(&held);
 	if (total) {
 		drain_append_round(d);
 		if (d->cur && (d->cur->len > BLOCK_SIZE / 2 ||
@@ -550,8 +633,13 @@ static void *writer_main(void *arg)
 		}
 		d->bytes_written = wp_writer_bytes(d->w);
 		d->queued_bytes -= b->len;
-		b->next = d->free_blocks;
-		d->free_blocks = b;
+		if (d->nr_free_blocks < SPARE_BLOCKS) {
+			b->next = d->free_blocks;
+			d->free_blocks = b;
+			d->nr_free_blocks++;
+		} else {
+			block_free(b);
+		}
 		pthread_cond_broadcast(&d->space_cond);
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -746,5 +834,6 @@ void wp_drain_free(struct wp_drain *d)
 	pthread_cond_destroy(&d->queue_cond);
 	pthread_cond_destroy(&d->space_cond);
 	wp_u64map_release(&d->wakees);
+	wp_buf_release(&d->held);
 	free(d);
 }

@@ -81,7 +81,8 @@ static void print_header(const struct dump *d)
 			", %u ids\n", e, wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT),
 			ev->role == WP_EVENT_SWITCH_OUT ? "switch-out stacks" :
 			ev->role == WP_EVENT_WAKEUP ? "wake-ups" :
-			ev->role == WP_EVENT_WAKEUP_NEW ? "new threads' wake-ups" : "on-CPU samples",
+			ev->role == WP_EVENT_WAKEUP_NEW ? "new threads' wake-ups" :
+			ev->role == WP_EVENT_ENQUEUED ? "woken threads on a run queue" : "on-CPU samples",
 			ev->attr.type, (uint64_t)ev->attr.config,
 			ev->attr.freq ? "frequency" : "period", (uint64_t)ev->attr.sample_period,
 			ev->nr_ids);

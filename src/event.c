@@ -160,7 +160,19 @@ static void attr_common(struct perf_event_attr *a, const struct wp_evlist *ev,
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 }
 
-static const char *const wakeup_events[2] = { "sched_waking", "sched_wakeup_new" };
+/*
+ * sched_waking runs in the waker's context: who woke, with its stack.
+ * sched_wakeup runs once the thread is on a run queue (on the wakee's
+ * CPU, after an IPI when the waker ran elsewhere): when its wait for a
+ * CPU starts, as the kernel's schedstat counts it.  sched_wakeup_new: a
+ * new thread's first time on a run queue.
+ */
+static const char *const wakeup_events[WP_NR_WAKEUP_EVENTS] = {
+	"sched_waking", "sched_wakeup_new", "sched_wakeup",
+};
+static const uint32_t wakeup_roles[WP_NR_WAKEUP_EVENTS] = {
+	WP_EVENT_WAKEUP, WP_EVENT_WAKEUP_NEW, WP_EVENT_ENQUEUED,
+};
 
 /*
  * Find the wake-up tracepoints and their formats, when wanted and allowed.
@@ -168,7 +180,7 @@ static const char *const wakeup_events[2] = { "sched_waking", "sched_wakeup_new"
  * once (wp_evlist_explain_limits) and recording goes on without them.
  */
 static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
-			 const struct wp_priv *priv, uint64_t ids[2])
+			 const struct wp_priv *priv, uint64_t ids[WP_NR_WAKEUP_EVENTS])
 {
 	bool asked = opts->wakeups == WP_WAKEUPS_STACKS || opts->wakeups == WP_WAKEUPS_NOSTACKS;
 	char *why = ev->wakeups_missing, dir[256];
@@ -195,7 +207,7 @@ static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		else if (err)
 			snprintf(why, size, "tracefs cannot be read (%s)", strerror(-err));
 	}
-	for (int i = 0; !err && i < 2; i++) {
+	for (int i = 0; !err && i < WP_NR_WAKEUP_EVENTS; i++) {
 		struct wp_trace_format f;
 
 		err = wp_trace_format_read(dir, "sched", wakeup_events[i], &ev->wakeup_formats[i]);
@@ -213,7 +225,7 @@ static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	}
 	if (!err)
 		return 0;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < WP_NR_WAKEUP_EVENTS; i++) {
 		free(ev->wakeup_formats[i]);
 		ev->wakeup_formats[i] = NULL;
 	}
@@ -224,11 +236,14 @@ static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	return 0;
 }
 
-/* The wake-up tracepoints: per CPU, in the waker's context, with its stack. */
+/*
+ * The wake-up tracepoints, per CPU.  Only sched_waking, in the waker's
+ * context, carries a stack worth having (and not with --wakeups=nostacks).
+ */
 static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *opts,
-			     const uint64_t ids[2])
+			     const uint64_t ids[WP_NR_WAKEUP_EVENTS])
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < WP_NR_WAKEUP_EVENTS; i++) {
 		unsigned int d = ev->nr_descs++;
 		struct perf_event_attr *a = &ev->descs[d].attr;
 
@@ -238,7 +253,7 @@ static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *o
 		a->sample_period = 1;
 		a->inherit = 0;
 		a->enable_on_exec = 0;
-		if (opts->wakeups == WP_WAKEUPS_NOSTACKS) {
+		if (opts->wakeups == WP_WAKEUPS_NOSTACKS || wakeup_roles[i] != WP_EVENT_WAKEUP) {
 			/* The same sample layout as every event's, with empty stacks. */
 			a->sample_stack_user = 0;
 			a->exclude_callchain_user = 1;
@@ -246,7 +261,7 @@ static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *o
 		}
 		snprintf(ev->descs[d].name, sizeof(ev->descs[d].name), "sched:%s",
 			 wakeup_events[i]);
-		ev->descs[d].role = i ? WP_EVENT_WAKEUP_NEW : WP_EVENT_WAKEUP;
+		ev->descs[d].role = wakeup_roles[i];
 		ev->cpu_wide_descs |= 1U << d;
 	}
 }
@@ -254,7 +269,7 @@ static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *o
 int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		   const struct wp_priv *priv)
 {
-	uint64_t wakeup_ids[2] = { 0, 0 };
+	uint64_t wakeup_ids[WP_NR_WAKEUP_EVENTS] = { 0 };
 	const struct event_alias *alias = NULL;
 	const struct wp_arch *arch = NULL;
 	struct perf_event_attr *a;
@@ -805,8 +820,8 @@ void wp_evlist_release(struct wp_evlist *ev)
 	for (size_t i = 0; i < ev->nr_anchor_fds; i++)
 		close(ev->anchor_fds[i]);
 	free(ev->anchor_fds);
-	free(ev->wakeup_formats[0]);
-	free(ev->wakeup_formats[1]);
+	for (int i = 0; i < WP_NR_WAKEUP_EVENTS; i++)
+		free(ev->wakeup_formats[i]);
 	free(ev->rings);
 	free(ev->peeked);
 	free(ev->ring_owner);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * format_hist.c: log2 histograms (in the manner of bcc's cpudist and
- * offcputime) of on-CPU slice lengths, off-CPU interval lengths and
- * preemption waits, for all shown threads or one per thread.
+ * offcputime) of on-CPU slice lengths, off-CPU interval lengths, and the
+ * waits for a CPU after a wake-up (runqlat's) and after a preemption, for
+ * all shown threads or one per thread.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -51,39 +52,39 @@ static void print_hist(const char *title, const struct wp_hist *h, FILE *out)
 	}
 }
 
-static void print_set(const struct wp_view *v, const struct wp_hist *on,
-		      const struct wp_hist *off, const struct wp_hist *pre, FILE *out)
+static void print_set(const struct wp_view *v, const struct wp_hist *h, FILE *out)
 {
 	if (wp_view_part(v, WP_PART_ON))
-		print_hist("on-CPU slices (switch-in to switch-out)", on, out);
-	if (wp_view_part(v, WP_PART_BLOCKED) || wp_view_part(v, WP_PART_PREEMPTED))
-		print_hist("off-CPU intervals (switch-out to switch-in)", off, out);
+		print_hist("on-CPU slices (switch-in to switch-out)", &h[WP_HIST_ON_SLICES], out);
+	if (wp_view_part(v, WP_PART_BLOCKED) || wp_view_part(v, WP_PART_PREEMPTED) ||
+	    wp_view_part(v, WP_PART_RUNNABLE))
+		print_hist("off-CPU intervals (switch-out to switch-in)", &h[WP_HIST_OFF_INTERVALS],
+			   out);
+	/* runqlat's question, in two halves: after a wake-up, and after a preemption. */
+	if (wp_account_has_wakeups(v->an->account) && wp_view_part(v, WP_PART_RUNNABLE))
+		print_hist("wake-up latency (woken, waiting for a CPU)", &h[WP_HIST_WAKEUP_WAITS],
+			   out);
 	if (wp_view_part(v, WP_PART_PREEMPTED))
-		print_hist("preemption waits (runnable, waiting for a CPU)", pre, out);
+		print_hist("preemption waits (preempted, waiting for a CPU)",
+			   &h[WP_HIST_PREEMPT_WAITS], out);
 }
 
 int wp_format_hist(struct wp_view *v, FILE *out)
 {
 	const struct wp_thread_times *th;
-	struct wp_hist on, off, pre;
+	struct wp_hist h[WP_HIST_KINDS];
 	size_t n, shown = 0;
 
 	th = wp_account_threads(v->an->account, &n);
-	memset(&on, 0, sizeof(on));
-	memset(&off, 0, sizeof(off));
-	memset(&pre, 0, sizeof(pre));
+	memset(h, 0, sizeof(h));
 	for (size_t i = 0; i < n; i++) {
 		if (!wp_view_thread(v, i))
 			continue;
 		shown++;
-		if (v->o.per_thread) {
-			memset(&on, 0, sizeof(on));
-			memset(&off, 0, sizeof(off));
-			memset(&pre, 0, sizeof(pre));
-		}
-		wp_thread_hist_add(&th[i], WP_HIST_ON_SLICES, &on);
-		wp_thread_hist_add(&th[i], WP_HIST_OFF_INTERVALS, &off);
-		wp_thread_hist_add(&th[i], WP_HIST_PREEMPT_WAITS, &pre);
+		if (v->o.per_thread)
+			memset(h, 0, sizeof(h));
+		for (int k = 0; k < WP_HIST_KINDS; k++)
+			wp_thread_hist_add(&th[i], (enum wp_hist_kind)k, &h[k]);
 		if (v->o.per_thread) {
 			char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
 
@@ -91,12 +92,12 @@ int wp_format_hist(struct wp_view *v, FILE *out)
 			fprintf(out, "%s# thread %" PRIu32 " (%s) of process %" PRIu32 "\n",
 				shown > 1 ? "\n" : "", th[i].tid,
 				wp_quote(comm, sizeof(comm), th[i].comm, WP_QUOTE_TEXT), th[i].pid);
-			print_set(v, &on, &off, &pre, out);
+			print_set(v, h, out);
 		}
 	}
 	if (!v->o.per_thread) {
 		fprintf(out, "# %zu threads\n", shown);
-		print_set(v, &on, &off, &pre, out);
+		print_set(v, h, out);
 	}
 	return 0;
 }

@@ -20,6 +20,22 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+static const char *event_role(uint32_t role)
+{
+	switch (role) {
+	case WP_EVENT_SWITCH_OUT:
+		return "switch-out";
+	case WP_EVENT_WAKEUP:
+		return "wake-up";
+	case WP_EVENT_WAKEUP_NEW:
+		return "wake-up-new";
+	case WP_EVENT_ENQUEUED:
+		return "enqueued";
+	default:
+		return "on-cpu";
+	}
+}
+
 static void print_header(const struct wp_analysis *an, FILE *out)
 {
 	const struct wp_meta *m = an->meta;
@@ -42,16 +58,16 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		fprintf(out, "%s{\"name\": ", e ? ", " : "");
 		json_str(out, m->events[e].name);
-		fprintf(out, ", \"role\": \"%s\"}",
-			m->events[e].role == WP_EVENT_SWITCH_OUT ? "switch-out" : "on-cpu");
+		fprintf(out, ", \"role\": \"%s\"}", event_role(m->events[e].role));
 	}
 	fprintf(out, "],\n    \"sample_period_ns\": %" PRIu64 ",\n    \"off_cpu_stacks\": %s"
+		",\n    \"wakeups\": %s"
 		",\n    \"complete\": %s,\n    \"damaged\": %s,\n    \"impossible_times\": %" PRIu64
 		",\n    \"lost_records\": %" PRIu64
 		",\n    \"lost_samples\": %" PRIu64 ",\n    \"window_start_ns\": %" PRIu64
 		",\n    \"window_end_ns\": %" PRIu64 ",\n    \"cut_short\": ",
 		m->sample_period_ns, m->flags & WP_META_OFFCPU_STACKS ? "true" : "false",
-		an->complete ? "true" : "false", an->damaged ? "true" : "false",
+		wp_account_has_wakeups(an->account) ? "true" : "false", an->complete ? "true" : "false", an->damaged ? "true" : "false",
 		an->impossible_times,
 		s->lost_records + s->lost_unreported, s->lost_samples, an->window_start,
 		an->window_end);
@@ -85,11 +101,13 @@ static void print_threads(const struct wp_view *v, FILE *out)
 		fprintf(out, ", \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
 			", \"wall_ns\": %" PRIu64 ", \"on_cpu_ns\": %" PRIu64
 			", \"off_cpu_ns\": %" PRIu64 ", \"blocked_ns\": %" PRIu64
-			", \"preempted_ns\": %" PRIu64 ", \"voluntary_switches\": %" PRIu64
+			", \"runnable_ns\": %" PRIu64 ", \"preempted_ns\": %" PRIu64
+			", \"wakeups\": %" PRIu64 ", \"voluntary_switches\": %" PRIu64
 			", \"involuntary_switches\": %" PRIu64 ", \"samples\": %" PRIu64
 			", \"switch_samples\": %" PRIu64 ", \"exited\": %s, \"approximate\": %s}",
 			t->start_ns, t->end_ns, t->wall_ns, t->on_cpu_ns,
-			t->blocked_ns + t->preempted_ns, t->blocked_ns, t->preempted_ns,
+			t->blocked_ns + t->runnable_ns + t->preempted_ns, t->blocked_ns,
+			t->runnable_ns, t->preempted_ns, t->wakeups,
 			t->voluntary_switches, t->involuntary_switches, t->samples,
 			t->switch_samples, t->exited ? "true" : "false",
 			t->approximate ? "true" : "false");
@@ -113,14 +131,97 @@ static int stack_cmp(const void *x, const void *y)
 	return a->weight < b->weight ? -1 : a->weight > b->weight;
 }
 
+static uint64_t part_count(const struct wp_stack_weight *w, enum wp_part part)
+{
+	switch (part) {
+	case WP_PART_ON:
+		return w->samples;
+	case WP_PART_BLOCKED:
+		return w->blocked_count;
+	case WP_PART_RUNNABLE:
+		return w->runnable_count;
+	default:
+		return w->preempted_count;
+	}
+}
+
+/* A stack's frames as a JSON array, innermost first. */
+static void print_frames(const struct wp_analysis *an, uint32_t stack, FILE *out)
+{
+	const uint32_t *frames;
+	unsigned int nf;
+
+	frames = wp_stacks_get(an->stacks, stack, &nf);
+	fputc('[', out);
+	for (unsigned int f = 0; f < nf; f++) {
+		fprintf(out, "%s{\"name\": ", f ? ", " : "");
+		json_str(out, wp_analysis_frame_name(an, frames[f]));
+		if (frames[f] & WP_FRAME_KERNEL)
+			fprintf(out, ", \"kernel\": true");
+		if (frames[f] & WP_FRAME_INLINED)
+			fprintf(out, ", \"inlined\": true");
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static int wake_cmp(const void *x, const void *y)
+{
+	const struct wp_wake_weight *a = *(const struct wp_wake_weight *const *)x;
+	const struct wp_wake_weight *b = *(const struct wp_wake_weight *const *)y;
+
+	if (a->blocked_ns != b->blocked_ns)
+		return a->blocked_ns > b->blocked_ns ? -1 : 1;
+	return a->waker < b->waker ? -1 : a->waker > b->waker;
+}
+
+/* The wakers of a blocked stack entry: who ended how much of its time. */
+static int print_wakers(const struct wp_view *v, const struct wp_stack_weight *sw, FILE *out)
+{
+	static const char *const kinds[] = { "thread", "interrupt", "timer", "idle" };
+	const struct wp_wake_weight *k, **sel;
+	const struct wp_waker *wk;
+	size_t nk, nwk, n = 0;
+	char buf[32];
+
+	k = wp_account_wake_weights(v->an->account, &nk);
+	wk = wp_account_wakers(v->an->account, &nwk);
+	for (uint32_t i = sw->wakes; i && i <= nk; i = k[i - 1].next)
+		n++;
+	sel = calloc(n + 1, sizeof(*sel));
+	if (!sel)
+		return -ENOMEM;
+	n = 0;
+	for (uint32_t i = sw->wakes; i && i <= nk; i = k[i - 1].next)
+		if (wp_view_waker(v, k[i - 1].waker))
+			sel[n++] = &k[i - 1];
+	qsort(sel, n, sizeof(*sel), wake_cmp);
+	fprintf(out, ", \"wakers\": [");
+	for (size_t i = 0; i < n; i++) {
+		const struct wp_waker *a = &wk[sel[i]->waker];
+
+		fprintf(out, "%s{\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"comm\": ",
+			i ? ", " : "", a->pid, a->tid);
+		json_str(out, wp_waker_name(a, buf, sizeof(buf)));
+		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"count\": %" PRIu64
+			", \"frames\": ", kinds[a->kind], sel[i]->blocked_ns, sel[i]->count);
+		print_frames(v->an, a->stack, out);
+		fputc('}', out);
+	}
+	fputc(']', out);
+	free(sel);
+	return 0;
+}
+
 static int print_stacks(struct wp_view *v, FILE *out)
 {
-	static const char *const kinds[] = { "on-cpu", "blocked", "preempted" };
+	static const char *const kinds[] = { "on-cpu", "blocked", "preempted", "runnable" };
 	const struct wp_analysis *an = v->an;
 	const struct wp_thread_times *th;
 	const struct wp_stack_weight *w;
 	struct json_stack *js;
 	size_t nth, nw, n = 0;
+	int err = 0;
 
 	th = wp_account_threads(an->account, &nth);
 	w = wp_account_stacks(an->account, &nw);
@@ -144,31 +245,23 @@ static int print_stacks(struct wp_view *v, FILE *out)
 	fprintf(out, "  \"mode\": \"%s\",\n  \"stacks\": [", wp_mode_name(v->o.mode));
 	for (size_t i = 0; i < n && i < v->o.top; i++) {
 		const struct wp_stack_weight *sw = &w[js[i].weight];
-		const uint32_t *frames;
-		unsigned int nf;
 
-		frames = wp_stacks_get(an->stacks, sw->stack, &nf);
 		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"comm\": ",
 			i ? "," : "", th[sw->thread].pid, th[sw->thread].tid);
 		json_str(out, th[sw->thread].comm);
 		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"samples\": %" PRIu64
-			", \"frames\": [", kinds[js[i].part], js[i].ns,
-			js[i].part == WP_PART_ON ? sw->samples :
-			js[i].part == WP_PART_BLOCKED ? sw->blocked_count : sw->preempted_count);
-		for (unsigned int f = 0; f < nf; f++) {
-			fprintf(out, "%s{\"name\": ", f ? ", " : "");
-			json_str(out, wp_analysis_frame_name(an, frames[f]));
-			if (frames[f] & WP_FRAME_KERNEL)
-				fprintf(out, ", \"kernel\": true");
-			if (frames[f] & WP_FRAME_INLINED)
-				fprintf(out, ", \"inlined\": true");
-			fputc('}', out);
+			", \"frames\": ", kinds[js[i].part], js[i].ns, part_count(sw, js[i].part));
+		print_frames(an, sw->stack, out);
+		if (js[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account)) {
+			err = print_wakers(v, sw, out);
+			if (err)
+				break;
 		}
-		fprintf(out, "]}");
+		fputc('}', out);
 	}
 	fprintf(out, "\n  ],\n");
 	free(js);
-	return 0;
+	return err;
 }
 
 int wp_format_json(struct wp_view *v, FILE *out)

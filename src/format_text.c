@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* format_text.c: the text report, readable in 80 columns. */
+/* format_text.c: the text report, readable in 80 columns (89 with wake-ups). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,6 +23,9 @@
 #define C_KERNEL "\033[36m"
 #define C_RESET "\033[m"
 #define PAINT(v, c) ((v)->o.color ? (c) : "")
+
+/* Wakers shown under each blocked stack; the rest are summed in a line. */
+#define WAKERS_PER_STACK 3
 
 static void print_header(const struct wp_analysis *an, FILE *out)
 {
@@ -50,7 +53,8 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
 
 		wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT);
-		if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW)
+		if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW ||
+		    ev->role == WP_EVENT_ENQUEUED)
 			fprintf(out, "%s wake-ups (%s)", e ? "," : "", name);
 		else if (ev->role == WP_EVENT_SWITCH_OUT)
 			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", name);
@@ -77,18 +81,21 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			strerror((int)an->summary.cut_short_errno));
 }
 
-static void print_thread(const struct wp_thread_times *t, FILE *out, bool process)
+static void print_thread(const struct wp_thread_times *t, FILE *out, bool process,
+			 bool runnable)
 {
-	char w[16], on[16], bl[16], pr[16], id[16];
+	char w[16], on[16], bl[16], ru[16], pr[16], id[16];
 	double pct = t->wall_ns ? 100.0 * (double)t->on_cpu_ns / (double)t->wall_ns : 0;
 	char comm[13];
 
 	/* Programs choose their thread names, control bytes and all; 12 columns. */
 	wp_quote(comm, sizeof(comm), t->comm, WP_QUOTE_TEXT);
 	snprintf(id, sizeof(id), "%s%" PRIu32, process ? "" : "  ", process ? t->pid : t->tid);
-	fprintf(out, "%-9s %-12s %7s %7s %7s %7s %3.0f%% %5" PRIu64 " %5" PRIu64
-		" %6" PRIu64 "%s\n", id, comm,
-		DUR(t->wall_ns, w), DUR(t->on_cpu_ns, on), DUR(t->blocked_ns, bl),
+	fprintf(out, "%-9s %-12s %7s %7s %7s", id, comm, DUR(t->wall_ns, w),
+		DUR(t->on_cpu_ns, on), DUR(t->blocked_ns, bl));
+	if (runnable)
+		fprintf(out, " %8s", DUR(t->runnable_ns, ru));
+	fprintf(out, " %7s %3.0f%% %5" PRIu64 " %5" PRIu64 " %6" PRIu64 "%s\n",
 		DUR(t->preempted_ns, pr), pct, t->voluntary_switches, t->involuntary_switches,
 		t->samples, t->approximate ? " ~" : "");
 }
@@ -109,7 +116,9 @@ static void sum_process(const struct wp_view *v, const struct wp_thread_times *t
 		p->wall_ns += th[k].wall_ns;
 		p->on_cpu_ns += th[k].on_cpu_ns;
 		p->blocked_ns += th[k].blocked_ns;
+		p->runnable_ns += th[k].runnable_ns;
 		p->preempted_ns += th[k].preempted_ns;
+		p->wakeups += th[k].wakeups;
 		p->voluntary_switches += th[k].voluntary_switches;
 		p->involuntary_switches += th[k].involuntary_switches;
 		p->samples += th[k].samples;
@@ -229,6 +238,9 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	fputc('\n', out);
 	print_unnamed(q, out);
 	print_unsampled(an, out);
+	if ((an->meta->flags & WP_META_SWITCHES) && !wp_account_has_wakeups(an->account))
+		fprintf(out, "# wake-ups were not recorded: blocked time includes the wait for a "
+			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");
 }
 
 /* One line per process, then its threads, in the --sort order. */
@@ -261,6 +273,7 @@ static int thread_cmp(const void *x, const void *y, void *view)
 static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 {
 	const struct wp_thread_times *th, **sel;
+	bool runnable = wp_account_has_wakeups(v->an->account);
 	struct proc_group *groups;
 	size_t n, ng = 0, ns;
 
@@ -288,18 +301,21 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 		i = j;
 	}
 	qsort_r(groups, ng, sizeof(*groups), group_cmp, (void *)v);
-	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s %7s %4s %5s %5s %6s%s\n", PAINT(v, C_BOLD),
-		"PID/TID", "COMM", "WALL", "ON-CPU", "BLOCKED", "PREEMPT", "%ON", "VOL", "INVOL",
-		"SAMPL", PAINT(v, C_RESET));
+	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s", PAINT(v, C_BOLD), "PID/TID", "COMM", "WALL",
+		"ON-CPU", "BLOCKED");
+	if (runnable)
+		fprintf(out, " %8s", "RUNNABLE");
+	fprintf(out, " %7s %4s %5s %5s %6s%s\n", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL",
+		PAINT(v, C_RESET));
 	for (size_t g = 0; g < ng; g++) {
-		print_thread(&groups[g].sum, out, true);
+		print_thread(&groups[g].sum, out, true, runnable);
 		ns = 0;
 		for (size_t k = groups[g].first; k < groups[g].last; k++)
 			if (wp_view_thread(v, k))
 				sel[ns++] = &th[k];
 		qsort_r(sel, ns, sizeof(*sel), thread_cmp, (void *)v);
 		for (size_t k = 0; k < ns; k++) {
-			print_thread(sel[k], out, false);
+			print_thread(sel[k], out, false, runnable);
 			*approx |= sel[k]->approximate;
 		}
 	}
@@ -342,9 +358,174 @@ static int key_cmp(const void *x, const void *y)
 
 static const char *part_name(enum wp_part part)
 {
-	static const char *const names[] = { "on-CPU", "blocked", "preempted" };
+	static const char *const names[] = { "on-CPU", "blocked", "preempted", "runnable" };
 
 	return names[part];
+}
+
+/* A stack's frames, innermost first, one per line after indent spaces. */
+static void print_frames(const struct wp_view *v, uint32_t stack, int indent, FILE *out)
+{
+	const struct wp_analysis *an = v->an;
+	const uint32_t *frames;
+	unsigned int n;
+
+	frames = wp_stacks_get(an->stacks, stack, &n);
+	for (unsigned int f = 0; f < n; f++) {
+		bool k = frames[f] & WP_FRAME_KERNEL;
+
+		/* Frame names hold file names, which programs choose. */
+		fprintf(out, "%*s%s", indent, "", k ? PAINT(v, C_KERNEL) : "");
+		wp_quote_puts(out, wp_analysis_frame_name(an, frames[f]), WP_QUOTE_TEXT);
+		fprintf(out, "%s%s\n",
+			k ? " [k]" : frames[f] & WP_FRAME_INLINED ? " (inlined)" : "",
+			k ? PAINT(v, C_RESET) : "");
+	}
+}
+
+/* Blocked time that one waker ended, for a stack or a thread. */
+struct woken {
+	uint32_t waker;		/* index into wp_account_wakers() */
+	uint32_t thread;	/* the waiting thread */
+	uint64_t ns, count;
+	bool one_thread;	/* merged entries all had the same waker thread */
+};
+
+/* The waker's name, as wp_waker_name puts it. */
+static const char *woken_name(const struct wp_waker *wk, const struct woken *x, char *buf,
+			      size_t size)
+{
+	return wp_waker_name(&wk[x->waker], buf, size);
+}
+
+/* Order for merging wakers of one stack: by name, then stack. */
+static int by_waker_name_stack(const void *x, const void *y, void *wakers)
+{
+	const struct woken *a = x, *b = y;
+	const struct wp_waker *wk = wakers;
+	char na[32], nb[32];
+	int c = strcmp(woken_name(wk, a, na, sizeof(na)), woken_name(wk, b, nb, sizeof(nb)));
+
+	if (c)
+		return c;
+	if (wk[a->waker].stack != wk[b->waker].stack)
+		return wk[a->waker].stack < wk[b->waker].stack ? -1 : 1;
+	return 0;
+}
+
+static int by_ns(const void *x, const void *y)
+{
+	const struct woken *a = x, *b = y;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->waker < b->waker ? -1 : a->waker > b->waker;
+}
+
+/* Append the shown wake weights of stack weight w to x[nx]. */
+static int woken_add(const struct wp_view *v, const struct wp_stack_weight *w, struct woken **x,
+		     size_t *nx, size_t *cap)
+{
+	const struct wp_wake_weight *k;
+	struct woken *grown;
+	size_t nk;
+
+	k = wp_account_wake_weights(v->an->account, &nk);
+	for (uint32_t j = w->wakes; j && j <= nk; j = k[j - 1].next) {
+		if (!wp_view_waker(v, k[j - 1].waker))
+			continue;
+		grown = wp_grow(*x, cap, *nx + 1, sizeof(**x));
+		if (!grown)
+			return -ENOMEM;
+		*x = grown;
+		(*x)[(*nx)++] = (struct woken){ .waker = k[j - 1].waker, .thread = w->thread,
+						.ns = k[j - 1].blocked_ns,
+						.count = k[j - 1].count, .one_thread = true };
+	}
+	return 0;
+}
+
+/* Sort by cmp, add up the entries it finds equal, then sort by time; the count left. */
+static size_t woken_merge(struct woken *x, size_t n,
+			  int (*cmp)(const void *, const void *, void *), const struct wp_waker *wk)
+{
+	size_t m = 0;
+
+	if (!n)
+		return 0;	/* x may be NULL */
+	qsort_r(x, n, sizeof(*x), cmp, (void *)wk);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !cmp(&x[m - 1], &x[i], (void *)wk)) {
+			x[m - 1].one_thread &= wk[x[m - 1].waker].tid == wk[x[i].waker].tid;
+			x[m - 1].ns += x[i].ns;
+			x[m - 1].count += x[i].count;
+			continue;
+		}
+		x[m++] = x[i];
+	}
+	qsort(x, m, sizeof(*x), by_ns);
+	return m;
+}
+
+/*
+ * Under a blocked stack: who ended that blocked time, merged like the
+ * stack is (by name), with the share of the stack's blocked time each ended.
+ */
+static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e, FILE *out)
+{
+	const struct wp_thread_times *th;
+	const struct wp_stack_weight *w;
+	const struct wp_waker *wk;
+	size_t nth, nw, nwk, nx = 0, cap = 0, m = 0;
+	struct woken *x = NULL;
+	uint64_t shown = 0;
+	char d[16], buf[32];
+	const char *comm = NULL;
+
+	th = wp_account_threads(v->an->account, &nth);
+	w = wp_account_stacks(v->an->account, &nw);
+	wk = wp_account_wakers(v->an->account, &nwk);
+	comm = th[e->thread].comm;
+	for (size_t i = 0; i < nw; i++) {
+		if (w[i].stack != e->stack || !wp_view_thread(v, w[i].thread) ||
+		    strcmp(th[w[i].thread].comm, comm))
+			continue;
+		if (woken_add(v, &w[i], &x, &nx, &cap)) {
+			free(x);
+			return -ENOMEM;
+		}
+	}
+	m = woken_merge(x, nx, by_waker_name_stack, wk);
+	for (size_t i = 0; i < m && i < WAKERS_PER_STACK; i++) {
+		const struct wp_waker *a = &wk[x[i].waker];
+		char name[WP_QUOTE_SIZE(32)];
+
+		wp_quote(name, sizeof(name), wp_waker_name(a, buf, sizeof(buf)), WP_QUOTE_TEXT);
+		fprintf(out, "%19s%s%5.1f%%%s woken by %s", "", PAINT(v, C_BOLD),
+			e->ns ? 100.0 * (double)x[i].ns / (double)e->ns : 0.0, PAINT(v, C_RESET),
+			name);
+		if (a->kind == WP_WAKER_THREAD && x[i].one_thread)
+			fprintf(out, " (%" PRIu32 "/%" PRIu32 ")", a->pid, a->tid);
+		fprintf(out, ", %" PRIu64 " time%s, %s:\n", x[i].count, x[i].count == 1 ? "" : "s",
+			DUR(x[i].ns, d));
+		print_frames(v, a->stack, 25, out);
+		shown += x[i].ns;
+	}
+	if (m > WAKERS_PER_STACK) {
+		uint64_t rest = 0;
+
+		for (size_t i = WAKERS_PER_STACK; i < m; i++)
+			rest += x[i].ns;
+		fprintf(out, "%19s%5.1f%% woken by %zu other wakers\n", "",
+			e->ns ? 100.0 * (double)rest / (double)e->ns : 0.0, m - WAKERS_PER_STACK);
+		shown += rest;
+	}
+	/* Blocked at the end of the recording, or woken unseen (lost records). */
+	if (!v->have_waker_re && e->ns > shown)
+		fprintf(out, "%19s%5.1f%% not woken in the recording\n", "",
+			100.0 * (double)(e->ns - shown) / (double)e->ns);
+	free(x);
+	return 0;
 }
 
 static int print_top_stacks(struct wp_view *v, FILE *out)
@@ -356,6 +537,7 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 	size_t nth, nw, ne = 0, m = 0;
 	uint64_t total = 0;
 	char d[16];
+	int err = 0;
 
 	th = wp_account_threads(an->account, &nth);
 	w = wp_account_stacks(an->account, &nw);
@@ -391,16 +573,13 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 	}
 	qsort(e, m, sizeof(*e), top_cmp);
 	static const char *const mode_title[] = { "wall", "on-CPU", "off-CPU", "blocked",
-						   "preempted" };
+						   "preempted", "runnable" };
 
 	fprintf(out, "\n%sTop stacks by %s time (%s in all):%s\n", PAINT(v, C_BOLD),
 		mode_title[v->o.mode], DUR(total, d), PAINT(v, C_RESET));
 	for (size_t i = 0; i < m && i < v->o.top; i++) {
-		const uint32_t *frames;
-		unsigned int n;
-
-		frames = wp_stacks_get(an->stacks, e[i].stack, &n);
-		static const char *const part_color[] = { C_ON, C_BLOCKED, C_PREEMPTED };
+		static const char *const part_color[] = { C_ON, C_BLOCKED, C_PREEMPTED,
+							  C_PREEMPTED };
 		char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
 
 		wp_quote(comm, sizeof(comm), th[e[i].thread].comm, WP_QUOTE_TEXT);
@@ -409,20 +588,86 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, PAINT(v, C_RESET),
 			DUR(e[i].ns, d), PAINT(v, part_color[e[i].part]), part_name(e[i].part),
 			PAINT(v, C_RESET), comm);
-		for (unsigned int f = 0; f < n; f++) {
-			bool k = frames[f] & WP_FRAME_KERNEL;
-
-			/* Frame names hold file names, which programs choose. */
-			fprintf(out, "                   %s", k ? PAINT(v, C_KERNEL) : "");
-			wp_quote_puts(out, wp_analysis_frame_name(an, frames[f]), WP_QUOTE_TEXT);
-			fprintf(out, "%s%s\n",
-				k ? " [k]" : frames[f] & WP_FRAME_INLINED ? " (inlined)" : "",
-				k ? PAINT(v, C_RESET) : "");
+		print_frames(v, e[i].stack, 19, out);
+		if (e[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account)) {
+			err = print_stack_wakers(v, &e[i], out);
+			if (err)
+				break;
 		}
 	}
 	if (!m)
 		fprintf(out, "  (none)\n");
 	free(e);
+	return err;
+}
+
+/* Order for merging by waiting thread and waker thread (or kind). */
+static int by_pair(const void *x, const void *y, void *wakers)
+{
+	const struct woken *a = x, *b = y;
+	const struct wp_waker *wk = wakers, *wa = &wk[a->waker], *wb = &wk[b->waker];
+
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if (wa->kind != wb->kind)
+		return wa->kind < wb->kind ? -1 : 1;
+	return wa->tid < wb->tid ? -1 : wa->tid > wb->tid;
+}
+
+static void print_thread_id(const struct wp_thread_times *t, char *buf, size_t size)
+{
+	char comm[WP_QUOTE_SIZE(sizeof(t->comm))];
+
+	wp_quote(comm, sizeof(comm), t->comm, WP_QUOTE_TEXT);
+	snprintf(buf, size, "%" PRIu32 "/%" PRIu32 " %s", t->pid, t->tid, comm);
+}
+
+/* Waiting thread by waker thread: how often, and how much blocked time it ended. */
+static int print_who_woke_whom(struct wp_view *v, FILE *out)
+{
+	const struct wp_thread_times *th;
+	const struct wp_stack_weight *w;
+	const struct wp_waker *wk;
+	size_t nth, nw, nwk, nx = 0, cap = 0, m = 0;
+	struct woken *x = NULL;
+	char d[16], buf[32], who[256], by[256];
+
+	th = wp_account_threads(v->an->account, &nth);
+	w = wp_account_stacks(v->an->account, &nw);
+	wk = wp_account_wakers(v->an->account, &nwk);
+	for (size_t i = 0; i < nw; i++) {
+		if (!wp_view_thread(v, w[i].thread) || !wp_view_part(v, WP_PART_BLOCKED) ||
+		    !wp_view_stack(v, w[i].stack))
+			continue;
+		if (woken_add(v, &w[i], &x, &nx, &cap)) {
+			free(x);
+			return -ENOMEM;
+		}
+	}
+	m = woken_merge(x, nx, by_pair, wk);
+	fprintf(out, "\n%sWho woke whom (blocked time each waker ended):%s\n", PAINT(v, C_BOLD),
+		PAINT(v, C_RESET));
+	if (m)
+		fprintf(out, "%s%-30s %-30s %7s %8s%s\n", PAINT(v, C_BOLD), "WAITING", "WAKER",
+			"COUNT", "BLOCKED", PAINT(v, C_RESET));
+	for (size_t i = 0; i < m && i < v->o.top; i++) {
+		const struct wp_waker *a = &wk[x[i].waker];
+		char name[WP_QUOTE_SIZE(32)];
+
+		print_thread_id(&th[x[i].thread], who, sizeof(who));
+		wp_quote(name, sizeof(name), wp_waker_name(a, buf, sizeof(buf)), WP_QUOTE_TEXT);
+		if (a->kind == WP_WAKER_THREAD)
+			snprintf(by, sizeof(by), "%" PRIu32 "/%" PRIu32 " %s", a->pid, a->tid, name);
+		else
+			snprintf(by, sizeof(by), "%s", name);
+		fprintf(out, "%-30s %-30s %7" PRIu64 " %8s\n", who, by, x[i].count,
+			DUR(x[i].ns, d));
+	}
+	if (!m)
+		fprintf(out, "  (none)\n");
+	else if (m > v->o.top)
+		fprintf(out, "  (%zu more pairs; --top shows more)\n", m - v->o.top);
+	free(x);
 	return 0;
 }
 
@@ -435,6 +680,8 @@ int wp_format_text(struct wp_view *v, FILE *out)
 	err = print_threads(v, out, &approx);
 	if (!err)
 		err = print_top_stacks(v, out);
+	if (!err && wp_account_has_wakeups(v->an->account))
+		err = print_who_woke_whom(v, out);
 	if (!err)
 		print_footer(v, out, approx);
 	return err;

@@ -332,7 +332,7 @@ static int write_trace_formats(struct session *s)
 	struct wp_buf buf = { 0 };
 	int err = 0;
 
-	for (int i = 0; !err && i < 2 && s->ev.wakeup_formats[i]; i++) {
+	for (int i = 0; !err && i < WP_NR_WAKEUP_EVENTS && s->ev.wakeup_formats[i]; i++) {
 		size_t len = strlen(s->ev.wakeup_formats[i]) + 1;
 		size_t size = ALIGN_UP(sizeof(struct wp_record_text) + len, (size_t)8);
 		struct wp_record_text *r;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* view.c: thread, time and stack selection shared by every output format. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,27 @@
 #include "quote.h"
 #include "symbols.h"
 #include "view.h"
+
+/* An anchored name regex: --comm foo matches the name foo, not foobar. */
+static int compile_name_re(regex_t *re, const char *pattern, const char *option)
+{
+	size_t n = strlen(pattern) + 5;
+	char q[WP_QUOTE_MSG];
+	char *anchored = malloc(n);
+	int err;
+
+	if (!anchored)
+		return -ENOMEM;
+	snprintf(anchored, n, "^(%s)$", pattern);
+	err = regcomp(re, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (err) {
+		wp_error("%s: '%s' is not a valid regular expression", option,
+			 wp_quote(q, sizeof(q), pattern, WP_QUOTE_TEXT));
+		return -EINVAL;
+	}
+	return 0;
+}
 
 int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		 const struct wp_view_opts *o)
@@ -21,22 +43,30 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 	v->o = *o;
 	if (!v->o.unit_ns)
 		v->o.unit_ns = 1000;
-	if (o->comm) {
-		/* Anchored: --comm foo matches the name foo, not foobar. */
-		size_t n = strlen(o->comm) + 5;
-		char *re = malloc(n);
+	if (!wp_account_has_wakeups(an->account)) {
+		const char *opt = o->wakers ? "--wakers" : o->waker_comm ? "--waker-comm" :
+				  o->mode == WP_MODE_RUNNABLE ? "--mode runnable" :
+				  o->sort == WP_SORT_RUNNABLE ? "--sort runnable" : NULL;
 
-		if (!re)
-			return -ENOMEM;
-		snprintf(re, n, "^(%s)$", o->comm);
-		err = regcomp(&v->comm_re, re, REG_EXTENDED | REG_NOSUB);
-		free(re);
-		if (err) {
-			wp_error("--comm: '%s' is not a valid regular expression",
-				 wp_quote(q, sizeof(q), o->comm, WP_QUOTE_TEXT));
+		if (opt) {
+			wp_error("%s: the recording has no wake-ups (record them with --wakeups, "
+				 "which needs CAP_PERFMON)", opt);
 			return -EINVAL;
 		}
+	}
+	if (o->comm) {
+		err = compile_name_re(&v->comm_re, o->comm, "--comm");
+		if (err)
+			return err;
 		v->have_comm_re = true;
+	}
+	if (o->waker_comm) {
+		err = compile_name_re(&v->waker_re, o->waker_comm, "--waker-comm");
+		if (err) {
+			wp_view_release(v);
+			return err;
+		}
+		v->have_waker_re = true;
 	}
 	if (o->grep) {
 		if (regcomp(&v->grep_re, o->grep, REG_EXTENDED | REG_NOSUB)) {
@@ -61,8 +91,10 @@ void wp_view_release(struct wp_view *v)
 		regfree(&v->comm_re);
 	if (v->have_grep_re)
 		regfree(&v->grep_re);
+	if (v->have_waker_re)
+		regfree(&v->waker_re);
 	free(v->grep_cache);
-	v->have_comm_re = v->have_grep_re = false;
+	v->have_comm_re = v->have_grep_re = v->have_waker_re = false;
 	v->grep_cache = NULL;
 }
 
@@ -97,6 +129,9 @@ bool wp_view_thread(const struct wp_view *v, size_t idx)
 
 bool wp_view_part(const struct wp_view *v, enum wp_part part)
 {
+	/* Only blocked intervals have wakers. */
+	if (v->have_waker_re && part != WP_PART_BLOCKED)
+		return false;
 	switch (v->o.mode) {
 	case WP_MODE_WALL:
 		return true;
@@ -108,6 +143,8 @@ bool wp_view_part(const struct wp_view *v, enum wp_part part)
 		return part == WP_PART_BLOCKED;
 	case WP_MODE_PREEMPTED:
 		return part == WP_PART_PREEMPTED;
+	case WP_MODE_RUNNABLE:
+		return part == WP_PART_RUNNABLE;
 	}
 	return false;
 }
@@ -121,12 +158,65 @@ uint64_t wp_view_part_ns(const struct wp_view *v, const struct wp_stack_weight *
 	case WP_PART_ON:
 		return w->on_cpu_ns;
 	case WP_PART_BLOCKED:
-		return w->blocked_ns;
+		return v->have_waker_re ? wp_view_woken_ns(v, w, NULL) : w->blocked_ns;
 	case WP_PART_PREEMPTED:
 		return w->preempted_ns;
+	case WP_PART_RUNNABLE:
+		return w->runnable_ns;
 	default:
 		return 0;
 	}
+}
+
+const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size)
+{
+	switch (w->kind) {
+	case WP_WAKER_INTERRUPT:
+		return "[interrupt]";
+	case WP_WAKER_TIMER:
+		return "[timer]";
+	case WP_WAKER_IDLE:
+		return "swapper";	/* the idle task's name, as the kernel gives it */
+	}
+	if (w->comm[0]) {
+		snprintf(buf, size, "%.*s", (int)sizeof(w->comm), w->comm);
+		return buf;
+	}
+	/* Not a thread of the recording: its tid, the way perf shows one. */
+	snprintf(buf, size, ":%" PRIu32, w->tid);
+	return buf;
+}
+
+bool wp_view_waker(const struct wp_view *v, uint32_t waker)
+{
+	const struct wp_waker *w;
+	char buf[32];
+	size_t n;
+
+	if (!v->have_waker_re)
+		return true;
+	w = wp_account_wakers(v->an->account, &n);
+	return waker < n && !regexec(&v->waker_re, wp_waker_name(&w[waker], buf, sizeof(buf)),
+				     0, NULL, 0);
+}
+
+uint64_t wp_view_woken_ns(const struct wp_view *v, const struct wp_stack_weight *w,
+			  uint64_t *count)
+{
+	const struct wp_wake_weight *k;
+	uint64_t ns = 0, c = 0;
+	size_t n;
+
+	k = wp_account_wake_weights(v->an->account, &n);
+	for (uint32_t i = w->wakes; i && i <= n; i = k[i - 1].next) {
+		if (!wp_view_waker(v, k[i - 1].waker))
+			continue;
+		ns += k[i - 1].blocked_ns;
+		c += k[i - 1].count;
+	}
+	if (count)
+		*count = c;
+	return ns;
 }
 
 bool wp_view_stack(struct wp_view *v, uint32_t stack)
@@ -153,6 +243,8 @@ const char *wp_part_marker(enum wp_part part)
 		return "[off-cpu:blocked]";
 	case WP_PART_PREEMPTED:
 		return "[off-cpu:preempted]";
+	case WP_PART_RUNNABLE:
+		return "[off-cpu:runnable]";
 	default:
 		return NULL;
 	}
@@ -160,7 +252,8 @@ const char *wp_part_marker(enum wp_part part)
 
 const char *wp_mode_name(enum wp_mode mode)
 {
-	static const char *const names[] = { "wall", "on", "off", "blocked", "preempted" };
+	static const char *const names[] = { "wall", "on", "off", "blocked", "preempted",
+					       "runnable" };
 
 	return names[mode];
 }
@@ -173,13 +266,15 @@ uint64_t wp_view_sort_key(const struct wp_view *v, const struct wp_thread_times 
 	case WP_SORT_ON:
 		return t->on_cpu_ns;
 	case WP_SORT_OFF:
-		return t->blocked_ns + t->preempted_ns;
+		return t->blocked_ns + t->runnable_ns + t->preempted_ns;
 	case WP_SORT_BLOCKED:
 		return t->blocked_ns;
 	case WP_SORT_PREEMPTED:
 		return t->preempted_ns;
 	case WP_SORT_TID:
 		return UINT64_MAX - t->tid;
+	case WP_SORT_RUNNABLE:
+		return t->runnable_ns;
 	}
 	return 0;
 }

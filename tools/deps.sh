@@ -5,8 +5,8 @@ set -eu
 
 pkgs="build-essential autoconf automake pkgconf libdw-dev libelf-dev libcap-dev
 libzstd-dev libxxhash-dev libc6-dbg util-linux man-db groff mandoc libcap2-bin binutils g++ python3 jq
-clang libclang-rt-dev"
-[ "${1:-}" = "--with-bench" ] && pkgs="$pkgs linux-perf time bc"
+clang libclang-rt-dev linux-perf"
+[ "${1:-}" = "--with-bench" ] && pkgs="$pkgs time bc"
 
 missing=""
 for p in $pkgs; do

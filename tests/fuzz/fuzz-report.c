@@ -59,8 +59,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	format_all(&an, &plain, out);
 
-	vo.mode = (enum wp_mode)(knobs % 5);
-	vo.sort = (enum wp_sort)((knobs >> 3) % 6);
+	vo.mode = (enum wp_mode)(knobs % 6);
+	vo.sort = (enum wp_sort)((knobs >> 3) % 7);
+	vo.wakers = knobs & 2;
+	vo.waker_comm = knobs & 4 ? "\\[timer\\]|w.*" : NULL;
 	vo.top = 1 + knobs % 3;
 	vo.unit_ns = knobs & 32 ? 1 : 1000000;
 	vo.thread_root = knobs & 64;

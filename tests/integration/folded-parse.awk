@@ -10,9 +10,13 @@
 #   thread_root=1 (default): the root frame is one of the names in roots
 #	('|'-separated; any name when roots is empty) and at least one frame
 #	follows it; thread_root=0: the root is none of those names.
-#   The markers [off-cpu:blocked] and [off-cpu:preempted] appear only as
-#	the last frame; mode on: no line has one; off: every line has one;
-#	blocked, preempted: every line has that one; wall: either.
+#   The markers [off-cpu:blocked], [off-cpu:runnable] and
+#	[off-cpu:preempted] appear only as the last frame of the stack; mode
+#	on: no line has one; off: every line has one; blocked, runnable,
+#	preempted: every line has that one; wall: either.
+#   wakers=1 (--wakers): after [off-cpu:blocked] may come a "--" frame and
+#	the waker's frames, leaf first: kernel ones, then user ones, then
+#	(thread_root=1) the waker's name; nowhere else is a "--" frame.
 #   Kernel frames (suffix _[k]) are the innermost: after the first one,
 #	only kernel frames and the marker follow.
 #   allow_empty=1: no lines at all is fine (else it is an error).
@@ -69,16 +73,44 @@ BEGIN {
 	} else if (nroots && (f[1] in is_root)) {
 		bad("root '" f[1] "' is a thread name with --no-thread-root")
 	}
+	# The waker's part, after "--": leaf first, so user frames follow
+	# kernel ones, and then only its name.
+	sep = 0
+	for (i = 1; i <= n; i++)
+		if (f[i] == "--") {
+			if (sep)
+				bad("two -- frames")
+			sep = i
+		}
+	if (sep) {
+		if (!(wakers + 0))
+			bad("a -- frame without --wakers")
+		if (sep == n)
+			bad("nothing after the -- frame")
+		user = 0
+		for (i = sep + 1; i <= n; i++) {
+			if (f[i] ~ /^\[off-cpu/)
+				bad("an off-CPU marker in the waker's frames")
+			if (f[i] !~ /_\[k\]$/)
+				user = 1
+			else if (user)
+				bad("waker kernel frame '" f[i] "' after a user frame")
+		}
+		n = sep - 1
+		if (f[n] != "[off-cpu:blocked]")
+			bad("a waker after " f[n] ", not after [off-cpu:blocked]")
+	}
 	marker = ""
 	for (i = 1; i <= n; i++) {
-		if (f[i] != "[off-cpu:blocked]" && f[i] != "[off-cpu:preempted]" && f[i] !~ /^\[off-cpu/)
+		if (f[i] !~ /^\[off-cpu/)
 			continue
 		if (i != n)
 			bad("off-CPU marker " f[i] " is not the last frame")
 		else
 			marker = f[i]
 	}
-	if (marker != "" && marker != "[off-cpu:blocked]" && marker != "[off-cpu:preempted]")
+	if (marker != "" && marker != "[off-cpu:blocked]" && marker != "[off-cpu:preempted]" &&
+	    marker != "[off-cpu:runnable]")
 		bad("unknown marker " marker)
 	if (mode == "on" && marker != "")
 		bad("an off-CPU marker in --mode on")
@@ -88,6 +120,8 @@ BEGIN {
 		bad("not [off-cpu:blocked] in --mode blocked")
 	if (mode == "preempted" && marker != "[off-cpu:preempted]")
 		bad("not [off-cpu:preempted] in --mode preempted")
+	if (mode == "runnable" && marker != "[off-cpu:runnable]")
+		bad("not [off-cpu:runnable] in --mode runnable")
 	kernel = 0
 	for (i = (thread_root + 0) ? 2 : 1; i <= n; i++) {
 		if (i == n && marker != "")

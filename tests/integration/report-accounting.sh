@@ -1,6 +1,7 @@
 # report-accounting.sh: `wallprof report` splits every thread's wall time
-# exactly into on-CPU, blocked and preempted time, and its on-CPU time is
-# the kernel's.  The wallclock workload's threads print their own
+# exactly into on-CPU, blocked, runnable and preempted time, its on-CPU
+# time is the kernel's, and (with wake-ups recorded) so is its wait for a
+# CPU.  The wallclock workload's threads print their own
 # schedstat figures (on-CPU time, run-queue wait) just before they return:
 # the ground truth.
 # shellcheck source=tests/integration/lib.sh
@@ -33,6 +34,8 @@ check_num "lost records" "$(hdr lost_records)" -eq 0
 check_num "lost samples" "$(hdr lost_samples)" -eq 0
 duration=$(hdr duration_ns)
 period=$(hdr sample_period_ns)
+wakeups=$(hdr wakeups)
+echo "# wake-ups recorded: $wakeups"
 
 run folded fold.err "$WALLPROF" report -i F --format folded --unit ns
 check_num "report --format folded --unit ns exits 0" "$rc" -eq 0
@@ -42,7 +45,7 @@ check_num "report (text) exits 0" "$rc" -eq 0
 # tf TID FIELD: a field of a thread's line in threads (see report-json.py).
 tf() {
 	awk -F '\t' -v tid="$1" -v k="$2" 'BEGIN {
-		split("pid tid comm wall on off blocked preempted vol invol samples approximate start end", n, " ")
+		split("pid tid comm wall on off blocked preempted vol invol samples approximate start end runnable wakeups", n, " ")
 		for (i in n) col[n[i]] = i
 	} $2 == tid { print $col[k]; exit }' threads
 }
@@ -59,12 +62,14 @@ for n in $NAMES; do
 		continue
 	fi
 	comm=$(tf "$tid" comm) wall=$(tf "$tid" wall) on=$(tf "$tid" on) off=$(tf "$tid" off)
-	blocked=$(tf "$tid" blocked) pre=$(tf "$tid" preempted)
+	blocked=$(tf "$tid" blocked) pre=$(tf "$tid" preempted) runnable=$(tf "$tid" runnable)
 	check "$n: its name is '$n' (got '$comm')" [ "$comm" = "$n" ]
 	check "$n: not approximate" [ "$(tf "$tid" approximate)" = false ]
-	check_num "$n: wall_ns == on_cpu_ns + blocked_ns + preempted_ns" \
-		"$wall" -eq $((on + blocked + pre))
-	check_num "$n: off_cpu_ns == blocked_ns + preempted_ns" "$off" -eq $((blocked + pre))
+	check_num "$n: wall_ns == on_cpu_ns + blocked_ns + runnable_ns + preempted_ns" \
+		"$wall" -eq $((on + blocked + runnable + pre))
+	check_num "$n: off_cpu_ns == blocked_ns + runnable_ns + preempted_ns" "$off" \
+		-eq $((blocked + runnable + pre))
+	[ "$wakeups" = true ] || check_num "$n: no runnable time without wake-ups" "$runnable" -eq 0
 	check_num "$n: wall_ns <= the recording's duration" "$wall" -le "$duration"
 	# The thread's window runs a little past its own schedstat reading
 	# (the report line, the thread's exit), so allow a margin either way,
@@ -79,10 +84,23 @@ for n in $NAMES; do
 	fi
 	# Every preempted interval is time on the run queue, so it cannot
 	# exceed schedstat's run-queue wait (which also counts the wait after
-	# each wake-up, blocked time here).
+	# each wake-up: runnable time, or blocked without wake-ups).
 	tol=$(max $((runq / 20)) 20000000)
 	check_num "$n: preempted_ns $pre <= schedstat runq_ns $runq + $tol" "$pre" -le $((runq + tol))
-	echo "# preempted vs runq: $n: preempted_ns $pre runq_ns $runq (blocked_ns $blocked," \
+	if [ "$wakeups" = true ]; then
+		# With wake-ups, the two waits for a CPU are all of it.  The
+		# kernel writes a switch-in record after it has switched the
+		# thread's events in, some 20-40 us (on a VM) after schedstat
+		# stopped counting the wait: allow 50 us per switch-in.
+		switches=$(($(tf "$tid" vol) + $(tf "$tid" invol)))
+		tol=$(($(max $((runq / 50)) 5000000) + switches * 50000))
+		check_num "$n: preempted + runnable ($((pre + runnable))) within $tol of schedstat runq_ns $runq" \
+			"$(abs $((pre + runnable - runq)))" -le "$tol"
+		tol=$(($(max $((off / 50)) 5000000) + switches * 50000))
+		check_num "$n: blocked_ns $blocked within $tol of off-CPU - runq ($((off - runq)))" \
+			"$(abs $((blocked - (off - runq))))" -le "$tol"
+	fi
+	echo "# preempted vs runq: $n: preempted_ns $pre runnable_ns $runnable runq_ns $runq (blocked_ns $blocked," \
 		"voluntary $(tf "$tid" vol), involuntary $(tf "$tid" invol), schedstat slices" \
 		"$(wl_field wl.out "$n" slices))"
 	# The folded stacks of the thread add up to its wall time.
@@ -111,7 +129,10 @@ check_num "spinner: samples x period ($est) within $tol of on_cpu_ns $on" \
 # The sleeper is off the CPU because it sleeps: blocked, not preempted.
 tid=$(wl_field wl.out sleeper tid)
 blocked=$(tf "$tid" blocked) off=$(tf "$tid" off)
-check_num "sleeper: blocked share of off-CPU time, percent" \
+# Its wait for a CPU after each wake-up is runnable time when wake-ups are
+# recorded, blocked time otherwise.
+[ "$wakeups" = true ] && blocked=$((blocked + $(tf "$tid" runnable)))
+check_num "sleeper: blocked (and runnable) share of off-CPU time, percent" \
 	"$(awk -v b="$blocked" -v o="$off" 'BEGIN { printf "%d", o ? 100 * b / o : 0 }')" -ge 95
 check_num "sleeper: a voluntary switch for each sleep" "$(tf "$tid" vol)" \
 	-ge "$(wl_field wl.out sleeper sleeps)"

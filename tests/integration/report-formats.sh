@@ -49,11 +49,11 @@ sum_by_root() {
 }
 # jthreads JSON FIELD...: the threads' FIELDs (names as in report-json.py
 # but short: pid tid comm wall on off blocked preempted vol invol samples
-# approximate start end), one thread a line, sorted by tid.
+# approximate start end runnable wakeups), one thread a line, sorted by tid.
 jthreads() {
 	_j=$1; shift
 	python3 "$J" threads "$_j" | awk -F '\t' -v want="$*" 'BEGIN {
-		split("pid tid comm wall on off blocked preempted vol invol samples approximate start end", n, " ")
+		split("pid tid comm wall on off blocked preempted vol invol samples approximate start end runnable wakeups", n, " ")
 		for (i in n) col[n[i]] = i
 		nw = split(want, w, " ")
 	} { l = ""; for (i = 1; i <= nw; i++) l = l (i > 1 ? " " : "") $col[w[i]]; print l }' |
@@ -74,6 +74,19 @@ report f.folded --format folded
 report j.json --format json
 check "folded: strict parse, thread roots" folded_ok f.folded "roots=$all_roots_re"
 check "json: valid, with the documented keys" python3 "$J" check j.json
+# Recorded as root, wake-ups split the off-CPU time four ways; else three.
+wk=$(python3 "$J" header j.json | awk -F '\t' '$1 == "wakeups" { print $2 }')
+echo "# wake-ups recorded: $wk"
+if [ "$wk" = true ]; then
+	width=89 nhist=4
+	check "text: a RUNNABLE column" grep -q '^PID/TID .* RUNNABLE ' t.txt
+	check "text: who woke whom" grep -q '^Who woke whom' t.txt
+else
+	width=80 nhist=3
+	check "text: no RUNNABLE column" sh -c '! grep -q RUNNABLE t.txt'
+	check "text: the footer says wake-ups were not recorded" \
+		grep -q '^# wake-ups were not recorded' t.txt
+fi
 jthreads j.json tid >j.tids
 jthreads j.json tid comm >j.comms
 check_num "json: the workload's six threads" "$(nlines j.tids)" -eq 6
@@ -81,9 +94,9 @@ check "folded: a root for each thread" [ "$(roots f.folded)" = "$(echo "$all_roo
 	sort | tr '\n' ' ' | sed 's/ $//')" ]
 check "text: a line for each thread" [ "$(text_tids t.txt)" = "$(tr '\n' ' ' <j.tids | sed 's/ $//')" ]
 
-# text: the thread table fits in 80 columns.
-wide=$(awk '/^PID\/TID/ { t = 1 } t && /^$/ { t = 0 } t && length($0) > 80' t.txt)
-check "text: the thread table fits in 80 columns" [ -z "$wide" ]
+# text: the thread table fits in 80 columns (89 with its RUNNABLE column).
+wide=$(awk -v w=$width '/^PID\/TID/ { t = 1 } t && /^$/ { t = 0 } t && length($0) > w' t.txt)
+check "text: the thread table fits in $width columns" [ -z "$wide" ]
 [ -z "$wide" ] || printf '%s\n' "$wide"
 
 # hist: each histogram's buckets add up to its number of intervals.
@@ -96,24 +109,25 @@ hist_ok() {
 			if (bad != "") { print bad; exit 1 } }' "$1"
 }
 check "hist: bucket counts add up to the intervals" hist_ok h.txt
-check "hist: three histograms" [ "$(grep -c ' intervals, ' h.txt)" -eq 3 ]
+check "hist: $nhist histograms" [ "$(grep -c ' intervals, ' h.txt)" -eq $nhist ]
 check "hist: '# 6 threads'" grep -qx '# 6 threads' h.txt
 report hp.txt --format hist --per-thread
 check "hist --per-thread: bucket counts add up" hist_ok hp.txt
 check_num "hist --per-thread: a section per thread" "$(grep -c '^# thread ' hp.txt)" -eq 6
 # Per thread, the counts follow from the switches: an off-CPU interval per
 # switch-out, plus the wait from creation to the first run; an on-CPU slice
-# per switch-in.
-jthreads j.json tid vol invol >j.switches
-bad=$(awk 'NR == FNR { vol[$1] = $2; invol[$1] = $3; next }
+# per switch-in; a wake-up latency per wake-up (and that first wait).
+jthreads j.json tid vol invol wakeups >j.switches
+bad=$(awk -v wk="$wk" 'NR == FNR { vol[$1] = $2; invol[$1] = $3; wakes[$1] = $4; next }
 	/^# thread / { tid = $3; next }
 	/ intervals, / { n = $(NF - 4); k = $1
-		want = (k == "on-CPU" || k == "off-CPU") ? vol[tid] + invol[tid] + 1 : invol[tid] + 1
+		want = (k == "on-CPU" || k == "off-CPU") ? vol[tid] + invol[tid] + 1 :
+			k == "wake-up" ? wakes[tid] + 1 : invol[tid] + (wk == "true" ? 0 : 1)
 		d = n - want; if (d < -1 || d > 1) print tid, $0, "want", want }' j.switches hp.txt)
 check "hist --per-thread: intervals match each thread's switches (+-1)" [ -z "$bad" ]
 [ -z "$bad" ] || printf '%s\n' "$bad" | head -n 5
 # The whole is the sum of the threads.
-for k in on-CPU off-CPU preemption; do
+for k in on-CPU off-CPU preemption $([ "$wk" = true ] && echo wake-up); do
 	all=$(awk -v k="$k" '$1 == k { print $(NF - 4) }' h.txt)
 	sum=$(awk -v k="$k" '$1 == k { s += $(NF - 4) } END { print s + 0 }' hp.txt)
 	check_num "hist: $k intervals are the sum of the threads'" "${all:-x}" -eq "$sum"
@@ -123,7 +137,7 @@ done
 # right times; JSON stacks are of the right kinds; hist shows the right
 # histograms.
 report fw.folded --format folded --unit ns
-for mode in on off blocked preempted; do
+for mode in on off blocked preempted $([ "$wk" = true ] && echo runnable); do
 	report "m$mode.folded" --format folded --mode $mode --unit ns
 	check "--mode $mode: folded strict parse" folded_ok "m$mode.folded" "roots=$all_roots_re" \
 		"mode=$mode"
@@ -134,7 +148,9 @@ for mode in on off blocked preempted; do
 	off) want='blocked preempted ' field=off ;;
 	blocked) want='blocked ' field=blocked ;;
 	preempted) want='preempted ' field=preempted ;;
+	runnable) want='runnable ' field=runnable ;;
 	esac
+	[ "$mode $wk" = "off true" ] && want='blocked preempted runnable '
 	check "--mode $mode: JSON stacks of kinds '$want' (got '$kinds')" [ "$kinds" = "$want" ]
 	# Per thread, the folded weights (ns) are the JSON thread's time.
 	bad=$(jthreads j.json comm "$field" | sort | join -a 1 - "$(sum_by_root "m$mode.folded" >s.$mode; echo s.$mode)" |
@@ -145,9 +161,12 @@ for mode in on off blocked preempted; do
 	titles=$(awk '/ intervals, / { printf "%s ", $1 }' "m$mode.hist")
 	case $mode in
 	on) want='on-CPU ' ;;
-	off|preempted) want='off-CPU preemption ' ;;
+	off) want='off-CPU preemption ' ;;
+	preempted) want='off-CPU preemption ' ;;
 	blocked) want='off-CPU ' ;;
+	runnable) want='off-CPU wake-up ' ;;
 	esac
+	[ "$mode $wk" = "off true" ] && want='off-CPU wake-up preemption '
 	check "--mode $mode: hist shows '$want' (got '$titles')" [ "$titles" = "$want" ]
 done
 report moff.txt --mode off
@@ -159,7 +178,7 @@ check "--mode wall: each thread's folded weights add up to its wall time" [ -z "
 
 # --sort: the thread lines of the text table in the order of the key.
 cp t.txt swall.txt	# the default
-for key in wall on off blocked preempted tid; do
+for key in wall on off blocked preempted tid $([ "$wk" = true ] && echo runnable); do
 	[ $key = wall ] || report "s$key.txt" --sort $key
 	case $key in
 	tid) want=$(jthreads j.json tid | tr '\n' ' ') ;;
@@ -235,11 +254,11 @@ check "--time: folded strict parse" folded_ok w.folded "roots=$all_roots_re"
 ws=$(python3 "$J" header w.json | awk -F '\t' '$1 == "window_start_ns" { print $2 }')
 we=$(python3 "$J" header w.json | awk -F '\t' '$1 == "window_end_ns" { print $2 }')
 check_num "--time 0.2,0.6: the window is 0.4 s" $((we - ws)) -eq 400000000
-bad=$(jthreads w.json tid wall on blocked preempted start end | awk -v ws="$ws" -v we="$we" '
-	$2 > 400000000 || $2 != $3 + $4 + $5 || $6 < ws || $7 > we || $2 != $7 - $6')
-check "--time 0.2,0.6: every thread: wall <= 0.4 s, = on + blocked + preempted, inside the window" \
+bad=$(jthreads w.json tid wall on blocked preempted start end runnable | awk -v ws="$ws" -v we="$we" '
+	$2 > 400000000 || $2 != $3 + $4 + $5 + $8 || $6 < ws || $7 > we || $2 != $7 - $6')
+check "--time 0.2,0.6: every thread: wall <= 0.4 s, = on + blocked + preempted + runnable, inside the window" \
 	[ -z "$bad" ]
-[ -z "$bad" ] || printf '# tid wall on blocked preempted start end: %s\n' "$bad"
+[ -z "$bad" ] || printf '# tid wall on blocked preempted start end runnable: %s\n' "$bad"
 check_num "--time 0.2,0.6: the spinner's wall is the window" \
 	"$(jthreads w.json tid wall | awk -v t="$spinner" '$1 == t { print $2 }')" -eq 400000000
 bad=$(jthreads w.json comm wall | sort | join - "$(sum_by_root w.folded >s.w; echo s.w)" | awk '$2 != $3')
@@ -255,8 +274,8 @@ check "--time: hist buckets add up" hist_ok w.hist
 report mb.json --format json --min-block 5000
 report mb.folded --format folded --min-block 5000 --mode off --unit ns
 check "--min-block: folded strict parse" folded_ok mb.folded "roots=$all_roots_re" mode=off allow_empty=1
-check "--min-block: thread times unchanged" [ "$(jthreads mb.json tid wall on blocked preempted)" = \
-	"$(jthreads j.json tid wall on blocked preempted)" ]
+check "--min-block: thread times unchanged" [ "$(jthreads mb.json tid wall on blocked preempted runnable)" = \
+	"$(jthreads j.json tid wall on blocked preempted runnable)" ]
 bad=$(jthreads j.json comm off | sort | join - "$(sum_by_root mb.folded >s.mb; echo s.mb)" | awk '$3 > $2')
 check "--min-block: no thread's off-CPU weights exceed its off-CPU time" [ -z "$bad" ]
 for n in sleeper reader; do
@@ -288,14 +307,14 @@ lost=$(python3 "$J" header l.json | awk -F '\t' '$1 ~ /^lost_/ { s += $2 } END {
 if [ "$lost" -gt 0 ]; then
 	check "lossy: every thread approximate" \
 		[ "$(jthreads l.json approximate | sort -u)" = true ]
-	bad=$(jthreads l.json tid wall on blocked preempted | awk '$2 != $3 + $4 + $5')
-	check "lossy: wall = on + blocked + preempted all the same" [ -z "$bad" ]
+	bad=$(jthreads l.json tid wall on blocked preempted runnable | awk '$2 != $3 + $4 + $5 + $6')
+	check "lossy: wall = on + blocked + preempted + runnable all the same" [ -z "$bad" ]
 	run l.txt l.err "$WALLPROF" report -i L
 	check_num "lossy: report exits 0" "$rc" -eq 0
 	check "lossy: thread lines end in ~" grep -Eq '^  [0-9]+ .* ~$' l.txt
 	check "lossy: a note explains the ~" grep -q '^~ approximate' l.txt
-	wide=$(awk '/^PID\/TID/ { t = 1 } t && /^$/ { t = 0 } t && length($0) > 80' l.txt)
-	check "lossy: the thread table fits in 80 columns" [ -z "$wide" ]
+	wide=$(awk -v w=$width '/^PID\/TID/ { t = 1 } t && /^$/ { t = 0 } t && length($0) > w' l.txt)
+	check "lossy: the thread table fits in $width columns" [ -z "$wide" ]
 	[ -z "$wide" ] || printf '%s\n' "$wide"
 else
 	echo "SKIP-PART: record -m 1 lost nothing"

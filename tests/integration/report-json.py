@@ -5,15 +5,19 @@
 #	python3 report-json.py threads FILE   one line per thread, tab-separated:
 #		pid tid comm wall_ns on_cpu_ns off_cpu_ns blocked_ns preempted_ns
 #		voluntary_switches involuntary_switches samples approximate
-#		start_ns end_ns
+#		start_ns end_ns runnable_ns wakeups
 #	python3 report-json.py stacks FILE    one line per stack, tab-separated:
 #		pid tid comm kind ns samples frames
 #	    frames innermost first, joined by ';', kernel ones ending in _[k]
 #	    and inlined ones in _[i] (as in folded output)
+#	python3 report-json.py wakers FILE    one line per waker of a blocked
+#	    stack entry, tab-separated: pid tid comm ns waker_pid waker_tid
+#	    waker_comm waker_kind waker_ns waker_count waker_frames
 #	python3 report-json.py header FILE    "key<TAB>value" per header field
 #	python3 report-json.py invariants FILE
 #	    what holds for any recording, problems on stdout, exit 1: each
-#	    thread's wall = on + blocked + preempted and lies in the window; no
+#	    thread's wall = on + blocked + runnable + preempted and lies in the
+#	    window; a blocked stack's wakers end no more than its time; no
 #	    two threads with one tid overlap in time; the on-CPU time of all
 #	    threads fits in the CPUs (a thread existed once, not twice)
 #
@@ -23,8 +27,9 @@ import sys
 
 THREAD_KEYS = ["pid", "tid", "comm", "wall_ns", "on_cpu_ns", "off_cpu_ns", "blocked_ns",
                "preempted_ns", "voluntary_switches", "involuntary_switches", "samples",
-               "approximate", "start_ns", "end_ns"]
+               "approximate", "start_ns", "end_ns", "runnable_ns", "wakeups"]
 STACK_KEYS = ["pid", "tid", "comm", "kind", "ns", "samples", "frames"]
+WAKER_KEYS = ["pid", "tid", "comm", "kind", "ns", "count", "frames"]
 TOP_KEYS = ["header", "threads", "mode", "stacks", "quality"]
 
 
@@ -59,8 +64,16 @@ def check(doc):
         for k in STACK_KEYS:
             if k not in s:
                 problems.append("stack %d: no key '%s'" % (i, k))
-        if s.get("kind") not in ("on-cpu", "blocked", "preempted"):
+        if s.get("kind") not in ("on-cpu", "blocked", "preempted", "runnable"):
             problems.append("stack %d: kind %r" % (i, s.get("kind")))
+        if "wakers" in s and s.get("kind") != "blocked":
+            problems.append("stack %d: wakers on a %r stack" % (i, s.get("kind")))
+        for w in s.get("wakers", []):
+            for k in WAKER_KEYS:
+                if k not in w:
+                    problems.append("stack %d: a waker without '%s'" % (i, k))
+            if w.get("kind") not in ("thread", "interrupt", "timer", "idle"):
+                problems.append("stack %d: waker kind %r" % (i, w.get("kind")))
         for f in s.get("frames", []):
             if not isinstance(f.get("name"), str) or not f["name"]:
                 problems.append("stack %d: a frame without a name" % i)
@@ -74,8 +87,10 @@ def invariants(doc):
     by_tid = {}
     for t in doc["threads"]:
         who = "thread %d/%d (%r)" % (t["pid"], t["tid"], t["comm"])
-        if t["on_cpu_ns"] + t["blocked_ns"] + t["preempted_ns"] != t["wall_ns"]:
-            problems.append("%s: wall %d != on + blocked + preempted" % (who, t["wall_ns"]))
+        if t["on_cpu_ns"] + t["blocked_ns"] + t.get("runnable_ns", 0) + t["preempted_ns"] != \
+                t["wall_ns"]:
+            problems.append("%s: wall %d != on + blocked + runnable + preempted" %
+                            (who, t["wall_ns"]))
         if t["end_ns"] - t["start_ns"] != t["wall_ns"]:
             problems.append("%s: wall %d is not end - start" % (who, t["wall_ns"]))
         if t["start_ns"] < start or t["end_ns"] > end:
@@ -88,6 +103,11 @@ def invariants(doc):
             if b["start_ns"] < a["end_ns"]:
                 problems.append("tid %d: two threads overlap in time ([%d, %d] and [%d, %d])" %
                                 (tid, a["start_ns"], a["end_ns"], b["start_ns"], b["end_ns"]))
+    for s in doc["stacks"]:
+        woken = sum(w["ns"] for w in s.get("wakers", []))
+        if woken > s["ns"]:
+            problems.append("stack of %d/%d: wakers end %d ns of its %d ns" %
+                            (s["pid"], s["tid"], woken, s["ns"]))
     on = sum(t["on_cpu_ns"] for t in doc["threads"])
     # A little slack for the clocks of different CPUs.
     room = h["nr_cpus"] * (end - start) * 1.01
@@ -131,6 +151,12 @@ def main():
         for s in doc["stacks"]:
             print("\t".join([value(s.get(k)) for k in STACK_KEYS[:-1]] +
                             [";".join(frame(f) for f in s["frames"])]))
+    elif cmd == "wakers":
+        for s in doc["stacks"]:
+            for w in s.get("wakers", []):
+                print("\t".join([value(s.get(k)) for k in ("pid", "tid", "comm", "ns")] +
+                                [value(w.get(k)) for k in WAKER_KEYS[:-1]] +
+                                [";".join(frame(f) for f in w["frames"])]))
     elif cmd == "header":
         for k, v in doc["header"].items():
             print("%s\t%s" % (k, value(v)))

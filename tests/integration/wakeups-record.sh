@@ -1,5 +1,6 @@
 # wakeups-record.sh: record's wake-up tracepoints.  As root: the
-# sched:sched_waking and sched_wakeup_new events on every CPU, their format
+# sched:sched_waking, sched_wakeup_new and sched_wakeup events on every
+# CPU (only sched_waking's samples with stacks), their format
 # files in the recording, tracefs mounted when it is not (and said so in
 # one line), --wakeups=off and nostacks; as an ordinary user: one line
 # saying wake-ups are not recorded and why, and the recording as before.
@@ -9,15 +10,24 @@
 [ "$(id -u)" -eq 0 ] || skip "the wake-up tracepoints need root (or CAP_PERFMON) here"
 [ -d /sys/kernel/tracing ] || skip "this kernel has no tracefs"
 
-# tracefs not mounted: root mounts it, and says so.
-if mountpoint -q /sys/kernel/tracing && umount /sys/kernel/tracing 2>/dev/null; then
-	run wl.out err "$WALLPROF" record -o u.data -- "$WORKLOADS/wallclock" 0.3
+# tracefs not mounted: root mounts it, and says so.  In a mount namespace
+# of its own, with neither tracefs nor debugfs, whatever the system has.
+if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
+	run wl.out err unshare -m sh -c '
+		for m in /sys/kernel/tracing /sys/kernel/debug; do
+			! mountpoint -q $m || umount -l $m || exit 99
+		done
+		"$0" record -o u.data -- "$1" 0.3 || exit
+		mountpoint -q /sys/kernel/tracing && echo "tracefs mounted now" >mounted' \
+		"$WALLPROF" "$WORKLOADS/wallclock"
 	check_num "unmounted tracefs: record exits 0" "$rc" -eq 0
 	check "unmounted tracefs: one line says it was mounted" \
 		grep -q '^wallprof: mounted tracefs at /sys/kernel/tracing' err
-	check "unmounted tracefs: it is mounted now" mountpoint -q /sys/kernel/tracing
+	check "unmounted tracefs: it is mounted now" [ -s mounted ]
+	check "unmounted tracefs: the recording has wake-ups" \
+		grep -Eq '^# flags:.* wakeups( |$)' "$(dump u.data du; echo du)"
 else
-	echo "# tracefs could not be unmounted for the test (in use?): mounting not tested"
+	echo "# no mount namespace to unmount tracefs in: mounting not tested"
 fi
 
 run wl.out err "$WALLPROF" record -o w.data -- "$WORKLOADS/wallclock" 0.5
@@ -25,10 +35,16 @@ check_num "record exits 0" "$rc" -eq 0
 check "its summary counts wake-ups" grep -Eq 'switches, [0-9]+ wake-ups;' err
 dump w.data d
 check "the header flags wake-ups" grep -Eq '^# flags:.* wakeups( |$)' d
-check_num "two TRACE_FORMAT records, first in the file" \
-	"$(awk '/^#/ { next } { n++ } /^TRACE_FORMAT name: sched_wak/ && n <= 2 { t++ } END { print t + 0 }' d)" -eq 2
+check_num "three TRACE_FORMAT records, first in the file" \
+	"$(awk '/^#/ { next } { n++ } /^TRACE_FORMAT name: sched_wak/ && n <= 3 { t++ } END { print t + 0 }' d)" -eq 3
 check "sched:sched_waking is event 2, on every CPU" \
 	grep -Eq "^# event 2: sched:sched_waking, wake-ups, type 2 config [0-9]+, period 1, $(nproc) ids" d
+check "sched:sched_wakeup is event 4, on every CPU" \
+	grep -Eq "^# event 4: sched:sched_wakeup, woken threads on a run queue, type 2 config [0-9]+, period 1, $(nproc) ids" d
+check_num "sched:sched_wakeup samples: about one per sched_waking one" \
+	"$(samples sched:sched_wakeup d)" -ge $(($(samples sched:sched_waking d) / 2))
+check "sched:sched_wakeup samples carry no stacks" \
+	no_match ' SAMPLE .* sched:sched_wakeup ip .*(callchain [1-9]|stack [1-9])' d
 waking=$(samples sched:sched_waking d)
 new=$(samples sched:sched_wakeup_new d)
 # The reader alone is woken every 20 ms, the sleeper every 10 ms.
@@ -66,6 +82,11 @@ if id nobody >/dev/null 2>&1 && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" 
 	check "as nobody: and what that changes" grep -q 'after a wake-up then counts as blocked' err
 	dump p.data d
 	check "as nobody: no wake-up events" no_match 'sched:sched_wak' d
+	run rep err "$WALLPROF" report -i p.data
+	check_num "as nobody: report exits 0" "$rc" -eq 0
+	check "as nobody: the report has no RUNNABLE column" no_match 'RUNNABLE' rep
+	check "as nobody: its footer says wake-ups were not recorded" \
+		grep -q '^# wake-ups were not recorded: blocked time includes the wait for a CPU' rep
 	run out err setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
 		bin/wallprof record -o "$tmp/q.data" --wakeups=stacks -- bin/sleeper 5 10
 	check_num "as nobody, --wakeups=stacks: an error" "$rc" -eq 1

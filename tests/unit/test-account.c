@@ -291,6 +291,127 @@ static void test_snapshot_then_fork(void)
 	wp_account_free(a);
 }
 
+/*
+ * With wake-ups: blocked from the switch-out to the wake-up, which names
+ * its waker; runnable from there to the switch-in; a wake-up of a running
+ * thread changes nothing; a new thread waits runnable, not preempted.
+ */
+static void test_wakeups(void)
+{
+	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
+	struct wp_waker timer = { .stack = 21, .kind = WP_WAKER_TIMER };
+	const struct wp_thread_times *t;
+	const struct wp_stack_weight *w;
+	const struct wp_wake_weight *k;
+	const struct wp_waker *wk;
+	struct wp_account *a;
+	size_t n, nk, nw;
+	uint8_t buf[256];
+
+	meta.flags |= WP_META_WAKEUPS;
+	a = new_account(0, 0, 0);
+	meta.flags &= ~WP_META_WAKEUPS;
+	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	feed(a, switch_rec(101, 2 * MS, false, false, buf));
+	wp_account_wakeup(a, 101, START + 3 * MS, &writer);		/* running: nothing */
+	wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+	feed(a, switch_rec(101, 5 * MS, true, false, buf));	/* blocks in B */
+	wp_account_wakeup(a, 101, START + 15 * MS, &writer);
+	feed(a, switch_rec(101, 18 * MS, false, false, buf));
+	wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+	feed(a, switch_rec(101, 20 * MS, true, false, buf));	/* blocks in B again */
+	wp_account_wakeup(a, 101, START + 40 * MS, &timer);
+	wp_account_wakeup(a, 101, START + 41 * MS, &writer);		/* already woken */
+	feed(a, switch_rec(101, 42 * MS, false, false, buf));
+	wp_account_wakeup(a, 999, START + 43 * MS, &writer);		/* not a thread of ours */
+	wp_account_finish(a, START + 50 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 1, "wake-ups: one thread");
+	is_u64(t->runnable_ns, 2 * MS + 3 * MS + 2 * MS,
+	       "wake-ups: runnable from creation, and after each wake-up");
+	is_u64(t->preempted_ns, 0, "wake-ups: nothing preempted");
+	is_u64(t->blocked_ns, 10 * MS + 20 * MS, "wake-ups: blocked until each wake-up");
+	is_u64(t->on_cpu_ns, 3 * MS + 2 * MS + 8 * MS, "wake-ups: on-CPU 2-5, 18-20, 42-50 ms");
+	is_u64(t->wall_ns, t->on_cpu_ns + t->blocked_ns + t->runnable_ns + t->preempted_ns,
+	       "wake-ups: wall = on + blocked + runnable + preempted");
+	is_u64(t->wakeups, 2, "wake-ups: two ended a blocked interval");
+	w = weight_of(a, STACK_B);
+	ok(w && w->blocked_ns == 30 * MS && w->runnable_ns == 5 * MS && w->runnable_count == 2,
+	   "wake-ups: stack B's blocked and runnable time");
+	k = wp_account_wake_weights(a, &nk);
+	wk = wp_account_wakers(a, &nw);
+	is_int((long long)nw, 2, "wake-ups: two wakers");
+	ok(w && w->wakes && nk == 2, "wake-ups: stack B names both");
+	for (uint32_t i = w ? w->wakes : 0; i; i = k[i - 1].next) {
+		const struct wp_waker *x = &wk[k[i - 1].waker];
+
+		if (x->kind == WP_WAKER_TIMER)
+			ok(k[i - 1].blocked_ns == 20 * MS && x->tid == 0,
+			   "wake-ups: the timer ended 20 ms of it");
+		else
+			ok(k[i - 1].blocked_ns == 10 * MS && x->tid == 102 && x->stack == 20,
+			   "wake-ups: the writer, with its stack, ended 10 ms of it");
+	}
+	wp_account_free(a);
+}
+
+/*
+ * With sched_wakeup recorded, a wake-up (sched_waking) only names the
+ * waker: the blocked interval ends when the thread reaches a run queue,
+ * or at its switch-in when that was not seen.
+ */
+static void test_wakeups_enqueued(void)
+{
+	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
+	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
+	const struct wp_thread_times *t;
+	const struct wp_stack_weight *w;
+	const struct wp_wake_weight *k;
+	struct wp_account *a;
+	size_t n, nk;
+	uint8_t buf[256];
+
+	meta.flags |= WP_META_WAKEUPS;
+	meta.events = &ev;
+	meta.nr_events = 1;
+	a = new_account(0, 0, 0);
+	meta.flags &= ~WP_META_WAKEUPS;
+	meta.events = NULL;
+	meta.nr_events = 0;
+	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	feed(a, switch_rec(101, 2 * MS, false, false, buf));
+	wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+	feed(a, switch_rec(101, 5 * MS, true, false, buf));	/* blocks in B */
+	wp_account_wakeup(a, 101, START + 15 * MS, &writer);
+	wp_account_enqueued(a, 101, START + 16 * MS);
+	feed(a, switch_rec(101, 18 * MS, false, false, buf));
+	wp_account_enqueued(a, 101, START + 19 * MS);		/* running: nothing */
+	wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+	feed(a, switch_rec(101, 20 * MS, true, false, buf));	/* blocks in B again */
+	wp_account_wakeup(a, 101, START + 30 * MS, &writer);	/* its sched_wakeup is lost */
+	feed(a, switch_rec(101, 32 * MS, false, false, buf));
+	/* Woken while its switch-out record is still to come: runnable at once. */
+	wp_account_wakeup(a, 101, START + 34 * MS, &writer);
+	wp_account_sample(a, 100, 101, START + 35 * MS, true, STACK_B);
+	feed(a, switch_rec(101, 35 * MS, true, false, buf));
+	feed(a, switch_rec(101, 37 * MS, false, false, buf));
+	wp_account_finish(a, START + 40 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 1, "enqueued: one thread");
+	is_u64(t->blocked_ns, 11 * MS + 12 * MS,
+	       "enqueued: blocked until the run queue, or else until the switch-in");
+	is_u64(t->runnable_ns, 2 * MS + 2 * MS + 2 * MS,
+	       "enqueued: runnable from creation, after 16 ms, and after the early wake-up");
+	is_u64(t->wall_ns, t->on_cpu_ns + t->blocked_ns + t->runnable_ns + t->preempted_ns,
+	       "enqueued: wall = on + blocked + runnable + preempted");
+	is_u64(t->wakeups, 2, "enqueued: a wake-up reached the run queue, and one came early");
+	w = weight_of(a, STACK_B);
+	k = wp_account_wake_weights(a, &nk);
+	ok(w && w->wakes && nk == 1 && k[0].blocked_ns == 23 * MS && k[0].count == 3,
+	   "enqueued: the writer ended all three blocked intervals");
+	wp_account_free(a);
+}
+
 static void test_exact_distribution(void)
 {
 	struct wp_account *a = new_account(0, 0, 0);
@@ -562,6 +683,8 @@ int main(void)
 	test_new_thread();
 	test_records_after_exit();
 	test_snapshot_then_fork();
+	test_wakeups();
+	test_wakeups_enqueued();
 	test_exact_distribution();
 	test_lost();
 	test_order();

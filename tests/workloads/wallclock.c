@@ -60,7 +60,7 @@ static void *wc_spinner(void *arg)
 	(void)arg;
 	wl_name("spinner");
 	wc_spin_outer(wc_until);
-	wl_report("spinner", NULL);
+	wl_report_later("spinner", NULL);
 	return NULL;
 }
 
@@ -88,7 +88,7 @@ static void *wc_sleeper(void *arg)
 		sleeps++;
 	}
 	snprintf(extra, sizeof(extra), "sleeps %d", sleeps);
-	wl_report("sleeper", extra);
+	wl_report_later("sleeper", extra);
 	return NULL;
 }
 
@@ -129,7 +129,7 @@ static void *wc_locker(void *arg)
 			;
 	}
 	snprintf(extra, sizeof(extra), "rounds %d", rounds);
-	wl_report(name, extra);
+	wl_report_later(name, extra);
 	return NULL;
 }
 
@@ -156,7 +156,7 @@ static void *wc_reader(void *arg)
 	while (wc_pipe_wait(wc_pipe[0]) > 0)
 		bytes++;
 	snprintf(extra, sizeof(extra), "bytes %d", bytes);
-	wl_report("reader", extra);
+	wl_report_later("reader", extra);
 	return NULL;
 }
 
@@ -184,6 +184,7 @@ int main(int argc, char **argv)
 	close(wc_pipe[1]);
 	for (int i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
+	wl_report_flush();
 	wl_report("main", NULL);
 	return 0;
 }

@@ -36,8 +36,8 @@ static inline double wl_arg(int argc, char **argv, int i, double def)
 	return argc > i ? strtod(argv[i], NULL) : def;
 }
 
-/* Report the calling thread's schedstat line (see above). */
-static inline void wl_report(const char *name, const char *extra)
+/* The calling thread's schedstat line (see above), into line. */
+static inline void wl_format_report(char *line, size_t size, const char *name, const char *extra)
 {
 	unsigned long long on = 0, rq = 0, slices = 0;
 	char path[64];
@@ -50,8 +50,42 @@ static inline void wl_report(const char *name, const char *extra)
 			on = rq = slices = 0;
 		fclose(f);
 	}
-	printf("thread %s pid %d tid %d oncpu_ns %llu runq_ns %llu slices %llu %s\n", name,
-	       (int)getpid(), (int)wl_gettid(), on, rq, slices, extra ? extra : "");
+	snprintf(line, size, "thread %s pid %d tid %d oncpu_ns %llu runq_ns %llu slices %llu %s\n",
+		 name, (int)getpid(), (int)wl_gettid(), on, rq, slices, extra ? extra : "");
+}
+
+/* Report the calling thread's schedstat line (see above). */
+static inline void wl_report(const char *name, const char *extra)
+{
+	char line[256];
+
+	wl_format_report(line, sizeof(line), name, extra);
+	fputs(line, stdout);
+	fflush(stdout);
+}
+
+/*
+ * The same for a thread that returns right after: the line is kept and
+ * printed by wl_report_flush, so that nothing (a lock on stdout, the
+ * write) makes the thread wait between its reading and its end.
+ */
+#define WL_MAX_REPORTS 64
+static char wl_reports[WL_MAX_REPORTS][256];
+static int wl_nr_reports;
+
+static inline void wl_report_later(const char *name, const char *extra)
+{
+	int i = __atomic_fetch_add(&wl_nr_reports, 1, __ATOMIC_RELAXED);
+
+	if (i < WL_MAX_REPORTS)
+		wl_format_report(wl_reports[i], sizeof(wl_reports[i]), name, extra);
+}
+
+/* After the threads were joined. */
+static inline void wl_report_flush(void)
+{
+	for (int i = 0; i < wl_nr_reports && i < WL_MAX_REPORTS; i++)
+		fputs(wl_reports[i], stdout);
 	fflush(stdout);
 }
 
