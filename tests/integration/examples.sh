@@ -39,13 +39,15 @@
 #   report --time A,B	--time 0.1,0.4 (inside the 0.5 s recording)
 #   report --comm 'worker.*'	worker -> locker (wallclock's locker and locker2
 #			threads play the workers)
+#   report --waker-comm 'producer.*'	producer -> locker (the lockers wake
+#			each other)
 #   an absolute path given to -o/-i or a redirection (/tmp/m.data)
 #			$ABS/BASENAME, under the test's temporary directory
 #   | less, | more		| head
 #   | flamegraph.pl ... [> F.svg]	a strict check of the folded format with
 #			folded-parse.awk (FlameGraph is not packaged in
-#			Debian): --mode and --no-thread-root of the report
-#			are passed on
+#			Debian): --mode, --wakers and --no-thread-root of
+#			the report are passed on
 #   | jq ...		run as written when jq is installed; else the JSON is
 #			validated with python3 and "SKIP-PART: jq missing" is
 #			printed (EXAMPLES_NO_JQ=1 forces this path)
@@ -100,7 +102,7 @@ mkdir -p "$ex" "$ABS" || exit 99
 cat >"$tmp/examples.awk" <<'EOF'
 BEGIN {
 	roots = "wallclock|spinner|sleeper|locker|locker2|reader"
-	checker = "awk -v roots='" roots "' -v thread_root=%d -v mode=%s" \
+	checker = "awk -v roots='" roots "' -v thread_root=%d -v mode=%s -v wakers=%d" \
 		" -f \"$TESTS_SRCDIR/integration/folded-parse.awk\""
 	nex = 0
 	nblock = 0
@@ -298,7 +300,7 @@ function stage(s,    j) {
 function takes_arg(cmd, o) {
 	if (cmd == "record")
 		return o ~ /^(-F|--freq|-e|--event|-g|--call-graph|-p|--pid|-t|--tid|--user|-d|--duration|-o|--output|-m|--mmap-pages)$/
-	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--unit|--pid|--tid|--comm|--time|--min-block|--grep)$/
+	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--unit|--pid|--tid|--comm|--waker-comm|--time|--min-block|--grep)$/
 }
 # setv(TEXT): replace the value of the option just parsed (OPT, VI, PRE).
 function setv(text) {
@@ -359,10 +361,14 @@ function options(cmd, k,    j, w, v, p) {
 				setv("0.1,0.4")
 			else if (OPT == "--comm" && VI)
 				gsub(/worker/, "locker", T[VI])
+			else if (OPT == "--waker-comm" && VI)
+				gsub(/producer/, "locker", T[VI])
 			else if (OPT == "--mode")
 				MODE = getv()
 			else if (OPT == "--no-thread-root")
 				TROOT = 0
+			else if (OPT == "--wakers")
+				WAKERS = 1
 		}
 	}
 	return 0
@@ -447,7 +453,7 @@ function map_right(s,    w, j) {
 		for (j = SA[s]; j <= SE[s]; j++)
 			DEL[j] = 1
 		DEL[SA[s]] = 0
-		T[SA[s]] = sprintf(checker, TROOT, MODE)
+		T[SA[s]] = sprintf(checker, TROOT, MODE, WAKERS)
 	} else if (w == "jq")
 		JQ = 1
 	else if (w !~ /^(awk|head|tail|grep|sed|sort|uniq|wc|cut|cat|tr)$/)
@@ -461,6 +467,7 @@ function emit(text, file, line,    s, i, disp, left, right, f) {
 	JQ = 0
 	MODE = "wall"
 	TROOT = 1
+	WAKERS = 0
 	split("", DEL)
 	if (BADESC != "")
 		bad("unknown roff escapes" BADESC)
