@@ -188,7 +188,6 @@ int cmd_report(int argc, char **argv)
 	char *unfinished = NULL;
 	bool running = false;
 	struct wp_analysis an;
-	char q[WP_QUOTE_MSG];
 	struct wp_view v;
 	uint64_t val;
 	FILE *out = stdout;
@@ -355,11 +354,8 @@ int cmd_report(int argc, char **argv)
 	/* A recorder that was killed left its data under the temporary name. */
 	if (access(input, F_OK) && errno == ENOENT &&
 	    !wp_writer_find_unfinished(input, &unfinished, &running)) {
-		char q2[WP_QUOTE_MSG];
-
-		wp_quote(q, sizeof(q), input, WP_QUOTE_TEXT);
-		wp_quote(q2, sizeof(q2), unfinished, WP_QUOTE_TEXT);
-		wp_warn("'%s' does not exist; reading '%s', %s", q, q2,
+		wp_warn("'%s' does not exist; reading '%s', %s", wp_quoted(input),
+			wp_quoted(unfinished),
 			running ? "which a running wallprof is still recording" :
 				  "an unfinished recording left by a wallprof that was killed");
 		input = unfinished;
@@ -370,8 +366,7 @@ int cmd_report(int argc, char **argv)
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
-			wp_error("cannot create '%s': %s", wp_quote(q, sizeof(q), output, WP_QUOTE_TEXT),
-				 strerror(errno));
+			wp_error("cannot create '%s': %s", wp_quoted(output), strerror(errno));
 			out = stdout;
 			if (!dump)
 				wp_analysis_release(&an);
@@ -393,8 +388,7 @@ int cmd_report(int argc, char **argv)
 	wp_analysis_release(&an);
 out_close:
 	if (out != stdout && fclose(out)) {
-		wp_error("cannot write '%s': %s", wp_quote(q, sizeof(q), output, WP_QUOTE_TEXT),
-			 strerror(errno));
+		wp_error("cannot write '%s': %s", wp_quoted(output), strerror(errno));
 		ret = WP_EXIT_FAILURE;
 	}
 out_free:

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "priv.h"
+#include "quote.h"
 #include "target.h"
 #include "util.h"
 
@@ -117,11 +118,11 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 	if (user) {
 		err = wp_priv_user_lookup(user, &pu);
 		if (err == -ENOENT) {
-			wp_error("no such user '%s'", user);
+			wp_error("no such user '%s'", wp_quoted(user));
 			return -EINVAL;
 		}
 		if (err) {
-			wp_error("cannot look up user '%s': %s", user, strerror(-err));
+			wp_error("cannot look up user '%s': %s", wp_quoted(user), strerror(-err));
 			return err;
 		}
 		/* Root itself: a set-user-ID root wallprof must not lend it out. */
@@ -196,7 +197,7 @@ int wp_child_start(struct wp_child *c)
 	if (write(c->go_fd, "g", 1) != 1) {
 		int err = -errno;
 
-		wp_error("cannot start '%s': %s", c->cmd, strerror(-err));
+		wp_error("cannot start '%s': %s", wp_quoted(c->cmd), strerror(-err));
 		return err;
 	}
 	close(c->go_fd);
@@ -210,7 +211,7 @@ int wp_child_start(struct wp_child *c)
 	if (n == (ssize_t)sizeof(child_errno)) {
 		waitpid(c->pid, NULL, 0);
 		c->pid = -1;
-		wp_error("cannot run '%s': %s", c->cmd, strerror(child_errno));
+		wp_error("cannot run '%s': %s", wp_quoted(c->cmd), strerror(child_errno));
 		return -child_errno;
 	}
 	return 0;

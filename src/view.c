@@ -15,7 +15,6 @@
 static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 {
 	size_t n = strlen(pattern) + 5;
-	char q[WP_QUOTE_MSG];
 	char *anchored = malloc(n);
 	int err;
 
@@ -26,7 +25,7 @@ static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 	free(anchored);
 	if (err) {
 		wp_error("%s: '%s' is not a valid regular expression", option,
-			 wp_quote(q, sizeof(q), pattern, WP_QUOTE_TEXT));
+			 wp_quoted(pattern));
 		return -EINVAL;
 	}
 	return 0;
@@ -35,7 +34,6 @@ static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		 const struct wp_view_opts *o)
 {
-	char q[WP_QUOTE_MSG];
 	int err;
 
 	memset(v, 0, sizeof(*v));
@@ -71,7 +69,7 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 	if (o->grep) {
 		if (regcomp(&v->grep_re, o->grep, REG_EXTENDED | REG_NOSUB)) {
 			wp_error("--grep: '%s' is not a valid regular expression",
-				 wp_quote(q, sizeof(q), o->grep, WP_QUOTE_TEXT));
+				 wp_quoted(o->grep));
 			wp_view_release(v);
 			return -EINVAL;
 		}
