@@ -72,13 +72,15 @@ static int user_env_init(struct user_env *e, const struct wp_priv_user *u)
 }
 
 /*
- * Runs in the forked child until execve.  record forks before it starts
- * its drain and writer threads (wp_drain_start() comes later in
- * session.c), but nothing here relies on that: only async-signal-safe
- * calls, no allocation and no NSS (the user and the environment were
- * made before fork), so locks that another thread held at fork cannot
- * matter.  glibc's execvpe allocates nothing; its posix_spawnp child
- * relies on that too.
+ * Runs in the forked child until execve.  It allocates nothing and uses
+ * no NSS (the user and the environment were made before fork), so a lock
+ * that another thread held at fork cannot stop it; record also forks
+ * before it starts its drain and writer threads (wp_drain_start() comes
+ * later in session.c).  Every call is a system call wrapper but execvpe,
+ * which POSIX does not count as async-signal-safe: it searches PATH (read
+ * with getenv) itself.  glibc's execvpe allocates nothing and takes no
+ * lock, which glibc's own posix_spawnp child relies on too; with another
+ * C library, it is the one call here to check.
  */
 static void child_main(int go_fd, int err_fd, char *const argv[],
 		       const struct wp_priv_user *user, char *const envp[])
