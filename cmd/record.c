@@ -3,7 +3,6 @@
  * record.c: `wallprof record`: parse options, hand them to the session.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "builtin.h"
 #include "log.h"
+#include "options.h"
 #include "session.h"
 #include "target.h"
 #include "util.h"
@@ -21,41 +21,6 @@
 /* Stack copies repeat a lot: level 1 shrinks them ~100x at little CPU cost. */
 #define DEFAULT_COMPRESS 1
 
-void record_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: wallprof record [<options>] [--] <command> [<args>...]\n"
-		"   or: wallprof record [<options>] -p <pid>[,<pid>...] | -t <tid>[,<tid>...] | -a\n"
-		"\n"
-		"Sampling:\n"
-		"  -F, --freq <hz>           on-CPU samples per second of CPU time (default 999)\n"
-		"  -e, --event <name>        cpu-clock (default), task-clock, cycles (or\n"
-		"                            cpu-cycles), instructions\n"
-		"  -g, --call-graph <mode>   dwarf[,<size>] (default dwarf,8192), fp or none\n"
-		"      --no-off-cpu          no context-switch records and no switch-out stacks\n"
-		"      --wakeups=<how>       wake-ups and their wakers: stacks (default when\n"
-		"                            allowed), nostacks or off\n"
-		"Target:\n"
-		"  -p, --pid <pid,...>       attach to running processes and their new threads\n"
-		"  -t, --tid <tid,...>       attach to threads\n"
-		"  -a, --all-cpus            every task on every CPU\n"
-		"      --user <name>         run the command as this user (wallprof as root)\n"
-		"      --any-process         let file capabilities reach processes of other\n"
-		"                            users (-p, -t, -a)\n"
-		"  -d, --duration <secs>     stop after this many seconds\n"
-		"Output:\n"
-		"  -o, --output <file>       data file (default wallprof.data)\n"
-		"  -f, --force               overwrite an existing data file\n"
-		"  -z, --compress[=<level>]  zstd compression level 1-19 (default: on, level 1)\n"
-		"      --no-compress         store the data uncompressed\n"
-		"  -m, --mmap-pages <n>      ring buffer pages per CPU (power of two), or a size\n"
-		"                            such as 8M\n"
-		"  -q, --quiet               no progress line and no summary\n"
-		"      --color[=<when>]      colour messages: auto (default), always, never\n"
-		"  -v, --verbose             more messages\n"
-		"  -h, --help                this text\n");
-}
-
 enum {
 	OPT_NO_OFF_CPU = 256,
 	OPT_NO_COMPRESS,
@@ -65,29 +30,51 @@ enum {
 	OPT_WAKEUPS,
 };
 
-static const struct option record_options[] = {
-	{ "freq", required_argument, NULL, 'F' },
-	{ "event", required_argument, NULL, 'e' },
-	{ "call-graph", required_argument, NULL, 'g' },
-	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
-	{ "wakeups", required_argument, NULL, OPT_WAKEUPS },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "all-cpus", no_argument, NULL, 'a' },
-	{ "user", required_argument, NULL, OPT_USER },
-	{ "any-process", no_argument, NULL, OPT_ANY_PROCESS },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "force", no_argument, NULL, 'f' },
-	{ "compress", optional_argument, NULL, 'z' },
-	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
-	{ "mmap-pages", required_argument, NULL, 'm' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "color", optional_argument, NULL, OPT_COLOR },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const struct cmd_option record_options[] = {
+	{ NULL, 0, 0, NULL, "Sampling:", NULL },
+	{ "freq", 'F', OPTION_ARG, " <hz>",
+	  "on-CPU samples per second of CPU time (default 999)", NULL },
+	{ "event", 'e', OPTION_ARG, " <name>",
+	  "cpu-clock (default), task-clock, cycles (or\ncpu-cycles), instructions", NULL },
+	{ "call-graph", 'g', OPTION_ARG, " <mode>", "dwarf[,<size>] (default dwarf,8192), fp or none",
+	  NULL },
+	{ "no-off-cpu", OPT_NO_OFF_CPU, OPTION_NO_ARG, NULL,
+	  "no context-switch records and no switch-out stacks", NULL },
+	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>",
+	  "wake-ups and their wakers: stacks (default when\nallowed), nostacks or off", NULL },
+	{ NULL, 0, 0, NULL, "Target:", NULL },
+	{ "pid", 'p', OPTION_ARG, " <pid,...>",
+	  "attach to running processes and their new threads", NULL },
+	{ "tid", 't', OPTION_ARG, " <tid,...>", "attach to threads", NULL },
+	{ "all-cpus", 'a', OPTION_NO_ARG, NULL, "every task on every CPU", NULL },
+	{ "user", OPT_USER, OPTION_ARG, " <name>", "run the command as this user (wallprof as root)",
+	  NULL },
+	{ "any-process", OPT_ANY_PROCESS, OPTION_NO_ARG, NULL,
+	  "let file capabilities reach processes of other\nusers (-p, -t, -a)", NULL },
+	{ "duration", 'd', OPTION_ARG, " <secs>", "stop after this many seconds", NULL },
+	{ NULL, 0, 0, NULL, "Output:", NULL },
+	{ "output", 'o', OPTION_ARG, " <file>", "data file (default wallprof.data)", NULL },
+	{ "force", 'f', OPTION_NO_ARG, NULL, "overwrite an existing data file", NULL },
+	{ "compress", 'z', OPTION_OPTIONAL_ARG, "[=<level>]",
+	  "zstd compression level 1-19 (default: on, level 1)", NULL },
+	{ "no-compress", OPT_NO_COMPRESS, OPTION_NO_ARG, NULL, "store the data uncompressed", NULL },
+	{ "mmap-pages", 'm', OPTION_ARG, " <n>",
+	  "ring buffer pages per CPU (power of two), or a size\nsuch as 8M", NULL },
+	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no progress line and no summary", NULL },
+	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
+	  "colour messages: auto (default), always, never", NULL },
+	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
+	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
 };
+
+void record_usage(FILE *out)
+{
+	options_usage(out,
+		      "usage: wallprof record [<options>] [--] <command> [<args>...]\n"
+		      "   or: wallprof record [<options>] -p <pid>[,<pid>...] | -t <tid>[,<tid>...] | -a\n"
+		      "\n",
+		      record_options, ARRAY_SIZE(record_options));
+}
 
 static int parse_call_graph(const char *arg, struct wp_event_opts *ev)
 {
@@ -155,15 +142,18 @@ int cmd_record(int argc, char **argv)
 		.compress_level = DEFAULT_COMPRESS,
 		.argc = argc + 1,
 	};
+	struct option_parser parser;
 	uint64_t v;
 	int c, ret, verbose = 0;
 
 	/* The header keeps wallprof's own command line: "wallprof record ...". */
 	o.argv = argv - 1;
+	/* '+': the command's own options follow it, untouched. */
+	if (options_parser_init(&parser, record_options, ARRAY_SIZE(record_options), "+:"))
+		return WP_EXIT_FAILURE;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:F:e:g:p:t:ad:o:fz::m:qvh", record_options,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, parser.shortopts, parser.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (wp_parse_u64(optarg, &v) || !v || v > 100000) {

@@ -3,7 +3,6 @@
  * report.c: `wallprof report`: parse options, run the analysis, format it.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,50 +15,11 @@
 #include "dump.h"
 #include "format.h"
 #include "log.h"
+#include "options.h"
 #include "quote.h"
 #include "target.h"
 #include "util.h"
 #include "view.h"
-
-void report_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: wallprof report [<options>]\n"
-		"\n"
-		"Every thread's wall time split into on-CPU, blocked and preempted time,\n"
-		"and the stacks that explain it.\n"
-		"\n"
-		"Input and output:\n"
-		"  -i, --input <file>       data file to read (default wallprof.data)\n"
-		"  -o, --output <file>      write the report to a file (default stdout)\n"
-		"      --format <fmt>       text (default), hist, folded or json\n"
-		"  -D, --dump               print every record, one line each\n"
-		"What to show:\n"
-		"      --mode <mode>        time that weighs stacks: wall (default), on, off,\n"
-		"                           blocked, runnable or preempted\n"
-		"      --sort <key>         text: order threads by wall (default), on, off,\n"
-		"                           blocked, runnable, preempted or tid\n"
-		"      --top <n>            text, json: number of stacks (default 10)\n"
-		"      --per-thread         hist: one set of histograms per thread\n"
-		"      --unit <unit>        folded: weights in ns, us (default) or ms\n"
-		"      --no-thread-root     folded: no thread name as the root frame\n"
-		"      --wakers             folded: the waker's stack after each blocked one\n"
-		"      --lines              add file:line to frames\n"
-		"Filters (every format):\n"
-		"      --pid <pid,...>      only these processes\n"
-		"      --tid <tid,...>      only these threads\n"
-		"      --comm <regex>       only threads whose name matches\n"
-		"      --waker-comm <regex> only blocked time that matching wakers ended\n"
-		"      --time <start,end>   only this window, in seconds from record start\n"
-		"      --min-block <usec>   no stacks for shorter off-CPU intervals\n"
-		"      --grep <regex>       only stacks with a matching frame\n"
-		"      --no-kernel          drop kernel frames\n"
-		"      --no-user            drop user frames\n"
-		"  -q, --quiet              no progress bar\n"
-		"      --color[=<when>]     colour: auto (default: on a terminal), always, never\n"
-		"  -v, --verbose            more messages\n"
-		"  -h, --help               this text\n");
-}
 
 enum {
 	OPT_FORMAT = 256,
@@ -83,36 +43,92 @@ enum {
 	OPT_WAKER_COMM,
 };
 
-static const struct option report_options[] = {
-	{ "input", required_argument, NULL, 'i' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "dump", no_argument, NULL, 'D' },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "sort", required_argument, NULL, OPT_SORT },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "unit", required_argument, NULL, OPT_UNIT },
-	{ "no-thread-root", no_argument, NULL, OPT_NO_THREAD_ROOT },
-	{ "wakers", no_argument, NULL, OPT_WAKERS },
-	{ "lines", no_argument, NULL, OPT_LINES },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "tid", required_argument, NULL, OPT_TID },
-	{ "comm", required_argument, NULL, OPT_COMM },
-	{ "waker-comm", required_argument, NULL, OPT_WAKER_COMM },
-	{ "time", required_argument, NULL, OPT_TIME },
-	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
-	{ "grep", required_argument, NULL, OPT_GREP },
-	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-	{ "no-user", no_argument, NULL, OPT_NO_USER },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "color", optional_argument, NULL, OPT_COLOR },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+/* The words of --format, --mode and --sort, from the tables that own them. */
+static const char *format_word(size_t i, const char **help)
+{
+	*help = wp_formats[i].help;
+	return wp_formats[i].name;
+}
+
+static const char *mode_word(size_t i, const char **help)
+{
+	*help = wp_modes[i].help;
+	return wp_modes[i].name;
+}
+
+static const char *sort_word(size_t i, const char **help)
+{
+	*help = wp_sorts[i].help;
+	return wp_sorts[i].name;
+}
+
+static const struct cmd_option report_options[] = {
+	{ NULL, 0, 0, NULL, "Input and output:", NULL },
+	{ "input", 'i', OPTION_ARG, " <file>", "data file to read (default wallprof.data)", NULL },
+	{ "output", 'o', OPTION_ARG, " <file>", "write the report to a file (default stdout)", NULL },
+	{ "format", OPT_FORMAT, OPTION_ARG, " <fmt>", "the form of the report ('help' lists them):",
+	  format_word },
+	{ "dump", 'D', OPTION_NO_ARG, NULL, "print every record, one line each", NULL },
+	{ NULL, 0, 0, NULL, "What to show:", NULL },
+	{ "mode", OPT_MODE, OPTION_ARG, " <mode>", "time that weighs stacks:", mode_word },
+	{ "sort", OPT_SORT, OPTION_ARG, " <key>", "text: order threads by:", sort_word },
+	{ "top", OPT_TOP, OPTION_ARG, " <n>", "text, json: number of stacks (default 10)", NULL },
+	{ "per-thread", OPT_PER_THREAD, OPTION_NO_ARG, NULL,
+	  "hist: one set of histograms per thread", NULL },
+	{ "unit", OPT_UNIT, OPTION_ARG, " <unit>", "folded: weights in ns, us (default) or ms",
+	  NULL },
+	{ "no-thread-root", OPT_NO_THREAD_ROOT, OPTION_NO_ARG, NULL,
+	  "folded: no thread name as the root frame", NULL },
+	{ "wakers", OPT_WAKERS, OPTION_NO_ARG, NULL,
+	  "folded: the waker's stack after each blocked one", NULL },
+	{ "lines", OPT_LINES, OPTION_NO_ARG, NULL, "add file:line to frames", NULL },
+	{ NULL, 0, 0, NULL, "Filters (every format):", NULL },
+	{ "pid", OPT_PID, OPTION_ARG, " <pid,...>", "only these processes", NULL },
+	{ "tid", OPT_TID, OPTION_ARG, " <tid,...>", "only these threads", NULL },
+	{ "comm", OPT_COMM, OPTION_ARG, " <regex>", "only threads whose name matches", NULL },
+	{ "waker-comm", OPT_WAKER_COMM, OPTION_ARG, " <regex>",
+	  "only blocked time that matching wakers ended", NULL },
+	{ "time", OPT_TIME, OPTION_ARG, " <start,end>",
+	  "only this window, in seconds from record start", NULL },
+	{ "min-block", OPT_MIN_BLOCK, OPTION_ARG, " <usec>",
+	  "no stacks for shorter off-CPU intervals", NULL },
+	{ "grep", OPT_GREP, OPTION_ARG, " <regex>", "only stacks with a matching frame", NULL },
+	{ "no-kernel", OPT_NO_KERNEL, OPTION_NO_ARG, NULL, "drop kernel frames", NULL },
+	{ "no-user", OPT_NO_USER, OPTION_NO_ARG, NULL, "drop user frames", NULL },
+	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no progress bar", NULL },
+	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
+	  "colour: auto (default: on a terminal), always, never", NULL },
+	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
+	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
 };
 
-typedef int (*format_fn)(struct wp_view *v, FILE *out);
+void report_usage(FILE *out)
+{
+	options_usage(out,
+		      "usage: wallprof report [<options>]\n"
+		      "\n"
+		      "Every thread's wall time split into on-CPU, blocked and preempted time,\n"
+		      "and the stacks that explain it.\n"
+		      "\n",
+		      report_options, ARRAY_SIZE(report_options));
+}
+
+/*
+ * A word of --format, --mode or --sort that the table (read by words)
+ * does not know: "help" lists them, anything else is a usage error.
+ */
+static int unknown_word(const char *option, const char *noun, option_word_fn words,
+			const char *arg)
+{
+	char known[256];
+
+	if (!strcmp(arg, "help")) {
+		options_print_words(stdout, words);
+		return WP_EXIT_OK;
+	}
+	return usage_error("report", "%s: unknown %s '%s' (known: %s)", option, noun, arg,
+			   options_word_list(words, known, sizeof(known)));
+}
 
 /* Index of word in a NULL-terminated list, or -1. */
 static int pick(const char *word, const char *const *list)
@@ -155,34 +171,32 @@ static int parse_window(const char *arg, struct wp_analysis_opts *ao)
 
 int cmd_report(int argc, char **argv)
 {
-	static const char *const formats[] = { "text", "hist", "folded", "json", NULL };
-	static const format_fn format_fns[] = { wp_format_text, wp_format_hist,
-						wp_format_folded, wp_format_json };
-	static const char *const modes[] = { "wall", "on", "off", "blocked", "preempted",
-					     "runnable", NULL };
-	static const char *const sorts[] = { "wall", "on", "off", "blocked", "preempted", "tid",
-					     "runnable", NULL };
 	static const char *const units[] = { "ns", "us", "ms", NULL };
 	static const uint64_t unit_ns[] = { 1, 1000, 1000000 };
-	struct wp_view_opts vo = { .mode = WP_MODE_WALL, .sort = WP_SORT_WALL, .top = 10,
+	struct wp_view_opts vo = { .mode = (enum wp_mode)wp_modes[0].value,
+				   .sort = (enum wp_sort)wp_sorts[0].value, .top = 10,
 				   .unit_ns = 1000, .thread_root = true };
+	const struct wp_format *format = &wp_formats[0];
+	const struct wp_view_word *word;
 	struct wp_analysis_opts ao = { 0 };
 	const char *input = "wallprof.data", *output = NULL;
-	int c, idx, format = 0, ret = WP_EXIT_FAILURE;
+	int c, idx, ret = WP_EXIT_FAILURE;
+	struct option_parser parser;
 	enum wp_color_mode color = WP_COLOR_AUTO;
 	bool dump = false, quiet = false;
 	struct wp_reader *reader = NULL;
 	char *unfinished = NULL;
 	bool running = false;
 	struct wp_analysis an;
-	char q[WP_QUOTE_MSG];
 	struct wp_view v;
 	uint64_t val;
 	FILE *out = stdout;
 
+	if (options_parser_init(&parser, report_options, ARRAY_SIZE(report_options), ":"))
+		return WP_EXIT_FAILURE;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:o:Dqvh", report_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, parser.shortopts, parser.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			input = optarg;
@@ -191,33 +205,30 @@ int cmd_report(int argc, char **argv)
 			output = optarg;
 			break;
 		case OPT_FORMAT:
-			format = pick(optarg, formats);
-			if (format < 0) {
-			ret = usage_error("report", "--format: '%s' is not text, hist, folded or json",
-					  optarg);
-			goto out_free;
-		}
+			format = wp_format_find(optarg);
+			if (!format) {
+				ret = unknown_word("--format", "format", format_word, optarg);
+				goto out_free;
+			}
 			break;
 		case 'D':
 			dump = true;
 			break;
 		case OPT_MODE:
-			idx = pick(optarg, modes);
-			if (idx < 0) {
-				ret = usage_error("report", "--mode: '%s' is not wall, on, off, blocked, runnable or preempted",
-						  optarg);
+			word = wp_view_word_find(wp_modes, optarg);
+			if (!word) {
+				ret = unknown_word("--mode", "mode", mode_word, optarg);
 				goto out_free;
 			}
-			vo.mode = (enum wp_mode)idx;
+			vo.mode = (enum wp_mode)word->value;
 			break;
 		case OPT_SORT:
-			idx = pick(optarg, sorts);
-			if (idx < 0) {
-				ret = usage_error("report", "--sort: '%s' is not wall, on, off, blocked, runnable, preempted or tid",
-						  optarg);
+			word = wp_view_word_find(wp_sorts, optarg);
+			if (!word) {
+				ret = unknown_word("--sort", "sort key", sort_word, optarg);
 				goto out_free;
 			}
-			vo.sort = (enum wp_sort)idx;
+			vo.sort = (enum wp_sort)word->value;
 			break;
 		case OPT_TOP:
 			if (wp_parse_u64(optarg, &val) || !val || val > 1000000) {
@@ -343,11 +354,8 @@ int cmd_report(int argc, char **argv)
 	/* A recorder that was killed left its data under the temporary name. */
 	if (access(input, F_OK) && errno == ENOENT &&
 	    !wp_writer_find_unfinished(input, &unfinished, &running)) {
-		char q2[WP_QUOTE_MSG];
-
-		wp_quote(q, sizeof(q), input, WP_QUOTE_TEXT);
-		wp_quote(q2, sizeof(q2), unfinished, WP_QUOTE_TEXT);
-		wp_warn("'%s' does not exist; reading '%s', %s", q, q2,
+		wp_warn("'%s' does not exist; reading '%s', %s", wp_quoted(input),
+			wp_quoted(unfinished),
 			running ? "which a running wallprof is still recording" :
 				  "an unfinished recording left by a wallprof that was killed");
 		input = unfinished;
@@ -358,8 +366,7 @@ int cmd_report(int argc, char **argv)
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
-			wp_error("cannot create '%s': %s", wp_quote(q, sizeof(q), output, WP_QUOTE_TEXT),
-				 strerror(errno));
+			wp_error("cannot create '%s': %s", wp_quoted(output), strerror(errno));
 			out = stdout;
 			if (!dump)
 				wp_analysis_release(&an);
@@ -372,7 +379,7 @@ int cmd_report(int argc, char **argv)
 		goto out_close;
 	}
 	if (!wp_view_init(&v, &an, &vo)) {
-		ret = format_fns[format](&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+		ret = format->write(&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		/* A damaged file still gets its report, and a failing status. */
 		if (an.damaged)
 			ret = WP_EXIT_FAILURE;
@@ -381,8 +388,7 @@ int cmd_report(int argc, char **argv)
 	wp_analysis_release(&an);
 out_close:
 	if (out != stdout && fclose(out)) {
-		wp_error("cannot write '%s': %s", wp_quote(q, sizeof(q), output, WP_QUOTE_TEXT),
-			 strerror(errno));
+		wp_error("cannot write '%s': %s", wp_quoted(output), strerror(errno));
 		ret = WP_EXIT_FAILURE;
 	}
 out_free:

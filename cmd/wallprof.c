@@ -160,17 +160,14 @@ static int finish_stdout(int ret)
 
 static int not_a_command(const char *name)
 {
-	char q[WP_QUOTE_MSG];
-
 	fprintf(stderr, "wallprof: '%s' is not a wallprof command (see 'wallprof --help')\n",
-		wp_quote(q, sizeof(q), name, WP_QUOTE_TEXT));
+		wp_quoted(name));
 	return WP_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
 {
 	const struct cmd_struct *c;
-	char q[WP_QUOTE_MSG];
 	const char *name;
 
 	wp_log_set_sink(log_sink);
@@ -200,7 +197,7 @@ int main(int argc, char **argv)
 	}
 	if (name[0] == '-') {
 		fprintf(stderr, "wallprof: unknown option '%s' (see 'wallprof --help')\n",
-			wp_quote(q, sizeof(q), name, WP_QUOTE_TEXT));
+			wp_quoted(name));
 		return WP_EXIT_USAGE;
 	}
 	c = find_command(name);

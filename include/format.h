@@ -2,6 +2,11 @@
 /*
  * format.h: output formats.  Each reads the analysis model and writes to
  * a FILE; none re-derives a number the accounting already holds.
+ *
+ * wp_formats (format.c) is the one list of them: report's --format, its
+ * --help and its errors read it, and the completion and the man page test
+ * read it through `wallprof report --format help`.  A new format is a
+ * src/format_<name>.c, a row there, and its section in wallprof-report(1).
  */
 #ifndef WALLPROF_FORMAT_H
 #define WALLPROF_FORMAT_H
@@ -22,5 +27,18 @@ int wp_format_hist(struct wp_view *v, FILE *out);
 
 /* JSON: header, threads, top stacks (schema in wallprof-report(1)). */
 int wp_format_json(struct wp_view *v, FILE *out);
+
+/* An output format: the word --format takes, its writer, one line for --help. */
+struct wp_format {
+	const char *name;
+	int (*write)(struct wp_view *v, FILE *out);
+	const char *help;
+};
+
+/* Every format, the default (text) first; a row with a NULL name ends it. */
+extern const struct wp_format wp_formats[];
+
+/* The format called name, or NULL. */
+const struct wp_format *wp_format_find(const char *name);
 
 #endif

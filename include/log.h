@@ -2,9 +2,10 @@
 /*
  * log.h: the one path by which library code reports problems.
  *
- * Library modules never write to stdout or stderr themselves: they call
- * wp_error()/wp_warn()/wp_info()/wp_debug() and the command layer decides
- * where those lines go (wp_log_set_sink).  A function that logs an error
+ * Library modules report through wp_error()/wp_warn()/wp_info()/wp_debug()
+ * and the command layer decides where those lines go (wp_log_set_sink).
+ * The one other thing they write to stderr is the progress line of record
+ * (session.c) and report (analysis.c), redrawn in place on a terminal.  A function that logs an error
  * also returns a negative errno so that callers only propagate it.
  */
 #ifndef WALLPROF_LOG_H

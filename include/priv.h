@@ -114,13 +114,16 @@ void wp_priv_user_release(struct wp_priv_user *u);
 
 /*
  * In a forked child about to exec the profiled command: empty the
- * bounding set (when CAP_SETPCAP allows it, as for root), become user u
- * when u is non-NULL (groups, then real, effective and saved group and
- * user IDs), then drop every remaining capability (effective, permitted,
- * inheritable and ambient), so the command cannot inherit wallprof's
- * privileges, even when it runs as root.  Async-signal-safe: only system
- * calls, no allocation.  Returns 0 or -errno, stopping at the first
- * failure.
+ * bounding set when CAP_SETPCAP allows it (as it does for root), become
+ * user u when u is non-NULL (groups, then real, effective and saved group
+ * and user IDs), then drop every remaining capability (effective,
+ * permitted, inheritable and ambient).  When the bounding set stays (no
+ * CAP_SETPCAP) and a user ID is still root's, the child also sets
+ * no_new_privs, since execve would otherwise give a root command the
+ * capabilities of that bounding set.  So the command cannot inherit
+ * wallprof's privileges, even when it runs as root.  System calls only,
+ * no allocation (safe after fork).  Returns 0 or -errno, stopping at the
+ * first failure.
  */
 int wp_priv_drop_all(const struct wp_priv_user *u);
 

@@ -25,8 +25,15 @@
  *                     different byte strings can read the same there).
  *   WP_QUOTE_MESSAGE  a whole message line whose names are already quoted:
  *                     as TEXT, but a backslash stays as it is.
+ *   WP_QUOTE_XML      XML character data or an attribute value (SVG flame
+ *                     graphs): as TEXT, and < > & " ' as &lt; &gt; &amp;
+ *                     &quot; &apos;.  XML 1.0 allows no control character
+ *                     other than tab, newline and return, not even as a
+ *                     character reference, so TEXT's escapes are kept.
  *
- * TEXT and FOLDED can be read back unambiguously; nothing is ever dropped.
+ * Every output and every message that shows such a name goes through this
+ * family of functions; none escapes by itself.  TEXT, FOLDED and XML can
+ * be read back unambiguously; nothing is ever dropped.
  */
 #ifndef WALLPROF_QUOTE_H
 #define WALLPROF_QUOTE_H
@@ -41,6 +48,7 @@ enum wp_quote_mode {
 	WP_QUOTE_FOLDED,
 	WP_QUOTE_JSON,
 	WP_QUOTE_MESSAGE,
+	WP_QUOTE_XML,
 };
 
 /* Room for the quoted form of n bytes in any mode, with its NUL. */
@@ -72,5 +80,14 @@ int wp_quote_buf(struct wp_buf *b, const char *s, size_t len, enum wp_quote_mode
  * fit whole, never inside one.  Returns dst.
  */
 const char *wp_quote(char *dst, size_t size, const char *s, enum wp_quote_mode mode);
+
+/*
+ * The TEXT-quoted form of s (NULL reads "(null)") for a message, cut as
+ * wp_quote() does at WP_QUOTE_MSG bytes: wp_error("cannot open '%s'",
+ * wp_quoted(path)).  It lives in one of four buffers of the calling thread,
+ * used in turn, so one message may quote up to four names; it stays valid
+ * until the fourth next call in the same thread.
+ */
+const char *wp_quoted(const char *s);
 
 #endif

@@ -3,7 +3,8 @@
  * ring.h: reader of one perf mmap ring buffer.
  *
  * Owns the mapping (when created by wp_ring_map) and a scratch buffer for
- * records that wrap around the end of the data area.  The reader follows the
+ * records that wrap around the end of the data area, the only records it
+ * copies: the others are read in place.  The reader follows the
  * kernel's protocol: load data_head with acquire semantics, read records in
  * [data_tail, data_head), then publish data_tail with release semantics so
  * the kernel may reuse the space.  Only one thread may read a ring.
@@ -64,7 +65,11 @@ uint64_t wp_ring_begin(struct wp_ring *r);
  */
 int wp_ring_read_next(struct wp_ring *r, const struct perf_event_header **rec);
 
-/* Give every record read since wp_ring_begin back to the kernel. */
+/*
+ * Give every record read since wp_ring_begin back to the kernel.  The
+ * records were borrowed, never copied: the caller copies what it keeps
+ * before this call, after which the kernel may overwrite them.
+ */
 void wp_ring_end(struct wp_ring *r);
 
 /* Drop everything up to the current head (after a malformed record). */

@@ -103,6 +103,26 @@ bool wp_view_stack(struct wp_view *v, uint32_t stack);
 /* The marker frame that tells an off-CPU stack in folded output. */
 const char *wp_part_marker(enum wp_part part);
 
+/*
+ * A word that --mode or --sort takes, the value it stands for, and one
+ * line for --help.  wp_modes and wp_sorts are the one list of each: the
+ * report's parser, --help and errors read them, and the completion and
+ * the man page test through `wallprof report --mode help` (--sort help).
+ * The first row is the default; a row with a NULL name ends each.
+ */
+struct wp_view_word {
+	const char *name;
+	int value;		/* enum wp_mode or enum wp_sort */
+	const char *help;
+};
+
+extern const struct wp_view_word wp_modes[];
+extern const struct wp_view_word wp_sorts[];
+
+/* The row of words called name, or NULL. */
+const struct wp_view_word *wp_view_word_find(const struct wp_view_word *words,
+					     const char *name);
+
 /* The --mode word of a mode: "wall", "on", "off", "blocked", ... */
 const char *wp_mode_name(enum wp_mode mode);
 

@@ -623,7 +623,7 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 		an->end_ns = p->last_time;
 		if (!an->damaged)
 			wp_warn("'%s' has no summary: the recording did not finish; "
-				"figures end at its last record", path);
+				"figures end at its last record", wp_quoted(path));
 	}
 	if (!an->window_end || an->window_end > an->end_ns)
 		an->window_end = an->end_ns;
@@ -637,7 +637,7 @@ out:
 	free(p);
 	if (err) {
 		if (err == -ENOMEM)
-			wp_error("out of memory reading '%s'", path);
+			wp_error("out of memory reading '%s'", wp_quoted(path));
 		wp_analysis_release(an);
 	}
 	return err;

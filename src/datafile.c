@@ -118,7 +118,7 @@ static int writer_failed(struct wp_writer *w, int err)
 {
 	if (!w->err) {
 		w->err = err;
-		wp_error("cannot write '%s': %s", w->path, strerror(-err));
+		wp_error("cannot write '%s': %s", wp_quoted(w->path), strerror(-err));
 	}
 	return err;
 }
@@ -169,7 +169,7 @@ static int writer_pad(struct wp_writer *w, size_t len)
 static void writer_cut(struct wp_writer *w, uint64_t at)
 {
 	if (ftruncate(w->fd, (off_t)at) || lseek(w->fd, (off_t)at, SEEK_SET) < 0)
-		wp_debug("cannot cut '%s' back to %llu bytes: %s", w->tmp_path,
+		wp_debug("cannot cut '%s' back to %llu bytes: %s", wp_quoted(w->tmp_path),
 			 (unsigned long long)at, strerror(errno));
 	w->bytes = at;
 }
@@ -272,13 +272,13 @@ static int check_target(const char *path, bool force)
 		return 0;
 	if (!S_ISREG(st.st_mode)) {
 		wp_error("'%s' is %s; wallprof writes its data only to regular files "
-			 "(choose another name with -o)", path,
+			 "(choose another name with -o)", wp_quoted(path),
 			 S_ISLNK(st.st_mode) ? "a symbolic link" : wp_file_kind(st.st_mode));
 		return -EINVAL;
 	}
 	if (!force) {
 		wp_error("'%s' exists; use -f to overwrite it or -o to choose another name",
-			 path);
+			 wp_quoted(path));
 		return -EEXIST;
 	}
 	/*
@@ -292,7 +292,7 @@ static int check_target(const char *path, bool force)
 	if (!stat(dirname(dcopy), &dst) && (dst.st_mode & S_ISVTX) && uid &&
 	    st.st_uid != uid && dst.st_uid != uid) {
 		wp_error("cannot replace '%s': it belongs to another user, in a directory with "
-			 "the sticky bit; choose another name with -o", path);
+			 "the sticky bit; choose another name with -o", wp_quoted(path));
 		err = -EPERM;
 	}
 	free(dcopy);
@@ -314,13 +314,14 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 	err = wp_writer_find_unfinished(path, &left, &running);
 	if (!err && running && !force) {
 		wp_error("another wallprof is recording to '%s' now (into '%s'); "
-			 "choose another name with -o", path, left);
+			 "choose another name with -o", wp_quoted(path), wp_quoted(left));
 		free(left);
 		return -EBUSY;
 	}
 	if (!err && !running)
 		wp_warn("'%s' holds an unfinished recording of '%s' (its wallprof was killed); "
-			"'wallprof report -i %s' reads it", left, path, left);
+			"'wallprof report -i %s' reads it", wp_quoted(left), wp_quoted(path),
+			wp_quoted(left));
 	free(left);
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -345,7 +346,7 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 	w->fd = mkostemp(w->tmp_path, O_CLOEXEC);
 	if (w->fd < 0) {
 		err = -errno;
-		wp_error("cannot create '%s': %s", path, strerror(-err));
+		wp_error("cannot create '%s': %s", wp_quoted(path), strerror(-err));
 		goto out_free;
 	}
 	/*
@@ -356,7 +357,7 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 		fd = fcntl(w->fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 		if (fd < 0) {
 			err = -errno;
-			wp_error("cannot create '%s': %s", path, strerror(-err));
+			wp_error("cannot create '%s': %s", wp_quoted(path), strerror(-err));
 			goto out_free;
 		}
 		close(w->fd);
@@ -364,7 +365,7 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 	}
 	/* Tells a recording in progress from one whose wallprof was killed. */
 	if (flock(w->fd, LOCK_EX | LOCK_NB))
-		wp_debug("cannot lock '%s': %s", w->tmp_path, strerror(errno));
+		wp_debug("cannot lock '%s': %s", wp_quoted(w->tmp_path), strerror(errno));
 	if (compress_level > 0) {
 		w->cctx = ZSTD_createCCtx();
 		if (!w->cctx) {
@@ -609,7 +610,7 @@ int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s)
 	}
 	if (!err && dropped)
 		wp_warn("dropped the last %u blocks of records of '%s' to make room for its "
-			"summary", dropped, w->path);
+			"summary", dropped, wp_quoted(w->path));
 	return err;
 }
 
@@ -656,7 +657,7 @@ int wp_writer_commit_where(struct wp_writer *w, char **where)
 		err = -errno;
 		kept = writer_keep(w);
 		wp_error("cannot write '%s': %s; the recording, which may be incomplete, "
-			 "is kept as '%s'", w->path, strerror(-err), kept);
+			 "is kept as '%s'", wp_quoted(w->path), strerror(-err), wp_quoted(kept));
 		goto out;
 	}
 	/* The check made at the start, again: something may have appeared since. */
@@ -664,9 +665,9 @@ int wp_writer_commit_where(struct wp_writer *w, char **where)
 		err = -EINVAL;
 		kept = writer_keep(w);
 		wp_error("'%s' became %s during the recording and is left as it is; the "
-			 "recording is kept as '%s'", w->path,
+			 "recording is kept as '%s'", wp_quoted(w->path),
 			 S_ISLNK(st.st_mode) ? "a symbolic link" : wp_file_kind(st.st_mode),
-			 kept);
+			 wp_quoted(kept));
 		goto out;
 	}
 	if (!w->force && !link(w->tmp_path, w->path)) {
@@ -677,16 +678,17 @@ int wp_writer_commit_where(struct wp_writer *w, char **where)
 		kept = writer_keep(w);
 		if (err == -EEXIST)
 			wp_error("'%s' appeared during the recording and is left as it is; "
-				 "the recording is kept as '%s'", w->path, kept);
+				 "the recording is kept as '%s'", wp_quoted(w->path),
+				 wp_quoted(kept));
 		else
-			wp_error("cannot create '%s': %s; the recording is kept as '%s'", w->path,
-				 strerror(-err), kept);
+			wp_error("cannot create '%s': %s; the recording is kept as '%s'",
+				 wp_quoted(w->path), strerror(-err), wp_quoted(kept));
 		goto out;
 	} else if (rename(w->tmp_path, w->path)) {
 		err = -errno;
 		kept = writer_keep(w);
-		wp_error("cannot replace '%s': %s; the recording is kept as '%s'", w->path,
-			 strerror(-err), kept);
+		wp_error("cannot replace '%s': %s; the recording is kept as '%s'",
+			 wp_quoted(w->path), strerror(-err), wp_quoted(kept));
 		goto out;
 	}
 	if (where)

@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "event.h"
 #include "log.h"
+#include "quote.h"
 #include "tracefs.h"
 #include "util.h"
 
@@ -283,7 +284,8 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		if (!strcmp(opts->event, event_aliases[i].name))
 			alias = &event_aliases[i];
 	if (!alias) {
-		wp_error("unknown event '%s' (known: %s)", opts->event, wp_event_names());
+		wp_error("unknown event '%s' (known: %s)", wp_quoted(opts->event),
+			 wp_event_names());
 		return -EINVAL;
 	}
 	if (opts->callgraph == WP_CALLGRAPH_DWARF) {
@@ -403,7 +405,7 @@ void wp_evlist_explain_limits(const struct wp_evlist *ev)
 {
 	if (ev->meta_flags & WP_META_CLOCK_FALLBACK)
 		wp_warn("no hardware PMU for '%s' here (a virtual machine?); sampling cpu-clock instead",
-			ev->asked_event);
+			wp_quoted(ev->asked_event));
 	if (ev->meta_flags & WP_META_OFFCPU_STACKS_DENIED)
 		wp_warn("off-CPU stacks need CAP_PERFMON or kernel.perf_event_paranoid <= 1 "
 			"(it is %d); recording exact off-CPU time without its stacks, "

@@ -276,10 +276,6 @@ static int empty_bounding_set(void)
 	return 0;
 }
 
-/*
- * Runs in a forked child, so raw system calls only: libcap's cap_*
- * functions allocate.
- */
 int wp_priv_drop_elevated(void)
 {
 	if (!getauxval(AT_SECURE))
@@ -287,10 +283,23 @@ int wp_priv_drop_elevated(void)
 	return wp_priv_drop_all(NULL);
 }
 
+/* Whether any of the real, effective and saved user IDs is root's. */
+static bool some_uid_is_root(void)
+{
+	uid_t r, e, s;
+
+	return getresuid(&r, &e, &s) || !r || !e || !s;
+}
+
+/*
+ * Runs in a forked child, so system calls only: libcap's cap_* functions
+ * allocate.
+ */
 int wp_priv_drop_all(const struct wp_priv_user *u)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+	bool bounding_emptied = false;
 	int err;
 
 	memset(caps, 0, sizeof(caps));
@@ -305,6 +314,7 @@ int wp_priv_drop_all(const struct wp_priv_user *u)
 		err = empty_bounding_set();
 		if (err)
 			return err;
+		bounding_emptied = true;
 	}
 	/*
 	 * glibc applies these to every thread of the process; this child has
@@ -324,6 +334,15 @@ int wp_priv_drop_all(const struct wp_priv_user *u)
 	/* Effective, permitted and inheritable, which setresuid() keeps for uid 0. */
 	memset(caps, 0, sizeof(caps));
 	if (syscall(SYS_capset, &hdr, caps))
+		return -errno;
+	/*
+	 * Root without CAP_SETPCAP (under a bounding set that lacks it) keeps
+	 * its bounding set, and a command that runs as root would regain at
+	 * execve every capability left in it.  With no_new_privs execve grants
+	 * nothing that the process does not hold, and it holds nothing now.
+	 */
+	if (!bounding_emptied && some_uid_is_root() &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* quote.c: escaping of names and paths for terminals, folded stacks and JSON. */
+/* quote.c: escaping of names and paths for terminals, folded stacks, JSON and XML. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -76,6 +76,8 @@ static bool is_plain(unsigned char c, enum wp_quote_mode mode)
 		return false;
 	if (c == '\\')
 		return mode == WP_QUOTE_MESSAGE;
+	if (mode == WP_QUOTE_XML)
+		return !strchr("<>&\"'", c);
 	if (c == '"')
 		return mode != WP_QUOTE_JSON;
 	if (c == ';')
@@ -99,6 +101,25 @@ static size_t octal(char *o, unsigned char c)
 	o[2] = (char)('0' + ((c >> 3) & 7));
 	o[3] = (char)('0' + (c & 7));
 	return 4;
+}
+
+/* XML's entity for one of < > & " ', or NULL. */
+static const char *xml_entity(unsigned char c)
+{
+	switch (c) {
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '&':
+		return "&amp;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&apos;";
+	default:
+		return NULL;
+	}
 }
 
 static size_t json_u(char *o, uint32_t cp)
@@ -130,6 +151,11 @@ static size_t quote_one(const unsigned char *s, size_t n, enum wp_quote_mode mod
 	if (len == 1) {
 		if (s[0] >= 0x20 && s[0] < 0x7f) {
 			/* A plain character that mode reserves. */
+			named = mode == WP_QUOTE_XML ? xml_entity(s[0]) : NULL;
+			if (named) {
+				memcpy(o, named, strlen(named));
+				return strlen(named);
+			}
 			if (s[0] == ';')
 				return octal(o, s[0]);
 			o[0] = '\\';
@@ -237,4 +263,14 @@ const char *wp_quote(char *dst, size_t size, const char *str, enum wp_quote_mode
 	}
 	dst[at] = '\0';
 	return dst;
+}
+
+const char *wp_quoted(const char *s)
+{
+	/* Per thread: the drain and writer threads log too. */
+	static _Thread_local char bufs[4][WP_QUOTE_MSG];
+	static _Thread_local unsigned int next;
+	char *dst = bufs[next++ % 4];
+
+	return wp_quote(dst, WP_QUOTE_MSG, s ? s : "(null)", WP_QUOTE_TEXT);
 }

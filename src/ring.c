@@ -112,7 +112,11 @@ int wp_ring_read_next(struct wp_ring *r, const struct perf_event_header **rec)
 
 void wp_ring_end(struct wp_ring *r)
 {
-	/* Everything we read is copied out; the kernel may now overwrite it. */
+	/*
+	 * The records read point into the ring (or the scratch buffer): the
+	 * caller has copied what it keeps (drain copies each into a block),
+	 * and the kernel may now overwrite them.
+	 */
 	__atomic_store_n(&r->meta->data_tail, r->pos, __ATOMIC_RELEASE);
 }
 

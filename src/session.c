@@ -18,6 +18,7 @@
 #include "drain.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "quote.h"
 #include "session.h"
 #include "synth.h"
 #include "target.h"
@@ -785,9 +786,11 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 			wakeups, (unsigned long long)lost, pct);
 		if (s->write_err)
 			wp_info("wrote %.2f MiB to '%s', cut short at %.3f s by a write error (%s)",
-				(double)bytes / (1 << 20), where, secs, strerror(-s->write_err));
+				(double)bytes / (1 << 20), wp_quoted(where), secs,
+				strerror(-s->write_err));
 		else
-			wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20), where);
+			wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20),
+				wp_quoted(where));
 	}
 	/* Losses and throttling are warnings: -q does not hide them. */
 	if (lost)

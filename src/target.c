@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "priv.h"
+#include "quote.h"
 #include "target.h"
 #include "util.h"
 
@@ -71,13 +72,15 @@ static int user_env_init(struct user_env *e, const struct wp_priv_user *u)
 }
 
 /*
- * Runs in the forked child until execve.  record forks before it starts
- * its drain and writer threads (wp_drain_start() comes later in
- * session.c), but nothing here relies on that: only async-signal-safe
- * calls, no allocation and no NSS (the user and the environment were
- * made before fork), so locks that another thread held at fork cannot
- * matter.  glibc's execvpe allocates nothing; its posix_spawnp child
- * relies on that too.
+ * Runs in the forked child until execve.  It allocates nothing and uses
+ * no NSS (the user and the environment were made before fork), so a lock
+ * that another thread held at fork cannot stop it; record also forks
+ * before it starts its drain and writer threads (wp_drain_start() comes
+ * later in session.c).  Every call is a system call wrapper but execvpe,
+ * which POSIX does not count as async-signal-safe: it searches PATH (read
+ * with getenv) itself.  glibc's execvpe allocates nothing and takes no
+ * lock, which glibc's own posix_spawnp child relies on too; with another
+ * C library, it is the one call here to check.
  */
 static void child_main(int go_fd, int err_fd, char *const argv[],
 		       const struct wp_priv_user *user, char *const envp[])
@@ -117,11 +120,11 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 	if (user) {
 		err = wp_priv_user_lookup(user, &pu);
 		if (err == -ENOENT) {
-			wp_error("no such user '%s'", user);
+			wp_error("no such user '%s'", wp_quoted(user));
 			return -EINVAL;
 		}
 		if (err) {
-			wp_error("cannot look up user '%s': %s", user, strerror(-err));
+			wp_error("cannot look up user '%s': %s", wp_quoted(user), strerror(-err));
 			return err;
 		}
 		/* Root itself: a set-user-ID root wallprof must not lend it out. */
@@ -196,7 +199,7 @@ int wp_child_start(struct wp_child *c)
 	if (write(c->go_fd, "g", 1) != 1) {
 		int err = -errno;
 
-		wp_error("cannot start '%s': %s", c->cmd, strerror(-err));
+		wp_error("cannot start '%s': %s", wp_quoted(c->cmd), strerror(-err));
 		return err;
 	}
 	close(c->go_fd);
@@ -210,7 +213,7 @@ int wp_child_start(struct wp_child *c)
 	if (n == (ssize_t)sizeof(child_errno)) {
 		waitpid(c->pid, NULL, 0);
 		c->pid = -1;
-		wp_error("cannot run '%s': %s", c->cmd, strerror(child_errno));
+		wp_error("cannot run '%s': %s", wp_quoted(c->cmd), strerror(child_errno));
 		return -child_errno;
 	}
 	return 0;

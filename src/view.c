@@ -15,7 +15,6 @@
 static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 {
 	size_t n = strlen(pattern) + 5;
-	char q[WP_QUOTE_MSG];
 	char *anchored = malloc(n);
 	int err;
 
@@ -26,7 +25,7 @@ static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 	free(anchored);
 	if (err) {
 		wp_error("%s: '%s' is not a valid regular expression", option,
-			 wp_quote(q, sizeof(q), pattern, WP_QUOTE_TEXT));
+			 wp_quoted(pattern));
 		return -EINVAL;
 	}
 	return 0;
@@ -35,7 +34,6 @@ static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		 const struct wp_view_opts *o)
 {
-	char q[WP_QUOTE_MSG];
 	int err;
 
 	memset(v, 0, sizeof(*v));
@@ -71,7 +69,7 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 	if (o->grep) {
 		if (regcomp(&v->grep_re, o->grep, REG_EXTENDED | REG_NOSUB)) {
 			wp_error("--grep: '%s' is not a valid regular expression",
-				 wp_quote(q, sizeof(q), o->grep, WP_QUOTE_TEXT));
+				 wp_quoted(o->grep));
 			wp_view_release(v);
 			return -EINVAL;
 		}
@@ -250,12 +248,42 @@ const char *wp_part_marker(enum wp_part part)
 	}
 }
 
+const struct wp_view_word wp_modes[] = {
+	{ "wall", WP_MODE_WALL, "on-CPU + blocked + runnable + preempted time" },
+	{ "on", WP_MODE_ON, "on-CPU time only" },
+	{ "off", WP_MODE_OFF, "blocked, runnable and preempted time" },
+	{ "blocked", WP_MODE_BLOCKED, "blocked time only" },
+	{ "runnable", WP_MODE_RUNNABLE, "runnable time only (needs wake-ups)" },
+	{ "preempted", WP_MODE_PREEMPTED, "preempted time only" },
+	{ NULL, 0, NULL },
+};
+
+const struct wp_view_word wp_sorts[] = {
+	{ "wall", WP_SORT_WALL, "wall time, largest first" },
+	{ "on", WP_SORT_ON, "on-CPU time, largest first" },
+	{ "off", WP_SORT_OFF, "blocked, runnable and preempted time, largest first" },
+	{ "blocked", WP_SORT_BLOCKED, "blocked time, largest first" },
+	{ "runnable", WP_SORT_RUNNABLE, "runnable time, largest first (needs wake-ups)" },
+	{ "preempted", WP_SORT_PREEMPTED, "preempted time, largest first" },
+	{ "tid", WP_SORT_TID, "increasing process and thread IDs" },
+	{ NULL, 0, NULL },
+};
+
+const struct wp_view_word *wp_view_word_find(const struct wp_view_word *words,
+					     const char *name)
+{
+	for (const struct wp_view_word *w = words; w->name; w++)
+		if (!strcmp(w->name, name))
+			return w;
+	return NULL;
+}
+
 const char *wp_mode_name(enum wp_mode mode)
 {
-	static const char *const names[] = { "wall", "on", "off", "blocked", "preempted",
-					       "runnable" };
-
-	return names[mode];
+	for (const struct wp_view_word *w = wp_modes; w->name; w++)
+		if (w->value == (int)mode)
+			return w->name;
+	return "?";
 }
 
 uint64_t wp_view_sort_key(const struct wp_view *v, const struct wp_thread_times *t)

@@ -17,18 +17,14 @@
 #include "fuzz.h"
 #include "view.h"
 
-static int (*const formats[])(struct wp_view *v, FILE *out) = {
-	wp_format_text, wp_format_hist, wp_format_folded, wp_format_json,
-};
-
 static void format_all(const struct wp_analysis *an, const struct wp_view_opts *vo, FILE *out)
 {
 	struct wp_view v;
 
 	if (wp_view_init(&v, an, vo))
 		return;
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		formats[i](&v, out);
+	for (const struct wp_format *f = wp_formats; f->name; f++)
+		f->write(&v, out);
 	wp_view_release(&v);
 }
 

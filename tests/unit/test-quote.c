@@ -2,9 +2,10 @@
 /*
  * test-quote.c: the quoting of untrusted names (src/quote.c): strict UTF-8,
  * each mode's escapes on the bytes programs put in their thread names and
- * file paths, cuts at whole escapes, and, over every byte value and many
- * random strings, outputs that hold no control byte, only well-formed
- * UTF-8, and (TEXT, FOLDED) read back to the input.
+ * file paths, cuts at whole escapes, the per-thread buffers of messages,
+ * and, over every byte value and many random strings, outputs that hold no
+ * control byte, only well-formed UTF-8, in FOLDED no ';', in XML no
+ * markup character, and (TEXT, FOLDED, XML) read back to the input.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,7 +16,8 @@
 #include "util.h"
 #include "tap.h"
 
-static const char *const mode_names[] = { "text", "folded", "json", "message" };
+static const char *const mode_names[] = { "text", "folded", "json", "message", "xml" };
+#define LAST_MODE WP_QUOTE_XML
 
 /* The quoted form of len bytes at s through wp_quote_write, NUL-terminated (static). */
 static const char *q_write(const char *s, size_t len, enum wp_quote_mode mode)
@@ -125,6 +127,39 @@ static void test_modes(void)
 	quoted("", WP_QUOTE_TEXT, "", "the empty string");
 }
 
+/* XML: markup characters as entities, and TEXT's escapes for the rest. */
+static void test_xml(void)
+{
+	quoted("<a href=\"x\">&'b'</a>", WP_QUOTE_XML,
+	       "&lt;a href=&quot;x&quot;&gt;&amp;&apos;b&apos;&lt;/a&gt;", "markup");
+	quoted("std::vector<int>::push_back(int&&)", WP_QUOTE_XML,
+	       "std::vector&lt;int&gt;::push_back(int&amp;&amp;)", "a C++ function name");
+	quoted("\033]2;pwn\007", WP_QUOTE_XML, "\\033]2;pwn\\a", "an OSC title sequence");
+	quoted("a\tb\nc\rd", WP_QUOTE_XML, "a\\tb\\nc\\rd", "tab, newline, return");
+	quoted("a\x9b" "2J\xc2\x85", WP_QUOTE_XML, "a\\2332J\\302\\205",
+	       "a raw C1 byte and U+0085");
+	quoted("x\xe2\x80\xaey", WP_QUOTE_XML, "x\\342\\200\\256y", "U+202E (right-to-left)");
+	quoted("a\\b;c \xc3\xa9", WP_QUOTE_XML, "a\\\\b;c \xc3\xa9",
+	       "backslash, semicolon, space, UTF-8");
+	quoted("\xed\xa0\x80", WP_QUOTE_XML, "\\355\\240\\200", "a surrogate");
+}
+
+/* wp_quoted: four buffers per thread, used in turn; TEXT rules. */
+static void test_quoted(void)
+{
+	const char *a = wp_quoted("one\033"), *b = wp_quoted("two"), *c = wp_quoted("three");
+	const char *d = wp_quoted("four");
+
+	is_str(a, "one\\033", "wp_quoted: TEXT rules");
+	is_str(b, "two", "wp_quoted: the second of four buffers");
+	is_str(c, "three", "wp_quoted: the third");
+	is_str(d, "four", "wp_quoted: the fourth");
+	ok(a != b && a != c && a != d, "wp_quoted: four distinct buffers");
+	is_str(wp_quoted("five"), "five", "wp_quoted: the fifth reuses the first");
+	is_str(a, "five", "wp_quoted: ... so the first is overwritten");
+	is_str(wp_quoted(NULL), "(null)", "wp_quoted: NULL");
+}
+
 static void test_nul_and_cut(void)
 {
 	char dst[16];
@@ -144,7 +179,7 @@ static void test_nul_and_cut(void)
 }
 
 /* Whether s is well-formed UTF-8 with no control character, raw or encoded. */
-static bool terminal_safe(const char *s, bool allow_semicolon)
+static bool terminal_safe(const char *s, bool allow_semicolon, bool allow_markup)
 {
 	size_t len = strlen(s);
 
@@ -155,6 +190,8 @@ static bool terminal_safe(const char *s, bool allow_semicolon)
 		if (!n || u[0] < 0x20 || u[0] == 0x7f || (u[0] == 0xc2 && u[1] <= 0x9f))
 			return false;
 		if (!allow_semicolon && u[0] == ';')
+			return false;
+		if (!allow_markup && strchr("<>\"'", u[0]))
 			return false;
 		s += n;
 		len -= n;
@@ -167,15 +204,26 @@ static int oct(char c)
 	return c >= '0' && c <= '7' ? c - '0' : -1;
 }
 
-/* Undo TEXT/FOLDED quoting; the length read back, or -1 if malformed. */
-static long unquote(const char *q, char *out)
+/* Undo TEXT/FOLDED (or XML) quoting; the length read back, or -1 if malformed. */
+static long unquote(const char *q, char *out, bool xml)
 {
 	static const char letters[] = "abtnvfr", bytes[] = "\a\b\t\n\v\f\r";
+	static const char *const entities[] = { "&lt;", "&gt;", "&amp;", "&quot;", "&apos;" };
 	long n = 0;
 
 	while (*q) {
 		const char *l;
+		size_t e = 0;
 
+		if (xml && *q == '&') {
+			while (e < 5 && strncmp(q, entities[e], strlen(entities[e])))
+				e++;
+			if (e == 5)
+				return -1;
+			out[n++] = "<>&\"'"[e];
+			q += strlen(entities[e]);
+			continue;
+		}
 		if (*q != '\\') {
 			out[n++] = *q++;
 			continue;
@@ -201,8 +249,8 @@ static void test_properties(void)
 	static const unsigned char pick[] = { 0x00, 0x07, 0x09, 0x0a, 0x1b, 0x20, 0x22, 0x3b,
 					      0x41, 0x5c, 0x7f, 0x80, 0x85, 0x9b, 0x9f, 0xa0,
 					      0xbf, 0xc2, 0xc3, 0xe2, 0x80, 0xae, 0xed, 0xf0,
-					      0xf4, 0x90, 0xff };
-	unsigned int bad[4] = { 0 }, unround[2] = { 0 }, differ = 0;
+					      0xf4, 0x90, 0xff, 0x26, 0x27, 0x3c, 0x3e };
+	unsigned int bad[LAST_MODE + 1] = { 0 }, unround[LAST_MODE + 1] = { 0 }, differ = 0;
 	char in[40], back[40], dst[WP_QUOTE_SIZE(40)];
 	unsigned int seed = 12345;
 
@@ -223,32 +271,37 @@ static void test_properties(void)
 					in[i] = 'z';
 		}
 		in[len] = '\0';
-		for (int m = WP_QUOTE_TEXT; m <= WP_QUOTE_MESSAGE; m++) {
+		for (int m = WP_QUOTE_TEXT; m <= LAST_MODE; m++) {
 			const char *a = q_write(in, len, (enum wp_quote_mode)m);
 			const char *b = q_buf(in, len, (enum wp_quote_mode)m);
 
 			wp_quote(dst, sizeof(dst), in, (enum wp_quote_mode)m);
 			if (!a || !b || strcmp(a, b) || strcmp(a, dst))
 				differ++;
-			if (!a || !terminal_safe(a, m != WP_QUOTE_FOLDED))
+			if (!a || !terminal_safe(a, m != WP_QUOTE_FOLDED, m != WP_QUOTE_XML))
 				bad[m]++;
-			if (a && (m == WP_QUOTE_TEXT || m == WP_QUOTE_FOLDED) &&
-			    (unquote(a, back) != (long)len || memcmp(back, in, len)))
+			if (a && m != WP_QUOTE_JSON && m != WP_QUOTE_MESSAGE &&
+			    (unquote(a, back, m == WP_QUOTE_XML) != (long)len ||
+			     memcmp(back, in, len)))
 				unround[m]++;
 		}
 	}
 	is_int(differ, 0, "write, buf and str agree on 20000 strings in every mode");
-	for (int m = WP_QUOTE_TEXT; m <= WP_QUOTE_MESSAGE; m++)
+	for (int m = WP_QUOTE_TEXT; m <= LAST_MODE; m++)
 		is_int(bad[m], 0, "%s: never a control byte, C1 character or bad UTF-8%s",
-		       mode_names[m], m == WP_QUOTE_FOLDED ? " or ';'" : "");
-	is_int(unround[0], 0, "text reads back to the same bytes");
-	is_int(unround[1], 0, "folded reads back to the same bytes");
+		       mode_names[m], m == WP_QUOTE_FOLDED ? " or ';'" :
+		       m == WP_QUOTE_XML ? " or < > \" '" : "");
+	is_int(unround[WP_QUOTE_TEXT], 0, "text reads back to the same bytes");
+	is_int(unround[WP_QUOTE_FOLDED], 0, "folded reads back to the same bytes");
+	is_int(unround[WP_QUOTE_XML], 0, "xml reads back to the same bytes");
 }
 
 int main(void)
 {
 	test_utf8_len();
 	test_modes();
+	test_xml();
+	test_quoted();
 	test_nul_and_cut();
 	test_properties();
 	return done_testing();

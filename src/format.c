@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* format.c: the table of output formats. */
+#include <string.h>
+
+#include "format.h"
+
+const struct wp_format wp_formats[] = {
+	{ "text", wp_format_text, "threads' times, top stacks and wakers" },
+	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths" },
+	{ "folded", wp_format_folded, "folded stacks for flame graph tools" },
+	{ "json", wp_format_json, "everything, for programs" },
+	{ NULL, NULL, NULL },
+};
+
+const struct wp_format *wp_format_find(const char *name)
+{
+	for (const struct wp_format *f = wp_formats; f->name; f++)
+		if (!strcmp(f->name, name))
+			return f;
+	return NULL;
+}
