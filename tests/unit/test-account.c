@@ -534,9 +534,11 @@ static void test_memory_per_thread(void)
 static uint64_t delivered[16];
 static int nr_delivered;
 
-static int collect(const struct perf_event_header *rec, uint64_t time, void *arg)
+static int collect(const struct perf_event_header *rec, const struct wp_sample *s,
+		   uint64_t time, void *arg)
 {
 	(void)rec;
+	(void)s;
 	(void)arg;
 	if (nr_delivered < 16)
 		delivered[nr_delivered++] = time;
@@ -577,10 +579,12 @@ struct bounded {
 	uint64_t n, last, backwards;
 };
 
-static int count_bounded(const struct perf_event_header *rec, uint64_t time, void *arg)
+static int count_bounded(const struct perf_event_header *rec, const struct wp_sample *s,
+			 uint64_t time, void *arg)
 {
 	struct bounded *b = arg;
 
+	(void)s;
 	(void)rec;
 	b->n++;
 	if (time < b->last)
