@@ -27,11 +27,12 @@ struct wp_coverage;
 int wp_coverage_new(const struct wp_sample_format *fmt, struct wp_coverage **out);
 
 /*
- * Feed every record in time order (ATTACH records first); returns false
- * for a duplicate that no later stage should see.
+ * Feed every record in time order (ATTACH records first), a sample with
+ * its parsed form s (NULL for other records, or a malformed sample: kept);
+ * returns false for a duplicate that no later stage should see.
  */
 bool wp_coverage_keep(struct wp_coverage *c, const struct perf_event_header *rec,
-		      uint64_t time);
+		      const struct wp_sample *s, uint64_t time);
 
 /* Records dropped as duplicates so far. */
 uint64_t wp_coverage_dropped(const struct wp_coverage *c);

@@ -2,12 +2,16 @@
 /*
  * layout.h: the byte layout of perf records, and wallprof's own record types.
  *
- * Owns the knowledge of where each field sits in a PERF_RECORD_SAMPLE and in
- * the sample_id trailer of other records, given the sample_type that every
- * event of a recording shares.  Used by the recorder (to trim the unfilled
- * part of user stack copies) and by the reader side (to decode).  Parsed
- * structures borrow pointers into the record; they stay valid as long as the
- * record bytes do.
+ * Owns the knowledge of where each field sits in every record a recording
+ * holds: a PERF_RECORD_SAMPLE and the sample_id trailer of other records
+ * (given the sample_type that every event of a recording shares), the
+ * bodies of the kernel's other records (MMAP2, COMM, FORK/EXIT, LOST,
+ * SWITCH, THROTTLE), and wallprof's own records.  Nothing else reads a
+ * record body by offset: the recorder and the reader side go through the
+ * decoders here, and synthesized records through the encoders.  Which
+ * frames of a sample are the kernel's is told here too, by the record's
+ * cpumode and the callchain's context markers.  Parsed structures borrow
+ * pointers into the record; they stay valid as long as the record bytes do.
  */
 #ifndef WALLPROF_LAYOUT_H
 #define WALLPROF_LAYOUT_H
@@ -122,6 +126,14 @@ struct wp_sample_id {
 int wp_sample_parse(const struct wp_sample_format *fmt,
 		    const struct perf_event_header *hdr, struct wp_sample *out);
 
+/*
+ * The event id of a sample, without decoding the rest of it: with
+ * PERF_SAMPLE_IDENTIFIER it is the first field, read for every sample on
+ * the recorder's draining path.  Returns 0 or -EBADMSG.
+ */
+int wp_sample_event_id(const struct wp_sample_format *fmt,
+		       const struct perf_event_header *hdr, uint64_t *id);
+
 /* Whether the sample was taken in kernel mode, by its cpumode. */
 bool wp_sample_in_kernel(const struct perf_event_header *hdr);
 
@@ -210,8 +222,65 @@ struct wp_comm {
 };
 int wp_comm_parse(const struct perf_event_header *hdr, struct wp_comm *out);
 
+/*
+ * The body of a COMM record for c (its pid, tid and comm), padded to 8
+ * bytes: its size, or 0 when it does not fit in size bytes.
+ */
+size_t wp_comm_body(const struct wp_comm *c, void *buf, size_t size);
+
 /* PERF_RECORD_LOST (id and count) and PERF_RECORD_LOST_SAMPLES (count). */
 int wp_lost_parse(const struct perf_event_header *hdr, uint64_t *id, uint64_t *lost);
+
+/*
+ * PERF_RECORD_SWITCH and PERF_RECORD_SWITCH_CPU_WIDE.  The direction is in
+ * the header; only the CPU-wide form names the other task.
+ */
+struct wp_switch {
+	bool out;			/* switched out, else in */
+	bool preempted;			/* out while still runnable */
+	bool cpu_wide;			/* next_prev_pid and _tid are set */
+	uint32_t next_prev_pid;		/* the next task (out) or the previous (in) */
+	uint32_t next_prev_tid;
+};
+int wp_switch_parse(const struct perf_event_header *hdr, struct wp_switch *out);
+
+/* PERF_RECORD_THROTTLE and PERF_RECORD_UNTHROTTLE */
+struct wp_throttle {
+	uint64_t time, id, stream_id;
+};
+int wp_throttle_parse(const struct perf_event_header *hdr, struct wp_throttle *out);
+
+/*
+ * Decoders of wallprof's own records, with the same contract: 0, or
+ * -EBADMSG for a record of another type or shorter than its fields.
+ */
+
+/* WP_RECORD_THREAD */
+int wp_thread_parse(const struct perf_event_header *hdr, struct wp_record_thread *out);
+
+/* WP_RECORD_ATTACH: the ids are read with wp_attach_id(). */
+struct wp_attach {
+	uint32_t tid;
+	uint32_t nr_ids;
+	uint64_t done;
+	const void *ids;		/* borrowed, nr_ids unaligned u64 */
+};
+int wp_attach_parse(const struct perf_event_header *hdr, struct wp_attach *out);
+uint64_t wp_attach_id(const struct wp_attach *a, uint32_t i);
+
+/* WP_RECORD_TRACE_FORMAT: the text, borrowed, NUL-terminated within the record. */
+int wp_text_parse(const struct perf_event_header *hdr, const char **text, size_t *len);
+
+/* WP_RECORD_BUILD_ID */
+struct wp_build_id {
+	uint32_t pid;			/* a process that mapped it, -1 if several */
+	uint8_t size;			/* bytes of build_id, at most 24 */
+	const uint8_t *build_id;	/* borrowed */
+	uint32_t maj, min;
+	uint64_t ino;
+	const char *filename;		/* borrowed */
+};
+int wp_build_id_parse(const struct perf_event_header *hdr, struct wp_build_id *out);
 
 /* A short name for a record type ("SAMPLE", "MMAP2", "ROUND", ...). */
 const char *wp_record_type_name(uint32_t type);

@@ -11,7 +11,8 @@
  * previous round's newest.  Its memory has a bound all the same (a file
  * may have no ROUND at all): beyond it, the oldest records are released
  * early, and one that comes later but older counts as late.  Owns copies
- * of the queued records.
+ * of the queued records, and of each queued sample its parsed form: a
+ * sample is parsed once, when queued, and delivered with it.
  */
 #ifndef WALLPROF_ORDER_H
 #define WALLPROF_ORDER_H
@@ -24,9 +25,13 @@
 
 struct wp_order;
 
-/* Called for each record in time order; a non-zero return stops delivery. */
-typedef int (*wp_order_fn)(const struct perf_event_header *rec, uint64_t time,
-			   void *arg);
+/*
+ * Called for each record in time order; a non-zero return stops delivery.
+ * sample is rec parsed when rec is a well-formed sample, else NULL; both
+ * are valid until the call returns.
+ */
+typedef int (*wp_order_fn)(const struct perf_event_header *rec, const struct wp_sample *sample,
+			   uint64_t time, void *arg);
 
 /* Drops a reference that keeps queued records' memory alive. */
 typedef void (*wp_order_release_fn)(void *hold);

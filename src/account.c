@@ -740,13 +740,12 @@ const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a,
 static int account_fork(struct wp_account *a, const struct perf_event_header *rec,
 			uint64_t time)
 {
-	uint32_t body[4];	/* pid, ppid, tid, ptid */
 	struct thread *t, *parent;
+	struct wp_task_event te;
 
-	if (rec->size < sizeof(*rec) + sizeof(body))
+	if (wp_task_event_parse(rec, &te))
 		return 0;
-	memcpy(body, rec + 1, sizeof(body));
-	t = thread_live(a, body[2]);
+	t = thread_live(a, te.tid);
 	if (t && t->state == STATE_UNKNOWN && !t->t.samples && !t->t.switch_samples &&
 	    t->t.start_ns == a->start_ns) {
 		/*
@@ -760,11 +759,11 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 	}
 	if (t)
 		thread_close(a, t, time);	/* a reused tid whose EXIT was lost */
-	t = thread_add(a, body[0], body[2], time, new_thread_state(a));
+	t = thread_add(a, te.pid, te.tid, time, new_thread_state(a));
 	if (!t)
 		return -ENOMEM;
 	t->initial_off = new_thread_state(a);
-	parent = thread_find(a, body[3]);
+	parent = thread_find(a, te.ptid);
 	if (parent)
 		memcpy(t->t.comm, parent->t.comm, sizeof(t->t.comm));
 	return 0;
@@ -773,34 +772,29 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 static int account_comm(struct wp_account *a, const struct perf_event_header *rec,
 			uint64_t time)
 {
-	const uint8_t *p = (const uint8_t *)(rec + 1);
-	size_t body = rec->size - sizeof(*rec), n;
 	struct wp_sample_id id;
-	uint32_t pid, tid;
 	struct thread *t;
+	struct wp_comm c;
+	size_t n;
 
-	if (body < 9)
+	if (wp_comm_parse(rec, &c))
 		return 0;
-	memcpy(&pid, p, 4);
-	memcpy(&tid, p + 4, 4);
-	t = thread_find(a, tid);
+	t = thread_find(a, c.tid);
 	if (t && t->closed) {
 		/* The tid of an exited thread, reused by a task whose FORK we missed. */
-		t = thread_add(a, pid, tid, time, STATE_UNKNOWN);
-	} else if (!t && (rec->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		t = thread_add(a, c.pid, c.tid, time, STATE_UNKNOWN);
+	} else if (!t && c.exec &&
 		   !wp_sample_id_parse(&a->fmt, rec, &id) && id.id != WP_SYNTHESIZED_ID) {
 		/* The launched command: it runs from its exec on. */
-		t = thread_add(a, pid, tid, time > a->start_ns ? time : a->start_ns, STATE_ON);
+		t = thread_add(a, c.pid, c.tid, time > a->start_ns ? time : a->start_ns, STATE_ON);
 	}
 	if (!t)
-		t = thread_get(a, pid, tid);
+		t = thread_get(a, c.pid, c.tid);
 	if (!t)
 		return -ENOMEM;
-	t->t.pid = pid;
-	n = strnlen((const char *)p + 8, body - 8);
-	if (n >= sizeof(t->t.comm))
-		n = sizeof(t->t.comm) - 1;
-	memcpy(t->t.comm, p + 8, n);
+	t->t.pid = c.pid;
+	n = c.len < sizeof(t->t.comm) ? c.len : sizeof(t->t.comm) - 1;
+	memcpy(t->t.comm, c.comm, n);
 	t->t.comm[n] = '\0';
 	return 0;
 }
@@ -808,25 +802,28 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		      uint64_t time)
 {
+	struct wp_record_thread th;
+	struct wp_task_event te;
 	struct wp_sample_id id;
+	struct wp_switch sw;
 	struct thread *t;
-	uint64_t v;
+	uint64_t lost_id, v;
 
 	if (a->err)
 		return a->err;
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (wp_sample_id_parse(&a->fmt, rec, &id) || !id.tid || id.tid == UINT32_MAX)
+		if (wp_switch_parse(rec, &sw) || wp_sample_id_parse(&a->fmt, rec, &id) ||
+		    !id.tid || id.tid == UINT32_MAX)
 			return 0;
 		t = thread_get(a, id.pid, id.tid);
 		if (!t)
 			return -ENOMEM;
 		if (t->closed)
 			return 0;	/* the last switch-out, after its EXIT */
-		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT)
-			thread_switch_out(a, t, time,
-					  rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		if (sw.out)
+			thread_switch_out(a, t, time, sw.preempted);
 		else
 			thread_switch_in(a, t, time);
 		return 0;
@@ -834,13 +831,10 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		return account_fork(a, rec, time);
 	case PERF_RECORD_COMM:
 		return account_comm(a, rec, time);
-	case PERF_RECORD_EXIT: {
-		uint32_t body[4];
-
-		if (rec->size < sizeof(*rec) + sizeof(body))
+	case PERF_RECORD_EXIT:
+		if (wp_task_event_parse(rec, &te))
 			return 0;
-		memcpy(body, rec + 1, sizeof(body));
-		t = thread_live(a, body[2]);
+		t = thread_live(a, te.tid);
 		if (t) {
 			/* The exiting task runs its exit path until the end. */
 			if (t->state == STATE_UNKNOWN && !a->no_switches)
@@ -849,26 +843,14 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 			t->t.exited = true;
 		}
 		return 0;
-	}
-	case WP_RECORD_THREAD: {
-		struct wp_record_thread th;
-
-		if (rec->size < sizeof(th))
+	case WP_RECORD_THREAD:
+		if (wp_thread_parse(rec, &th))
 			return 0;
-		memcpy(&th, rec, sizeof(th));
 		return thread_get(a, th.pid, th.tid) ? 0 : -ENOMEM;
-	}
 	case PERF_RECORD_LOST:
-		if (rec->size >= sizeof(*rec) + 16) {
-			memcpy(&v, (const uint8_t *)(rec + 1) + 8, 8);
-			note_loss(a, v, time);
-		}
-		return 0;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (rec->size >= sizeof(*rec) + 8) {
-			memcpy(&v, rec + 1, 8);
+		if (!wp_lost_parse(rec, &lost_id, &v))
 			note_loss(a, v, time);
-		}
 		return 0;
 	}
 	return 0;

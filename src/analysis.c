@@ -325,30 +325,26 @@ static int deliver_enqueued(struct pipeline *p, const struct wp_sample *s, uint6
 }
 
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
-			  uint64_t time)
+			  const struct wp_sample *s, uint64_t time)
 {
-	enum wp_event_role role;
-	struct wp_sample s;
+	enum wp_event_role role = sample_role(p, s->id);
 	uint32_t stack;
 	unsigned int n;
 
-	if (wp_sample_parse(&p->fmt, rec, &s))
-		return 0;
-	role = sample_role(p, s.id);
 	if (role == WP_EVENT_WAKEUP)
-		return deliver_wakeup(p, rec, &s, time);
+		return deliver_wakeup(p, rec, s, time);
 	if (role == WP_EVENT_ENQUEUED)
-		return deliver_enqueued(p, &s, time);
+		return deliver_enqueued(p, s, time);
 	if (role == WP_EVENT_WAKEUP_NEW)
 		return 0;	/* the FORK tells as much */
-	n = sample_frames(p, rec, &s, true);
+	n = sample_frames(p, rec, s, true);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
-	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s.ip) {
+	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s->ip) {
 		if (wp_sample_in_kernel(rec)) {
 			if (!p->opts->no_kernel)
-				p->tokens[n++] = wp_symbols_kernel(p->symbols, s.ip);
+				p->tokens[n++] = wp_symbols_kernel(p->symbols, s->ip);
 		} else if (!p->opts->no_user) {
-			n = wp_symbols_user(p->symbols, wp_procmap_process(p->pm, s.pid), s.ip, true,
+			n = wp_symbols_user(p->symbols, wp_procmap_process(p->pm, s->pid), s->ip, true,
 					    p->tokens, MAX_STACK_TOKENS);
 		}
 	}
@@ -358,21 +354,20 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
 	if (stack == UINT32_MAX)
 		return -ENOMEM;
-	return wp_account_sample(p->an->account, s.pid, s.tid, time,
+	return wp_account_sample(p->an->account, s->pid, s->tid, time,
 				 role == WP_EVENT_SWITCH_OUT, stack);
 }
 
 /* A tracepoint's format, as the recording's kernel described it. */
 static int note_format(struct pipeline *p, const struct perf_event_header *rec)
 {
-	const struct wp_record_text *t = (const void *)rec;
-	size_t max = rec->size - sizeof(*t);
+	const char *t;
 	char *text;
+	size_t len;
 
-	if (rec->size <= sizeof(*t) || strnlen(t->text, max) == max ||
-	    p->nr_formats == ARRAY_SIZE(p->formats))
+	if (wp_text_parse(rec, &t, &len) || p->nr_formats == ARRAY_SIZE(p->formats))
 		return 0;
-	text = strndup(t->text, max);
+	text = strndup(t, len);
 	if (!text)
 		return -ENOMEM;
 	if (!wp_trace_format_parse(text, &p->formats[p->nr_formats]))
@@ -392,7 +387,9 @@ static void show_progress(struct pipeline *p)
 	fflush(stderr);
 }
 
-static int deliver(const struct perf_event_header *rec, uint64_t time, void *arg)
+/* A record in time order; a sample comes parsed (NULL when malformed). */
+static int deliver(const struct perf_event_header *rec, const struct wp_sample *s,
+		   uint64_t time, void *arg)
 {
 	struct pipeline *p = arg;
 	int err;
@@ -400,7 +397,7 @@ static int deliver(const struct perf_event_header *rec, uint64_t time, void *arg
 	if (time > p->last_time)
 		p->last_time = time;
 	p->an->records++;
-	if (!wp_coverage_keep(p->coverage, rec, time))
+	if (!wp_coverage_keep(p->coverage, rec, s, time))
 		return 0;	/* the same thing, seen by two sets of events */
 	if (rec->type == WP_RECORD_TRACE_FORMAT)
 		return note_format(p, rec);
@@ -408,7 +405,7 @@ static int deliver(const struct perf_event_header *rec, uint64_t time, void *arg
 	if (err)
 		return err;
 	if (rec->type == PERF_RECORD_SAMPLE)
-		return deliver_sample(p, rec, time);
+		return s ? deliver_sample(p, rec, s, time) : 0;
 	return wp_account_record(p->an->account, rec, time);
 }
 

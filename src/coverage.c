@@ -31,19 +31,12 @@ int wp_coverage_new(const struct wp_sample_format *fmt, struct wp_coverage **out
 
 static void note_attach(struct wp_coverage *c, const struct perf_event_header *rec)
 {
-	struct wp_record_attach a;
+	struct wp_attach a;
 
-	if (rec->size < sizeof(a))
+	if (wp_attach_parse(rec, &a))
 		return;
-	memcpy(&a, rec, sizeof(a));
-	if (a.nr_ids > (rec->size - sizeof(a)) / sizeof(uint64_t))
-		return;
-	for (uint32_t i = 0; i < a.nr_ids; i++) {
-		uint64_t id;
-
-		memcpy(&id, (const uint8_t *)rec + sizeof(a) + i * sizeof(id), sizeof(id));
-		wp_u64map_put(&c->owner, id, a.tid);
-	}
+	for (uint32_t i = 0; i < a.nr_ids; i++)
+		wp_u64map_put(&c->owner, wp_attach_id(&a, i), a.tid);
 	wp_u64map_put(&c->done, a.tid, a.done);
 	c->any = true;
 }
@@ -59,8 +52,9 @@ static uint64_t counting(const struct wp_coverage *c, uint32_t tid, uint64_t tim
 }
 
 bool wp_coverage_keep(struct wp_coverage *c, const struct perf_event_header *rec,
-		      uint64_t time)
+		      const struct wp_sample *s, uint64_t time)
 {
+	struct wp_task_event te;
 	uint64_t id, owner, counts;
 	uint32_t tid;
 
@@ -71,12 +65,10 @@ bool wp_coverage_keep(struct wp_coverage *c, const struct perf_event_header *rec
 	if (!c->any || rec->type >= WP_RECORD_ROUND)
 		return true;
 	if (rec->type == PERF_RECORD_SAMPLE) {
-		struct wp_sample s;
-
-		if (wp_sample_parse(&c->fmt, rec, &s))
+		if (!s)
 			return true;
-		id = s.id;
-		tid = s.tid;
+		id = s->id;
+		tid = s->tid;
 	} else {
 		struct wp_sample_id sid;
 
@@ -96,13 +88,8 @@ bool wp_coverage_keep(struct wp_coverage *c, const struct perf_event_header *rec
 	 * that count for its creator now.  (FORK records come from the
 	 * creator's events, in the creator's context.)
 	 */
-	if (rec->type == PERF_RECORD_FORK && counts != NONE &&
-	    rec->size >= sizeof(*rec) + 16) {
-		uint32_t child;
-
-		memcpy(&child, (const uint8_t *)(rec + 1) + 8, sizeof(child));
-		wp_u64map_put(&c->heir, child, counts);
-	}
+	if (rec->type == PERF_RECORD_FORK && counts != NONE && !wp_task_event_parse(rec, &te))
+		wp_u64map_put(&c->heir, te.tid, counts);
 	return true;
 }
 

@@ -93,9 +93,8 @@ static int sample_role(const struct wp_drain *d, const struct perf_event_header 
 {
 	struct id_role key, *hit;
 
-	if (h->size < sizeof(*h) + 8)
+	if (wp_sample_event_id(&d->ev->fmt, h, &key.id))
 		return -1;
-	memcpy(&key.id, h + 1, 8);	/* PERF_SAMPLE_IDENTIFIER comes first */
 	hit = bsearch(&key, d->roles, d->nr_roles, sizeof(key), id_role_cmp);
 	return hit ? (int)hit->role : -1;
 }
@@ -175,29 +174,23 @@ static uint8_t *drain_room(struct wp_drain *d, size_t n)
 
 static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)(h + 1);
 	struct wp_mapped_file f = { 0 }, *nf;
+	struct wp_mmap2 m;
 	const char *name;
-	uint32_t prot;
-	size_t max;
 
-	if (h->size < sizeof(*h) + 65)
+	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC))
 		return;
-	memcpy(&prot, p + 56, 4);
-	if (!(prot & PROT_EXEC))
-		return;
-	name = (const char *)p + 64;
-	max = h->size - sizeof(*h) - 64;
-	if (strnlen(name, max) == max || name[0] != '/')
+	name = m.filename;
+	if (name[0] != '/')
 		return;		/* [vdso], //anon, memfd: nothing to look up */
-	memcpy(&f.pid, p, 4);
-	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-		f.build_id_size = p[32] <= 20 ? p[32] : 20;
-		memcpy(f.build_id, p + 36, f.build_id_size);
+	f.pid = m.pid;
+	if (m.has_build_id) {
+		f.build_id_size = m.build_id_size;
+		memcpy(f.build_id, m.build_id, f.build_id_size);
 	} else {
-		memcpy(&f.maj, p + 32, 4);
-		memcpy(&f.min, p + 36, 4);
-		memcpy(&f.ino, p + 40, 8);
+		f.maj = m.maj;
+		f.min = m.min;
+		f.ino = m.ino;
 	}
 	for (size_t i = 0; i < d->nr_files; i++) {
 		struct wp_mapped_file *o = &d->files[i];
@@ -331,7 +324,7 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 {
 	uint8_t *dst = drain_room(d, h->size);
-	uint64_t v;
+	uint64_t id, lost;
 	size_t n;
 
 	if (!dst)
@@ -368,16 +361,12 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		d->counts.switches++;
 		break;
 	case PERF_RECORD_LOST:
-		if (h->size >= sizeof(*h) + 16) {
-			memcpy(&v, (const uint8_t *)(h + 1) + 8, 8);
-			d->counts.lost_records += v;
-		}
+		if (!wp_lost_parse(h, &id, &lost))
+			d->counts.lost_records += lost;
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (h->size >= sizeof(*h) + 8) {
-			memcpy(&v, h + 1, 8);
-			d->counts.lost_samples += v;
-		}
+		if (!wp_lost_parse(h, &id, &lost))
+			d->counts.lost_samples += lost;
 		break;
 	case PERF_RECORD_THROTTLE:
 		d->counts.throttles++;

@@ -112,104 +112,83 @@ static void print_sample(const struct dump *d, const struct perf_event_header *h
 	fputc('\n', out);
 }
 
+/* A kernel record other than a sample. */
 static void print_other(const struct dump *d, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)(h + 1);
-	size_t body = h->size - sizeof(*h);
+	bool is_switch = h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE;
 	struct wp_sample_id id;
+	struct wp_task_event te;
+	struct wp_throttle th;
+	struct wp_mmap2 m;
+	struct wp_switch sw;
+	struct wp_comm c;
 	FILE *out = d->out;
-	uint32_t a, b, c2, d2;
-	uint64_t x, y, z;
+	uint64_t lost_id, lost;
 
-	if (wp_sample_id_parse(&d->fmt, h, &id)) {
+	if (wp_sample_id_parse(&d->fmt, h, &id) || (is_switch && wp_switch_parse(h, &sw))) {
 		fprintf(out, "%s malformed, %u bytes\n", wp_record_type_name(h->type), h->size);
 		return;
 	}
 	print_time(out, id.time);
-	if (h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
-		bool is_out = h->misc & PERF_RECORD_MISC_SWITCH_OUT;
-
-		fprintf(out, " %s %u/%u cpu %u", is_out ? "SWITCH_OUT" : "SWITCH_IN", id.pid,
+	if (is_switch) {
+		fprintf(out, " %s %u/%u cpu %u", sw.out ? "SWITCH_OUT" : "SWITCH_IN", id.pid,
 			id.tid, id.cpu);
-		if (is_out)
-			fprintf(out, " %s", h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ?
-				"preempted" : "blocked");
-		if (h->type == PERF_RECORD_SWITCH_CPU_WIDE && body >= 8) {
-			memcpy(&a, p, 4);
-			memcpy(&b, p + 4, 4);
-			fprintf(out, " %s %u/%u", is_out ? "next" : "prev", a, b);
-		}
+		if (sw.out)
+			fprintf(out, " %s", sw.preempted ? "preempted" : "blocked");
+		if (sw.cpu_wide)
+			fprintf(out, " %s %u/%u", sw.out ? "next" : "prev", sw.next_prev_pid,
+				sw.next_prev_tid);
 		fputc('\n', out);
 		return;
 	}
 	fprintf(out, " %s", wp_record_type_name(h->type));
 	switch (h->type) {
 	case PERF_RECORD_MMAP2:
-		if (body < 64)
+		if (wp_mmap2_parse(h, &m))
 			break;
-		memcpy(&a, p, 4);
-		memcpy(&b, p + 4, 4);
-		memcpy(&x, p + 8, 8);
-		memcpy(&y, p + 16, 8);
-		memcpy(&z, p + 24, 8);
-		fprintf(out, " %u/%u 0x%" PRIx64 "+0x%" PRIx64 " pgoff 0x%" PRIx64, a, b, x, y, z);
-		memcpy(&c2, p + 56, 4);
-		fprintf(out, " %c%c%c", c2 & PROT_READ ? 'r' : '-', c2 & PROT_WRITE ? 'w' : '-',
-			c2 & PROT_EXEC ? 'x' : '-');
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		fprintf(out, " %u/%u 0x%" PRIx64 "+0x%" PRIx64 " pgoff 0x%" PRIx64, m.pid, m.tid,
+			m.addr, m.len, m.pgoff);
+		fprintf(out, " %c%c%c", m.prot & PROT_READ ? 'r' : '-',
+			m.prot & PROT_WRITE ? 'w' : '-', m.prot & PROT_EXEC ? 'x' : '-');
+		if (m.has_build_id) {
 			fprintf(out, " build-id ");
-			for (unsigned int i = 0; i < p[32] && i < 20; i++)
-				fprintf(out, "%02x", p[36 + i]);
+			for (unsigned int i = 0; i < m.build_id_size; i++)
+				fprintf(out, "%02x", m.build_id[i]);
 		} else {
-			memcpy(&c2, p + 32, 4);
-			memcpy(&d2, p + 36, 4);
-			memcpy(&x, p + 40, 8);
-			fprintf(out, " dev %x:%x ino %" PRIu64, c2, d2, x);
+			fprintf(out, " dev %x:%x ino %" PRIu64, m.maj, m.min, m.ino);
 		}
 		fputc(' ', out);
-		wp_quote_write(out, (const char *)p + 64, strnlen((const char *)p + 64, body - 64),
-			       WP_QUOTE_TEXT);
+		wp_quote_puts(out, m.filename, WP_QUOTE_TEXT);
 		break;
 	case PERF_RECORD_COMM:
-		if (body < 9)
+		if (wp_comm_parse(h, &c))
 			break;
-		memcpy(&a, p, 4);
-		memcpy(&b, p + 4, 4);
-		fprintf(out, " %u/%u ", a, b);
-		wp_quote_write(out, (const char *)p + 8, strnlen((const char *)p + 8, body - 8),
-			       WP_QUOTE_TEXT);
-		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+		fprintf(out, " %u/%u ", c.pid, c.tid);
+		wp_quote_write(out, c.comm, c.len, WP_QUOTE_TEXT);
+		if (c.exec)
 			fprintf(out, " exec");
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if (body < 16)
+		if (wp_task_event_parse(h, &te))
 			break;
-		memcpy(&a, p, 4);
-		memcpy(&b, p + 4, 4);
-		memcpy(&c2, p + 8, 4);
-		memcpy(&d2, p + 12, 4);
-		fprintf(out, " %u/%u parent %u/%u", a, c2, b, d2);
+		fprintf(out, " %u/%u parent %u/%u", te.pid, te.tid, te.ppid, te.ptid);
 		break;
 	case PERF_RECORD_LOST:
-		if (body < 16)
+		if (wp_lost_parse(h, &lost_id, &lost))
 			break;
-		memcpy(&x, p, 8);
-		memcpy(&y, p + 8, 8);
-		fprintf(out, " id %" PRIu64 " lost %" PRIu64, x, y);
+		fprintf(out, " id %" PRIu64 " lost %" PRIu64, lost_id, lost);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (body < 8)
+		if (wp_lost_parse(h, &lost_id, &lost))
 			break;
-		memcpy(&x, p, 8);
-		fprintf(out, " lost %" PRIu64, x);
+		fprintf(out, " lost %" PRIu64, lost);
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		if (body < 24)
+		if (wp_throttle_parse(h, &th))
 			break;
-		memcpy(&y, p + 8, 8);
-		fprintf(out, " id %" PRIu64, y);
+		fprintf(out, " id %" PRIu64, th.id);
 		break;
 	}
 	fprintf(out, " cpu %d%s\n", (int)id.cpu,
@@ -218,61 +197,47 @@ static void print_other(const struct dump *d, const struct perf_event_header *h)
 
 static void print_wp_record(const struct dump *d, const struct perf_event_header *h)
 {
+	struct wp_record_thread t;
+	struct wp_build_id b;
+	struct wp_attach a;
 	FILE *out = d->out;
+	const char *text;
+	size_t len;
 
 	switch (h->type) {
 	case WP_RECORD_ROUND:
 		fprintf(out, "ROUND\n");
 		break;
-	case WP_RECORD_THREAD: {
-		struct wp_record_thread t;
-
-		if (h->size < sizeof(t))
+	case WP_RECORD_THREAD:
+		if (wp_thread_parse(h, &t))
 			goto bad;
-		memcpy(&t, h, sizeof(t));
 		print_time(out, t.time);
 		fprintf(out, " THREAD %u/%u\n", t.pid, t.tid);
 		break;
-	}
-	case WP_RECORD_TRACE_FORMAT: {
-		const struct wp_record_text *t = (const void *)h;
-		size_t max = h->size - sizeof(*t), len;
-
-		if (h->size <= sizeof(*t) || (len = strnlen(t->text, max)) == max)
+	case WP_RECORD_TRACE_FORMAT:
+		if (wp_text_parse(h, &text, &len))
 			goto bad;
 		/* Its first line: "name: sched_waking". */
 		fprintf(out, "TRACE_FORMAT ");
-		wp_quote_write(out, t->text, strcspn(t->text, "\n"), WP_QUOTE_TEXT);
+		wp_quote_write(out, text, strcspn(text, "\n"), WP_QUOTE_TEXT);
 		fprintf(out, ", %zu bytes\n", len);
 		break;
-	}
-	case WP_RECORD_ATTACH: {
-		struct wp_record_attach a;
-
-		if (h->size < sizeof(a))
-			goto bad;
-		memcpy(&a, h, sizeof(a));
-		if (a.nr_ids > (h->size - sizeof(a)) / sizeof(uint64_t))
+	case WP_RECORD_ATTACH:
+		if (wp_attach_parse(h, &a))
 			goto bad;
 		print_time(out, a.done);
 		fprintf(out, " ATTACH %u events %u\n", a.tid, a.nr_ids);
 		break;
-	}
-	case WP_RECORD_BUILD_ID: {
-		const struct wp_record_build_id *b = (const void *)h;
-		size_t max;
-
-		if (h->size <= sizeof(*b))
+	case WP_RECORD_BUILD_ID:
+		if (wp_build_id_parse(h, &b))
 			goto bad;
-		max = h->size - sizeof(*b);
 		fprintf(out, "BUILD_ID ");
-		for (unsigned int i = 0; i < b->size && i < sizeof(b->build_id); i++)
-			fprintf(out, "%02x", b->build_id[i]);
+		for (unsigned int i = 0; i < b.size; i++)
+			fprintf(out, "%02x", b.build_id[i]);
 		fputc(' ', out);
-		wp_quote_write(out, b->filename, strnlen(b->filename, max), WP_QUOTE_TEXT);
+		wp_quote_puts(out, b.filename, WP_QUOTE_TEXT);
 		fputc('\n', out);
 		break;
-	}
 	default:
 		fprintf(out, "UNKNOWN type %u, %u bytes\n", h->type, h->size);
 	}

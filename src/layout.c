@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* layout.c: field offsets of perf sample records and sample_id trailers. */
+/* layout.c: field offsets of perf records and of wallprof's own, decoded and encoded. */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -259,6 +259,23 @@ copy_whole:
 	return hdr->size;
 }
 
+int wp_sample_event_id(const struct wp_sample_format *fmt,
+		       const struct perf_event_header *hdr, uint64_t *id)
+{
+	struct wp_sample s;
+
+	if (fmt->sample_type & PERF_SAMPLE_IDENTIFIER) {
+		if (hdr->size < sizeof(*hdr) + 8)
+			return -EBADMSG;
+		memcpy(id, hdr + 1, 8);
+		return 0;
+	}
+	if (wp_sample_parse(fmt, hdr, &s))
+		return -EBADMSG;
+	*id = s.id;
+	return 0;
+}
+
 bool wp_sample_in_kernel(const struct perf_event_header *hdr)
 {
 	switch (hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) {
@@ -442,6 +459,20 @@ int wp_comm_parse(const struct perf_event_header *hdr, struct wp_comm *out)
 	return out->comm ? 0 : -EBADMSG;
 }
 
+size_t wp_comm_body(const struct wp_comm *c, void *buf, size_t size)
+{
+	size_t total = ALIGN_UP(8 + c->len + 1, (size_t)8);
+	uint8_t *p = buf;
+
+	if (total > size)
+		return 0;
+	memset(buf, 0, total);
+	memcpy(p, &c->pid, 4);
+	memcpy(p + 4, &c->tid, 4);
+	memcpy(p + 8, c->comm, c->len);
+	return total;
+}
+
 int wp_lost_parse(const struct perf_event_header *hdr, uint64_t *id, uint64_t *lost)
 {
 	const uint8_t *p = (const uint8_t *)(hdr + 1);
@@ -457,4 +488,101 @@ int wp_lost_parse(const struct perf_event_header *hdr, uint64_t *id, uint64_t *l
 		return 0;
 	}
 	return -EBADMSG;
+}
+
+int wp_switch_parse(const struct perf_event_header *hdr, struct wp_switch *out)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+
+	if (hdr->type != PERF_RECORD_SWITCH && hdr->type != PERF_RECORD_SWITCH_CPU_WIDE)
+		return -EBADMSG;
+	memset(out, 0, sizeof(*out));
+	out->out = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT;
+	out->preempted = out->out && (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	if (hdr->type == PERF_RECORD_SWITCH)
+		return 0;
+	if (hdr->size < sizeof(*hdr) + 8)
+		return -EBADMSG;
+	out->cpu_wide = true;
+	memcpy(&out->next_prev_pid, p, 4);
+	memcpy(&out->next_prev_tid, p + 4, 4);
+	return 0;
+}
+
+int wp_throttle_parse(const struct perf_event_header *hdr, struct wp_throttle *out)
+{
+	if ((hdr->type != PERF_RECORD_THROTTLE && hdr->type != PERF_RECORD_UNTHROTTLE) ||
+	    hdr->size < sizeof(*hdr) + sizeof(*out))
+		return -EBADMSG;
+	memcpy(out, hdr + 1, sizeof(*out));
+	return 0;
+}
+
+int wp_thread_parse(const struct perf_event_header *hdr, struct wp_record_thread *out)
+{
+	if (hdr->type != WP_RECORD_THREAD || hdr->size < sizeof(*out))
+		return -EBADMSG;
+	memcpy(out, hdr, sizeof(*out));
+	return 0;
+}
+
+int wp_attach_parse(const struct perf_event_header *hdr, struct wp_attach *out)
+{
+	struct wp_record_attach a;
+
+	if (hdr->type != WP_RECORD_ATTACH || hdr->size < sizeof(a))
+		return -EBADMSG;
+	memcpy(&a, hdr, sizeof(a));
+	if (a.nr_ids > (hdr->size - sizeof(a)) / sizeof(uint64_t))
+		return -EBADMSG;
+	out->tid = a.tid;
+	out->nr_ids = a.nr_ids;
+	out->done = a.done;
+	out->ids = (const uint8_t *)hdr + sizeof(a);
+	return 0;
+}
+
+uint64_t wp_attach_id(const struct wp_attach *a, uint32_t i)
+{
+	uint64_t id;
+
+	memcpy(&id, (const uint8_t *)a->ids + (size_t)i * sizeof(id), sizeof(id));
+	return id;
+}
+
+int wp_text_parse(const struct perf_event_header *hdr, const char **text, size_t *len)
+{
+	const char *t = (const char *)hdr + sizeof(struct wp_record_text);
+	size_t max;
+
+	if (hdr->type != WP_RECORD_TRACE_FORMAT || hdr->size <= sizeof(struct wp_record_text))
+		return -EBADMSG;
+	max = hdr->size - sizeof(struct wp_record_text);
+	*len = strnlen(t, max);
+	if (*len == max)
+		return -EBADMSG;
+	*text = t;
+	return 0;
+}
+
+int wp_build_id_parse(const struct perf_event_header *hdr, struct wp_build_id *out)
+{
+	struct wp_record_build_id b;
+	const char *name = (const char *)hdr + sizeof(b);
+	size_t max;
+
+	if (hdr->type != WP_RECORD_BUILD_ID || hdr->size <= sizeof(b))
+		return -EBADMSG;
+	max = hdr->size - sizeof(b);
+	if (strnlen(name, max) == max)
+		return -EBADMSG;
+	memcpy(&b, hdr, sizeof(b));
+	out->pid = b.pid;
+	out->size = b.size <= sizeof(b.build_id) ? b.size : sizeof(b.build_id);
+	out->build_id = (const uint8_t *)hdr + offsetof(struct wp_record_build_id, build_id);
+	out->maj = b.maj;
+	out->min = b.min;
+	out->ino = b.ino;
+	out->filename = name;
+	return 0;
 }

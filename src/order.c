@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "order.h"
+#include "util.h"
 
 #define CHUNK_SIZE (4U << 20)
 #define MAX_SPARES 2		/* empty chunks kept for reuse */
@@ -31,7 +32,9 @@ struct queued {
 	uint64_t time;
 	uint64_t seq;		/* file order breaks ties */
 	struct perf_event_header *rec;
+	const struct wp_sample *sample;	/* rec parsed, in a chunk; NULL if none */
 	struct store *store;
+	struct store *sample_store;	/* the chunk of sample when rec is borrowed */
 	void *hold;		/* when borrowed: released after delivery */
 };
 
@@ -82,11 +85,15 @@ static void store_release(struct wp_order *o, struct store *s)
 	o->nr_spare++;
 }
 
-/* Room for a record of size bytes, in the current chunk or a new one. */
-static struct perf_event_header *chunk_alloc(struct wp_order *o, size_t size,
-					     struct store **owner)
+/*
+ * Room for size bytes, in the current chunk or a new one; 8-aligned, as a
+ * parsed sample needs.
+ */
+static void *chunk_alloc(struct wp_order *o, size_t size, struct store **owner)
 {
 	struct store *c = o->cur;
+
+	size = ALIGN_UP(size, (size_t)8);
 
 	if (c && !c->live)
 		c->used = 0;	/* everything in it was delivered: reuse */
@@ -112,7 +119,7 @@ static struct perf_event_header *chunk_alloc(struct wp_order *o, size_t size,
 	store_use(o, c);
 	*owner = c;
 	c->used += size;
-	return (struct perf_event_header *)(c->data + c->used - size);
+	return c->data + c->used - size;
 }
 
 /* The store of a record left in hold's memory: the last push's, or a new one. */
@@ -149,10 +156,7 @@ uint64_t wp_record_time(const struct wp_sample_format *fmt,
 	if (rec->type == WP_RECORD_THREAD) {
 		struct wp_record_thread t;
 
-		if (rec->size < sizeof(t))
-			return 0;
-		memcpy(&t, rec, sizeof(t));
-		return t.time;
+		return wp_thread_parse(rec, &t) ? 0 : t.time;
 	}
 	if (rec->type >= WP_RECORD_ROUND)
 		return 0;
@@ -265,10 +269,12 @@ static int deliver_one(struct wp_order *o)
 		o->late++;
 	else if (q.time)
 		o->last_delivered = q.time;
-	ret = o->fn(q.rec, q.time, o->arg);
+	ret = o->fn(q.rec, q.sample, q.time, o->arg);
 	if (q.hold)
 		o->release(q.hold);
 	store_release(o, q.store);
+	if (q.sample_store)
+		store_release(o, q.sample_store);
 	return ret;
 }
 
@@ -306,6 +312,7 @@ static int deliver_early(struct wp_order *o)
 int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold,
 		  size_t hold_bytes)
 {
+	struct wp_sample *room = NULL;
 	struct queued q;
 	int ret;
 
@@ -327,25 +334,48 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 		o->heap = nh;
 		o->cap = cap;
 	}
-	q.time = clamp_time(o, wp_record_time(&o->fmt, rec));
 	q.seq = o->seq++;
+	q.sample = NULL;
+	q.sample_store = NULL;
 	if (q.hold) {
 		q.rec = (struct perf_event_header *)rec;
 		q.store = borrowed_store(o, hold, hold_bytes);
 		if (!q.store)
 			goto out_nomem;
+		if (rec->type == PERF_RECORD_SAMPLE) {
+			room = chunk_alloc(o, sizeof(*room), &q.sample_store);
+			if (!room)
+				goto out_nomem_store;
+		}
 	} else {
-		q.rec = chunk_alloc(o, rec->size, &q.store);
-		if (!q.rec)
+		/* A sample's parsed form goes first, then the copy it points into. */
+		size_t before = rec->type == PERF_RECORD_SAMPLE ? sizeof(*room) : 0;
+		uint8_t *p = chunk_alloc(o, before + rec->size, &q.store);
+
+		if (!p)
 			goto out_nomem;
+		room = before ? (struct wp_sample *)p : NULL;
+		q.rec = (struct perf_event_header *)(p + before);
 		memcpy(q.rec, rec, rec->size);
 	}
+	/* A sample is parsed here, once: for its time and for delivery. */
+	if (!room) {
+		q.time = wp_record_time(&o->fmt, rec);
+	} else if (!wp_sample_parse(&o->fmt, q.rec, room)) {
+		q.sample = room;
+		q.time = room->time;
+	} else {
+		q.time = 0;	/* malformed: delivered as it is, timeless */
+	}
+	q.time = clamp_time(o, q.time);
 	if (q.time > o->round_max)
 		o->round_max = q.time;
 	o->heap[o->len] = q;
 	heap_up(o, o->len++);
 	return queue_bytes(o) > o->bound ? deliver_early(o) : 0;
 
+out_nomem_store:
+	store_release(o, q.store);
 out_nomem:
 	if (q.hold)
 		o->release(q.hold);
@@ -387,6 +417,8 @@ void wp_order_free(struct wp_order *o)
 		if (o->heap[i].hold)
 			o->release(o->heap[i].hold);
 		store_release(o, o->heap[i].store);
+		if (o->heap[i].sample_store)
+			store_release(o, o->heap[i].sample_store);
 	}
 	for (c = o->spare; c; c = next) {
 		next = c->next;

@@ -247,63 +247,41 @@ static int process_map(struct wp_procmap *pm, struct wp_process *p, const struct
 
 static int record_mmap2(struct wp_procmap *pm, const struct perf_event_header *rec)
 {
-	const uint8_t *b = (const uint8_t *)(rec + 1);
-	size_t body = rec->size - sizeof(*rec), nlen;
-	uint32_t pid, prot, maj = 0, min = 0;
-	uint64_t addr, len, pgoff, ino = 0;
-	const uint8_t *bid = NULL;
-	uint8_t bid_size = 0;
 	struct wp_process *p;
+	struct wp_mmap2 mm;
 	struct wp_map m;
 	const char *name;
 
-	if (body < 65)
+	if (wp_mmap2_parse(rec, &mm))
 		return 0;
-	memcpy(&pid, b, 4);
-	memcpy(&addr, b + 8, 8);
-	memcpy(&len, b + 16, 8);
-	memcpy(&pgoff, b + 24, 8);
-	memcpy(&prot, b + 56, 4);
-	if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-		bid_size = b[32] <= 20 ? b[32] : 20;
-		bid = b + 36;
-	} else {
-		memcpy(&maj, b + 32, 4);
-		memcpy(&min, b + 36, 4);
-		memcpy(&ino, b + 40, 8);
-	}
-	name = (const char *)b + 64;
-	nlen = strnlen(name, body - 64);
-	if (nlen == body - 64)
-		return 0;
-	if (!(prot & PROT_EXEC))
+	name = mm.filename;
+	if (!(mm.prot & PROT_EXEC))
 		return 0;	/* only code is unwound and named */
-	p = wp_procmap_process(pm, pid);
+	p = wp_procmap_process(pm, mm.pid);
 	if (!p)
 		return -ENOMEM;
-	m.start = addr;
-	m.end = addr + len;
-	m.pgoff = pgoff;
+	m.start = mm.addr;
+	m.end = mm.addr + mm.len;
+	m.pgoff = mm.pgoff;
 	m.exec = true;
 	m.dso = WP_DSO_NONE;
 	/* memfd code has no file to open: anonymous, like a JIT's. */
 	if ((name[0] == '/' && strncmp(name, "/memfd:", 7)) || !strcmp(name, "[vdso]"))
-		m.dso = dso_lookup(pm, name, maj, min, ino, bid, bid_size);
+		m.dso = dso_lookup(pm, name, mm.maj, mm.min, mm.ino, mm.build_id, mm.build_id_size);
 	return process_map(pm, p, &m);
 }
 
 static int record_fork(struct wp_procmap *pm, const struct perf_event_header *rec)
 {
-	uint32_t body[4];	/* pid, ppid, tid, ptid */
 	struct wp_process *child, *parent;
+	struct wp_task_event te;
 
-	if (rec->size < sizeof(*rec) + sizeof(body))
+	if (wp_task_event_parse(rec, &te))
 		return 0;
-	memcpy(body, rec + 1, sizeof(body));
-	if (body[0] == body[1])
+	if (te.pid == te.ppid)
 		return 0;	/* a new thread shares its process' maps */
-	parent = wp_procmap_process(pm, body[1]);
-	child = wp_procmap_process(pm, body[0]);
+	parent = wp_procmap_process(pm, te.ppid);
+	child = wp_procmap_process(pm, te.pid);
 	if (!parent || !child)
 		return -ENOMEM;
 	free(child->maps);
@@ -322,39 +300,34 @@ static int record_fork(struct wp_procmap *pm, const struct perf_event_header *re
 
 static void record_build_id(struct wp_procmap *pm, const struct perf_event_header *rec)
 {
-	const struct wp_record_build_id *b = (const void *)rec;
-	size_t max;
+	struct wp_build_id b;
 
-	if (rec->size <= sizeof(*b) || !b->size)
-		return;
-	max = rec->size - sizeof(*b);
-	if (strnlen(b->filename, max) == max)
+	if (wp_build_id_parse(rec, &b) || !b.size)
 		return;
 	for (size_t i = 1; i < pm->nr_dsos; i++) {
 		struct wp_dso *d = pm->dsos[i];
 
-		if (strcmp(d->path, b->filename) || d->build_id_size)
+		if (strcmp(d->path, b.filename) || d->build_id_size)
 			continue;
-		if (b->ino && d->ino && b->ino != d->ino)
+		if (b.ino && d->ino && b.ino != d->ino)
 			continue;
-		d->build_id_size = b->size <= 20 ? b->size : 20;
-		memcpy(d->build_id, b->build_id, d->build_id_size);
+		d->build_id_size = b.size <= 20 ? b.size : 20;
+		memcpy(d->build_id, b.build_id, d->build_id_size);
 	}
 }
 
 int wp_procmap_record(struct wp_procmap *pm, const struct perf_event_header *rec)
 {
 	struct wp_process *p;
-	uint32_t pid;
+	struct wp_comm c;
 
 	switch (rec->type) {
 	case PERF_RECORD_MMAP2:
 		return record_mmap2(pm, rec);
 	case PERF_RECORD_COMM:
-		if (!(rec->misc & PERF_RECORD_MISC_COMM_EXEC) || rec->size < sizeof(*rec) + 8)
+		if (wp_comm_parse(rec, &c) || !c.exec)
 			return 0;
-		memcpy(&pid, rec + 1, 4);
-		p = wp_procmap_process(pm, pid);
+		p = wp_procmap_process(pm, c.pid);
 		if (!p)
 			return -ENOMEM;
 		/* A new program: its old mappings are gone. */

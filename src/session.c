@@ -233,16 +233,15 @@ static void note_inherited(const struct perf_event_header *h, void *arg)
 	struct follow *f = arg;
 	struct wp_sample_id id;
 	struct wp_attached *creator;
-	uint32_t body[4];	/* pid, ppid, tid, ptid */
+	struct wp_task_event te;
 
-	if (h->type != PERF_RECORD_FORK || h->size < sizeof(*h) + sizeof(body) ||
+	if (h->type != PERF_RECORD_FORK || wp_task_event_parse(h, &te) ||
 	    wp_sample_id_parse(&f->s->ev.fmt, h, &id))
 		return;
-	memcpy(body, h + 1, sizeof(body));
-	creator = find_attached(f->s, (pid_t)body[3]);
+	creator = find_attached(f->s, (pid_t)te.ptid);
 	if (creator ? id.time > creator->done + ATTACH_SUSPECT_NS :
-		      tid_set_has(&f->inherited, (pid_t)body[3]))
-		tid_set_add(&f->inherited, (pid_t)body[2]);
+		      tid_set_has(&f->inherited, (pid_t)te.ptid))
+		tid_set_add(&f->inherited, (pid_t)te.tid);
 }
 
 /*

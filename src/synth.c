@@ -45,15 +45,13 @@ static int synth_emit(const struct wp_sample_format *fmt, struct wp_buf *out,
 static int synth_comm(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 		      uint64_t time, struct wp_buf *out)
 {
-	struct {
-		uint32_t pid, tid;
-		char comm[24];
-	} body = { .pid = (uint32_t)pid, .tid = (uint32_t)tid };
 	struct wp_record_thread th = {
 		.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
 		.pid = (uint32_t)pid, .tid = (uint32_t)tid, .time = time,
 	};
 	char path[64], name[64] = "";
+	struct wp_comm c = { .pid = (uint32_t)pid, .tid = (uint32_t)tid, .comm = name };
+	uint8_t body[32];
 	size_t n;
 	int err;
 
@@ -63,11 +61,11 @@ static int synth_comm(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 		return err;
 	n = strcspn(name, "\n");
 	name[n < 15 ? n : 15] = '\0';
-	memcpy(body.comm, name, strlen(name) + 1);
+	c.len = strlen(name);
+	n = wp_comm_body(&c, body, sizeof(body));
 	err = wp_buf_append(out, &th, sizeof(th));
 	if (!err)
-		err = synth_emit(fmt, out, PERF_RECORD_COMM, 0, &body,
-				 8 + strlen(name) + 1, pid, tid, time);
+		err = synth_emit(fmt, out, PERF_RECORD_COMM, 0, body, n, pid, tid, time);
 	return err;
 }
 

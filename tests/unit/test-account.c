@@ -534,9 +534,11 @@ static void test_memory_per_thread(void)
 static uint64_t delivered[16];
 static int nr_delivered;
 
-static int collect(const struct perf_event_header *rec, uint64_t time, void *arg)
+static int collect(const struct perf_event_header *rec, const struct wp_sample *s,
+		   uint64_t time, void *arg)
 {
 	(void)rec;
+	(void)s;
 	(void)arg;
 	if (nr_delivered < 16)
 		delivered[nr_delivered++] = time;
@@ -577,10 +579,12 @@ struct bounded {
 	uint64_t n, last, backwards;
 };
 
-static int count_bounded(const struct perf_event_header *rec, uint64_t time, void *arg)
+static int count_bounded(const struct perf_event_header *rec, const struct wp_sample *s,
+			 uint64_t time, void *arg)
 {
 	struct bounded *b = arg;
 
+	(void)s;
 	(void)rec;
 	b->n++;
 	if (time < b->last)
@@ -592,6 +596,76 @@ static int count_bounded(const struct perf_event_header *rec, uint64_t time, voi
 static void release_hold(void *hold)
 {
 	(*(uint64_t *)hold)++;
+}
+
+/* What the queue delivered of the samples of test_order_parsed. */
+static struct {
+	unsigned int n, parsed, inside;
+	uint64_t times[4];
+} got;
+
+static int check_parsed(const struct perf_event_header *rec, const struct wp_sample *s,
+			uint64_t time, void *arg)
+{
+	const uint8_t *r = (const void *)rec;
+
+	(void)arg;
+	if (got.n < 4)
+		got.times[got.n] = time;
+	got.n++;
+	if (!s)
+		return 0;
+	got.parsed++;
+	/* The parsed form points into the record delivered with it. */
+	if ((const uint8_t *)s->callchain > r && (const uint8_t *)s->callchain < r + rec->size)
+		got.inside++;
+	return 0;
+}
+
+/* A sample of tid at t with a one-address callchain, in buf. */
+static struct perf_event_header *sample_rec(uint32_t tid, uint64_t t, uint64_t *buf)
+{
+	struct perf_event_header *h = (void *)buf;
+	uint32_t pid_tid[2] = { 100, tid };
+
+	buf[1] = 1;			/* IDENTIFIER */
+	buf[2] = 0x401000;		/* IP */
+	memcpy(&buf[3], pid_tid, 8);	/* TID */
+	buf[4] = t;			/* TIME */
+	buf[5] = 1;			/* CALLCHAIN: nr */
+	buf[6] = 0x401000;
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = 7 * 8;
+	return h;
+}
+
+static void test_order_parsed(void)
+{
+	struct wp_sample_format sfmt;
+	uint64_t held[2][7], copied[7], cut[7];
+	struct perf_event_header *h;
+	uint64_t hold = 0;
+	struct wp_order *o;
+
+	wp_sample_format_init(&sfmt, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			      PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN, 0);
+	wp_order_new(&sfmt, check_parsed, NULL, release_hold, &o);
+	/* Held in place, and copied; then one cut short of its callchain. */
+	wp_order_push(o, sample_rec(101, 30, held[0]), &hold, sizeof(held));
+	wp_order_push(o, sample_rec(101, 10, copied), NULL, 0);
+	wp_order_push(o, sample_rec(101, 20, held[1]), &hold, sizeof(held));
+	h = sample_rec(101, 40, cut);
+	h->size = 6 * 8;
+	wp_order_push(o, h, NULL, 0);
+	wp_order_flush(o);
+	is_int((int)got.n, 4, "order parsed: every sample delivered");
+	is_int((int)got.parsed, 3, "order parsed: the well-formed ones with their parsed form");
+	is_int((int)got.inside, 3, "order parsed: pointing into the delivered records");
+	ok(got.times[0] == 0 && got.times[1] == 10 && got.times[2] == 20 && got.times[3] == 30,
+	   "order parsed: in time order, the malformed one timeless");
+	is_u64(hold, 2, "order parsed: both holds released");
+	wp_order_free(o);
 }
 
 #define HELD_RECORDS 50000
@@ -690,6 +764,7 @@ int main(void)
 	test_order();
 	test_memory_per_thread();
 	test_order_bound();
+	test_order_parsed();
 	test_order_span();
 	return done_testing();
 }

@@ -70,8 +70,8 @@ int main(void)
 
 	/* Without ATTACH records (a launched command, -a): everything counts. */
 	wp_coverage_new(&fmt, &c);
-	ok(wp_coverage_keep(c, switch_rec(7, 1, 1 * MS, buf), 1 * MS), "no attach: kept");
-	ok(wp_coverage_keep(c, switch_rec(7, 9, 1 * MS, buf), 1 * MS), "no attach: any event");
+	ok(wp_coverage_keep(c, switch_rec(7, 1, 1 * MS, buf), NULL, 1 * MS), "no attach: kept");
+	ok(wp_coverage_keep(c, switch_rec(7, 9, 1 * MS, buf), NULL, 1 * MS), "no attach: any event");
 	wp_coverage_free(c);
 
 	/*
@@ -81,27 +81,27 @@ int main(void)
 	 * inherits both sets.
 	 */
 	wp_coverage_new(&fmt, &c);
-	ok(wp_coverage_keep(c, attach_rec(100, 1 * MS, main_ids, 2, buf), 0), "ATTACH of 100");
-	ok(wp_coverage_keep(c, attach_rec(101, 8 * MS, t5_ids, 2, buf), 0), "ATTACH of 101");
-	ok(wp_coverage_keep(c, switch_rec(100, 1, 2 * MS, buf), 2 * MS), "100 by its events");
-	ok(wp_coverage_keep(c, switch_rec(100, 9, 2 * MS, buf), 2 * MS),
+	ok(wp_coverage_keep(c, attach_rec(100, 1 * MS, main_ids, 2, buf), NULL, 0), "ATTACH of 100");
+	ok(wp_coverage_keep(c, attach_rec(101, 8 * MS, t5_ids, 2, buf), NULL, 0), "ATTACH of 101");
+	ok(wp_coverage_keep(c, switch_rec(100, 1, 2 * MS, buf), NULL, 2 * MS), "100 by its events");
+	ok(wp_coverage_keep(c, switch_rec(100, 9, 2 * MS, buf), NULL, 2 * MS),
 	   "100 by events of nobody attached");
-	ok(wp_coverage_keep(c, fork_rec(100, 101, 1, 5 * MS, buf), 5 * MS), "the FORK of 101");
-	ok(wp_coverage_keep(c, switch_rec(101, 1, 6 * MS, buf), 6 * MS),
+	ok(wp_coverage_keep(c, fork_rec(100, 101, 1, 5 * MS, buf), NULL, 5 * MS), "the FORK of 101");
+	ok(wp_coverage_keep(c, switch_rec(101, 1, 6 * MS, buf), NULL, 6 * MS),
 	   "101 by inherited events before its own are set up");
-	ok(!wp_coverage_keep(c, switch_rec(101, 5, 7 * MS, buf), 7 * MS),
+	ok(!wp_coverage_keep(c, switch_rec(101, 5, 7 * MS, buf), NULL, 7 * MS),
 	   "101 by its own events, not yet all set up: dropped");
-	ok(wp_coverage_keep(c, switch_rec(101, 5, 9 * MS, buf), 9 * MS),
+	ok(wp_coverage_keep(c, switch_rec(101, 5, 9 * MS, buf), NULL, 9 * MS),
 	   "101 by its own events once set up");
-	ok(!wp_coverage_keep(c, switch_rec(101, 1, 9 * MS, buf), 9 * MS),
+	ok(!wp_coverage_keep(c, switch_rec(101, 1, 9 * MS, buf), NULL, 9 * MS),
 	   "101 by the inherited ones then: a duplicate");
-	ok(!wp_coverage_keep(c, fork_rec(101, 102, 2, 10 * MS, buf), 10 * MS),
+	ok(!wp_coverage_keep(c, fork_rec(101, 102, 2, 10 * MS, buf), NULL, 10 * MS),
 	   "the FORK of 102 written by the inherited events: dropped");
-	ok(wp_coverage_keep(c, fork_rec(101, 102, 6, 10 * MS, buf), 10 * MS),
+	ok(wp_coverage_keep(c, fork_rec(101, 102, 6, 10 * MS, buf), NULL, 10 * MS),
 	   "the FORK of 102 written by 101's events: kept");
-	ok(wp_coverage_keep(c, switch_rec(102, 5, 11 * MS, buf), 11 * MS),
+	ok(wp_coverage_keep(c, switch_rec(102, 5, 11 * MS, buf), NULL, 11 * MS),
 	   "102 by the copies of 101's events");
-	ok(!wp_coverage_keep(c, switch_rec(102, 1, 11 * MS, buf), 11 * MS),
+	ok(!wp_coverage_keep(c, switch_rec(102, 1, 11 * MS, buf), NULL, 11 * MS),
 	   "102 by the copies of 100's: a duplicate");
 	is_u64(wp_coverage_dropped(c), 4, "four duplicates dropped");
 	wp_coverage_free(c);

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test-records.c: the typed decoders of MMAP2, FORK/EXIT, COMM and LOST records. */
+/*
+ * test-records.c: the typed decoders of the kernel's non-sample records
+ * (MMAP2, FORK/EXIT, COMM, LOST, SWITCH, THROTTLE) and of wallprof's own,
+ * and the encoders of synthesized bodies.
+ */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -7,7 +11,8 @@
 #include "layout.h"
 #include "tap.h"
 
-static uint8_t buf[512];
+static uint64_t buf_words[64];
+static uint8_t *const buf = (uint8_t *)buf_words;
 
 /* A record of type with body at buf, size rounded up to 8. */
 static const struct perf_event_header *rec(uint32_t type, uint16_t misc, const void *body,
@@ -15,7 +20,7 @@ static const struct perf_event_header *rec(uint32_t type, uint16_t misc, const v
 {
 	struct perf_event_header *h = (void *)buf;
 
-	memset(buf, 0, sizeof(buf));
+	memset(buf_words, 0, sizeof(buf_words));
 	h->type = type;
 	h->misc = misc;
 	h->size = (uint16_t)(sizeof(*h) + ((len + 7) & ~(size_t)7));
@@ -96,9 +101,146 @@ static void test_task_comm_lost(void)
 	ok(id == 0 && lost == t, "lost samples: count, no id");
 }
 
+static void test_comm_body(void)
+{
+	struct wp_comm in = { .pid = 7, .tid = 8, .comm = "worker", .len = 6 }, out;
+	uint8_t body[32];
+	size_t n = wp_comm_body(&in, body, sizeof(body));
+
+	is_int((int)n, 16, "comm body: ids and the name, padded to 8");
+	is_int((int)wp_comm_body(&in, body, 15), 0, "comm body: too small a buffer");
+	is_int(wp_comm_parse(rec(PERF_RECORD_COMM, 0, body, n), &out), 0, "comm body: decoded");
+	ok(out.pid == 7 && out.tid == 8 && out.len == 6 && !strcmp(out.comm, "worker") &&
+	   !out.exec, "comm body: what was encoded");
+}
+
+static void test_switch_throttle(void)
+{
+	uint32_t next[2] = { 300, 301 };
+	uint64_t th_body[3] = { 555, 42, 43 };
+	struct wp_throttle th;
+	struct wp_switch sw;
+
+	is_int(wp_switch_parse(rec(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT |
+				   PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, next, 0), &sw), 0,
+	       "switch: decoded");
+	ok(sw.out && sw.preempted && !sw.cpu_wide, "switch: out, preempted, no other task");
+	is_int(wp_switch_parse(rec(PERF_RECORD_SWITCH, 0, next, 0), &sw), 0, "switch in: decoded");
+	ok(!sw.out && !sw.preempted, "switch in: neither out nor preempted");
+	is_int(wp_switch_parse(rec(PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT, next,
+				   sizeof(next)), &sw), 0, "cpu-wide switch: decoded");
+	ok(sw.out && !sw.preempted && sw.cpu_wide && sw.next_prev_pid == 300 &&
+	   sw.next_prev_tid == 301, "cpu-wide switch: the next task");
+	is_int(wp_switch_parse(rec(PERF_RECORD_SWITCH_CPU_WIDE, 0, next, 0), &sw), -EBADMSG,
+	       "cpu-wide switch: too short for the other task");
+	is_int(wp_switch_parse(rec(PERF_RECORD_FORK, 0, next, sizeof(next)), &sw), -EBADMSG,
+	       "switch: not a switch record");
+	is_int(wp_throttle_parse(rec(PERF_RECORD_UNTHROTTLE, 0, th_body, sizeof(th_body)), &th), 0,
+	       "throttle: decoded");
+	ok(th.time == 555 && th.id == 42 && th.stream_id == 43, "throttle: time, id, stream id");
+	is_int(wp_throttle_parse(rec(PERF_RECORD_THROTTLE, 0, th_body, 16), &th), -EBADMSG,
+	       "throttle: too short");
+}
+
+static void test_sample_event_id(void)
+{
+	struct wp_sample_format fmt, no_identifier;
+	uint64_t body[4] = { 99, 0x1234, 0, 0 }, id = 0;
+	const struct perf_event_header *h;
+
+	wp_sample_format_init(&fmt, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP, 0);
+	h = rec(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body, 16);
+	ok(!wp_sample_event_id(&fmt, h, &id) && id == 99, "sample event id: the identifier");
+	is_int(wp_sample_event_id(&fmt, rec(PERF_RECORD_SAMPLE, 0, body, 0), &id), -EBADMSG,
+	       "sample event id: an empty sample");
+	/* Without PERF_SAMPLE_IDENTIFIER the id sits after other fields. */
+	wp_sample_format_init(&no_identifier, PERF_SAMPLE_IP | PERF_SAMPLE_ID, 0);
+	h = rec(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body, 16);
+	ok(!wp_sample_event_id(&no_identifier, h, &id) && id == 0x1234,
+	   "sample event id: PERF_SAMPLE_ID after the ip");
+	is_int(wp_sample_event_id(&no_identifier, rec(PERF_RECORD_SAMPLE, 0, body, 8), &id),
+	       -EBADMSG, "sample event id: a sample cut before its id");
+}
+
+/*
+ * A wallprof record of type: its fixed part (a struct that starts with
+ * the header), then tail, the size rounded up to 8.
+ */
+static const struct perf_event_header *wp_rec(uint32_t type, const void *fixed, size_t len,
+					      const void *tail, size_t tail_len)
+{
+	struct perf_event_header *h = (void *)buf;
+
+	memset(buf_words, 0, sizeof(buf_words));
+	memcpy(buf, fixed, len);
+	if (tail_len)
+		memcpy(buf + len, tail, tail_len);
+	h->type = type;
+	h->misc = 0;
+	h->size = (uint16_t)((len + tail_len + 7) & ~(size_t)7);
+	return h;
+}
+
+static void test_wallprof_records(void)
+{
+	struct wp_record_thread th = { .pid = 5, .tid = 6, .time = 77, .start_time = 70 }, tho;
+	struct wp_record_attach at = { .tid = 9, .nr_ids = 2, .done = 1000 };
+	struct wp_record_build_id bid = { .pid = 4, .size = 20, .maj = 8, .min = 2, .ino = 99 };
+	const uint64_t ids[2] = { 11, 12 };
+	char name[16] = "/bin/x", text[16] = "name: x\nID: 1";
+	struct wp_record_text tr = { .header = { 0 } };
+	struct wp_build_id b;
+	struct wp_attach a;
+	const char *t;
+	size_t len;
+
+	is_int(wp_thread_parse(wp_rec(WP_RECORD_THREAD, &th, sizeof(th), NULL, 0), &tho), 0,
+	       "thread: decoded");
+	ok(tho.pid == 5 && tho.tid == 6 && tho.time == 77 && tho.start_time == 70,
+	   "thread: pid, tid, time and start");
+	is_int(wp_thread_parse(wp_rec(WP_RECORD_THREAD, &th, 16, NULL, 0), &tho), -EBADMSG,
+	       "thread: too short");
+
+	is_int(wp_attach_parse(wp_rec(WP_RECORD_ATTACH, &at, sizeof(at), ids, sizeof(ids)), &a), 0,
+	       "attach: decoded");
+	ok(a.tid == 9 && a.nr_ids == 2 && a.done == 1000 && wp_attach_id(&a, 0) == 11 &&
+	   wp_attach_id(&a, 1) == 12, "attach: tid, done and the ids");
+	at.nr_ids = 3;
+	is_int(wp_attach_parse(wp_rec(WP_RECORD_ATTACH, &at, sizeof(at), ids, sizeof(ids)), &a),
+	       -EBADMSG, "attach: more ids than the record holds");
+
+	for (int i = 0; i < 24; i++)
+		bid.build_id[i] = (uint8_t)i;
+	is_int(wp_build_id_parse(wp_rec(WP_RECORD_BUILD_ID, &bid, sizeof(bid), name, sizeof(name)),
+				 &b), 0, "build id: decoded");
+	ok(b.pid == 4 && b.size == 20 && b.build_id[19] == 19 && b.maj == 8 && b.min == 2 &&
+	   b.ino == 99 && !strcmp(b.filename, "/bin/x"), "build id: its fields and the file");
+	bid.size = 200;
+	wp_build_id_parse(wp_rec(WP_RECORD_BUILD_ID, &bid, sizeof(bid), name, sizeof(name)), &b);
+	is_int(b.size, 24, "build id: a size over the array is cut to it");
+	memset(name, 'a', sizeof(name));
+	is_int(wp_build_id_parse(wp_rec(WP_RECORD_BUILD_ID, &bid, sizeof(bid), name, sizeof(name)),
+				 &b), -EBADMSG, "build id: a file name that runs off the record");
+
+	is_int(wp_text_parse(wp_rec(WP_RECORD_TRACE_FORMAT, &tr, sizeof(tr), text, sizeof(text)),
+			     &t, &len), 0, "text: decoded");
+	ok(len == 13 && !strncmp(t, "name: x", 7), "text: the text and its length");
+	memset(text, 'x', sizeof(text));
+	is_int(wp_text_parse(wp_rec(WP_RECORD_TRACE_FORMAT, &tr, sizeof(tr), text, sizeof(text)),
+			     &t, &len), -EBADMSG, "text: no NUL in the record");
+	is_int(wp_text_parse(wp_rec(WP_RECORD_TRACE_FORMAT, &tr, sizeof(tr), NULL, 0), &t, &len),
+	       -EBADMSG, "text: a header only");
+	is_int(wp_text_parse(wp_rec(WP_RECORD_THREAD, &th, sizeof(th), NULL, 0), &t, &len),
+	       -EBADMSG, "text: not a text record");
+}
+
 int main(void)
 {
 	test_mmap2();
 	test_task_comm_lost();
+	test_comm_body();
+	test_switch_throttle();
+	test_sample_event_id();
+	test_wallprof_records();
 	return done_testing();
 }
