@@ -29,6 +29,9 @@
 #       wallprof-alt    wallprof --no-compress if it has that option
 #                       (compression is then the default), else wallprof -z
 #       wallprof-nc, wallprof-z     either one explicitly
+#                       Every wallprof configuration adds --wakeups=off when
+#                       the binary has it: perf records no wake-ups here
+#                       (bench/wakeups.sh compares them).
 #   BENCH_NO_BUILD=1        do not run make (use the binaries as they are)
 #   BENCH_BUILD=DIR         the build directory (default: build/, as tools/setup)
 #   TMPDIR                  where the data files go (default /tmp)
@@ -83,6 +86,13 @@ if "$wp" record --help 2>&1 | grep -q -- '--no-compress'; then
 else
 	wp_has_nc=
 fi
+# wallprof records wake-ups by default when it may; perf here records none,
+# so every wallprof configuration turns them off (bench/wakeups.sh measures
+# what they cost).
+wp_opts=()
+if "$wp" record --help 2>&1 | grep -q -- '--wakeups'; then
+	wp_opts=(--wakeups=off)
+fi
 
 # config -> label and profiler argv (without the workload)
 cfg_label() {
@@ -104,15 +114,15 @@ set_prof() {
 	perf) prof=(perf record -o "$d/P.data" "${perf_events[@]}" --) ;;
 	perf-z) prof=(perf record -z -o "$d/P.data" "${perf_events[@]}" --) ;;
 	perf-m16M) prof=(perf record -m 16M -o "$d/P.data" "${perf_events[@]}" --) ;;
-	wallprof) prof=("$wp" record -q -o "$d/W.data" -f --) ;;
+	wallprof) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-alt)
 		if [ -n "$wp_has_nc" ]; then
-			prof=("$wp" record -q --no-compress -o "$d/W.data" -f --)
+			prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --no-compress -o "$d/W.data" -f --)
 		else
-			prof=("$wp" record -q -z -o "$d/W.data" -f --)
+			prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} -z -o "$d/W.data" -f --)
 		fi ;;
-	wallprof-nc) prof=("$wp" record -q --no-compress -o "$d/W.data" -f --) ;;
-	wallprof-z) prof=("$wp" record -q -z -o "$d/W.data" -f --) ;;
+	wallprof-nc) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --no-compress -o "$d/W.data" -f --) ;;
+	wallprof-z) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} -z -o "$d/W.data" -f --) ;;
 	esac
 }
 for c in $configs; do cfg_label "$c" >/dev/null; done
@@ -294,6 +304,7 @@ fi
 [ -n "$rev" ] && echo "wallprof built from ${rev}"
 echo "load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "medians of $runs runs; events: cpu-clock period 1001001 ns, context-switches period 1, switch records, dwarf 8192, kernel callchains"
+[ ${#wp_opts[@]} -eq 0 ] || echo "wallprof runs with ${wp_opts[*]} (no wake-ups, as perf here)"
 case " $workloads " in *" pingpong "*)
 	if [ -n "$pp_cpus" ]; then
 		echo "pingpong pinned with taskset -c $pp_cpus (the profilers are not pinned)"
