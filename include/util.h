@@ -5,6 +5,7 @@
 #ifndef WALLPROF_UTIL_H
 #define WALLPROF_UTIL_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -78,6 +79,23 @@ const char *wp_human_ns(uint64_t ns, char *buf, size_t size);
  *	a->v = t;
  */
 void *wp_grow(void *p, size_t *cap, size_t need, size_t elem);
+
+/*
+ * wp_grow() for an array v of cap (a size_t) elements of v's own type:
+ * 0, or -ENOMEM with v and cap as they were.  Evaluates v more than once.
+ *
+ *	if (WP_GROW(a->v, a->cap, a->n + 1))
+ *		return -ENOMEM;
+ *	a->v[a->n++] = x;
+ */
+#define WP_GROW(v, cap, need)							\
+	__extension__({								\
+		void *wp_grown_ = wp_grow((v), &(cap), (need), sizeof(*(v)));	\
+										\
+		if (wp_grown_)							\
+			(v) = wp_grown_;					\
+		wp_grown_ ? 0 : -ENOMEM;					\
+	})
 
 /*
  * Keys from a recording (pids, tids, event ids, names) are the file's to

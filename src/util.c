@@ -9,6 +9,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Compiled in here, so that hashing a key costs no call into the library. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "util.h"
@@ -185,18 +188,8 @@ int wp_read_exact(int fd, void *buf, size_t len)
 
 void *wp_buf_reserve(struct wp_buf *b, size_t n)
 {
-	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 4096;
-		uint8_t *nd;
-
-		while (cap - b->len < n)
-			cap *= 2;
-		nd = realloc(b->data, cap);
-		if (!nd)
-			return NULL;
-		b->data = nd;
-		b->cap = cap;
-	}
+	if (n > SIZE_MAX - b->len || WP_GROW(b->data, b->cap, b->len + n))
+		return NULL;
 	return b->data + b->len;
 }
 
