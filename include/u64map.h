@@ -4,8 +4,9 @@
  *
  * Open addressing with linear probing, never more than half full, so a
  * lookup touches a slot or two, whatever the keys (a seeded hash, util.h).
- * Any key may be stored.  The map owns its
- * slots; it is a value type that starts zeroed (WP_U64MAP_INIT).
+ * Any key may be stored: a slot with key 0 is empty, and key 0 itself is
+ * kept beside the slots.  The map owns its slots; it is a value type that
+ * starts zeroed (WP_U64MAP_INIT).
  */
 #ifndef WALLPROF_U64MAP_H
 #define WALLPROF_U64MAP_H
@@ -16,14 +17,15 @@
 
 struct wp_u64map_slot {
 	uint64_t key, val;
-	bool used;
 };
 
 struct wp_u64map {
 	struct wp_u64map_slot *slots;
 	size_t cap;		/* a power of two, or 0 */
-	size_t len;
+	size_t len;		/* keys, 0 included */
 	uint64_t seed;		/* of its hash, random (util.h), set with the slots */
+	bool has_zero;		/* key 0 is there, with value zero_val */
+	uint64_t zero_val;
 };
 
 #define WP_U64MAP_INIT { 0 }

@@ -49,7 +49,21 @@ int main(void)
 	ok(all, "after deleting half the keys, the others are all found, the deleted none");
 	wp_u64map_del(&m, 12345);
 	is_u64(m.len, 50002, "deleting an absent key changes nothing");
+	wp_u64map_del(&m, 0);
+	ok(!wp_u64map_get(&m, 0, NULL) && m.len == 50001 &&
+	   wp_u64map_get(&m, UINT64_MAX, &v) && v == 11, "key 0 deleted, the others kept");
+	wp_u64map_del(&m, 0);
+	is_u64(m.len, 50001, "deleting key 0 again changes nothing");
 	wp_u64map_release(&m);
 	ok(!wp_u64map_get(&m, 0, NULL), "released: empty again");
+	{
+		uint64_t k = 1, val = 0;
+		size_t pos = 0;
+
+		wp_u64map_put(&m, 0, 5);
+		ok(wp_u64map_next(&m, &pos, &k, &val) && k == 0 && val == 5 &&
+		   !wp_u64map_next(&m, &pos, &k, &val), "a map of key 0 alone: next gives it once");
+		wp_u64map_release(&m);
+	}
 	return done_testing();
 }
