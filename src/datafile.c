@@ -564,16 +564,9 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 		writer_cut(w, start);
 		return err;
 	}
-	if (w->nr_blocks == w->cap_blocks) {
-		size_t cap = w->cap_blocks ? w->cap_blocks * 2 : 256;
-		uint64_t *nb = realloc(w->blocks, cap * sizeof(*nb));
-
-		/* Without room, fewer blocks can be dropped one by one: no harm. */
-		if (!nb)
-			return 0;
-		w->blocks = nb;
-		w->cap_blocks = cap;
-	}
+	/* Without room, fewer blocks can be dropped one by one: no harm. */
+	if (WP_GROW(w->blocks, w->cap_blocks, w->nr_blocks + 1))
+		return 0;
 	w->blocks[w->nr_blocks++] = start;
 	return 0;
 }

@@ -51,11 +51,8 @@ static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 static int read_online_cpus(struct wp_evlist *ev)
 {
 	char buf[4096], *p;
-	int n = 0, cap = 64;
+	size_t n = 0, cap = 0;
 
-	ev->cpus = malloc(sizeof(int) * (size_t)cap);
-	if (!ev->cpus)
-		return -ENOMEM;
 	if (wp_read_text_file("/sys/devices/system/cpu/online", buf, sizeof(buf))) {
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -70,13 +67,8 @@ static int read_online_cpus(struct wp_evlist *ev)
 		if (*end == '-')
 			hi = strtol(end + 1, &end, 10);
 		for (long c = lo; c <= hi; c++) {
-			if (n == cap) {
-				int *nc = realloc(ev->cpus, sizeof(int) * (size_t)(cap *= 2));
-
-				if (!nc)
-					return -ENOMEM;
-				ev->cpus = nc;
-			}
+			if (WP_GROW(ev->cpus, cap, n + 1))
+				return -ENOMEM;
 			ev->cpus[n++] = (int)c;
 		}
 		p = *end == ',' ? end + 1 : end;
@@ -425,15 +417,8 @@ static int evlist_add_fd(struct wp_evlist *ev, int fd, int cpu, unsigned int des
 {
 	struct wp_evfd *f;
 
-	if (ev->nr_fds == ev->cap_fds) {
-		size_t cap = ev->cap_fds ? ev->cap_fds * 2 : 64;
-		struct wp_evfd *nf = realloc(ev->fds, cap * sizeof(*nf));
-
-		if (!nf)
-			return -ENOMEM;
-		ev->fds = nf;
-		ev->cap_fds = cap;
-	}
+	if (WP_GROW(ev->fds, ev->cap_fds, ev->nr_fds + 1))
+		return -ENOMEM;
 	f = &ev->fds[ev->nr_fds++];
 	f->fd = fd;
 	f->cpu = cpu;

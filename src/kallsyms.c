@@ -9,6 +9,7 @@
 
 #include "kallsyms.h"
 #include "priv.h"
+#include "util.h"
 
 static int ksym_cmp(const void *a, const void *b)
 {
@@ -21,27 +22,9 @@ static int ksym_cmp(const void *a, const void *b)
 static int kallsyms_add(struct wp_kallsyms *k, size_t *cap, size_t *names_cap,
 			uint64_t addr, const char *name, size_t len)
 {
-	if (k->nr == *cap) {
-		size_t nc = *cap ? *cap * 2 : 4096;
-		struct wp_ksym *ns = realloc(k->syms, nc * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		k->syms = ns;
-		*cap = nc;
-	}
-	if (k->names_len + len + 1 > *names_cap) {
-		size_t nc = *names_cap ? *names_cap * 2 : 1 << 16;
-		char *nn;
-
-		while (nc < k->names_len + len + 1)
-			nc *= 2;
-		nn = realloc(k->names, nc);
-		if (!nn)
-			return -ENOMEM;
-		k->names = nn;
-		*names_cap = nc;
-	}
+	if (WP_GROW(k->syms, *cap, k->nr + 1) ||
+	    WP_GROW(k->names, *names_cap, k->names_len + len + 1))
+		return -ENOMEM;
 	memcpy(k->names + k->names_len, name, len);
 	k->names[k->names_len + len] = '\0';
 	k->syms[k->nr].addr = addr;

@@ -325,15 +325,8 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 		return ret;
 	}
 	q.hold = hold && o->release ? hold : NULL;
-	if (o->len == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 1024;
-		struct queued *nh = realloc(o->heap, cap * sizeof(*nh));
-
-		if (!nh)
-			goto out_nomem;
-		o->heap = nh;
-		o->cap = cap;
-	}
+	if (WP_GROW(o->heap, o->cap, o->len + 1))
+		goto out_nomem;
 	q.seq = o->seq++;
 	q.sample = NULL;
 	q.sample_store = NULL;

@@ -121,15 +121,8 @@ static int pid_cmp(const void *a, const void *b)
 
 static int tid_set_add(struct tid_set *set, pid_t tid)
 {
-	if (set->n == set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 64;
-		pid_t *nv = realloc(set->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		set->v = nv;
-		set->cap = cap;
-	}
+	if (WP_GROW(set->v, set->cap, set->n + 1))
+		return -ENOMEM;
 	set->v[set->n++] = tid;
 	set->sorted = false;
 	return 0;
@@ -197,15 +190,8 @@ static int attach_thread(struct session *s, pid_t pid, pid_t tid, const char *wh
 		err = check_traceable(s, tid, what);
 	if (s->ev.nr_fds == from)
 		return err;
-	if (s->nr_attached == s->cap_attached) {
-		size_t cap = s->cap_attached ? s->cap_attached * 2 : 64;
-
-		a = realloc(s->attached, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		s->attached = a;
-		s->cap_attached = cap;
-	}
+	if (WP_GROW(s->attached, s->cap_attached, s->nr_attached + 1))
+		return -ENOMEM;
 	a = &s->attached[s->nr_attached++];
 	a->tid = tid;
 	a->pid = pid;
