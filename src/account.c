@@ -72,11 +72,6 @@ struct wp_thread_hists {
 	struct hist_bin bin[];
 };
 
-struct weight_slot {
-	uint32_t serial, stack;
-	uint32_t entry;			/* index + 1 into weights, 0 = empty */
-};
-
 struct wp_account {
 	struct wp_sample_format fmt;
 	struct wp_account_opts opts;
@@ -85,13 +80,10 @@ struct wp_account {
 	uint64_t sample_period_ns;
 	struct thread *threads;		/* until finish */
 	size_t nr, cap;
-	uint32_t *index;		/* open addressing: tid -> threads[i] + 1 */
-	size_t index_cap;
-	uint64_t seed;			/* of the tid hash (util.h) */
+	struct wp_u64map thread_index;	/* tid -> its latest thread in threads */
 	struct wp_stack_weight *weights;	/* .thread holds the serial until finish */
 	size_t nr_weights, cap_weights;
-	struct weight_slot *wslots;
-	size_t nr_wslots;
+	struct wp_u64map weight_index;	/* thread serial << 32 | stack -> index in weights */
 	uint64_t lost, lost_first, lost_last;
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
 	bool wakeups;			/* the recording has wake-ups */
@@ -105,39 +97,6 @@ struct wp_account {
 	struct wp_thread_times *result;	/* built by wp_account_finish */
 };
 
-static size_t hash_tid(const struct wp_account *a, uint32_t tid)
-{
-	return (size_t)wp_hash_u64(tid, a->seed) & (a->index_cap - 1);
-}
-
-/* The index slot of tid: the one holding it, or the empty one it would take. */
-static uint32_t *index_slot(const struct wp_account *a, uint32_t tid)
-{
-	size_t h;
-
-	for (h = hash_tid(a, tid); a->index[h]; h = (h + 1) & (a->index_cap - 1))
-		if (a->threads[a->index[h] - 1].t.tid == tid)
-			break;
-	return &a->index[h];
-}
-
-/* Index every tid by its latest thread: an exited one until its tid is reused. */
-static int index_rebuild(struct wp_account *a, size_t cap)
-{
-	uint32_t *old = a->index;
-
-	a->index = calloc(cap, sizeof(*a->index));
-	if (!a->index) {
-		a->index = old;
-		return -ENOMEM;
-	}
-	a->index_cap = cap;
-	for (size_t i = 0; i < a->nr; i++)
-		*index_slot(a, a->threads[i].t.tid) = (uint32_t)(i + 1);
-	free(old);
-	return 0;
-}
-
 /*
  * The latest thread with this tid, or NULL.  It may have exited (closed):
  * the kernel still delivers a switch-out and samples of a task after its
@@ -145,12 +104,9 @@ static int index_rebuild(struct wp_account *a, size_t cap)
  */
 static struct thread *thread_find(struct wp_account *a, uint32_t tid)
 {
-	uint32_t *slot;
+	uint64_t i;
 
-	if (!a->index_cap)
-		return NULL;
-	slot = index_slot(a, tid);
-	return *slot ? &a->threads[*slot - 1] : NULL;
+	return wp_u64map_get(&a->thread_index, tid, &i) ? &a->threads[i] : NULL;
 }
 
 /* The thread with this tid if it is alive, or NULL. */
@@ -168,15 +124,8 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 
 	if (a->nr == UINT32_MAX - 1)
 		return NULL;	/* serials and the index are 32 bits */
-	if (a->nr == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		struct thread *nt = realloc(a->threads, cap * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		a->threads = nt;
-		a->cap = cap;
-	}
+	if (WP_GROW(a->threads, a->cap, a->nr + 1))
+		return NULL;
 	if (a->no_switches)
 		initial = STATE_UNKNOWN;
 	t = &a->threads[a->nr++];
@@ -195,14 +144,10 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 	t->off_stack = a->opts.unknown_stack;
 	if (a->lost)
 		t->t.approximate = true;
-	/* Keep the index under half full; a reused tid now means this thread. */
-	if (a->nr * 2 > a->index_cap) {
-		if (index_rebuild(a, a->index_cap ? a->index_cap * 2 : 128)) {
-			a->nr--;
-			return NULL;
-		}
-	} else {
-		*index_slot(a, tid) = (uint32_t)a->nr;
+	/* A reused tid now means this thread. */
+	if (wp_u64map_put(&a->thread_index, tid, a->nr - 1)) {
+		a->nr--;
+		return NULL;
 	}
 	return t;
 }
@@ -221,60 +166,22 @@ static struct thread *thread_get(struct wp_account *a, uint32_t pid, uint32_t ti
 	return t;
 }
 
-static int weights_grow(struct wp_account *a)
-{
-	struct weight_slot *old = a->wslots;
-	size_t old_n = a->nr_wslots, n = old_n ? old_n * 2 : 1024;
-
-	a->wslots = calloc(n, sizeof(*a->wslots));
-	if (!a->wslots) {
-		a->wslots = old;
-		return -ENOMEM;
-	}
-	a->nr_wslots = n;
-	for (size_t i = 0; i < old_n; i++) {
-		size_t j;
-
-		if (!old[i].entry)
-			continue;
-		j = ((old[i].serial * 2654435761U) ^ (old[i].stack * 40503U)) & (n - 1);
-		while (a->wslots[j].entry)
-			j = (j + 1) & (n - 1);
-		a->wslots[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
 /* The weight entry of (thread serial, stack), created on first use. */
 static struct wp_stack_weight *weight_get(struct wp_account *a, uint32_t serial,
 					  uint32_t stack)
 {
+	uint64_t key = (uint64_t)serial << 32 | stack, i;
 	struct wp_stack_weight *w;
-	size_t j;
 
-	if ((a->nr_weights + 1) * 2 > a->nr_wslots && weights_grow(a))
+	if (wp_u64map_get(&a->weight_index, key, &i))
+		return &a->weights[i];
+	if (WP_GROW(a->weights, a->cap_weights, a->nr_weights + 1) ||
+	    wp_u64map_put(&a->weight_index, key, a->nr_weights))
 		return NULL;
-	j = ((serial * 2654435761U) ^ (stack * 40503U)) & (a->nr_wslots - 1);
-	for (; a->wslots[j].entry; j = (j + 1) & (a->nr_wslots - 1))
-		if (a->wslots[j].serial == serial && a->wslots[j].stack == stack)
-			return &a->weights[a->wslots[j].entry - 1];
-	if (a->nr_weights == a->cap_weights) {
-		size_t cap = a->cap_weights ? a->cap_weights * 2 : 256;
-		struct wp_stack_weight *nw = realloc(a->weights, cap * sizeof(*nw));
-
-		if (!nw)
-			return NULL;
-		a->weights = nw;
-		a->cap_weights = cap;
-	}
 	w = &a->weights[a->nr_weights++];
 	memset(w, 0, sizeof(*w));
 	w->thread = serial;
 	w->stack = stack;
-	a->wslots[j].serial = serial;
-	a->wslots[j].stack = stack;
-	a->wslots[j].entry = (uint32_t)a->nr_weights;
 	return w;
 }
 
@@ -570,7 +477,6 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	a->wakeups = meta->flags & WP_META_WAKEUPS;
 	for (uint32_t e = 0; a->wakeups && e < meta->nr_events; e++)
 		a->enqueues |= meta->events[e].role == WP_EVENT_ENQUEUED;
-	a->seed = wp_hash_seed();
 	if (opts)
 		a->opts = *opts;
 	*out = a;
@@ -992,17 +898,13 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 		return;		/* finished already */
 	for (size_t i = 0; i < a->nr; i++)
 		thread_close(a, &a->threads[i], end_ns);
-	free(a->index);
-	a->index = NULL;
-	a->index_cap = 0;
+	wp_u64map_release(&a->thread_index);
 	distribute_on_cpu(a);
 	if (!a->nr && !a->threads)
 		a->threads = calloc(1, sizeof(*a->threads));	/* a result even of none */
 	if (a->threads && make_result(a))
 		a->err = -ENOMEM;	/* no threads to show; the hists stay theirs */
-	free(a->wslots);
-	a->wslots = NULL;
-	a->nr_wslots = 0;
+	wp_u64map_release(&a->weight_index);
 }
 
 const struct wp_thread_times *wp_account_threads(const struct wp_account *a, size_t *n)
@@ -1045,9 +947,9 @@ void wp_account_free(struct wp_account *a)
 		free(a->threads[i].hists);
 	free(a->threads);
 	free(a->result);
-	free(a->index);
+	wp_u64map_release(&a->thread_index);
 	free(a->weights);
-	free(a->wslots);
+	wp_u64map_release(&a->weight_index);
 	free(a->wakers);
 	free(a->wakes);
 	wp_u64map_release(&a->waker_index);

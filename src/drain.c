@@ -60,9 +60,8 @@ struct wp_drain {
 	struct wp_summary published;
 	bool stop;
 
-	/* Writer thread only: kernel code addresses seen in samples (0 = empty). */
-	uint64_t *kips;
-	size_t kips_cap, nr_kips;
+	/* Writer thread only: kernel code addresses seen in samples (-> 0). */
+	struct wp_u64map kips;
 
 	/* Drain thread only. */
 	struct block *cur;
@@ -174,7 +173,7 @@ static uint8_t *drain_room(struct wp_drain *d, size_t n)
 
 static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
 {
-	struct wp_mapped_file f = { 0 }, *nf;
+	struct wp_mapped_file f = { 0 };
 	struct wp_mmap2 m;
 	const char *name;
 
@@ -210,15 +209,8 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		}
 		return;
 	}
-	if (d->nr_files == d->cap_files) {
-		size_t cap = d->cap_files ? d->cap_files * 2 : 64;
-
-		nf = realloc(d->files, cap * sizeof(*nf));
-		if (!nf)
-			return;
-		d->files = nf;
-		d->cap_files = cap;
-	}
+	if (WP_GROW(d->files, d->cap_files, d->nr_files + 1))
+		return;
 	f.path = strdup(name);
 	if (f.path)
 		d->files[d->nr_files++] = f;
@@ -528,34 +520,11 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
+/* Out of memory, the symbol of ip is not saved: report shows its address. */
 static void kip_add(struct wp_drain *d, uint64_t ip)
 {
-	size_t h;
-
-	if ((d->nr_kips + 1) * 2 > d->kips_cap) {
-		size_t cap = d->kips_cap ? d->kips_cap * 2 : 4096;
-		uint64_t *n = calloc(cap, sizeof(*n)), *old = d->kips;
-
-		if (!n)
-			return;
-		for (size_t i = 0; i < d->kips_cap; i++) {
-			if (!old[i])
-				continue;
-			for (h = (old[i] * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1); n[h];
-			     h = (h + 1) & (cap - 1))
-				;
-			n[h] = old[i];
-		}
-		free(old);
-		d->kips = n;
-		d->kips_cap = cap;
-	}
-	for (h = (ip * 0x9e3779b97f4a7c15ULL >> 20) & (d->kips_cap - 1); d->kips[h];
-	     h = (h + 1) & (d->kips_cap - 1))
-		if (d->kips[h] == ip)
-			return;
-	d->kips[h] = ip;
-	d->nr_kips++;
+	if (ip)
+		wp_u64map_put(&d->kips, ip, 0);
 }
 
 /*
@@ -771,17 +740,17 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 
 size_t wp_drain_kernel_ips(const struct wp_drain *d, uint64_t *out, size_t max)
 {
-	size_t n = 0;
+	uint64_t ip, unused;
+	size_t n = 0, pos = 0;
 
-	for (size_t i = 0; i < d->kips_cap && n < max; i++)
-		if (d->kips[i])
-			out[n++] = d->kips[i];
+	while (n < max && wp_u64map_next(&d->kips, &pos, &ip, &unused))
+		out[n++] = ip;
 	return n;
 }
 
 size_t wp_drain_nr_kernel_ips(const struct wp_drain *d)
 {
-	return d->nr_kips;
+	return d->kips.len;
 }
 
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n)
@@ -813,7 +782,7 @@ void wp_drain_free(struct wp_drain *d)
 	for (size_t i = 0; i < d->nr_files; i++)
 		free(d->files[i].path);
 	free(d->files);
-	free(d->kips);
+	wp_u64map_release(&d->kips);
 	free(d->roles);
 	if (d->epfd >= 0)
 		close(d->epfd);

@@ -17,16 +17,15 @@
 #include "log.h"
 #include "procmap.h"
 #include "quote.h"
+#include "u64map.h"
 #include "util.h"
 
 struct wp_procmap {
 	struct wp_dso **dsos;
 	size_t nr_dsos, cap_dsos;
-	struct wp_process **procs;	/* open addressing by pid */
-	size_t cap_procs, nr_procs;
+	struct wp_u64map procs;		/* pid -> its struct wp_process * (owned) */
 	wp_procmap_release_fn release;
 	void *release_arg;
-	uint64_t seed;			/* of the pid hash (util.h) */
 	bool same_kernel;
 	int vdso_fd;			/* our own [vdso] image, -1 until made */
 	unsigned int mismatches, missing;
@@ -41,18 +40,13 @@ int wp_procmap_new(bool same_kernel, struct wp_procmap **out)
 	if (!pm)
 		return -ENOMEM;
 	pm->same_kernel = same_kernel;
-	pm->seed = wp_hash_seed();
 	pm->vdso_fd = -1;
-	pm->cap_procs = 64;
-	pm->procs = calloc(pm->cap_procs, sizeof(*pm->procs));
-	pm->dsos = calloc(16, sizeof(*pm->dsos));
 	k = calloc(1, sizeof(*k));
-	if (!pm->procs || !pm->dsos || !k) {
+	if (!k || WP_GROW(pm->dsos, pm->cap_dsos, 1)) {
 		free(k);
 		wp_procmap_free(pm);
 		return -ENOMEM;
 	}
-	pm->cap_dsos = 16;
 	k->kind = WP_DSO_KERNEL;
 	k->path = strdup("[kernel.kallsyms]");
 	k->short_name = strdup("[kernel]");
@@ -72,51 +66,21 @@ void wp_procmap_set_release(struct wp_procmap *pm, wp_procmap_release_fn fn, voi
 	pm->release_arg = arg;
 }
 
-static size_t pid_slot(const struct wp_procmap *pm, uint32_t pid)
-{
-	size_t h = (size_t)wp_hash_u64(pid, pm->seed) & (pm->cap_procs - 1);
-
-	while (pm->procs[h] && pm->procs[h]->pid != pid)
-		h = (h + 1) & (pm->cap_procs - 1);
-	return h;
-}
-
-static int procs_grow(struct wp_procmap *pm)
-{
-	struct wp_process **old = pm->procs;
-	size_t old_cap = pm->cap_procs;
-
-	pm->procs = calloc(old_cap * 2, sizeof(*pm->procs));
-	if (!pm->procs) {
-		pm->procs = old;
-		return -ENOMEM;
-	}
-	pm->cap_procs = old_cap * 2;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i])
-			pm->procs[pid_slot(pm, old[i]->pid)] = old[i];
-	free(old);
-	return 0;
-}
-
 struct wp_process *wp_procmap_process(struct wp_procmap *pm, uint32_t pid)
 {
-	size_t h = pid_slot(pm, pid);
-	struct wp_process *p = pm->procs[h];
+	struct wp_process *p;
+	uint64_t found;
 
-	if (p)
-		return p;
-	if ((pm->nr_procs + 1) * 2 > pm->cap_procs) {
-		if (procs_grow(pm))
-			return NULL;
-		h = pid_slot(pm, pid);
-	}
+	if (wp_u64map_get(&pm->procs, pid, &found))
+		return (struct wp_process *)(uintptr_t)found;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	pm->procs[h] = p;
-	pm->nr_procs++;
+	if (wp_u64map_put(&pm->procs, pid, (uintptr_t)p)) {
+		free(p);
+		return NULL;
+	}
 	return p;
 }
 
@@ -167,14 +131,8 @@ static uint32_t dso_lookup(struct wp_procmap *pm, const char *path, uint32_t maj
 		}
 		return (uint32_t)i;
 	}
-	if (pm->nr_dsos == pm->cap_dsos) {
-		struct wp_dso **nd = realloc(pm->dsos, pm->cap_dsos * 2 * sizeof(*nd));
-
-		if (!nd)
-			return WP_DSO_NONE;
-		pm->dsos = nd;
-		pm->cap_dsos *= 2;
-	}
+	if (WP_GROW(pm->dsos, pm->cap_dsos, pm->nr_dsos + 1))
+		return WP_DSO_NONE;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return WP_DSO_NONE;
@@ -533,13 +491,14 @@ unsigned int wp_procmap_missing(const struct wp_procmap *pm)
 
 void wp_procmap_free(struct wp_procmap *pm)
 {
+	uint64_t pid, found;
+	size_t pos = 0;
+
 	if (!pm)
 		return;
-	for (size_t i = 0; pm->procs && i < pm->cap_procs; i++) {
-		struct wp_process *p = pm->procs[i];
+	while (wp_u64map_next(&pm->procs, &pos, &pid, &found)) {
+		struct wp_process *p = (struct wp_process *)(uintptr_t)found;
 
-		if (!p)
-			continue;
 		if (pm->release && p->unwind_state)
 			pm->release(p, pm->release_arg);
 		free(p->maps);
@@ -557,7 +516,7 @@ void wp_procmap_free(struct wp_procmap *pm)
 	}
 	if (pm->vdso_fd >= 0)
 		close(pm->vdso_fd);
-	free(pm->procs);
+	wp_u64map_release(&pm->procs);
 	free(pm->dsos);
 	free(pm);
 }

@@ -16,23 +16,18 @@
 #include "quote.h"
 #include "symbols.h"
 #include "u64map.h"
+#include "util.h"
 
 /* libstdc++'s demangler (C ABI). */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define MAX_CHAIN 32
 
-struct cache_entry {
-	uint64_t addr;
-	uint32_t dso;		/* UINT32_MAX = empty slot */
-	uint32_t chain;		/* offset into chains[] */
-	uint32_t len;
-};
-
 struct dso_symbolizer {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	bool tried;
+	struct wp_u64map cache;	/* ELF address -> offset in chains << 32 | length */
 };
 
 struct wp_symbols {
@@ -43,10 +38,8 @@ struct wp_symbols {
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	struct dso_symbolizer *dsos;
-	size_t nr_dsos;
-	struct cache_entry *cache;
-	size_t cache_cap, cache_used;
-	uint32_t *chains;
+	size_t nr_dsos;			/* allocated, by procmap's dso index */
+	uint32_t *chains;		/* of frame tokens, for the caches */
 	size_t nr_chains, cap_chains;
 	struct wp_kallsyms ksyms;
 	uint32_t *ksym_tokens;	/* per symbol, interned on first use; 0 = not yet */
@@ -70,80 +63,37 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = wp_debuginfo_find;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
-	s->cache_cap = 4096;
-	s->cache = malloc(s->cache_cap * sizeof(*s->cache));
-	if (!s->cache) {
-		free(s);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < s->cache_cap; i++)
-		s->cache[i].dso = UINT32_MAX;
 	*out = s;
 	return 0;
 }
 
-static size_t cache_slot(const struct wp_symbols *s, uint32_t dso, uint64_t addr)
+/* What the dso at idx keeps (zeroed at first), or NULL when out of memory. */
+static struct dso_symbolizer *dso_state(struct wp_symbols *s, uint32_t idx)
 {
-	uint64_t h = (addr ^ ((uint64_t)dso << 40)) * 0x9e3779b97f4a7c15ULL;
-	size_t i = (size_t)(h >> 20) & (s->cache_cap - 1);
+	size_t had = s->nr_dsos;
 
-	while (s->cache[i].dso != UINT32_MAX &&
-	       (s->cache[i].dso != dso || s->cache[i].addr != addr))
-		i = (i + 1) & (s->cache_cap - 1);
-	return i;
-}
-
-static int cache_grow(struct wp_symbols *s)
-{
-	struct cache_entry *old = s->cache;
-	size_t old_cap = s->cache_cap;
-
-	s->cache = malloc(old_cap * 2 * sizeof(*s->cache));
-	if (!s->cache) {
-		s->cache = old;
-		return -ENOMEM;
+	if (idx >= had) {
+		if (WP_GROW(s->dsos, s->nr_dsos, (size_t)idx + 1))
+			return NULL;
+		memset(s->dsos + had, 0, (s->nr_dsos - had) * sizeof(*s->dsos));
 	}
-	s->cache_cap = old_cap * 2;
-	for (size_t i = 0; i < s->cache_cap; i++)
-		s->cache[i].dso = UINT32_MAX;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].dso != UINT32_MAX)
-			s->cache[cache_slot(s, old[i].dso, old[i].addr)] = old[i];
-	free(old);
-	return 0;
+	return &s->dsos[idx];
 }
 
 /* Remember a resolved chain; returns it (or the input on allocation failure). */
 static const uint32_t *cache_put(struct wp_symbols *s, uint32_t dso, uint64_t addr,
 				 const uint32_t *chain, unsigned int len)
 {
-	struct cache_entry *e;
-	size_t i;
+	struct dso_symbolizer *ds = dso_state(s, dso);
+	uint64_t at = s->nr_chains;
 
-	if ((s->cache_used + 1) * 2 > s->cache_cap && cache_grow(s))
+	if (!ds || at + len > UINT32_MAX ||
+	    WP_GROW(s->chains, s->cap_chains, s->nr_chains + len) ||
+	    wp_u64map_put(&ds->cache, addr, at << 32 | len))
 		return chain;
-	if (s->nr_chains + len > s->cap_chains) {
-		size_t cap = s->cap_chains ? s->cap_chains * 2 : 4096;
-		uint32_t *nc;
-
-		while (cap < s->nr_chains + len)
-			cap *= 2;
-		nc = realloc(s->chains, cap * sizeof(*nc));
-		if (!nc)
-			return chain;
-		s->chains = nc;
-		s->cap_chains = cap;
-	}
-	i = cache_slot(s, dso, addr);
-	e = &s->cache[i];
-	e->dso = dso;
-	e->addr = addr;
-	e->chain = (uint32_t)s->nr_chains;
-	e->len = len;
-	memcpy(s->chains + s->nr_chains, chain, len * sizeof(*chain));
+	memcpy(s->chains + at, chain, len * sizeof(*chain));
 	s->nr_chains += len;
-	s->cache_used++;
-	return s->chains + e->chain;
+	return s->chains + at;
 }
 
 static uint32_t token(struct wp_symbols *s, const char *name, uint32_t flags)
@@ -179,20 +129,11 @@ uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name)
 
 static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso)
 {
-	struct dso_symbolizer *ds;
+	struct dso_symbolizer *ds = dso_state(s, idx);
 	int fd;
 
-	if (idx >= s->nr_dsos) {
-		size_t n = wp_procmap_nr_dsos(s->pm) + 16;
-		struct dso_symbolizer *nd = realloc(s->dsos, n * sizeof(*nd));
-
-		if (!nd)
-			return NULL;
-		memset(nd + s->nr_dsos, 0, (n - s->nr_dsos) * sizeof(*nd));
-		s->dsos = nd;
-		s->nr_dsos = n;
-	}
-	ds = &s->dsos[idx];
+	if (!ds)
+		return NULL;
 	if (ds->tried)
 		return ds->mod;
 	ds->tried = true;
@@ -363,9 +304,10 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 	uint32_t chain[MAX_CHAIN];
 	const uint32_t *hit;
 	const struct wp_map *m;
+	struct dso_symbolizer *ds;
 	struct wp_dso *dso;
+	uint64_t cached;
 	unsigned int n;
-	size_t slot;
 	char text[64];
 
 	if (!max)
@@ -380,10 +322,10 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 	if (!dso->opened)
 		wp_procmap_dso_open(s->pm, dso);
 	lookup = dso->usable ? wp_map_elf_addr(dso, m, lookup) : lookup - m->start + m->pgoff;
-	slot = cache_slot(s, m->dso, lookup);
-	if (s->cache[slot].dso != UINT32_MAX) {
-		hit = s->chains + s->cache[slot].chain;
-		n = s->cache[slot].len;
+	ds = dso_state(s, m->dso);
+	if (ds && wp_u64map_get(&ds->cache, lookup, &cached)) {
+		hit = s->chains + (cached >> 32);
+		n = (uint32_t)cached;
 	} else {
 		n = resolve_user(s, m->dso, dso, lookup, chain);
 		hit = cache_put(s, m->dso, lookup, chain, n);
@@ -440,11 +382,12 @@ void wp_symbols_free(struct wp_symbols *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nr_dsos; i++)
+	for (size_t i = 0; i < s->nr_dsos; i++) {
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);
+		wp_u64map_release(&s->dsos[i].cache);
+	}
 	free(s->dsos);
-	free(s->cache);
 	free(s->chains);
 	wp_kallsyms_release(&s->ksyms);
 	free(s->ksym_tokens);
