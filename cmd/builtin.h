@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "options.h"
 
 /* Exit statuses shared by every subcommand. */
 #define WP_EXIT_OK 0
@@ -37,5 +38,13 @@ bool use_color(enum wp_color_mode mode, FILE *f);
 /* Print "wallprof <cmd>: <msg>" and a hint, return WP_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A word of an option that its table (read by words, cmd/options.h) does
+ * not know: "help" lists the words on stdout (WP_EXIT_OK), anything else
+ * is a usage error naming them.
+ */
+int unknown_word(const char *cmd, const char *option, const char *noun, option_word_fn words,
+		 const char *arg);
 
 #endif

@@ -34,14 +34,14 @@ static const struct cmd_option record_options[] = {
 	{ NULL, 0, 0, NULL, "Sampling:", NULL },
 	{ "freq", 'F', OPTION_ARG, " <hz>",
 	  "on-CPU samples per second of CPU time (default 999)", NULL },
-	{ "event", 'e', OPTION_ARG, " <name>",
-	  "cpu-clock (default), task-clock, cycles (or\ncpu-cycles), instructions", NULL },
+	{ "event", 'e', OPTION_ARG, " <name>", "what drives on-CPU samples ('help' lists them):",
+	  wp_event_word },
 	{ "call-graph", 'g', OPTION_ARG, " <mode>", "dwarf[,<size>] (default dwarf,8192), fp or none",
 	  NULL },
 	{ "no-off-cpu", OPT_NO_OFF_CPU, OPTION_NO_ARG, NULL,
 	  "no context-switch records and no switch-out stacks", NULL },
-	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>",
-	  "wake-ups and their wakers: stacks (default when\nallowed), nostacks or off", NULL },
+	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>", "wake-ups and their wakers:",
+	  wp_wakeups_word },
 	{ NULL, 0, 0, NULL, "Target:", NULL },
 	{ "pid", 'p', OPTION_ARG, " <pid,...>",
 	  "attach to running processes and their new threads", NULL },
@@ -165,8 +165,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'e':
 			if (!wp_event_name_known(optarg)) {
-				ret = usage_error("record", "--event: unknown event '%s' (known: %s)",
-						  optarg, wp_event_names());
+				ret = unknown_word("record", "--event", "event", wp_event_word, optarg);
 				goto out;
 			}
 			o.events.event = optarg;
@@ -177,15 +176,8 @@ int cmd_record(int argc, char **argv)
 				goto out;
 			break;
 		case OPT_WAKEUPS:
-			if (!strcmp(optarg, "stacks")) {
-				o.events.wakeups = WP_WAKEUPS_STACKS;
-			} else if (!strcmp(optarg, "nostacks")) {
-				o.events.wakeups = WP_WAKEUPS_NOSTACKS;
-			} else if (!strcmp(optarg, "off")) {
-				o.events.wakeups = WP_WAKEUPS_OFF;
-			} else {
-				ret = usage_error("record", "--wakeups: '%s' is not stacks, nostacks or off",
-						  optarg);
+			if (wp_wakeups_parse(optarg, &o.events.wakeups)) {
+				ret = unknown_word("record", "--wakeups", "word", wp_wakeups_word, optarg);
 				goto out;
 			}
 			break;

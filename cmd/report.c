@@ -113,23 +113,6 @@ void report_usage(FILE *out)
 		      report_options, ARRAY_SIZE(report_options));
 }
 
-/*
- * A word of --format, --mode or --sort that the table (read by words)
- * does not know: "help" lists them, anything else is a usage error.
- */
-static int unknown_word(const char *option, const char *noun, option_word_fn words,
-			const char *arg)
-{
-	char known[256];
-
-	if (!strcmp(arg, "help")) {
-		options_print_words(stdout, words);
-		return WP_EXIT_OK;
-	}
-	return usage_error("report", "%s: unknown %s '%s' (known: %s)", option, noun, arg,
-			   options_word_list(words, known, sizeof(known)));
-}
-
 /* Index of word in a NULL-terminated list, or -1. */
 static int pick(const char *word, const char *const *list)
 {
@@ -207,7 +190,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_FORMAT:
 			format = wp_format_find(optarg);
 			if (!format) {
-				ret = unknown_word("--format", "format", format_word, optarg);
+				ret = unknown_word("report", "--format", "format", format_word, optarg);
 				goto out_free;
 			}
 			break;
@@ -217,7 +200,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_MODE:
 			word = wp_view_word_find(wp_modes, optarg);
 			if (!word) {
-				ret = unknown_word("--mode", "mode", mode_word, optarg);
+				ret = unknown_word("report", "--mode", "mode", mode_word, optarg);
 				goto out_free;
 			}
 			vo.mode = (enum wp_mode)word->value;
@@ -225,7 +208,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_SORT:
 			word = wp_view_word_find(wp_sorts, optarg);
 			if (!word) {
-				ret = unknown_word("--sort", "sort key", sort_word, optarg);
+				ret = unknown_word("report", "--sort", "sort key", sort_word, optarg);
 				goto out_free;
 			}
 			vo.sort = (enum wp_sort)word->value;

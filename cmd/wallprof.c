@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "options.h"
 #include "log.h"
 #include "priv.h"
 #include "quote.h"
@@ -69,6 +70,19 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	wp_quote_puts(stderr, msg, WP_QUOTE_MESSAGE);
 	fprintf(stderr, " (see 'wallprof %s --help')\n", cmd);
 	return WP_EXIT_USAGE;
+}
+
+int unknown_word(const char *cmd, const char *option, const char *noun, option_word_fn words,
+		 const char *arg)
+{
+	char known[256];
+
+	if (!strcmp(arg, "help")) {
+		options_print_words(stdout, words);
+		return WP_EXIT_OK;
+	}
+	return usage_error(cmd, "%s: unknown %s '%s' (known: %s)", option, noun, arg,
+			   options_word_list(words, known, sizeof(known)));
 }
 
 static bool color_messages;

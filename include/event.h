@@ -88,8 +88,15 @@ bool wp_event_name_known(const char *name);
 /* Whether name is an event whose sampling period is a time (a clock). */
 bool wp_event_is_clock(const char *name);
 
-/* The known event names, for messages: "cpu-clock, task-clock, ...". */
-const char *wp_event_names(void);
+/*
+ * The i-th event name that -e takes, with one line of help in *help; NULL
+ * past the last (the shape of an option's word list, cmd/options.h).
+ */
+const char *wp_event_word(size_t i, const char **help);
+
+/* The same for the words of --wakeups, and the word's value: 0 or -EINVAL. */
+const char *wp_wakeups_word(size_t i, const char **help);
+int wp_wakeups_parse(const char *word, enum wp_wakeups *how);
 
 /*
  * Build the attrs.  Decides kernel-mode sampling and switch-out stacks

@@ -77,39 +77,83 @@ static int read_online_cpus(struct wp_evlist *ev)
 	return n ? 0 : -ENODEV;
 }
 
+/*
+ * The events that can drive on-CPU sampling: the one list that -e
+ * accepts, that its --help and errors show, and that the completion asks
+ * for ("record -e help").
+ */
 struct event_alias {
 	const char *name;
 	uint32_t type;
 	uint64_t config;
+	const char *help;
 };
 
 static const struct event_alias event_aliases[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+	  "timer over the thread's CPU time" },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+	  "timer over the task's own run time" },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "CPU cycles (needs a PMU)" },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "another name for cycles" },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
+	  "retired instructions (needs a PMU)" },
 };
 
-bool wp_event_name_known(const char *name)
+static const struct event_alias *event_alias_find(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(event_aliases); i++)
 		if (!strcmp(name, event_aliases[i].name))
-			return true;
-	return false;
+			return &event_aliases[i];
+	return NULL;
+}
+
+bool wp_event_name_known(const char *name)
+{
+	return event_alias_find(name) != NULL;
 }
 
 bool wp_event_is_clock(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(event_aliases); i++)
-		if (!strcmp(name, event_aliases[i].name))
-			return event_aliases[i].type == PERF_TYPE_SOFTWARE;
-	return false;
+	const struct event_alias *a = event_alias_find(name);
+
+	return a && a->type == PERF_TYPE_SOFTWARE;
 }
 
-const char *wp_event_names(void)
+const char *wp_event_word(size_t i, const char **help)
 {
-	return "cpu-clock, task-clock, cycles (cpu-cycles), instructions";
+	if (i >= ARRAY_SIZE(event_aliases))
+		return NULL;
+	*help = event_aliases[i].help;
+	return event_aliases[i].name;
+}
+
+static const struct {
+	const char *name;
+	enum wp_wakeups how;
+	const char *help;
+} wakeups_words[] = {
+	{ "stacks", WP_WAKEUPS_STACKS, "wakers with their stacks, when allowed" },
+	{ "nostacks", WP_WAKEUPS_NOSTACKS, "who woke whom and when, no stacks" },
+	{ "off", WP_WAKEUPS_OFF, "no wake-ups" },
+};
+
+const char *wp_wakeups_word(size_t i, const char **help)
+{
+	if (i >= ARRAY_SIZE(wakeups_words))
+		return NULL;
+	*help = wakeups_words[i].help;
+	return wakeups_words[i].name;
+}
+
+int wp_wakeups_parse(const char *word, enum wp_wakeups *how)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(wakeups_words); i++)
+		if (!strcmp(word, wakeups_words[i].name)) {
+			*how = wakeups_words[i].how;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 /* Can this machine count the hardware event at all (VMs often cannot)? */
@@ -272,12 +316,10 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 
 	memset(ev, 0, sizeof(*ev));
 	ev->priv = *priv;
-	for (size_t i = 0; i < ARRAY_SIZE(event_aliases); i++)
-		if (!strcmp(opts->event, event_aliases[i].name))
-			alias = &event_aliases[i];
+	alias = event_alias_find(opts->event);
 	if (!alias) {
-		wp_error("unknown event '%s' (known: %s)", wp_quoted(opts->event),
-			 wp_event_names());
+		wp_error("unknown event '%s' (see 'wallprof record -e help')",
+			 wp_quoted(opts->event));
 		return -EINVAL;
 	}
 	if (opts->callgraph == WP_CALLGRAPH_DWARF) {

@@ -2,9 +2,10 @@
 # Every option that a subcommand's --help lists (made from its option
 # table) is documented in its man page's OPTIONS section, and every option
 # documented there exists; the completion script offers exactly those
-# options; and every word of --format, --mode and --sort (from the tables
-# that `wallprof report --format help` prints) is documented under its
-# option and offered by the completion.
+# options; and every word of report's --format, --mode and --sort and
+# record's --event and --wakeups (from the tables that, e.g., `wallprof
+# report --format help` prints) is documented under its option and offered
+# by the completion.
 set -u
 . "$TESTS_SRCDIR/integration/lib.sh"
 top=$TESTS_SRCDIR/..
@@ -28,10 +29,10 @@ man_words() {
 		/^\.B[IR]? +\\-/ {
 			s = "\\-\\-" o
 			i = index($0, s)
-			inside = i > 0 && substr($0, i + length(s), 1) ~ /^([ "]|)$/
+			inside = i > 0 && substr($0, i + length(s), 1) ~ /^([ "=]|)$/
 			next
 		}
-		inside && /^\.BR? / { print $2 }'
+		inside && /^\.BR? / { gsub(/\\-/, "-", $2); print $2 }'
 }
 
 # complete WORDS...: what the completion script offers for the command
@@ -81,20 +82,21 @@ fi
 compare record
 compare report
 
-# The words of --format, --mode and --sort, from their tables.
-for o in format mode sort; do
-	"$WALLPROF" report --$o help > words.txt
-	check_num "--$o help exits 0" "$?" -eq 0
+# The words of the options that take one of a set, from their tables.
+for cw in report:format report:mode report:sort record:event record:wakeups; do
+	c=${cw%%:*} o=${cw#*:}
+	"$WALLPROF" "$c" --$o help > words.txt
+	check_num "$c --$o help exits 0" "$?" -eq 0
 	cut -f1 words.txt | sort -u > code.txt
-	check_num "--$o help lists words" "$(wc -l < code.txt)" -gt 2
-	man_words "$top/man/wallprof-report.1" "$o" | sort -u > man.txt
+	check_num "$c --$o help lists words" "$(wc -l < code.txt)" -gt 2
+	man_words "$top/man/wallprof-$c.1" "$o" | sort -u > man.txt
 	for w in $(comm -23 code.txt man.txt); do
-		fail "--$o $w is accepted but not documented under --$o in wallprof-report.1"
+		fail "$c --$o $w is accepted but not documented under --$o in wallprof-$c.1"
 	done
-	check "every word of --$o is documented under it" [ -z "$(comm -23 code.txt man.txt)" ]
+	check "every word of $c --$o is documented under it" [ -z "$(comm -23 code.txt man.txt)" ]
 	if [ -n "$have_bash" ]; then
-		complete report --$o '' > offered.txt
-		check "the completion offers the words of --$o" cmp -s code.txt offered.txt
+		complete "$c" --$o '' > offered.txt
+		check "the completion offers the words of $c --$o" cmp -s code.txt offered.txt
 	fi
 done
 
