@@ -127,6 +127,13 @@ int wp_sample_parse(const struct wp_sample_format *fmt,
 		    const struct perf_event_header *hdr, struct wp_sample *out);
 
 /*
+ * Only the time of a sample (the ordering queue needs it before the sample
+ * is parsed): 0, or -EBADMSG when the sample has none or is too short.
+ */
+int wp_sample_time(const struct wp_sample_format *fmt, const struct perf_event_header *hdr,
+		   uint64_t *time);
+
+/*
  * The event id of a sample, without decoding the rest of it: with
  * PERF_SAMPLE_IDENTIFIER it is the first field, read for every sample on
  * the recorder's draining path.  Returns 0 or -EBADMSG.

@@ -11,8 +11,8 @@
  * previous round's newest.  Its memory has a bound all the same (a file
  * may have no ROUND at all): beyond it, the oldest records are released
  * early, and one that comes later but older counts as late.  Owns copies
- * of the queued records, and of each queued sample its parsed form: a
- * sample is parsed once, when queued, and delivered with it.
+ * of the queued records.  A sample is parsed once, when it is delivered;
+ * queueing reads only its time.
  */
 #ifndef WALLPROF_ORDER_H
 #define WALLPROF_ORDER_H

@@ -136,6 +136,22 @@ int wp_sample_parse(const struct wp_sample_format *fmt,
 	return c.bad ? -EBADMSG : 0;
 }
 
+int wp_sample_time(const struct wp_sample_format *fmt, const struct perf_event_header *hdr,
+		   uint64_t *time)
+{
+	uint64_t t = fmt->sample_type;
+	size_t off = sizeof(*hdr);
+
+	/* The fields before the time, in the kernel's order, are 8 bytes each. */
+	off += (t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	off += (t & PERF_SAMPLE_IP) ? 8 : 0;
+	off += (t & PERF_SAMPLE_TID) ? 8 : 0;
+	if (!(t & PERF_SAMPLE_TIME) || hdr->size < sizeof(*hdr) || hdr->size < off + 8)
+		return -EBADMSG;
+	memcpy(time, (const uint8_t *)hdr + off, 8);
+	return 0;
+}
+
 size_t wp_sample_id_size(const struct wp_sample_format *fmt)
 {
 	uint64_t t = fmt->sample_type;

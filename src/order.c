@@ -4,6 +4,7 @@
  * oldest first when they take more memory than the bound.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +33,7 @@ struct queued {
 	uint64_t time;
 	uint64_t seq;		/* file order breaks ties */
 	struct perf_event_header *rec;
-	const struct wp_sample *sample;	/* rec parsed, in a chunk; NULL if none */
 	struct store *store;
-	struct store *sample_store;	/* the chunk of sample when rec is borrowed */
 	void *hold;		/* when borrowed: released after delivery */
 };
 
@@ -85,15 +84,10 @@ static void store_release(struct wp_order *o, struct store *s)
 	o->nr_spare++;
 }
 
-/*
- * Room for size bytes, in the current chunk or a new one; 8-aligned, as a
- * parsed sample needs.
- */
+/* Room for a record of size bytes, in the current chunk or a new one. */
 static void *chunk_alloc(struct wp_order *o, size_t size, struct store **owner)
 {
 	struct store *c = o->cur;
-
-	size = ALIGN_UP(size, (size_t)8);
 
 	if (c && !c->live)
 		c->used = 0;	/* everything in it was delivered: reuse */
@@ -148,11 +142,11 @@ out:
 uint64_t wp_record_time(const struct wp_sample_format *fmt,
 			const struct perf_event_header *rec)
 {
-	if (rec->type == PERF_RECORD_SAMPLE) {
-		struct wp_sample s;
+	uint64_t time;
 
-		return wp_sample_parse(fmt, rec, &s) ? 0 : s.time;
-	}
+	/* Only the time is read here; the sample is parsed once, at delivery. */
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return wp_sample_time(fmt, rec, &time) ? 0 : time;
 	if (rec->type == WP_RECORD_THREAD) {
 		struct wp_record_thread t;
 
@@ -260,6 +254,8 @@ static void heap_down(struct wp_order *o, size_t i)
 static int deliver_one(struct wp_order *o)
 {
 	struct queued q = o->heap[0];
+	struct wp_sample sample;
+	bool parsed;
 	int ret;
 
 	o->heap[0] = o->heap[--o->len];
@@ -269,12 +265,11 @@ static int deliver_one(struct wp_order *o)
 		o->late++;
 	else if (q.time)
 		o->last_delivered = q.time;
-	ret = o->fn(q.rec, q.sample, q.time, o->arg);
+	parsed = q.rec->type == PERF_RECORD_SAMPLE && !wp_sample_parse(&o->fmt, q.rec, &sample);
+	ret = o->fn(q.rec, parsed ? &sample : NULL, q.time, o->arg);
 	if (q.hold)
 		o->release(q.hold);
 	store_release(o, q.store);
-	if (q.sample_store)
-		store_release(o, q.sample_store);
 	return ret;
 }
 
@@ -312,7 +307,6 @@ static int deliver_early(struct wp_order *o)
 int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold,
 		  size_t hold_bytes)
 {
-	struct wp_sample *room = NULL;
 	struct queued q;
 	int ret;
 
@@ -327,48 +321,25 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 	q.hold = hold && o->release ? hold : NULL;
 	if (WP_GROW(o->heap, o->cap, o->len + 1))
 		goto out_nomem;
+	q.time = clamp_time(o, wp_record_time(&o->fmt, rec));
 	q.seq = o->seq++;
-	q.sample = NULL;
-	q.sample_store = NULL;
 	if (q.hold) {
 		q.rec = (struct perf_event_header *)rec;
 		q.store = borrowed_store(o, hold, hold_bytes);
 		if (!q.store)
 			goto out_nomem;
-		if (rec->type == PERF_RECORD_SAMPLE) {
-			room = chunk_alloc(o, sizeof(*room), &q.sample_store);
-			if (!room)
-				goto out_nomem_store;
-		}
 	} else {
-		/* A sample's parsed form goes first, then the copy it points into. */
-		size_t before = rec->type == PERF_RECORD_SAMPLE ? sizeof(*room) : 0;
-		uint8_t *p = chunk_alloc(o, before + rec->size, &q.store);
-
-		if (!p)
+		q.rec = chunk_alloc(o, rec->size, &q.store);
+		if (!q.rec)
 			goto out_nomem;
-		room = before ? (struct wp_sample *)p : NULL;
-		q.rec = (struct perf_event_header *)(p + before);
 		memcpy(q.rec, rec, rec->size);
 	}
-	/* A sample is parsed here, once: for its time and for delivery. */
-	if (!room) {
-		q.time = wp_record_time(&o->fmt, rec);
-	} else if (!wp_sample_parse(&o->fmt, q.rec, room)) {
-		q.sample = room;
-		q.time = room->time;
-	} else {
-		q.time = 0;	/* malformed: delivered as it is, timeless */
-	}
-	q.time = clamp_time(o, q.time);
 	if (q.time > o->round_max)
 		o->round_max = q.time;
 	o->heap[o->len] = q;
 	heap_up(o, o->len++);
 	return queue_bytes(o) > o->bound ? deliver_early(o) : 0;
 
-out_nomem_store:
-	store_release(o, q.store);
 out_nomem:
 	if (q.hold)
 		o->release(q.hold);
@@ -410,8 +381,6 @@ void wp_order_free(struct wp_order *o)
 		if (o->heap[i].hold)
 			o->release(o->heap[i].hold);
 		store_release(o, o->heap[i].store);
-		if (o->heap[i].sample_store)
-			store_release(o, o->heap[i].sample_store);
 	}
 	for (c = o->spare; c; c = next) {
 		next = c->next;

@@ -662,8 +662,8 @@ static void test_order_parsed(void)
 	is_int((int)got.n, 4, "order parsed: every sample delivered");
 	is_int((int)got.parsed, 3, "order parsed: the well-formed ones with their parsed form");
 	is_int((int)got.inside, 3, "order parsed: pointing into the delivered records");
-	ok(got.times[0] == 0 && got.times[1] == 10 && got.times[2] == 20 && got.times[3] == 30,
-	   "order parsed: in time order, the malformed one timeless");
+	ok(got.times[0] == 10 && got.times[1] == 20 && got.times[2] == 30 && got.times[3] == 40,
+	   "order parsed: in time order, the malformed one by the time it has");
 	is_u64(hold, 2, "order parsed: both holds released");
 	wp_order_free(o);
 }

@@ -162,6 +162,25 @@ static void test_sample_event_id(void)
 	       -EBADMSG, "sample event id: a sample cut before its id");
 }
 
+static void test_sample_time(void)
+{
+	struct wp_sample_format fmt, no_time;
+	uint64_t body[4] = { 7, 0x401000, 0x0000006500000064ULL, 123456789 }, t = 0;
+	struct wp_sample parsed;
+	const struct perf_event_header *h;
+
+	wp_sample_format_init(&fmt, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			      PERF_SAMPLE_TIME, 0);
+	h = rec(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body, 32);
+	ok(!wp_sample_time(&fmt, h, &t) && t == 123456789, "sample time: after id, ip and tid");
+	ok(!wp_sample_parse(&fmt, h, &parsed) && parsed.time == t,
+	   "sample time: the same as the whole parse");
+	is_int(wp_sample_time(&fmt, rec(PERF_RECORD_SAMPLE, 0, body, 24), &t), -EBADMSG,
+	       "sample time: a sample cut before its time");
+	wp_sample_format_init(&no_time, PERF_SAMPLE_IP | PERF_SAMPLE_TID, 0);
+	is_int(wp_sample_time(&no_time, h, &t), -EBADMSG, "sample time: none recorded");
+}
+
 /*
  * A wallprof record of type: its fixed part (a struct that starts with
  * the header), then tail, the size rounded up to 8.
@@ -241,6 +260,7 @@ int main(void)
 	test_comm_body();
 	test_switch_throttle();
 	test_sample_event_id();
+	test_sample_time();
 	test_wallprof_records();
 	return done_testing();
 }
