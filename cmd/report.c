@@ -41,6 +41,8 @@ enum {
 	OPT_COLOR,
 	OPT_WAKERS,
 	OPT_WAKER_COMM,
+	OPT_INVERTED,
+	OPT_TITLE,
 };
 
 /* The words of --format, --mode and --sort, from the tables that own them. */
@@ -78,10 +80,13 @@ static const struct cmd_option report_options[] = {
 	{ "unit", OPT_UNIT, OPTION_ARG, " <unit>", "folded: weights in ns, us (default) or ms",
 	  NULL },
 	{ "no-thread-root", OPT_NO_THREAD_ROOT, OPTION_NO_ARG, NULL,
-	  "folded: no thread name as the root frame", NULL },
+	  "folded, flamegraph: no thread name as the root frame", NULL },
 	{ "wakers", OPT_WAKERS, OPTION_NO_ARG, NULL,
 	  "folded: the waker's stack after each blocked one", NULL },
 	{ "lines", OPT_LINES, OPTION_NO_ARG, NULL, "add file:line to frames", NULL },
+	{ "inverted", OPT_INVERTED, OPTION_NO_ARG, NULL,
+	  "flamegraph: an icicle graph, rooted at the leaves", NULL },
+	{ "title", OPT_TITLE, OPTION_ARG, " <text>", "flamegraph: the title", NULL },
 	{ NULL, 0, 0, NULL, "Filters (every format):", NULL },
 	{ "pid", OPT_PID, OPTION_ARG, " <pid,...>", "only these processes", NULL },
 	{ "tid", OPT_TID, OPTION_ARG, " <tid,...>", "only these threads", NULL },
@@ -254,6 +259,12 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_LINES:
 			ao.lines = true;
+			break;
+		case OPT_INVERTED:
+			vo.inverted = true;
+			break;
+		case OPT_TITLE:
+			vo.title = optarg;
 			break;
 		case OPT_PID:
 			free(vo.pids);

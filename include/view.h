@@ -58,6 +58,8 @@ struct wp_view_opts {
 	bool wakers;		/* folded: the waker's stack after the blocked one */
 	bool per_thread;	/* hist: one histogram per thread */
 	unsigned int top;	/* text/json: number of stacks */
+	bool inverted;		/* flamegraph: an icicle rooted at the leaves */
+	const char *title;	/* flamegraph: instead of the default title */
 	bool color;
 };
 
