@@ -13,6 +13,11 @@ const struct wp_format wp_formats[] = {
 	{ NULL, NULL, NULL },
 };
 
+bool wp_format_can_diff(const struct wp_format *f)
+{
+	return f->write == wp_format_text || f->write == wp_format_flamegraph;
+}
+
 const struct wp_format *wp_format_find(const char *name)
 {
 	for (const struct wp_format *f = wp_formats; f->name; f++)

@@ -130,6 +130,10 @@ struct fg {
 	size_t path_cap;
 	uint64_t min_ns;	/* narrowest frame drawn */
 	double scale;		/* pixels per ns at the root */
+	/* --diff: the base recording's tree, and per node its frame there. */
+	struct fg *base;
+	uint32_t *base_node;
+	double max_delta;	/* largest change of share of a frame shown */
 };
 
 static int thread_cmp(const void *a, const void *b, void *arg)
@@ -250,6 +254,54 @@ static const char *label_name(const struct fg *g, uint64_t label)
 	default:
 		return wp_analysis_frame_name(g->v->an, value);
 	}
+}
+
+/* The same frame in the base tree as node i: same kind of label, same name. */
+static uint32_t base_match(const struct fg *g, uint32_t i)
+{
+	const struct fg_node *nd = &g->tree.nodes[i];
+	const struct fg_tree *bt = &g->base->tree;
+	uint32_t p = g->base_node[nd->parent];
+	const char *name = label_name(g, nd->label);
+
+	if (p == NO_NODE)
+		return NO_NODE;
+	for (uint32_t c = bt->nodes[p].child; c != NO_NODE; c = bt->nodes[c].next)
+		if (bt->nodes[c].label >> 32 == nd->label >> 32 &&
+		    !strcmp(label_name(g->base, bt->nodes[c].label), name))
+			return c;
+	return NO_NODE;
+}
+
+/* Each side's share of its own total. */
+static double node_share(const struct fg_tree *t, uint32_t i)
+{
+	return t->nodes[0].total ? (double)t->nodes[i].total / (double)t->nodes[0].total : 0;
+}
+
+static double node_delta(const struct fg *g, uint32_t i)
+{
+	uint32_t b = g->base_node[i];
+
+	return node_share(&g->tree, i) - (b == NO_NODE ? 0 : node_share(&g->base->tree, b));
+}
+
+/* Match every node with the base's; parents come before their callees. */
+static int match_base(struct fg *g)
+{
+	g->base_node = calloc(g->tree.n + 1, sizeof(*g->base_node));
+	if (!g->base_node)
+		return -ENOMEM;
+	g->base_node[0] = 0;
+	for (uint32_t i = 1; i < g->tree.n; i++)
+		g->base_node[i] = base_match(g, i);
+	for (uint32_t i = 0; i < g->tree.n; i++) {
+		double d = node_delta(g, i);
+
+		if (g->tree.nodes[i].shown && (d < 0 ? -d : d) > g->max_delta)
+			g->max_delta = d < 0 ? -d : d;
+	}
+	return 0;
 }
 
 static int u64_desc(const void *a, const void *b)
@@ -447,15 +499,32 @@ static void put_frame(struct fg *g, FILE *out, const struct fg_node *nd, bool in
 	int part = dominant_part(nd, &pure);
 	struct rgb c = nd == g->tree.nodes ? (struct rgb){ 200, 200, 200 } :
 					     hue_shade(part, pure, name);
+	uint32_t i = (uint32_t)(nd - g->tree.nodes);
+	double delta = g->base ? node_delta(g, i) : 0;
+
+	/* The differential colours: red for growth, blue for shrinkage. */
+	if (g->base) {
+		unsigned int fade = g->max_delta > 0 ?
+			(unsigned int)(210 * (delta < 0 ? -delta : delta) / g->max_delta) : 0;
+
+		c = delta >= 0 ? (struct rgb){ 250, 250 - fade, 250 - fade } :
+				 (struct rgb){ 250 - fade, 250 - fade, 250 };
+	}
 	size_t room = w > 6 ? (size_t)((w - 6) / CHAR_WIDTH) : 0;
 	char buf[32];
 	int shown = 0;
 
 	fprintf(out, "<g class=\"f\" data-o=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%" PRIu32
-		"\"><title>", nd->offset, nd->total, nd->depth);
+		"\"", nd->offset, nd->total, nd->depth);
+	if (g->base)	/* the change of share, in millionths */
+		fprintf(out, " data-delta=\"%.0f\"", delta * 1e6);
+	fputs("><title>", out);
 	put_xml(out, name);
 	fputs("&#10;", out);
 	put_time(out, nd->total, whole);
+	if (g->base)
+		fprintf(out, "&#10;base %.2f%%, this %.2f%%: %+.2f points", 100 * (node_share(&g->tree, i) - delta),
+			100 * node_share(&g->tree, i), 100 * delta);
 	/* The split by kind, when more than one kind is in the frame. */
 	for (int p = 0; p < WP_NR_PARTS; p++)
 		shown += nd->ns[p] != 0;
@@ -529,6 +598,9 @@ static void put_head(struct fg *g, FILE *out, unsigned int height)
 		IMAGE_WIDTH / 2);
 	if (o->title) {
 		put_xml(out, o->title);
+	} else if (g->base) {
+		fprintf(out, "Differential %s flame graph: red grew, blue shrank, as shares of "
+			"each recording's total", mode_title(o->mode));
 	} else {
 		fprintf(out, "%s %s", mode_title(o->mode),
 			o->inverted ? "icicle graph (callers above their callees)" : "flame graph");
@@ -579,7 +651,15 @@ static void put_legend(struct fg *g, FILE *out)
 		x += 16 + (int)strlen(hues[p].name) * CHAR_WIDTH + 18;
 		kinds++;
 	}
-	if (kinds > 1)
+	if (g->base) {
+		fprintf(out, "<text class=\"subtitle\" x=\"%d\" y=\"68.5\">The frames are this "
+			"recording's; the base recording was:", PAD);
+		for (uint32_t i = 0; i < g->base->v->an->meta->argc; i++) {
+			fputc(' ', out);
+			put_xml(out, g->base->v->an->meta->argv[i]);
+		}
+		fputs("</text>\n", out);
+	} else if (kinds > 1)
 		fprintf(out, "<text class=\"subtitle\" x=\"%d\" y=\"68.5\">paler: other kinds "
 			"hold over a tenth of the frame's time (its tooltip splits it)</text>\n", x);
 	fprintf(out, "<text id=\"reset\" class=\"control hidden\" x=\"%d\" y=\"24\">Reset zoom</text>\n"
@@ -599,7 +679,7 @@ static void put_foot(FILE *out, unsigned int height)
 
 int wp_format_flamegraph(struct wp_view *v, FILE *out)
 {
-	struct fg g = { .v = v };
+	struct fg g = { .v = v }, base = { .v = v->base };
 	unsigned int height;
 	int err;
 
@@ -610,6 +690,14 @@ int wp_format_flamegraph(struct wp_view *v, FILE *out)
 		err = choose_min_width(&g);
 	if (!err)
 		err = lay_out(&g);
+	if (!err && v->base) {
+		g.base = &base;
+		err = map_thread_names(&base);
+		if (!err)
+			err = build_tree(&base);
+		if (!err)
+			err = match_base(&g);
+	}
 	if (err)
 		goto out;
 	g.scale = (double)(IMAGE_WIDTH - 2 * PAD) /
@@ -624,7 +712,11 @@ int wp_format_flamegraph(struct wp_view *v, FILE *out)
 	put_foot(out, height);
 out:
 	tree_release(&g.tree);
+	tree_release(&base.tree);
 	free(g.thread_rep);
+	free(base.thread_rep);
 	free(g.path);
+	free(base.path);
+	free(g.base_node);
 	return err;
 }

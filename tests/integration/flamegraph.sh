@@ -160,4 +160,36 @@ if [ -n "$browser" ]; then
 	check "chromium: the big graph's self-test passes" matches "$st" '^selftest: ok '
 fi
 
+# --- --diff: the function that got hot is what grew most -----------------------
+run a.out a.err "$WALLPROF" record -q -o A -- "$WORKLOADS/hotswap" alpha 1
+check_num "record hotswap alpha exits 0" "$rc" -eq 0
+run b.out b.err "$WALLPROF" record -q -o B2 -- "$WORKLOADS/hotswap" beta 1
+check_num "record hotswap beta exits 0" "$rc" -eq 0
+run diff.txt diff.err "$WALLPROF" report -i B2 --diff A
+check_num "report --diff exits 0" "$rc" -eq 0
+sed 's/^/# /' diff.txt | head -n 12
+check "text: hs_beta grew most" test "$(awk '/^Grew most:/ { getline; getline; print $NF; exit }' diff.txt)" = hs_beta
+check "text: hs_alpha shrank most" test "$(awk '/^Shrank most:/ { getline; getline; print $NF; exit }' diff.txt)" = hs_alpha
+run out.txt dsvg.err "$WALLPROF" report -i B2 --diff A --format flamegraph -o diff.svg
+check_num "report --diff --format flamegraph exits 0" "$rc" -eq 0
+check "the differential SVG is well-formed" xmllint --noout diff.svg
+check "the differential SVG's frames nest" python3 "$FG" check diff.svg
+# The frame of largest growth is hs_beta (or hs_spin, called only from it).
+top=$(sed -n 's/.*data-delta="\([-0-9]*\)"><title>\([^&]*\)&#10;.*/\1 \2/p' diff.svg | sort -n | tail -n 1)
+echo "# largest growth: $top"
+check "flamegraph: hs_beta holds the largest growth" \
+	test "$(sed -n 's/.*data-delta="\([-0-9]*\)"><title>hs_beta&#10;.*/\1/p' diff.svg)" = "${top%% *}"
+check_num "flamegraph: by over 30 points of the total" "${top%% *}" -ge 300000
+run out.txt dj.err "$WALLPROF" report -i B2 --diff A --format json
+check_num "--diff with json: a usage error" "$rc" -eq 2
+check "--diff with json: says which formats compare" grep -q 'text and flamegraph' dj.err
+run out.txt dm.err "$WALLPROF" report -i B2 --diff missing.data
+check_num "--diff with a missing base: exit 1" "$rc" -eq 1
+check "--diff with a missing base: one line naming it" grep -q "cannot open 'missing.data'" dm.err
+if [ -n "$browser" ]; then
+	st=$(selftest diff.svg)
+	echo "# diff: $st"
+	check "chromium: the differential graph's self-test passes" matches "$st" '^selftest: ok '
+fi
+
 finish
