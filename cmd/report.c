@@ -41,6 +41,9 @@ enum {
 	OPT_COLOR,
 	OPT_WAKERS,
 	OPT_WAKER_COMM,
+	OPT_INVERTED,
+	OPT_TITLE,
+	OPT_DIFF,
 };
 
 /* The words of --format, --mode and --sort, from the tables that own them. */
@@ -69,6 +72,8 @@ static const struct cmd_option report_options[] = {
 	{ "format", OPT_FORMAT, OPTION_ARG, " <fmt>", "the form of the report ('help' lists them):",
 	  format_word },
 	{ "dump", 'D', OPTION_NO_ARG, NULL, "print every record, one line each", NULL },
+	{ "diff", OPT_DIFF, OPTION_ARG, " <base>",
+	  "text, flamegraph: what changed since the recording base", NULL },
 	{ NULL, 0, 0, NULL, "What to show:", NULL },
 	{ "mode", OPT_MODE, OPTION_ARG, " <mode>", "time that weighs stacks:", mode_word },
 	{ "sort", OPT_SORT, OPTION_ARG, " <key>", "text: order threads by:", sort_word },
@@ -78,10 +83,13 @@ static const struct cmd_option report_options[] = {
 	{ "unit", OPT_UNIT, OPTION_ARG, " <unit>", "folded: weights in ns, us (default) or ms",
 	  NULL },
 	{ "no-thread-root", OPT_NO_THREAD_ROOT, OPTION_NO_ARG, NULL,
-	  "folded: no thread name as the root frame", NULL },
+	  "folded, flamegraph: no thread name as the root frame", NULL },
 	{ "wakers", OPT_WAKERS, OPTION_NO_ARG, NULL,
 	  "folded: the waker's stack after each blocked one", NULL },
 	{ "lines", OPT_LINES, OPTION_NO_ARG, NULL, "add file:line to frames", NULL },
+	{ "inverted", OPT_INVERTED, OPTION_NO_ARG, NULL,
+	  "flamegraph: an icicle graph, rooted at the leaves", NULL },
+	{ "title", OPT_TITLE, OPTION_ARG, " <text>", "flamegraph: the title", NULL },
 	{ NULL, 0, 0, NULL, "Filters (every format):", NULL },
 	{ "pid", OPT_PID, OPTION_ARG, " <pid,...>", "only these processes", NULL },
 	{ "tid", OPT_TID, OPTION_ARG, " <tid,...>", "only these threads", NULL },
@@ -152,6 +160,32 @@ static int parse_window(const char *arg, struct wp_analysis_opts *ao)
 	return 0;
 }
 
+/*
+ * --diff: the base recording through the same pipeline and the same view
+ * options, then the format with both.
+ */
+static int report_diff(struct wp_view *v, const char *base_input,
+		       const struct wp_analysis_opts *ao, const struct wp_view_opts *vo,
+		       const struct wp_format *format, FILE *out)
+{
+	struct wp_analysis base_an;
+	struct wp_view base;
+	int ret = WP_EXIT_FAILURE;
+
+	if (wp_analysis_run(base_input, ao, &base_an))
+		return WP_EXIT_FAILURE;
+	if (!wp_view_init(&base, &base_an, vo)) {
+		v->base = &base;
+		ret = format->write(v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+		v->base = NULL;
+		if (base_an.damaged)
+			ret = WP_EXIT_FAILURE;
+		wp_view_release(&base);
+	}
+	wp_analysis_release(&base_an);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const char *const units[] = { "ns", "us", "ms", NULL };
@@ -162,7 +196,7 @@ int cmd_report(int argc, char **argv)
 	const struct wp_format *format = &wp_formats[0];
 	const struct wp_view_word *word;
 	struct wp_analysis_opts ao = { 0 };
-	const char *input = "wallprof.data", *output = NULL;
+	const char *input = "wallprof.data", *output = NULL, *base_input = NULL;
 	int c, idx, ret = WP_EXIT_FAILURE;
 	struct option_parser parser;
 	enum wp_color_mode color = WP_COLOR_AUTO;
@@ -196,6 +230,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'D':
 			dump = true;
+			break;
+		case OPT_DIFF:
+			base_input = optarg;
 			break;
 		case OPT_MODE:
 			word = wp_view_word_find(wp_modes, optarg);
@@ -237,6 +274,12 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_LINES:
 			ao.lines = true;
+			break;
+		case OPT_INVERTED:
+			vo.inverted = true;
+			break;
+		case OPT_TITLE:
+			vo.title = optarg;
 			break;
 		case OPT_PID:
 			free(vo.pids);
@@ -333,6 +376,11 @@ int cmd_report(int argc, char **argv)
 		ret = usage_error("report", "unexpected argument '%s'", argv[optind]);
 		goto out_free;
 	}
+	if (base_input && (dump || !wp_format_can_diff(format))) {
+		ret = usage_error("report", "--diff: only the text and flamegraph formats compare "
+				  "two recordings");
+		goto out_free;
+	}
 	ao.progress = !quiet && isatty(STDERR_FILENO);
 	/* A recorder that was killed left its data under the temporary name. */
 	if (access(input, F_OK) && errno == ENOENT &&
@@ -362,7 +410,8 @@ int cmd_report(int argc, char **argv)
 		goto out_close;
 	}
 	if (!wp_view_init(&v, &an, &vo)) {
-		ret = format->write(&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+		ret = base_input ? report_diff(&v, base_input, &ao, &vo, format, out) :
+				   format->write(&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		/* A damaged file still gets its report, and a failing status. */
 		if (an.damaged)
 			ret = WP_EXIT_FAILURE;

@@ -11,6 +11,7 @@
 #ifndef WALLPROF_FORMAT_H
 #define WALLPROF_FORMAT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "analysis.h"
@@ -28,6 +29,12 @@ int wp_format_hist(struct wp_view *v, FILE *out);
 /* JSON: header, threads, top stacks (schema in wallprof-report(1)). */
 int wp_format_json(struct wp_view *v, FILE *out);
 
+/* An interactive SVG flame graph, hot/cold in wall mode, script inside. */
+int wp_format_flamegraph(struct wp_view *v, FILE *out);
+
+/* With v->base (--diff): the functions whose share of the time grew and shrank most. */
+int wp_format_text_diff(struct wp_view *v, FILE *out);
+
 /* An output format: the word --format takes, its writer, one line for --help. */
 struct wp_format {
 	const char *name;
@@ -40,5 +47,8 @@ extern const struct wp_format wp_formats[];
 
 /* The format called name, or NULL. */
 const struct wp_format *wp_format_find(const char *name);
+
+/* Whether a format compares two recordings (--diff): text and flamegraph. */
+bool wp_format_can_diff(const struct wp_format *f);
 
 #endif

@@ -58,6 +58,8 @@ struct wp_view_opts {
 	bool wakers;		/* folded: the waker's stack after the blocked one */
 	bool per_thread;	/* hist: one histogram per thread */
 	unsigned int top;	/* text/json: number of stacks */
+	bool inverted;		/* flamegraph: an icicle rooted at the leaves */
+	const char *title;	/* flamegraph: instead of the default title */
 	bool color;
 };
 
@@ -67,6 +69,12 @@ struct wp_view {
 	regex_t comm_re, grep_re, waker_re;
 	bool have_comm_re, have_grep_re, have_waker_re;
 	uint8_t *grep_cache;	/* per stack: 0 unknown, 1 match, 2 no match */
+	/*
+	 * --diff: the view of the base recording, with the same options
+	 * (borrowed; NULL without --diff).  Formats that compare show what
+	 * changed from it to this one, each side as a share of its own total.
+	 */
+	struct wp_view *base;
 };
 
 /* Compile the regexes; -EINVAL (logged) for a bad one. */

@@ -9,8 +9,14 @@ const struct wp_format wp_formats[] = {
 	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths" },
 	{ "folded", wp_format_folded, "folded stacks for flame graph tools" },
 	{ "json", wp_format_json, "everything, for programs" },
+	{ "flamegraph", wp_format_flamegraph, "an interactive SVG flame graph, hot/cold" },
 	{ NULL, NULL, NULL },
 };
+
+bool wp_format_can_diff(const struct wp_format *f)
+{
+	return f->write == wp_format_text || f->write == wp_format_flamegraph;
+}
 
 const struct wp_format *wp_format_find(const char *name)
 {

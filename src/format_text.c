@@ -676,6 +676,8 @@ int wp_format_text(struct wp_view *v, FILE *out)
 	bool approx = false;
 	int err;
 
+	if (v->base)
+		return wp_format_text_diff(v, out);
 	print_header(v->an, out);
 	err = print_threads(v, out, &approx);
 	if (!err)

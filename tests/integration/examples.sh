@@ -37,6 +37,7 @@
 #   report --pid N, --tid N	the pid of the recorded wallclock workload, the
 #			tid of its "locker" thread (the ids in the recording)
 #   report --time A,B	--time 0.1,0.4 (inside the 0.5 s recording)
+#   report --diff FILE	--diff "$STD", the recording that reports read
 #   report --comm 'worker.*'	worker -> locker (wallclock's locker and locker2
 #			threads play the workers)
 #   report --waker-comm 'producer.*'	producer -> locker (the lockers wake
@@ -300,7 +301,7 @@ function stage(s,    j) {
 function takes_arg(cmd, o) {
 	if (cmd == "record")
 		return o ~ /^(-F|--freq|-e|--event|-g|--call-graph|-p|--pid|-t|--tid|--user|-d|--duration|-o|--output|-m|--mmap-pages)$/
-	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--unit|--pid|--tid|--comm|--waker-comm|--time|--min-block|--grep)$/
+	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--unit|--pid|--tid|--comm|--waker-comm|--time|--min-block|--grep|--title|--diff)$/
 }
 # setv(TEXT): replace the value of the option just parsed (OPT, VI, PRE).
 function setv(text) {
@@ -359,6 +360,8 @@ function options(cmd, k,    j, w, v, p) {
 				setv("\"$RTID\"")
 			else if (OPT == "--time")
 				setv("0.1,0.4")
+			else if (OPT == "--diff")
+				setv("\"$STD\"")
 			else if (OPT == "--comm" && VI)
 				gsub(/worker/, "locker", T[VI])
 			else if (OPT == "--waker-comm" && VI)
@@ -727,7 +730,8 @@ elif ! setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
 fi
 
 WP=$WALLPROF
-export WP WPCOPY WORKLOADS WORKLOADS_ANYONE ABS BGPID BGTID RPID RTID TESTS_SRCDIR
+STD=$tmp/std/wallprof.data
+export WP WPCOPY WORKLOADS WORKLOADS_ANYONE ABS BGPID BGTID RPID RTID TESTS_SRCDIR STD
 
 # path NAME DIR: a CHECK/INPUT/OUTPUT name of the list as a path.
 path() {
