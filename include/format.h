@@ -28,6 +28,12 @@ int wp_format_hist(struct wp_view *v, FILE *out);
 /* JSON: header, threads, top stacks (schema in wallprof-report(1)). */
 int wp_format_json(struct wp_view *v, FILE *out);
 
+/*
+ * Chrome trace-event JSON (Perfetto UI, chrome://tracing): every period of
+ * every shown thread, from a second pass over v->an's recording.
+ */
+int wp_format_trace(struct wp_view *v, FILE *out);
+
 /* An output format: the word --format takes, its writer, one line for --help. */
 struct wp_format {
 	const char *name;

@@ -9,6 +9,7 @@ const struct wp_format wp_formats[] = {
 	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths" },
 	{ "folded", wp_format_folded, "folded stacks for flame graph tools" },
 	{ "json", wp_format_json, "everything, for programs" },
+	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI" },
 	{ NULL, NULL, NULL },
 };
 
