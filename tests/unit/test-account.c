@@ -753,6 +753,7 @@ static void test_order_span(void)
 static struct {
 	struct wp_period p[OBSERVED_MAX];
 	uint32_t waker_tid[OBSERVED_MAX];	/* of p[i].waker; UINT32_MAX: none */
+	uint32_t tid[OBSERVED_MAX];		/* of p[i].thread */
 	unsigned int n;
 	uint64_t sample_time[OBSERVED_MAX];
 	uint32_t sample_stack[OBSERVED_MAX];
@@ -765,8 +766,11 @@ static void see_period(void *arg, const struct wp_period *p)
 	if (seen.n == OBSERVED_MAX)
 		return;
 	seen.waker_tid[seen.n] = p->waker ? p->waker->tid : UINT32_MAX;
+	seen.tid[seen.n] = p->thread->tid;
 	seen.p[seen.n] = *p;
-	seen.p[seen.n++].waker = NULL;	/* borrowed for the call only */
+	/* Borrowed for the call only. */
+	seen.p[seen.n].thread = NULL;
+	seen.p[seen.n++].waker = NULL;
 }
 
 static void see_sample(void *arg, const struct wp_thread_times *t, uint64_t time, uint32_t stack)
@@ -856,7 +860,7 @@ static void test_observer(void)
 			same = same && k < 8 && p->kind == whole[k].kind &&
 			       p->start_ns == START + from && p->end_ns == START + to &&
 			       p->stack == whole[k].stack && seen.waker_tid[i] == whole[k].waker_tid &&
-			       p->thread->tid == 101;
+			       seen.tid[i] == 101;
 			if (i && p->start_ns != seen.p[i - 1].end_ns)
 				back_to_back = false;
 			/* --min-block: measured over the whole stretch, the window aside. */
