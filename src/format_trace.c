@@ -97,20 +97,35 @@ static bool sched_frame(const struct wp_analysis *an, uint32_t tok)
 	return false;
 }
 
-/* "KIND: leaf <- caller", the leaf being the innermost frame below the scheduler's. */
+/*
+ * "KIND: leaf <- caller": the leaf is the innermost frame below the
+ * scheduler's; the caller, for a kernel leaf, is the innermost user frame
+ * (where the program was), else the leaf's caller.
+ */
 static void put_name(const struct trace *t, const char *kind, uint32_t stack)
 {
 	const uint32_t *frames = NULL;
-	unsigned int n = 0, f = 0;
+	unsigned int n = 0, leaf = 0, caller;
 
 	if (stack != NO_STACK)
 		frames = wp_stacks_get(t->an->stacks, stack, &n);
-	while (f + 1 < n && sched_frame(t->an, frames[f]))
-		f++;
+	while (leaf + 1 < n && sched_frame(t->an, frames[leaf]))
+		leaf++;
+	caller = leaf + 1;
+	if (n && frames[leaf] & WP_FRAME_KERNEL) {
+		while (caller < n && frames[caller] & WP_FRAME_KERNEL)
+			caller++;
+		if (caller == n)
+			caller = leaf + 1;
+	}
 	fprintf(t->out, "\"name\":\"%s", kind);
-	for (unsigned int i = f; i < n && i < f + 2; i++) {
-		fputs(i == f ? ": " : " <- ", t->out);
-		wp_quote_puts(t->out, wp_analysis_frame_name(t->an, frames[i]), WP_QUOTE_JSON);
+	if (n) {
+		fputs(": ", t->out);
+		wp_quote_puts(t->out, wp_analysis_frame_name(t->an, frames[leaf]), WP_QUOTE_JSON);
+	}
+	if (caller < n) {
+		fputs(" <- ", t->out);
+		wp_quote_puts(t->out, wp_analysis_frame_name(t->an, frames[caller]), WP_QUOTE_JSON);
 	}
 	fputc('"', t->out);
 }
@@ -132,7 +147,7 @@ static void put_stack(const struct trace *t, const char *key, uint32_t stack)
 	fputc(']', t->out);
 }
 
-/* The start of an event of thread th, up to its name. */
+/* The start of an event on the track of thread tid, up to its name. */
 static void event_start(struct trace *t, const char *ph, const char *cat, uint32_t pid,
 			uint32_t tid)
 {
@@ -223,14 +238,13 @@ static void put_header(struct trace *t)
 	const struct wp_meta *m = an->meta;
 
 	fprintf(t->out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"wallprof_version\":\"%s\","
-		"\"command\":", PACKAGE_VERSION);
-	fputc('"', t->out);
+		"\"command\":[", PACKAGE_VERSION);
 	for (uint32_t i = 0; i < m->argc; i++) {
 		if (i)
-			fputc(' ', t->out);
-		wp_quote_puts(t->out, m->argv[i], WP_QUOTE_JSON);
+			fputc(',', t->out);
+		put_str(t->out, m->argv[i]);
 	}
-	fputs("\",\"hostname\":", t->out);
+	fputs("],\"hostname\":", t->out);
 	put_str(t->out, m->hostname);
 	fprintf(t->out, ",\"start_realtime_ns\":%" PRIu64 ",\"window_start_us\":", m->start_realtime_ns);
 	put_ts(t, an->window_start);

@@ -74,7 +74,8 @@ def main(argv):
 
     check(trace.get("displayTimeUnit") in ("ms", "ns"), "displayTimeUnit is set")
     other = trace.get("otherData", {})
-    check(isinstance(other.get("command"), str) and other.get("mode") == report["mode"],
+    check(other.get("command") == report["header"]["command"] and
+          other.get("mode") == report["mode"],
           "otherData: command, mode %s" % report["mode"])
     events = trace.get("traceEvents")
     if not check(isinstance(events, list), "traceEvents is a list"):
