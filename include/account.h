@@ -62,7 +62,7 @@ struct wp_thread_times {
 	uint64_t switch_samples;	/* switch-out stacks */
 	bool exited;
 	bool approximate;		/* records were lost in its window */
-	uint32_t serial;		/* creation order: the same thread in every pass */
+	uint32_t serial;		/* creation order from 0: the same in every pass */
 	const struct wp_thread_hists *hists;	/* NULL: no interval at all */
 };
 

@@ -275,7 +275,7 @@ static void put_names(struct trace *t, const struct wp_thread_times *th, size_t 
 		const char *pname = NULL;
 
 		for (j = i; j < n && th[j].pid == th[i].pid; j++) {
-			if (!t->shown[th[j].serial])
+			if (!thread_shown(t, &th[j]))
 				continue;
 			if (!pname)
 				pname = th[j].comm;
