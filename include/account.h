@@ -62,6 +62,7 @@ struct wp_thread_times {
 	uint64_t switch_samples;	/* switch-out stacks */
 	bool exited;
 	bool approximate;		/* records were lost in its window */
+	uint32_t serial;		/* creation order from 0: the same in every pass */
 	const struct wp_thread_hists *hists;	/* NULL: no interval at all */
 };
 
@@ -115,11 +116,49 @@ struct wp_wake_weight {
 	uint64_t count;
 };
 
+/*
+ * The observer: each period of a thread's time as the accounting counts
+ * it, for outputs that show when things happened (a timeline) rather than
+ * how much.  A period is the part inside the window of one stretch of one
+ * state, [start_ns, end_ns), never empty.  A thread's periods come in time
+ * order, back to back, and add up per kind to its wp_thread_times;
+ * different threads' periods interleave.  A recording without switch
+ * records has none (its on-CPU time is estimated from samples).
+ */
+enum wp_period_kind {
+	WP_PERIOD_ON,
+	WP_PERIOD_BLOCKED,
+	WP_PERIOD_RUNNABLE,
+	WP_PERIOD_PREEMPTED,
+};
+
+struct wp_period {
+	const struct wp_thread_times *thread;	/* as it is now (its comm may change) */
+	enum wp_period_kind kind;
+	uint64_t start_ns, end_ns;	/* absolute */
+	uint32_t stack;		/* off-CPU: the switch-out stack; on-CPU: UINT32_MAX */
+	bool short_off;		/* off-CPU and shorter than min_block_ns: no stack weight */
+	const struct wp_waker *waker;	/* blocked: who ended it, or NULL */
+};
+
+/*
+ * period: one period, as it is counted.  sample: one on-CPU sample that
+ * the accounting counted (inside the window), with its stack.  Pointers
+ * are borrowed for the call.  Either may be NULL.
+ */
+struct wp_account_observer {
+	void (*period)(void *arg, const struct wp_period *p);
+	void (*sample)(void *arg, const struct wp_thread_times *t, uint64_t time,
+		       uint32_t stack);
+	void *arg;
+};
+
 struct wp_account_opts {
 	uint64_t window_start, window_end;	/* absolute ns; 0 = unbounded */
 	uint64_t min_block_ns;	/* shorter off-CPU intervals get no stack weight */
 	uint32_t unsampled_stack;	/* stack for on-CPU time without samples */
 	uint32_t unknown_stack;		/* stack for off-CPU time without a stack */
+	const struct wp_account_observer *observer;	/* borrowed; NULL: none */
 };
 
 struct wp_account;

@@ -25,6 +25,8 @@ struct wp_analysis_opts {
 	bool no_kernel, no_user;	/* drop those frames from stacks */
 	bool lines;			/* file:line in frame names */
 	bool progress;			/* a progress bar on stderr */
+	/* Sees every period and sample the accounting counts (account.h); borrowed. */
+	const struct wp_account_observer *observer;
 };
 
 /* Where frames without a function name were, and why they have none. */
@@ -72,6 +74,9 @@ struct wp_analysis {
 	uint64_t records;
 	uint64_t out_of_order;		/* records older than one already seen */
 	uint64_t impossible_times;	/* records dated well outside the recording */
+	/* What it was run on: a format may run a pass of its own with an observer. */
+	const char *path;			/* borrowed from the caller */
+	struct wp_analysis_opts opts;
 };
 
 /*

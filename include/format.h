@@ -34,6 +34,11 @@ int wp_format_flamegraph(struct wp_view *v, FILE *out);
 
 /* With v->base (--diff): the functions whose share of the time grew and shrank most. */
 int wp_format_text_diff(struct wp_view *v, FILE *out);
+/*
+ * Chrome trace-event JSON (Perfetto UI, chrome://tracing): every period of
+ * every shown thread, from a second pass over v->an's recording.
+ */
+int wp_format_trace(struct wp_view *v, FILE *out);
 
 /* An output format: the word --format takes, its writer, one line for --help. */
 struct wp_format {

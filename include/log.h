@@ -28,6 +28,9 @@ void wp_log_set_sink(wp_log_sink_fn sink);
 /* Messages above this level are dropped (default WP_LOG_INFO). */
 void wp_log_set_level(enum wp_log_level max);
 
+/* The level set by wp_log_set_level, to put it back after a quieter stretch. */
+enum wp_log_level wp_log_get_level(void);
+
 void wp_log(enum wp_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

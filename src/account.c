@@ -131,6 +131,7 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 	t = &a->threads[a->nr++];
 	memset(t, 0, sizeof(*t));
 	t->serial = (uint32_t)(a->nr - 1);
+	t->t.serial = t->serial;
 	t->t.pid = pid;
 	t->t.tid = tid;
 	t->t.start_ns = start;
@@ -303,6 +304,34 @@ static void add_wake(struct wp_account *a, struct wp_stack_weight *w, uint32_t w
 	a->wakes[i - 1].count++;
 }
 
+/* Hand the observer the part inside the window of a stretch [from, to) in t's state. */
+static void observe_period(struct wp_account *a, const struct thread *t, uint64_t from,
+			   uint64_t to, uint64_t full)
+{
+	static const enum wp_period_kind kinds[] = {
+		[STATE_ON] = WP_PERIOD_ON,
+		[STATE_BLOCKED] = WP_PERIOD_BLOCKED,
+		[STATE_RUNNABLE] = WP_PERIOD_RUNNABLE,
+		[STATE_PREEMPTED] = WP_PERIOD_PREEMPTED,
+	};
+	const struct wp_account_observer *o = a->opts.observer;
+	struct wp_period p = { .thread = &t->t, .kind = kinds[t->state], .stack = NO_STACK };
+
+	if (a->opts.window_start && from < a->opts.window_start)
+		from = a->opts.window_start;
+	if (a->opts.window_end && to > a->opts.window_end)
+		to = a->opts.window_end;
+	p.start_ns = from;
+	p.end_ns = to;
+	if (t->state != STATE_ON) {
+		p.stack = t->off_stack;
+		p.short_off = full < a->opts.min_block_ns;
+	}
+	if (t->state == STATE_BLOCKED && t->waker != NO_WAKER)
+		p.waker = &a->wakers[t->waker];
+	o->period(o->arg, &p);
+}
+
 /* End the thread's current state at now: totals, histograms, stack weight. */
 static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 {
@@ -313,6 +342,8 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 		now = t->since;	/* tiny clock disorder between CPUs */
 	full = now - t->since;
 	d = in_window(a, t->since, now);
+	if (d && t->state != STATE_UNKNOWN && a->opts.observer && a->opts.observer->period)
+		observe_period(a, t, t->since, now, full);
 	t->since = now;
 	if (t->state == STATE_UNKNOWN)
 		return;
@@ -519,6 +550,8 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 	if (!w)
 		return -ENOMEM;
 	w->samples++;
+	if (a->opts.observer && a->opts.observer->sample)
+		a->opts.observer->sample(a->opts.observer->arg, &t->t, time, stack);
 	return 0;
 }
 

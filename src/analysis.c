@@ -458,7 +458,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 			 const struct wp_analysis_opts *opts)
 {
 	const struct wp_meta *m = an->meta;
-	struct wp_account_opts ao = { .min_block_ns = opts->min_block_ns };
+	struct wp_account_opts ao = { .min_block_ns = opts->min_block_ns,
+				      .observer = opts->observer };
 	uint32_t frame;
 	int err;
 
@@ -539,6 +540,8 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	int err, ret;
 
 	memset(an, 0, sizeof(*an));
+	an->path = path;
+	an->opts = *opts;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

@@ -10,6 +10,7 @@ const struct wp_format wp_formats[] = {
 	{ "folded", wp_format_folded, "folded stacks for flame graph tools" },
 	{ "json", wp_format_json, "everything, for programs" },
 	{ "flamegraph", wp_format_flamegraph, "an interactive SVG flame graph, hot/cold" },
+	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI" },
 	{ NULL, NULL, NULL },
 };
 

@@ -30,6 +30,11 @@ void wp_log_set_level(enum wp_log_level max)
 	log_max = max;
 }
 
+enum wp_log_level wp_log_get_level(void)
+{
+	return log_max;
+}
+
 unsigned int wp_log_error_count(void)
 {
 	return log_errors;

@@ -88,6 +88,15 @@ check "dump: the MMAP2 of the workload, escaped" \
 	grep -qF " $tmp/dir\\033[1m/wl\\033]2;title\\a\\n;x\\2332J cpu " intact.dump
 check "dump: the COMM of the title thread, escaped" \
 	grep -qE ' COMM [0-9]+/[0-9]+ \\033\]2;pwn\\a cpu ' intact.dump
+run intact.trace intact.trace.err "$WALLPROF" report -i F --format trace
+check_num "intact, trace: exit status 0" "$rc" -eq 0
+check "intact, trace: output and stderr are safe for a terminal" safe intact.trace \
+	intact.trace.err
+check "trace: parses, the thread names read back exactly" python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["args"]["name"] for e in ev if e["name"] == "thread_name"}
+sys.exit(0 if "\x1b]2;pwn\x07" in names and "c1\ufffd2J\ufffdx" in names else 1)' intact.trace
 
 # --- the file is gone: frames are named after it, a warning names it ----
 rm -f "$dir/$exe"

@@ -748,6 +748,145 @@ static void test_order_span(void)
 	wp_order_free(o);
 }
 
+/* What an observer was told: the periods and samples, in the order they came. */
+#define OBSERVED_MAX 32
+static struct {
+	struct wp_period p[OBSERVED_MAX];
+	uint32_t waker_tid[OBSERVED_MAX];	/* of p[i].waker; UINT32_MAX: none */
+	uint32_t tid[OBSERVED_MAX];		/* of p[i].thread */
+	unsigned int n;
+	uint64_t sample_time[OBSERVED_MAX];
+	uint32_t sample_stack[OBSERVED_MAX];
+	unsigned int samples;
+} seen;
+
+static void see_period(void *arg, const struct wp_period *p)
+{
+	(void)arg;
+	if (seen.n == OBSERVED_MAX)
+		return;
+	seen.waker_tid[seen.n] = p->waker ? p->waker->tid : UINT32_MAX;
+	seen.tid[seen.n] = p->thread->tid;
+	seen.p[seen.n] = *p;
+	/* Borrowed for the call only. */
+	seen.p[seen.n].thread = NULL;
+	seen.p[seen.n++].waker = NULL;
+}
+
+static void see_sample(void *arg, const struct wp_thread_times *t, uint64_t time, uint32_t stack)
+{
+	(void)arg;
+	(void)t;
+	if (seen.samples == OBSERVED_MAX)
+		return;
+	seen.sample_time[seen.samples] = time;
+	seen.sample_stack[seen.samples++] = stack;
+}
+
+/*
+ * The observer is told each period as it is counted: with wake-ups, a new
+ * thread runnable 0-2 ms, on 2-5, blocked in B 5-15 (a writer woke it),
+ * runnable 15-18, on 18-20, blocked 20-40 (a timer), runnable 40-42, on
+ * 42-50 with a sample at 43; seen whole, and through a 3-45 ms window
+ * with a 5 ms --min-block.
+ */
+static void test_observer(void)
+{
+	static const struct {
+		enum wp_period_kind kind;
+		uint64_t start, end;
+		uint32_t stack, waker_tid;
+	} whole[] = {
+		{ WP_PERIOD_RUNNABLE, 0, 2, UNKNOWN, UINT32_MAX },
+		{ WP_PERIOD_ON, 2, 5, UINT32_MAX, UINT32_MAX },
+		{ WP_PERIOD_BLOCKED, 5, 15, STACK_B, 102 },
+		{ WP_PERIOD_RUNNABLE, 15, 18, STACK_B, UINT32_MAX },
+		{ WP_PERIOD_ON, 18, 20, UINT32_MAX, UINT32_MAX },
+		{ WP_PERIOD_BLOCKED, 20, 40, STACK_B, 0 },
+		{ WP_PERIOD_RUNNABLE, 40, 42, STACK_B, UINT32_MAX },
+		{ WP_PERIOD_ON, 42, 50, UINT32_MAX, UINT32_MAX },
+	};
+	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
+	struct wp_waker timer = { .stack = 21, .kind = WP_WAKER_TIMER };
+	struct wp_account_observer obs = { .period = see_period, .sample = see_sample };
+	struct wp_account_opts o = { .unsampled_stack = UNSAMPLED, .unknown_stack = UNKNOWN,
+				     .observer = &obs };
+	const struct wp_thread_times *t;
+	uint64_t sum[4];
+	bool same, back_to_back, shorts;
+	uint8_t buf[256];
+
+	meta.flags |= WP_META_WAKEUPS;
+	for (int pass = 0; pass < 2; pass++) {
+		struct wp_account *a;
+		size_t n;
+
+		if (pass) {
+			o.window_start = START + 3 * MS;
+			o.window_end = START + 45 * MS;
+			o.min_block_ns = 5 * MS;
+		}
+		memset(&seen, 0, sizeof(seen));
+		if (wp_account_new(&meta, &o, &a)) {
+			ok(false, "observer: a new accounting");
+			break;
+		}
+		feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+		feed(a, switch_rec(101, 2 * MS, false, false, buf));
+		wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+		feed(a, switch_rec(101, 5 * MS, true, false, buf));
+		wp_account_wakeup(a, 101, START + 15 * MS, &writer);
+		feed(a, switch_rec(101, 18 * MS, false, false, buf));
+		wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+		feed(a, switch_rec(101, 20 * MS, true, false, buf));
+		wp_account_wakeup(a, 101, START + 40 * MS, &timer);
+		feed(a, switch_rec(101, 42 * MS, false, false, buf));
+		wp_account_sample(a, 100, 101, START + 43 * MS, false, STACK_A);
+		wp_account_finish(a, START + 50 * MS);
+		t = wp_account_threads(a, &n);
+		memset(sum, 0, sizeof(sum));
+		same = seen.n == (pass ? 7 : 8);
+		back_to_back = true;
+		shorts = true;
+		for (unsigned int i = 0; i < seen.n; i++) {
+			const struct wp_period *p = &seen.p[i];
+			unsigned int k = pass ? i + 1 : i;	/* the window drops the first */
+			uint64_t from = whole[k].start * MS, to = whole[k].end * MS;
+
+			if (pass) {
+				from = from < 3 * MS ? 3 * MS : from;
+				to = to > 45 * MS ? 45 * MS : to;
+			}
+			same = same && k < 8 && p->kind == whole[k].kind &&
+			       p->start_ns == START + from && p->end_ns == START + to &&
+			       p->stack == whole[k].stack && seen.waker_tid[i] == whole[k].waker_tid &&
+			       seen.tid[i] == 101;
+			if (i && p->start_ns != seen.p[i - 1].end_ns)
+				back_to_back = false;
+			/* --min-block: measured over the whole stretch, the window aside. */
+			if (p->short_off != (pass && p->kind != WP_PERIOD_ON &&
+					     (whole[k].end - whole[k].start) * MS < 5 * MS))
+				shorts = false;
+			sum[p->kind] += p->end_ns - p->start_ns;
+		}
+		ok(same, "observer%s: each period, its kind, stack and waker",
+		   pass ? " (window)" : "");
+		ok(back_to_back, "observer%s: back to back", pass ? " (window)" : "");
+		ok(shorts, "observer%s: short off-CPU periods are marked", pass ? " (window)" : "");
+		ok(n == 1 && sum[WP_PERIOD_ON] == t->on_cpu_ns &&
+		   sum[WP_PERIOD_BLOCKED] == t->blocked_ns &&
+		   sum[WP_PERIOD_RUNNABLE] == t->runnable_ns &&
+		   sum[WP_PERIOD_PREEMPTED] == t->preempted_ns,
+		   "observer%s: the periods add up to the thread's times", pass ? " (window)" : "");
+		ok(seen.samples == 1 && seen.sample_time[0] == START + 43 * MS &&
+		   seen.sample_stack[0] == STACK_A, "observer%s: the on-CPU sample",
+		   pass ? " (window)" : "");
+		ok(n == 1 && t->serial == 0, "observer%s: the thread's serial", pass ? " (window)" : "");
+		wp_account_free(a);
+	}
+	meta.flags &= ~WP_META_WAKEUPS;
+}
+
 int main(void)
 {
 	setup();
@@ -766,5 +905,6 @@ int main(void)
 	test_order_bound();
 	test_order_parsed();
 	test_order_span();
+	test_observer();
 	return done_testing();
 }

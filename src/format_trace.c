@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * format_trace.c: a timeline in the Chrome trace-event JSON format, which
+ * Perfetto UI and chrome://tracing open: a track per thread, grouped by
+ * process; a complete ("X") event for every period of on-CPU, blocked,
+ * runnable and preempted time, and an instant ("i") event for every
+ * on-CPU sample.  Fields in wallprof-report(1).
+ *
+ * The model holds totals, not periods, so the periods come from a second
+ * pass of the accounting over the recording, with an observer (account.h)
+ * that writes each period as it is counted: what is held is a few bytes
+ * per thread, never the events.  The first pass says which threads the
+ * view shows and what they were called in the end.  Times are
+ * microseconds from the recording's start with three decimals, so no
+ * nanosecond is lost.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "log.h"
+#include "quote.h"
+#include "symbols.h"
+
+#define NO_STACK UINT32_MAX
+
+/* A thread's latest on-CPU sample: its stack names the on-CPU period it is in. */
+struct last_sample {
+	uint64_t time;
+	uint32_t stack;
+};
+
+struct trace {
+	const struct wp_view *v;	/* of the first pass: threads shown, names */
+	const struct wp_analysis *an;	/* the observed pass: its stacks */
+	FILE *out;
+	uint64_t origin;		/* the recording's start, time 0 */
+	bool *shown;			/* by thread serial */
+	struct last_sample *last;	/* by thread serial */
+	size_t nr_threads;
+	bool skip_short;		/* --min-block: no shorter off-CPU periods */
+	bool first;			/* no event written yet */
+};
+
+static const char *const kind_names[] = {
+	[WP_PERIOD_ON] = "on-cpu",
+	[WP_PERIOD_BLOCKED] = "blocked",
+	[WP_PERIOD_RUNNABLE] = "runnable",
+	[WP_PERIOD_PREEMPTED] = "preempted",
+};
+
+static const enum wp_part kind_parts[] = {
+	[WP_PERIOD_ON] = WP_PART_ON,
+	[WP_PERIOD_BLOCKED] = WP_PART_BLOCKED,
+	[WP_PERIOD_RUNNABLE] = WP_PART_RUNNABLE,
+	[WP_PERIOD_PREEMPTED] = WP_PART_PREEMPTED,
+};
+
+static void put_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	wp_quote_puts(out, s, WP_QUOTE_JSON);
+	fputc('"', out);
+}
+
+/* Nanoseconds as microseconds with all their digits. */
+static void put_us(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
+}
+
+/* A time on the trace's clock, which starts with the recording. */
+static void put_ts(const struct trace *t, uint64_t ns)
+{
+	put_us(t->out, ns > t->origin ? ns - t->origin : 0);
+}
+
+/*
+ * The scheduler's own frames, on top of every off-CPU kernel stack: they
+ * say that the thread left the CPU, not why.
+ */
+static bool sched_frame(const struct wp_analysis *an, uint32_t tok)
+{
+	static const char *const prefixes[] = {
+		"schedule", "preempt_schedule", "io_schedule", "cond_resched",
+	};
+	const char *name = wp_analysis_frame_name(an, tok);
+
+	if (!(tok & WP_FRAME_KERNEL))
+		return false;
+	name += strspn(name, "_");
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * "KIND: leaf <- caller": the leaf is the innermost frame below the
+ * scheduler's; the caller, for a kernel leaf, is the innermost user frame
+ * (where the program was), else the leaf's caller.
+ */
+static void put_name(const struct trace *t, const char *kind, uint32_t stack)
+{
+	const uint32_t *frames = NULL;
+	unsigned int n = 0, leaf = 0, caller;
+
+	if (stack != NO_STACK)
+		frames = wp_stacks_get(t->an->stacks, stack, &n);
+	while (leaf + 1 < n && sched_frame(t->an, frames[leaf]))
+		leaf++;
+	caller = leaf + 1;
+	if (n && frames[leaf] & WP_FRAME_KERNEL) {
+		while (caller < n && frames[caller] & WP_FRAME_KERNEL)
+			caller++;
+		if (caller == n)
+			caller = leaf + 1;
+	}
+	fprintf(t->out, "\"name\":\"%s", kind);
+	if (n) {
+		fputs(": ", t->out);
+		wp_quote_puts(t->out, wp_analysis_frame_name(t->an, frames[leaf]), WP_QUOTE_JSON);
+	}
+	if (caller < n) {
+		fputs(" <- ", t->out);
+		wp_quote_puts(t->out, wp_analysis_frame_name(t->an, frames[caller]), WP_QUOTE_JSON);
+	}
+	fputc('"', t->out);
+}
+
+/* "key":[frames, innermost first], kernel ones marked as the text report marks them. */
+static void put_stack(const struct trace *t, const char *key, uint32_t stack)
+{
+	const uint32_t *frames;
+	unsigned int n;
+
+	frames = wp_stacks_get(t->an->stacks, stack, &n);
+	fprintf(t->out, "\"%s\":[", key);
+	for (unsigned int f = 0; f < n; f++) {
+		fputs(f ? ",\"" : "\"", t->out);
+		wp_quote_puts(t->out, wp_analysis_frame_name(t->an, frames[f]), WP_QUOTE_JSON);
+		fprintf(t->out, "%s\"", frames[f] & WP_FRAME_KERNEL ? " [k]" :
+			frames[f] & WP_FRAME_INLINED ? " (inlined)" : "");
+	}
+	fputc(']', t->out);
+}
+
+/* The start of an event on the track of thread tid, up to its name. */
+static void event_start(struct trace *t, const char *ph, const char *cat, uint32_t pid,
+			uint32_t tid)
+{
+	fprintf(t->out, "%s{\"ph\":\"%s\",\"cat\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",",
+		t->first ? "\n" : ",\n", ph, cat, pid, tid);
+	t->first = false;
+}
+
+static bool thread_shown(const struct trace *t, const struct wp_thread_times *th)
+{
+	return th->serial < t->nr_threads && t->shown[th->serial];
+}
+
+static void on_sample(void *arg, const struct wp_thread_times *th, uint64_t time, uint32_t stack)
+{
+	struct trace *t = arg;
+
+	if (!thread_shown(t, th))
+		return;
+	t->last[th->serial].time = time;
+	t->last[th->serial].stack = stack;
+	if (!wp_view_part(t->v, WP_PART_ON))
+		return;
+	event_start(t, "i", "sample", th->pid, th->tid);
+	put_name(t, "sample", stack);
+	fputs(",\"s\":\"t\",\"ts\":", t->out);
+	put_ts(t, time);
+	fputs(",\"args\":{", t->out);
+	put_stack(t, "stack", stack);
+	fputs("}}", t->out);
+}
+
+static void put_waker(const struct trace *t, const struct wp_waker *w)
+{
+	static const char *const kinds[] = { "thread", "interrupt", "timer", "idle" };
+	char buf[32];
+
+	fputs(",\"waker\":{\"name\":", t->out);
+	put_str(t->out, wp_waker_name(w, buf, sizeof(buf)));
+	fprintf(t->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"kind\":\"%s\"},", w->pid,
+		w->tid, w->kind < sizeof(kinds) / sizeof(kinds[0]) ? kinds[w->kind] : "thread");
+	put_stack(t, "waker_stack", w->stack);
+}
+
+/* Whether --waker-comm lets a period through (only blocked ones get this far). */
+static bool waker_shown(const struct trace *t, const struct wp_period *p)
+{
+	char buf[32];
+
+	if (!t->v->have_waker_re)
+		return true;
+	return p->waker && !regexec(&t->v->waker_re, wp_waker_name(p->waker, buf, sizeof(buf)),
+				    0, NULL, 0);
+}
+
+static void on_period(void *arg, const struct wp_period *p)
+{
+	struct trace *t = arg;
+	const struct wp_thread_times *th = p->thread;
+	const struct last_sample *last;
+	uint32_t stack = p->stack;
+
+	if (!thread_shown(t, th) || !wp_view_part(t->v, kind_parts[p->kind]) ||
+	    (t->skip_short && p->short_off) || !waker_shown(t, p))
+		return;
+	/* On-CPU: named after its latest sample, if it had one. */
+	last = &t->last[th->serial];
+	if (p->kind == WP_PERIOD_ON)
+		stack = last->time >= p->start_ns && last->time <= p->end_ns ? last->stack : NO_STACK;
+	event_start(t, "X", kind_names[p->kind], th->pid, th->tid);
+	put_name(t, kind_names[p->kind], stack);
+	fputs(",\"ts\":", t->out);
+	put_ts(t, p->start_ns);
+	fputs(",\"dur\":", t->out);
+	put_us(t->out, p->end_ns - p->start_ns);
+	fputs(",\"args\":{", t->out);
+	if (stack != NO_STACK)
+		put_stack(t, "stack", stack);
+	if (p->waker)
+		put_waker(t, p->waker);
+	fputs("}}", t->out);
+}
+
+/* The recording, for the trace's readers: what ran where, and the window shown. */
+static void put_header(struct trace *t)
+{
+	const struct wp_analysis *an = t->v->an;
+	const struct wp_meta *m = an->meta;
+
+	fprintf(t->out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"wallprof_version\":\"%s\","
+		"\"command\":[", PACKAGE_VERSION);
+	for (uint32_t i = 0; i < m->argc; i++) {
+		if (i)
+			fputc(',', t->out);
+		put_str(t->out, m->argv[i]);
+	}
+	fputs("],\"hostname\":", t->out);
+	put_str(t->out, m->hostname);
+	fprintf(t->out, ",\"start_realtime_ns\":%" PRIu64 ",\"window_start_us\":", m->start_realtime_ns);
+	put_ts(t, an->window_start);
+	fputs(",\"window_end_us\":", t->out);
+	put_ts(t, an->window_end);
+	fputs(",\"mode\":", t->out);
+	put_str(t->out, wp_mode_name(t->v->o.mode));
+	fputs("},\"traceEvents\":[", t->out);
+}
+
+static void put_meta(struct trace *t, const char *what, uint32_t pid, uint32_t tid,
+		     const char *name)
+{
+	event_start(t, "M", "__metadata", pid, tid);
+	fprintf(t->out, "\"name\":\"%s\",\"args\":{\"name\":", what);
+	put_str(t->out, name);
+	fputs("}}", t->out);
+}
+
+/*
+ * The names of the shown threads and of their processes (the name of the
+ * thread whose tid is the pid, else of the first one shown), as they
+ * were at the end.  Threads are sorted by pid, then tid.
+ */
+static void put_names(struct trace *t, const struct wp_thread_times *th, size_t n)
+{
+	for (size_t i = 0, j; i < n; i = j) {
+		const char *pname = NULL;
+
+		for (j = i; j < n && th[j].pid == th[i].pid; j++) {
+			if (!thread_shown(t, &th[j]))
+				continue;
+			if (!pname)
+				pname = th[j].comm;
+			put_meta(t, "thread_name", th[j].pid, th[j].tid, th[j].comm);
+		}
+		if (!pname)
+			continue;
+		for (size_t k = i; k < j; k++)
+			if (th[k].tid == th[k].pid)
+				pname = th[k].comm;
+		put_meta(t, "process_name", th[i].pid, th[i].pid, pname);
+	}
+}
+
+int wp_format_trace(struct wp_view *v, FILE *out)
+{
+	const struct wp_analysis *an = v->an;
+	struct trace t = { .v = v, .out = out, .origin = an->start_ns, .first = true };
+	struct wp_account_observer obs = { .period = on_period, .sample = on_sample, .arg = &t };
+	const struct wp_thread_times *th;
+	struct wp_analysis_opts opts;
+	struct wp_analysis pass;
+	enum wp_log_level level;
+	int err = 0;
+	size_t n;
+
+	if (!an->path) {
+		wp_error("trace: the recording's path is not known");
+		return -EINVAL;
+	}
+	th = wp_account_threads(an->account, &n);
+	t.nr_threads = n;
+	t.shown = calloc(n + 1, sizeof(*t.shown));
+	t.last = calloc(n + 1, sizeof(*t.last));
+	if (!t.shown || !t.last) {
+		wp_error("trace: out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (th[i].serial < n)
+			t.shown[th[i].serial] = wp_view_thread(v, i);
+	put_header(&t);
+	put_names(&t, th, n);
+	t.an = &pass;
+	t.skip_short = an->opts.min_block_ns > 0;
+	opts = an->opts;
+	opts.observer = &obs;
+	/* The first pass said what there was to say about the recording. */
+	level = wp_log_get_level();
+	if (level < WP_LOG_DEBUG)
+		wp_log_set_level(WP_LOG_ERROR);
+	err = wp_analysis_run(an->path, &opts, &pass);
+	wp_log_set_level(level);
+	if (!err)
+		wp_analysis_release(&pass);
+	fputs("\n]}\n", out);
+out:
+	free(t.shown);
+	free(t.last);
+	return err;
+}
