@@ -28,6 +28,9 @@ int wp_format_hist(struct wp_view *v, FILE *out);
 /* JSON: header, threads, top stacks (schema in wallprof-report(1)). */
 int wp_format_json(struct wp_view *v, FILE *out);
 
+/* pprof's profile.proto, gzipped: samples per stack, thread and kind of time. */
+int wp_format_pprof(struct wp_view *v, FILE *out);
+
 /* An output format: the word --format takes, its writer, one line for --help. */
 struct wp_format {
 	const char *name;

@@ -9,6 +9,7 @@ const struct wp_format wp_formats[] = {
 	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths" },
 	{ "folded", wp_format_folded, "folded stacks for flame graph tools" },
 	{ "json", wp_format_json, "everything, for programs" },
+	{ "pprof", wp_format_pprof, "gzipped profile.proto for pprof and fleet profilers" },
 	{ NULL, NULL, NULL },
 };
 
