@@ -7,8 +7,11 @@
  * its time in the column of its kind and in "wall", and its count (on-CPU
  * samples, or off-CPU intervals); labels say the pid, tid, thread name
  * and kind.  A location is one frame, or one run of inlined frames with
- * the frame they were inlined into (pprof's lines of one location); a
- * function is one name.  Off-CPU samples get their kind's marker frame as
+ * the frame they were inlined into (pprof's lines of one location), at
+ * the entry of that frame's function in its file (frameinfo.h: stacks
+ * keep functions, not instruction addresses); a function is one name,
+ * with its source file and first line where the debug info has them; a
+ * mapping is one file, with its build id.  Off-CPU samples get their kind's marker frame as
  * leaf, as in folded output.  Every figure is the accounting's.
  */
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <zlib.h>
 
 #include "format.h"
+#include "frameinfo.h"
 #include "log.h"
 #include "profile.pb-c.h"
 #include "quote.h"
@@ -114,13 +118,14 @@ static int64_t string_id(struct pprof *pp, const char *s)
 	return id == UINT32_MAX ? -1 : (int64_t)id;
 }
 
-/* A function of this name; its id, or 0 when out of memory. */
-static uint64_t new_function(struct pprof *pp, const char *name)
+/* A function of this name (src: its source file or NULL); its id, or 0 when out of memory. */
+static uint64_t new_function(struct pprof *pp, const char *name, const char *src,
+			     uint32_t line)
 {
 	Wallprof__Pprof__Function *f, *grown;
-	int64_t sid = string_id(pp, name);
+	int64_t sid = string_id(pp, name), file = src ? string_id(pp, src) : 0;
 
-	if (sid < 0)
+	if (sid < 0 || file < 0)
 		return 0;
 	grown = wp_grow(pp->functions, &pp->cap_functions, pp->nr_functions + 1,
 			sizeof(*pp->functions));
@@ -132,6 +137,8 @@ static uint64_t new_function(struct pprof *pp, const char *name)
 	f->id = pp->nr_functions;
 	f->name = sid;
 	f->system_name = sid;
+	f->filename = file;
+	f->start_line = line;
 	return f->id;
 }
 
@@ -139,17 +146,23 @@ static uint64_t new_function(struct pprof *pp, const char *name)
 static uint64_t token_function(struct pprof *pp, uint32_t token)
 {
 	uint64_t key = token & ~WP_FRAME_INLINED, id;
+	struct wp_frame_info fi = { .src = NULL };
 
 	if (wp_u64map_get(&pp->function_of, key, &id))
 		return id;
-	id = new_function(pp, wp_analysis_frame_name(pp->v->an, token));
+	wp_frameinfo_get(pp->v->an->frames, token, &fi);
+	id = new_function(pp, wp_analysis_frame_name(pp->v->an, token), fi.src, fi.line);
 	if (id && wp_u64map_put(&pp->function_of, key, id))
 		return 0;
 	return id;
 }
 
-/* A new location of n lines (functions fns, innermost first); its id or 0. */
-static uint64_t new_location(struct pprof *pp, const uint64_t *fns, unsigned int n)
+/*
+ * A new location of n lines (functions fns, innermost first) at addr of
+ * mapping (0: none); its id or 0.
+ */
+static uint64_t new_location(struct pprof *pp, const uint64_t *fns, unsigned int n,
+			     uint64_t mapping, uint64_t addr)
 {
 	Wallprof__Pprof__Location *l, *grown;
 	Wallprof__Pprof__Line *gl;
@@ -178,6 +191,8 @@ static uint64_t new_location(struct pprof *pp, const uint64_t *fns, unsigned int
 	wallprof__pprof__location__init(l);
 	l->id = pp->nr_locations;
 	l->n_line = n;
+	l->mapping_id = mapping;
+	l->address = addr;
 	return l->id;
 }
 
@@ -189,6 +204,7 @@ static uint64_t group_location(struct pprof *pp, const uint32_t *group, unsigned
 {
 	uint32_t gid = wp_stacks_intern(pp->groups, group, n);
 	uint64_t fns[GROUP_MAX], id;
+	struct wp_frame_info fi = { .file = WP_FRAMEINFO_NONE };
 
 	if (gid == UINT32_MAX)
 		return 0;
@@ -199,7 +215,10 @@ static uint64_t group_location(struct pprof *pp, const uint32_t *group, unsigned
 		if (!fns[i])
 			return 0;
 	}
-	id = new_location(pp, fns, n);
+	/* Where the function is that the others were inlined into. */
+	wp_frameinfo_get(pp->v->an->frames, group[n - 1], &fi);
+	id = new_location(pp, fns, n, fi.file == WP_FRAMEINFO_NONE ? 0 : fi.file + 1ULL,
+			  fi.addr);
 	if (id && wp_u64map_put(&pp->location_of, gid, id))
 		return 0;
 	return id;
@@ -212,9 +231,9 @@ static uint64_t marker_location(struct pprof *pp, enum wp_part part)
 
 	if (pp->marker_location[part])
 		return pp->marker_location[part];
-	fn = new_function(pp, wp_part_marker(part));
+	fn = new_function(pp, wp_part_marker(part), NULL, 0);
 	if (fn)
-		pp->marker_location[part] = new_location(pp, &fn, 1);
+		pp->marker_location[part] = new_location(pp, &fn, 1, 0, 0);
 	return pp->marker_location[part];
 }
 
@@ -418,6 +437,8 @@ struct pprof_ptrs {
 	Wallprof__Pprof__Location **locations;
 	Wallprof__Pprof__Line **lines;
 	Wallprof__Pprof__Function **functions;
+	Wallprof__Pprof__Mapping *mappings;
+	Wallprof__Pprof__Mapping **mapping_ptrs;
 	char **strings;
 	int64_t comments[2];
 };
@@ -428,7 +449,47 @@ static void pprof_ptrs_release(struct pprof_ptrs *pt)
 	free(pt->locations);
 	free(pt->lines);
 	free(pt->functions);
+	free(pt->mappings);
+	free(pt->mapping_ptrs);
 	free(pt->strings);
+}
+
+/*
+ * One mapping per file that frames were noted in, as loaded at 0: the
+ * locations' addresses are file addresses, shared by every process.
+ */
+static int fill_mappings(struct pprof *pp, struct pprof_ptrs *pt, Wallprof__Pprof__Profile *msg)
+{
+	const struct wp_frame_file *files;
+	size_t n;
+
+	files = wp_frameinfo_files(pp->v->an->frames, &n);
+	pt->mappings = calloc(n + 1, sizeof(*pt->mappings));
+	pt->mapping_ptrs = calloc(n + 1, sizeof(*pt->mapping_ptrs));
+	if (!pt->mappings || !pt->mapping_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		Wallprof__Pprof__Mapping *m = &pt->mappings[i];
+		char hex[2 * sizeof(files[i].build_id) + 1] = "";
+
+		wallprof__pprof__mapping__init(m);
+		for (unsigned int k = 0; k < files[i].build_id_size; k++)
+			snprintf(hex + 2 * k, 3, "%02x", files[i].build_id[k]);
+		m->id = i + 1;
+		m->memory_limit = files[i].max_addr + 1;
+		m->filename = string_id(pp, files[i].path);
+		m->build_id = string_id(pp, hex);
+		if (m->filename < 0 || m->build_id < 0)
+			return -ENOMEM;
+		/* Named already: a reader must not look the addresses up again. */
+		m->has_functions = true;
+		m->has_filenames = true;
+		m->has_inline_frames = true;
+		pt->mapping_ptrs[i] = m;
+	}
+	msg->n_mapping = n;
+	msg->mapping = pt->mapping_ptrs;
+	return 0;
 }
 
 /* The header figures: sample types, period, time, comments. */
@@ -639,6 +700,8 @@ int wp_format_pprof(struct wp_view *v, FILE *out)
 		err = fill_header(&pp, &pt, &msg);
 	if (!err)
 		err = add_samples(&pp);
+	if (!err)
+		err = fill_mappings(&pp, &pt, &msg);
 	if (!err)
 		err = pprof_link(&pp, &pt, &msg);
 	if (err == -ENOMEM)

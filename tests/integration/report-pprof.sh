@@ -5,7 +5,8 @@
 # type, its totals equal the JSON report's, to the nanosecond, in wall
 # mode and in --mode on; -tagfocus on the thread label keeps that thread
 # alone, with its JSON wall time; the workload's functions are there, and
-# the inlined wc_spin_middle is a line of the location of wc_spin_outer.
+# the inlined wc_spin_middle is a line of the location of wc_spin_outer;
+# functions have their source file and first line, mappings the build id.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -89,6 +90,24 @@ same "wc_spin_middle is inlined into wc_spin_outer, in one location" "wc_spin_ou
 	"$(awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 }
 		l && prev ~ /^ *[0-9]+: .* wc_spin_middle / && $0 !~ /^ *[0-9]+:/ { print $1; exit }
 		{ prev = $0 }' R)"
+
+# Functions carry their source file and first line; mappings their file and build id.
+same "wc_spin_leaf's file and first line" "wallclock.c yes" \
+	"$(awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 }
+		l && $4 == "wc_spin_leaf" { f = $5; sub(/:[0-9]+$/, "", f); sub(/.*\//, "", f)
+			s = $6; sub(/^s=/, "", s); print f, (s > 0 ? "yes" : "no"); exit }' R)"
+same "the outer function of an inlined run has its file too" "wallclock.c" \
+	"$(awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 }
+		l && $1 == "wc_spin_outer" { f = $2; sub(/:[0-9]+$/, "", f); sub(/.*\//, "", f); print f; exit }' R)"
+wl_map=$(awk -v p="$WORKLOADS/wallclock" '/^Mappings/ { m = 1; next } m && $3 == p' R)
+[ -n "$wl_map" ] && ok "a mapping for the workload's file" || fail "a mapping for $WORKLOADS/wallclock"
+if command -v readelf >/dev/null 2>&1; then
+	same "its build id is the file's" \
+		"$(readelf -n "$WORKLOADS/wallclock" | awk '/Build ID:/ { print $3 }')" \
+		"$(echo "$wl_map" | awk '{ print $4 }')"
+fi
+same "wc_spin_leaf's location is in that mapping" "$(echo "$wl_map" | cut -d: -f1)" \
+	"$(awk '/^Locations/ { l = 1; next } l && $4 == "wc_spin_leaf" { sub(/^M=/, "", $3); print $3; exit }' R)"
 
 # --mode on: on-CPU time alone, the JSON's.
 run out err "$WALLPROF" report -i F --format pprof --mode on -o PON
