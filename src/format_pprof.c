@@ -521,8 +521,11 @@ static int fill_header(struct pprof *pp, struct pprof_ptrs *pt, Wallprof__Pprof_
 	pt->period_type.unit = ns;
 	msg->period_type = &pt->period_type;
 	msg->period = (int64_t)m->sample_period_ns;
-	msg->time_nanos = (int64_t)(m->start_realtime_ns + (an->window_start - an->start_ns));
-	msg->duration_nanos = (int64_t)(an->window_end - an->window_start);
+	/* A --time window past the recording's end is empty, not negative. */
+	if (an->window_start >= an->start_ns)
+		msg->time_nanos = (int64_t)(m->start_realtime_ns + (an->window_start - an->start_ns));
+	if (an->window_end > an->window_start)
+		msg->duration_nanos = (int64_t)(an->window_end - an->window_start);
 
 	snprintf(text, sizeof(text), "wallprof %s, mode %s, host %s", PACKAGE_VERSION,
 		 wp_mode_name(pp->v->o.mode), m->hostname);
@@ -636,14 +639,17 @@ static int write_gzipped(const Wallprof__Pprof__Profile *msg, FILE *out)
 	struct gzip_sink *g = calloc(1, sizeof(*g));
 	int err;
 
-	if (!g)
+	if (!g) {
+		wp_error("out of memory making the pprof profile");
 		return -ENOMEM;
+	}
 	g->base.append = gzip_append;
 	g->out = out;
 	/* 16 + window bits: a gzip header and trailer around the deflate stream. */
 	if (deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + 15, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(g);
+		wp_error("out of memory making the pprof profile");
 		return -ENOMEM;
 	}
 	wallprof__pprof__profile__pack_to_buffer(msg, &g->base);
@@ -652,7 +658,11 @@ static int write_gzipped(const Wallprof__Pprof__Profile *msg, FILE *out)
 		err = gzip_run(g, Z_FINISH);
 	deflateEnd(&g->z);
 	free(g);
-	if (err)
+	/*
+	 * Whole chunks go straight out, so closing a file finds no error left
+	 * to report; standard output's final check does report its own.
+	 */
+	if (err && out != stdout)
 		wp_error("cannot write the pprof profile: %s", strerror(-err));
 	return err;
 }
