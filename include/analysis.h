@@ -15,6 +15,7 @@
 
 #include "account.h"
 #include "datafile.h"
+#include "frameinfo.h"
 #include "stacks.h"
 #include "strpool.h"
 
@@ -64,6 +65,7 @@ struct wp_analysis {
 	struct wp_account *account;
 	struct wp_stacks *stacks;
 	struct wp_strpool *names;
+	struct wp_frameinfo *frames;	/* files, addresses, source lines of frame tokens */
 	struct wp_summary summary;	/* zeroed when the file has none */
 	struct wp_quality quality;
 	bool complete;			/* the file has its summary */

@@ -39,6 +39,8 @@ int wp_format_text_diff(struct wp_view *v, FILE *out);
  * every shown thread, from a second pass over v->an's recording.
  */
 int wp_format_trace(struct wp_view *v, FILE *out);
+/* pprof's profile.proto, gzipped: samples per stack, thread and kind of time. */
+int wp_format_pprof(struct wp_view *v, FILE *out);
 
 /* An output format: the word --format takes, its writer, one line for --help. */
 struct wp_format {

@@ -60,6 +60,14 @@ uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name);
 #define WP_SYMBOLS_KERNEL (UINT32_MAX - 1)
 uint32_t wp_symbols_unnamed_where(const struct wp_symbols *s, uint32_t token);
 
+/*
+ * Note every new frame token's file, address and source line in fi
+ * (borrowed; it must outlive s), for formats that describe frames beyond
+ * their names.
+ */
+struct wp_frameinfo;
+void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi);
+
 void wp_symbols_free(struct wp_symbols *s);
 
 #endif

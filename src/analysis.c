@@ -475,6 +475,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	if (!err)
 		err = wp_stacks_new(&an->stacks);
 	if (!err)
+		err = wp_frameinfo_new(&an->frames);
+	if (!err)
 		err = wp_procmap_new(same_kernel(m), &p->pm);
 	if (!err)
 		err = unwinder_for(p, an->reader, &p->unwinder);
@@ -491,6 +493,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	}
 	if (err)
 		return err;
+	wp_symbols_set_frameinfo(p->symbols, an->frames);
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
 	p->no_stack_marker = wp_symbols_marker(p->symbols, "[no stack]");
 	/* Without the cache everything still works, only slower. */
@@ -653,6 +656,7 @@ void wp_analysis_release(struct wp_analysis *an)
 	wp_account_free(an->account);
 	wp_stacks_free(an->stacks);
 	wp_strpool_free(an->names);
+	wp_frameinfo_free(an->frames);
 	wp_reader_close(an->reader);
 	memset(an, 0, sizeof(*an));
 }

@@ -11,6 +11,7 @@ const struct wp_format wp_formats[] = {
 	{ "json", wp_format_json, "everything, for programs" },
 	{ "flamegraph", wp_format_flamegraph, "an interactive SVG flame graph, hot/cold" },
 	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI" },
+	{ "pprof", wp_format_pprof, "gzipped profile.proto for pprof and fleet profilers" },
 	{ NULL, NULL, NULL },
 };
 

@@ -11,6 +11,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "debuginfo.h"
+#include "frameinfo.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "quote.h"
@@ -45,7 +46,27 @@ struct wp_symbols {
 	uint32_t *ksym_tokens;	/* per symbol, interned on first use; 0 = not yet */
 	bool ksyms_loaded;
 	struct wp_u64map unnamed;	/* unnamed token -> where (dso index) */
+	struct wp_frameinfo *frameinfo;	/* borrowed, or NULL */
 };
+
+void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi)
+{
+	s->frameinfo = fi;
+}
+
+/*
+ * Tell the frame info where a new token's code is.  Best effort: without
+ * memory for it, a frame is only described by its name.
+ */
+static void note_frame(struct wp_symbols *s, uint32_t tok, uint32_t key, const struct wp_dso *dso,
+		       uint64_t addr, const char *src, int line)
+{
+	if (!s->frameinfo)
+		return;
+	wp_frameinfo_note(s->frameinfo, tok, key, dso ? dso->path : "[kernel.kallsyms]",
+			  dso ? dso->build_id : NULL, dso ? dso->build_id_size : 0, addr, src,
+			  line > 0 ? (uint32_t)line : 0);
+}
 
 int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 		   bool same_kernel, const char *saved_ksyms, struct wp_symbols **out)
@@ -236,6 +257,32 @@ static bool call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, char *buf, size_t si
 	return true;
 }
 
+/*
+ * The source file and first line of the function whose code starts at
+ * entry, from its DWARF; an inlined function's caller is named from the
+ * symbol table, and gets them here.
+ */
+static const char *entry_decl(Dwfl_Module *mod, uint64_t entry, int *line)
+{
+	Dwarf_Die *cudie, *scopes = NULL;
+	Dwarf_Addr bias = 0;
+	const char *file = NULL;
+	int nscopes;
+
+	*line = 0;
+	cudie = dwfl_module_addrdie(mod, entry, &bias);
+	nscopes = cudie ? dwarf_getscopes(cudie, entry - bias, &scopes) : 0;
+	for (int i = 0; i < nscopes; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		file = dwarf_decl_file(&scopes[i]);
+		dwarf_decl_line(&scopes[i], line);
+		break;
+	}
+	free(scopes);
+	return file;
+}
+
 /* Resolve a file address into its chain of frames (innermost first). */
 static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
 				 uint64_t addr, uint32_t *chain)
@@ -273,6 +320,16 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 		}
 		frame_text(name, have_where ? where : NULL, text, sizeof(text));
 		chain[n++] = token(s, text, tag == DW_TAG_inlined_subroutine ? WP_FRAME_INLINED : 0);
+		if (s->frameinfo) {
+			Dwarf_Addr entry = 0;
+			int decl_line = 0;
+
+			if (dwarf_entrypc(&scopes[i], &entry))
+				entry = 0;
+			dwarf_decl_line(&scopes[i], &decl_line);
+			note_frame(s, chain[n - 1], idx, dso, entry ? entry + bias : 0,
+				   dwarf_decl_file(&scopes[i]), decl_line);
+		}
 		if (tag == DW_TAG_subprogram) {
 			free(scopes);
 			return n;
@@ -287,6 +344,12 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	if (name && (sym.st_size == 0 || off < sym.st_size) && n < MAX_CHAIN) {
 		frame_text(name, have_where ? where : NULL, text, sizeof(text));
 		chain[n++] = token(s, text, 0);
+		if (s->frameinfo) {
+			int decl_line;
+			const char *decl_file = entry_decl(mod, addr - off, &decl_line);
+
+			note_frame(s, chain[n - 1], idx, dso, addr - off, decl_file, decl_line);
+		}
 		return n;
 	}
 	if (n)
@@ -294,6 +357,7 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 unnamed:
 	snprintf(text, sizeof(text), "%s+0x%" PRIx64, dso->short_name, addr);
 	chain[0] = unnamed_token(s, text, 0, idx);
+	note_frame(s, chain[0], idx, dso, addr, NULL, 0);
 	return 1;
 }
 
@@ -369,9 +433,12 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 		load_kallsyms(s);
 	i = s->ksym_tokens ? wp_kallsyms_find(&s->ksyms, addr) : -1;
 	if (i >= 0) {
-		if (!s->ksym_tokens[i])
+		if (!s->ksym_tokens[i]) {
 			s->ksym_tokens[i] = token(s, wp_kallsyms_name(&s->ksyms, (size_t)i),
 						  WP_FRAME_KERNEL);
+			note_frame(s, s->ksym_tokens[i], WP_SYMBOLS_KERNEL, NULL,
+				   s->ksyms.syms[i].addr, NULL, 0);
+		}
 		return s->ksym_tokens[i];
 	}
 	snprintf(text, sizeof(text), "[kernel] 0x%" PRIx64, addr);

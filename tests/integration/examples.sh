@@ -55,6 +55,9 @@
 #   | awk, head, tail, grep, sed, sort, uniq, wc, cut, cat, tr: run as written
 #   setcap ... "$(command -v wallprof)"	applied to a copy of $WALLPROF in
 #			$tmp; the block's later commands run that copy
+#   go tool pprof ARGS	run as written (an absolute file name under $ABS, as
+#			for -o) when go is installed, with its cache in $tmp
+#			and no network; else "SKIP-PART: go missing"
 #   tools/NAME		only checked to exist and be executable: tools/setup
 #			installs packages and tools/check runs this test suite,
 #			so running them here is not wanted
@@ -96,8 +99,8 @@ mkdir -p "$ex" "$ABS" || exit 99
 # filter after the first |, if any) and a line of $ex/list:
 #   N BLOCK FILE:LINE KIND CHECK INPUT OUTPUT JQ NOTE DISPLAY
 # (tab-separated, "-" when empty).  KIND: record, report, run (another
-# wallprof command), setcap, exists (CHECK is the tool), bad (NOTE says
-# why).  CHECK: the data file a record writes; INPUT: the data file a
+# wallprof command), setcap, exists (CHECK is the tool), go (go tool
+# pprof), bad (NOTE says why).  CHECK: the data file a record writes; INPUT: the data file a
 # report reads; OUTPUT: a report's -o file.  $ex/counts: the examples of
 # each section read.
 cat >"$tmp/examples.awk" <<'EOF'
@@ -429,6 +432,12 @@ function map_left(    k, w, sub1, p, j, last) {
 		}
 		T[SW[NSW]] = "\"$WPCOPY\""
 		KIND = "setcap"
+	} else if (w == "go" && NSW >= k + 2 && unq(T[SW[k + 1]]) == "tool" &&
+		   unq(T[SW[k + 2]]) == "pprof") {
+		KIND = "go"
+		for (j = k + 3; j <= NSW; j++)
+			if (unq(T[SW[j]]) !~ /^-/)
+				mappath(SW[j])
 	} else if (w ~ /^(\.\/)?tools\/[A-Za-z0-9_.-]+$/) {
 		sub(/^\.\//, "", w)
 		KIND = "exists"
@@ -729,6 +738,12 @@ elif ! setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
 	anyone_skip="user nobody cannot run $WORKLOADS_ANYONE/wallclock"
 fi
 
+# go tool pprof: no network, its cache under $tmp.
+have_go=0
+command -v go >/dev/null 2>&1 && have_go=1
+GOCACHE=$tmp/gocache GOTOOLCHAIN=local GOPROXY=off
+export GOCACHE GOTOOLCHAIN GOPROXY
+
 WP=$WALLPROF
 STD=$tmp/std/wallprof.data
 export WP WPCOPY WORKLOADS WORKLOADS_ANYONE ABS BGPID BGTID RPID RTID TESTS_SRCDIR STD
@@ -767,6 +782,10 @@ while IFS='	' read -r n block src kind chk inp outp jq note display; do
 	fi
 	if [ -n "$anyone_skip" ] && grep -q 'WORKLOADS_ANYONE' "$f.left"; then
 		say "SKIP-PART: $anyone_skip: $display"
+		continue
+	fi
+	if [ "$kind" = go ] && [ "$have_go" = 0 ]; then
+		say "SKIP-PART: go missing: $display"
 		continue
 	fi
 	if [ "$jq" = 1 ] && [ "$have_jq" = 0 ]; then
