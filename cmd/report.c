@@ -161,28 +161,23 @@ static int parse_window(const char *arg, struct wp_analysis_opts *ao)
 }
 
 /*
- * --diff: the base recording through the same pipeline and the same view
- * options, then the format with both.
+ * --diff: the base recording, read through the same pipeline, seen with
+ * the same view options; then the format with both.
  */
-static int report_diff(struct wp_view *v, const char *base_input,
-		       const struct wp_analysis_opts *ao, const struct wp_view_opts *vo,
-		       const struct wp_format *format, FILE *out)
+static int report_diff(struct wp_view *v, struct wp_analysis *base_an,
+		       const struct wp_view_opts *vo, const struct wp_format *format, FILE *out)
 {
-	struct wp_analysis base_an;
 	struct wp_view base;
 	int ret = WP_EXIT_FAILURE;
 
-	if (wp_analysis_run(base_input, ao, &base_an))
-		return WP_EXIT_FAILURE;
-	if (!wp_view_init(&base, &base_an, vo)) {
+	if (!wp_view_init(&base, base_an, vo)) {
 		v->base = &base;
 		ret = format->write(v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		v->base = NULL;
-		if (base_an.damaged)
+		if (base_an->damaged)
 			ret = WP_EXIT_FAILURE;
 		wp_view_release(&base);
 	}
-	wp_analysis_release(&base_an);
 	return ret;
 }
 
@@ -204,7 +199,8 @@ int cmd_report(int argc, char **argv)
 	struct wp_reader *reader = NULL;
 	char *unfinished = NULL;
 	bool running = false;
-	struct wp_analysis an;
+	struct wp_analysis an, base_an;
+	bool have_base = false;
 	struct wp_view v;
 	uint64_t val;
 	FILE *out = stdout;
@@ -391,9 +387,16 @@ int cmd_report(int argc, char **argv)
 				  "an unfinished recording left by a wallprof that was killed");
 		input = unfinished;
 	}
-	/* The input is read first, so a bad input leaves no empty output file. */
+	/* The inputs are read first, so a bad one leaves no empty output file. */
 	if (dump ? wp_reader_open(input, &reader) : wp_analysis_run(input, &ao, &an))
 		goto out_free;
+	if (base_input) {
+		if (wp_analysis_run(base_input, &ao, &base_an)) {
+			wp_analysis_release(&an);
+			goto out_free;
+		}
+		have_base = true;
+	}
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
@@ -410,8 +413,8 @@ int cmd_report(int argc, char **argv)
 		goto out_close;
 	}
 	if (!wp_view_init(&v, &an, &vo)) {
-		ret = base_input ? report_diff(&v, base_input, &ao, &vo, format, out) :
-				   format->write(&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
+		ret = have_base ? report_diff(&v, &base_an, &vo, format, out) :
+				  format->write(&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		/* A damaged file still gets its report, and a failing status. */
 		if (an.damaged)
 			ret = WP_EXIT_FAILURE;
@@ -424,6 +427,8 @@ out_close:
 		ret = WP_EXIT_FAILURE;
 	}
 out_free:
+	if (have_base)
+		wp_analysis_release(&base_an);
 	wp_reader_close(reader);
 	free(unfinished);
 	free(vo.pids);

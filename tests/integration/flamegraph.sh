@@ -186,6 +186,9 @@ check "--diff with json: says which formats compare" grep -q 'text and flamegrap
 run out.txt dm.err "$WALLPROF" report -i B2 --diff missing.data
 check_num "--diff with a missing base: exit 1" "$rc" -eq 1
 check "--diff with a missing base: one line naming it" grep -q "cannot open 'missing.data'" dm.err
+rm -f dm.svg
+run out.txt dm.err "$WALLPROF" report -i B2 --diff missing.data --format flamegraph -o dm.svg
+check "--diff with a missing base: no empty -o file left" [ ! -e dm.svg ]
 if [ -n "$browser" ]; then
 	st=$(selftest diff.svg)
 	echo "# diff: $st"
