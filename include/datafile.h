@@ -63,6 +63,8 @@ enum wp_event_role {
 	WP_EVENT_WAKEUP = 2,		/* sched:sched_waking, per CPU */
 	WP_EVENT_WAKEUP_NEW = 3,	/* sched:sched_wakeup_new, per CPU */
 	WP_EVENT_ENQUEUED = 4,		/* sched:sched_wakeup, per CPU: on a run queue */
+	/* sched:sched_switch, per CPU: when the CPU changed threads, exactly. */
+	WP_EVENT_SCHED_SWITCH = 5,
 };
 
 struct wp_event_desc {

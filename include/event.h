@@ -22,8 +22,12 @@
 #include "ring.h"
 #include "tracefs.h"
 
-/* Wake-up records (sched:sched_waking, sched_wakeup_new and sched_wakeup). */
-#define WP_NR_WAKEUP_EVENTS 3
+/*
+ * The scheduler's tracepoints recorded with wake-ups: sched_waking,
+ * sched_wakeup_new, sched_wakeup, and sched_switch (which times switches
+ * where schedstat does, before the kernel's switch records).
+ */
+#define WP_NR_SCHED_EVENTS 4
 enum wp_wakeups {
 	WP_WAKEUPS_AUTO,	/* with the waker's stack when allowed, else none */
 	WP_WAKEUPS_STACKS,
@@ -54,12 +58,16 @@ struct wp_evfd {
 };
 
 struct wp_evlist {
-	struct wp_event_desc descs[2 + WP_NR_WAKEUP_EVENTS];	/* samples, switch-outs, wake-ups */
+	struct wp_event_desc descs[2 + WP_NR_SCHED_EVENTS];	/* samples, switch-outs, sched */
 	unsigned int nr_descs;
 	unsigned int cpu_wide_descs;	/* bit per desc: opened per CPU, never per task */
-	/* sched_waking, sched_wakeup_new, sched_wakeup, in that order. */
-	char *wakeup_formats[WP_NR_WAKEUP_EVENTS];	/* their format files, as read */
-	struct wp_trace_field wakee_field[WP_NR_WAKEUP_EVENTS];	/* "pid": the wakee */
+	/* sched_waking, sched_wakeup_new, sched_wakeup, sched_switch, in that order. */
+	char *sched_formats[WP_NR_SCHED_EVENTS];	/* their format files, as read */
+	/*
+	 * "pid", the wakee; of sched_switch "next_pid", the thread switched
+	 * in.  Indexed by role - WP_EVENT_WAKEUP (the roles follow this order).
+	 */
+	struct wp_trace_field sched_pid_field[WP_NR_SCHED_EVENTS];
 	char wakeups_missing[256];	/* why there are none (auto mode), or "" */
 	bool tracefs_mounted;		/* wallprof mounted it */
 	struct wp_sample_format fmt;
@@ -119,7 +127,7 @@ int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what);
 int wp_evlist_open_cpus(struct wp_evlist *ev);
 
 /*
- * Open the per-CPU events (the wake-up tracepoints) of a recording of
+ * Open the per-CPU events (the scheduler's tracepoints) of a recording of
  * tasks, after their events: they share the CPUs' rings.  Their records
  * are kept in the kernel for the wakees wp_evlist_filter_wakees() names.
  */
@@ -128,8 +136,9 @@ int wp_evlist_open_cpu_events(struct wp_evlist *ev);
 /*
  * Keep the wake-ups of these threads, and of every thread newer than the
  * thread id newer_than (the threads they will create), in the kernel: a
- * filter on the wakee, which the kernel takes once per event.  Others'
- * that pass it are the drain thread's to leave out.
+ * filter on the wakee (for sched_switch, on either thread), which the
+ * kernel takes once per event.  Others' that pass it are the drain
+ * thread's to leave out.
  */
 int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
 			    uint32_t newer_than);

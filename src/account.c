@@ -36,10 +36,12 @@ struct thread {
 	uint32_t waker;			/* of the blocked interval ending now */
 	uint32_t early_waker;		/* a wake-up seen while it still ran */
 	uint64_t early_time;		/* and when */
+	uint64_t sched_switch_time;	/* of its last sched_switch not yet used, or 0 */
 	uint64_t off_start;		/* start of the current off-CPU interval */
 	uint8_t state;			/* enum run_state */
 	uint8_t initial_off;		/* what an off-CPU start counts as */
 	bool woken_early;		/* waker is the early one: see thread_switch_out */
+	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool closed;
 };
 
@@ -51,6 +53,13 @@ struct thread {
  * for the sleep's, unless a later one comes.
  */
 #define EARLY_WAKE_NS 1000000ULL
+
+/*
+ * How long before a switch record the sched_switch of the same switch may
+ * come: microseconds as a rule (the switch-out's stack, the switch), more
+ * when the machine is loaded.  An older one is some other switch's.
+ */
+#define SCHED_SWITCH_LAG_NS 2000000ULL
 
 /*
  * Histogram buckets of every kind, keyed kind * 64 + bucket: a few of them
@@ -411,6 +420,21 @@ static void off_interval_end(struct wp_account *a, struct thread *t, uint64_t no
 		hist_add(a, t, WP_HIST_OFF_INTERVALS, d);
 }
 
+/*
+ * The time of a switch of t (in or out) whose record came at time: that of
+ * its sched_switch when there is one, else the record's.
+ */
+static uint64_t switch_time(struct thread *t, uint64_t time, bool in)
+{
+	uint64_t at = t->sched_switch_time;
+
+	t->sched_switch_time = 0;
+	if (!at || t->sched_switch_in != in || at > time || time - at > SCHED_SWITCH_LAG_NS ||
+	    at < t->since)
+		return time;
+	return at;
+}
+
 static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t now,
 			      bool preempted)
 {
@@ -421,7 +445,9 @@ static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t n
 	state_end(a, t, now);
 	t->waker = NO_WAKER;	/* a wake-up of the interval before, if any */
 	t->woken_early = false;
-	if (!preempted && t->early_waker != NO_WAKER && now - t->early_time <= EARLY_WAKE_NS) {
+	/* (With sched_switch, now may be before the switch-out record's wake-up.) */
+	if (!preempted && t->early_waker != NO_WAKER &&
+	    (t->early_time >= now || now - t->early_time <= EARLY_WAKE_NS)) {
 		t->waker = t->early_waker;
 		t->woken_early = true;
 	}
@@ -646,6 +672,25 @@ int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
 	return 0;
 }
 
+int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time)
+{
+	struct thread *t;
+
+	if (a->err)
+		return a->err;
+	t = prev ? thread_live(a, prev) : NULL;
+	if (t) {
+		t->sched_switch_time = time;
+		t->sched_switch_in = false;
+	}
+	t = next ? thread_live(a, next) : NULL;
+	if (t) {
+		t->sched_switch_time = time;
+		t->sched_switch_in = true;
+	}
+	return 0;
+}
+
 int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time)
 {
 	struct thread *t;
@@ -761,6 +806,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 			return -ENOMEM;
 		if (t->closed)
 			return 0;	/* the last switch-out, after its EXIT */
+		time = switch_time(t, time, !sw.out);
 		if (sw.out)
 			thread_switch_out(a, t, time, sw.preempted);
 		else

@@ -324,6 +324,18 @@ static int deliver_enqueued(struct pipeline *p, const struct wp_sample *s, uint6
 	return wp_account_enqueued(p->an->account, (uint32_t)wakee, time);
 }
 
+/* sched:sched_switch: the sample's thread leaves the CPU to next_pid. */
+static int deliver_sched_switch(struct pipeline *p, const struct wp_sample *s, uint64_t time)
+{
+	const struct wp_trace_format *f = sample_format(p, s->id);
+	int64_t next;
+
+	if (!f || !wp_trace_field_int(wp_trace_field(f, "next_pid"), s->raw, s->raw_size, &next) ||
+	    next < 0 || next > UINT32_MAX)
+		return 0;
+	return wp_account_sched_switch(p->an->account, s->tid, (uint32_t)next, time);
+}
+
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
 			  const struct wp_sample *s, uint64_t time)
 {
@@ -337,6 +349,8 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		return deliver_enqueued(p, s, time);
 	if (role == WP_EVENT_WAKEUP_NEW)
 		return 0;	/* the FORK tells as much */
+	if (role == WP_EVENT_SCHED_SWITCH)
+		return deliver_sched_switch(p, s, time);
 	n = sample_frames(p, rec, s, true);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s->ip) {

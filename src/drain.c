@@ -240,13 +240,13 @@ static void note_wakee(struct wp_drain *d, const struct perf_event_header *h)
 /*
  * The kernel's filter on wake-ups is coarse (it also lets through threads
  * other processes create): keep a wake-up only when its wakee is one of
- * the recording's threads.  -1: not known yet (its FORK may still be in
- * another CPU's ring), 0: not ours, 1: ours.
+ * the recording's threads, a sched_switch when either thread is.  -1: not
+ * known yet (its FORK may still be in another CPU's ring), 0: not ours,
+ * 1: ours.
  */
 static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, int role)
 {
-	const struct wp_trace_field *f = &d->ev->wakee_field[role == WP_EVENT_WAKEUP ? 0 :
-							    role == WP_EVENT_WAKEUP_NEW ? 1 : 2];
+	const struct wp_trace_field *f = &d->ev->sched_pid_field[role - WP_EVENT_WAKEUP];
 	struct wp_sample s;
 	int64_t pid;
 	int known = 1;
@@ -256,8 +256,12 @@ static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, in
 		if (wp_sample_parse(&d->ev->fmt, h, &s) ||
 		    !wp_trace_field_int(f, s.raw, s.raw_size, &pid))
 			known = 0;
+		else if (wp_u64map_get(&d->wakees, (uint64_t)pid, NULL))
+			known = 1;
+		else if (role == WP_EVENT_SCHED_SWITCH)
+			known = wp_u64map_get(&d->wakees, s.tid, NULL) ? 1 : -1;
 		else
-			known = wp_u64map_get(&d->wakees, (uint64_t)pid, NULL) ? 1 : -1;
+			known = -1;
 	}
 	pthread_mutex_unlock(&d->lock);
 	return known;
@@ -306,7 +310,8 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		memcpy(dst, h, h->size);
 		d->cur->len += h->size;
 		d->counts.records++;
-		d->counts.wakeups++;
+		if (sample_role(d, h) != WP_EVENT_SCHED_SWITCH)
+			d->counts.wakeups++;
 	}
 	held->len = 0;
 	return 0;
@@ -331,6 +336,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		case WP_EVENT_WAKEUP:
 		case WP_EVENT_WAKEUP_NEW:
 		case WP_EVENT_ENQUEUED:
+		case WP_EVENT_SCHED_SWITCH:
 			switch (wakee_known(d, h, sample_role(d, h))) {
 			case 0:
 				d->counts.records--;	/* not ours: as if never read */
@@ -339,7 +345,8 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 				d->counts.records--;	/* counted if kept */
 				return held_add(d, h);
 			}
-			d->counts.wakeups++;
+			if (sample_role(d, h) != WP_EVENT_SCHED_SWITCH)
+				d->counts.wakeups++;
 			break;
 		default:
 			d->counts.samples++;

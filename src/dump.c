@@ -82,7 +82,8 @@ static void print_header(const struct dump *d)
 			ev->role == WP_EVENT_SWITCH_OUT ? "switch-out stacks" :
 			ev->role == WP_EVENT_WAKEUP ? "wake-ups" :
 			ev->role == WP_EVENT_WAKEUP_NEW ? "new threads' wake-ups" :
-			ev->role == WP_EVENT_ENQUEUED ? "woken threads on a run queue" : "on-CPU samples",
+			ev->role == WP_EVENT_ENQUEUED ? "woken threads on a run queue" :
+			ev->role == WP_EVENT_SCHED_SWITCH ? "switch times" : "on-CPU samples",
 			ev->attr.type, (uint64_t)ev->attr.config,
 			ev->attr.freq ? "frequency" : "period", (uint64_t)ev->attr.sample_period,
 			ev->nr_ids);

@@ -202,13 +202,22 @@ static void attr_common(struct perf_event_attr *a, const struct wp_evlist *ev,
  * sched_wakeup runs once the thread is on a run queue (on the wakee's
  * CPU, after an IPI when the waker ran elsewhere): when its wait for a
  * CPU starts, as the kernel's schedstat counts it.  sched_wakeup_new: a
- * new thread's first time on a run queue.
+ * new thread's first time on a run queue.  sched_switch runs in
+ * __schedule before the switch, where schedstat's clocks turn: the
+ * kernel's switch records come some microseconds later (after the
+ * switch-out stack is taken, and after the switch itself for the thread
+ * coming in), which in a switch storm adds up to much of a thread's
+ * on-CPU time.  Its thread field is the one switched in; the one switched
+ * out is the sample's own.
  */
-static const char *const wakeup_events[WP_NR_WAKEUP_EVENTS] = {
-	"sched_waking", "sched_wakeup_new", "sched_wakeup",
+static const char *const sched_events[WP_NR_SCHED_EVENTS] = {
+	"sched_waking", "sched_wakeup_new", "sched_wakeup", "sched_switch",
 };
-static const uint32_t wakeup_roles[WP_NR_WAKEUP_EVENTS] = {
-	WP_EVENT_WAKEUP, WP_EVENT_WAKEUP_NEW, WP_EVENT_ENQUEUED,
+static const uint32_t sched_roles[WP_NR_SCHED_EVENTS] = {
+	WP_EVENT_WAKEUP, WP_EVENT_WAKEUP_NEW, WP_EVENT_ENQUEUED, WP_EVENT_SCHED_SWITCH,
+};
+static const char *const sched_pid_fields[WP_NR_SCHED_EVENTS] = {
+	"pid", "pid", "pid", "next_pid",
 };
 
 /*
@@ -217,7 +226,7 @@ static const uint32_t wakeup_roles[WP_NR_WAKEUP_EVENTS] = {
  * once (wp_evlist_explain_limits) and recording goes on without them.
  */
 static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
-			 const struct wp_priv *priv, uint64_t ids[WP_NR_WAKEUP_EVENTS])
+			 const struct wp_priv *priv, uint64_t ids[WP_NR_SCHED_EVENTS])
 {
 	bool asked = opts->wakeups == WP_WAKEUPS_STACKS || opts->wakeups == WP_WAKEUPS_NOSTACKS;
 	char *why = ev->wakeups_missing, dir[256];
@@ -244,27 +253,27 @@ static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		else if (err)
 			snprintf(why, size, "tracefs cannot be read (%s)", strerror(-err));
 	}
-	for (int i = 0; !err && i < WP_NR_WAKEUP_EVENTS; i++) {
+	for (int i = 0; !err && i < WP_NR_SCHED_EVENTS; i++) {
 		struct wp_trace_format f;
 
-		err = wp_trace_format_read(dir, "sched", wakeup_events[i], &ev->wakeup_formats[i]);
+		err = wp_trace_format_read(dir, "sched", sched_events[i], &ev->sched_formats[i]);
 		if (!err)
-			err = wp_trace_format_parse(ev->wakeup_formats[i], &f);
-		if (!err && !wp_trace_field(&f, "pid"))
+			err = wp_trace_format_parse(ev->sched_formats[i], &f);
+		if (!err && !wp_trace_field(&f, sched_pid_fields[i]))
 			err = -EBADMSG;
 		if (!err)
-			ev->wakee_field[i] = *wp_trace_field(&f, "pid");
+			ev->sched_pid_field[i] = *wp_trace_field(&f, sched_pid_fields[i]);
 		if (err)
 			snprintf(why, size, "the tracepoint sched:%s cannot be used (%s)",
-				 wakeup_events[i], err == -EBADMSG ? "its format has no pid field" :
+				 sched_events[i], err == -EBADMSG ? "its format lacks a thread field" :
 				 strerror(-err));
 		ids[i] = f.id;
 	}
 	if (!err)
 		return 0;
-	for (int i = 0; i < WP_NR_WAKEUP_EVENTS; i++) {
-		free(ev->wakeup_formats[i]);
-		ev->wakeup_formats[i] = NULL;
+	for (int i = 0; i < WP_NR_SCHED_EVENTS; i++) {
+		free(ev->sched_formats[i]);
+		ev->sched_formats[i] = NULL;
 	}
 	if (asked) {
 		wp_error("cannot record wake-ups: %s", why);
@@ -277,10 +286,10 @@ static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
  * The wake-up tracepoints, per CPU.  Only sched_waking, in the waker's
  * context, carries a stack worth having (and not with --wakeups=nostacks).
  */
-static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *opts,
-			     const uint64_t ids[WP_NR_WAKEUP_EVENTS])
+static void add_sched_descs(struct wp_evlist *ev, const struct wp_event_opts *opts,
+			     const uint64_t ids[WP_NR_SCHED_EVENTS])
 {
-	for (int i = 0; i < WP_NR_WAKEUP_EVENTS; i++) {
+	for (int i = 0; i < WP_NR_SCHED_EVENTS; i++) {
 		unsigned int d = ev->nr_descs++;
 		struct perf_event_attr *a = &ev->descs[d].attr;
 
@@ -290,15 +299,15 @@ static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *o
 		a->sample_period = 1;
 		a->inherit = 0;
 		a->enable_on_exec = 0;
-		if (opts->wakeups == WP_WAKEUPS_NOSTACKS || wakeup_roles[i] != WP_EVENT_WAKEUP) {
+		if (opts->wakeups == WP_WAKEUPS_NOSTACKS || sched_roles[i] != WP_EVENT_WAKEUP) {
 			/* The same sample layout as every event's, with empty stacks. */
 			a->sample_stack_user = 0;
 			a->exclude_callchain_user = 1;
 			a->exclude_callchain_kernel = 1;
 		}
 		snprintf(ev->descs[d].name, sizeof(ev->descs[d].name), "sched:%s",
-			 wakeup_events[i]);
-		ev->descs[d].role = wakeup_roles[i];
+			 sched_events[i]);
+		ev->descs[d].role = sched_roles[i];
 		ev->cpu_wide_descs |= 1U << d;
 	}
 }
@@ -306,7 +315,7 @@ static void add_wakeup_descs(struct wp_evlist *ev, const struct wp_event_opts *o
 int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		   const struct wp_priv *priv)
 {
-	uint64_t wakeup_ids[WP_NR_WAKEUP_EVENTS] = { 0 };
+	uint64_t sched_ids[WP_NR_SCHED_EVENTS] = { 0 };
 	const struct event_alias *alias = NULL;
 	const struct wp_arch *arch = NULL;
 	struct perf_event_attr *a;
@@ -336,7 +345,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		return err;
 	}
 	kernel = wp_priv_can_sample_kernel(priv);
-	err = wakeups_setup(ev, opts, priv, wakeup_ids);
+	err = wakeups_setup(ev, opts, priv, sched_ids);
 	if (err)
 		return err;
 	if (alias->type == PERF_TYPE_HARDWARE && !hardware_event_works(alias, kernel)) {
@@ -354,7 +363,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	if (opts->callgraph == WP_CALLGRAPH_DWARF)
 		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	/* Every event shares one layout: the others' samples carry empty raw data. */
-	if (ev->wakeup_formats[0])
+	if (ev->sched_formats[0])
 		type |= PERF_SAMPLE_RAW;
 	wp_sample_format_init(&ev->fmt, type, arch ? arch->sample_regs_user : 0);
 
@@ -414,8 +423,8 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 		}
 	}
 
-	if (ev->wakeup_formats[0]) {
-		add_wakeup_descs(ev, opts, wakeup_ids);
+	if (ev->sched_formats[0]) {
+		add_sched_descs(ev, opts, sched_ids);
 		ev->meta_flags |= WP_META_WAKEUPS;
 	}
 
@@ -666,13 +675,14 @@ static int u32_cmp(const void *a, const void *b)
 }
 
 /*
- * "pid == 12 || (pid >= 20 && pid <= 25) || pid > 900" for the sorted
- * tids and the threads still to come (above newer_than), joining runs whose
- * gaps are at most gap: a few other threads' wake-ups (which the drain
- * thread leaves out) are better than a filter over the kernel's length.
+ * "pid == 12 || (pid >= 20 && pid <= 25) || pid > 900" (field "pid") for
+ * the sorted tids and the threads still to come (above newer_than),
+ * joining runs whose gaps are at most gap: a few other threads' records
+ * (which the drain thread leaves out) are better than a filter over the
+ * kernel's length.  Its length, or 0 when it does not fit.
  */
-static size_t wakee_filter(const uint32_t *t, size_t n, uint32_t gap, uint32_t newer_than,
-			   char *buf, size_t size)
+static size_t tid_filter(const char *field, const uint32_t *t, size_t n, uint32_t gap,
+			 uint32_t newer_than, char *buf, size_t size)
 {
 	size_t len = 0;
 	int w;
@@ -686,26 +696,53 @@ static size_t wakee_filter(const uint32_t *t, size_t n, uint32_t gap, uint32_t n
 		if (t[i] > newer_than)
 			break;	/* the last term covers it */
 		if (t[j] == t[i])
-			w = snprintf(buf + len, size - len, "pid == %u || ", t[i]);
+			w = snprintf(buf + len, size - len, "%s == %u || ", field, t[i]);
 		else
-			w = snprintf(buf + len, size - len, "(pid >= %u && pid <= %u) || ",
-				     t[i], t[j]);
+			w = snprintf(buf + len, size - len, "(%s >= %u && %s <= %u) || ", field,
+				     t[i], field, t[j]);
 		if (w < 0 || (size_t)w >= size - len)
 			return 0;
 		len += (size_t)w;
 		i = j + 1;
 	}
-	w = snprintf(buf + len, size - len, "pid > %u", newer_than);
+	w = snprintf(buf + len, size - len, "%s > %u", field, newer_than);
 	if (w < 0 || (size_t)w >= size - len)
 		return 0;
 	return len + (size_t)w;
+}
+
+/*
+ * sched_switch: the thread switched in (next_pid) or out (common_pid,
+ * the current one) is one of the recording's.
+ */
+static size_t switch_filter(const uint32_t *t, size_t n, uint32_t gap, uint32_t newer_than,
+			    char *buf, size_t size)
+{
+	size_t len, more;
+
+	if (size < 4)
+		return 0;
+	buf[0] = '(';
+	len = tid_filter("next_pid", t, n, gap, newer_than, buf + 1, size - 1);
+	if (!len || size - 1 - len < 8)
+		return 0;
+	len += 1;
+	memcpy(buf + len, ") || (", 6);
+	len += 6;
+	more = tid_filter("common_pid", t, n, gap, newer_than, buf + len, size - len);
+	if (!more || size - len - more < 2)
+		return 0;
+	len += more;
+	buf[len++] = ')';
+	buf[len] = '\0';
+	return len;
 }
 
 int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
 			    uint32_t newer_than)
 {
 	/* The kernel takes a filter of less than a page, and only once. */
-	char filter[4000];
+	char wakee[4000], sw[4000];
 	uint32_t *t, gap = 0;
 	int err = 0;
 
@@ -717,18 +754,20 @@ int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n
 	if (n)
 		memcpy(t, tids, n * sizeof(*t));
 	qsort(t, n, sizeof(*t), u32_cmp);
-	while (!wakee_filter(t, n, gap, newer_than, filter, sizeof(filter)))
+	while (!tid_filter("pid", t, n, gap, newer_than, wakee, sizeof(wakee)) ||
+	       !switch_filter(t, n, gap, newer_than, sw, sizeof(sw)))
 		gap = gap ? gap * 2 : 16;
 	free(t);
 	for (size_t i = 0; i < ev->nr_fds; i++) {
 		const struct wp_evfd *f = &ev->fds[i];
+		const char *filter = ev->descs[f->desc].role == WP_EVENT_SCHED_SWITCH ? sw : wakee;
 
 		if (!(ev->cpu_wide_descs & (1U << f->desc)))
 			continue;
 		if (ioctl(f->fd, PERF_EVENT_IOC_SET_FILTER, filter) ||
 		    ioctl(f->fd, PERF_EVENT_IOC_ENABLE, 0)) {
 			err = err ? err : -errno;
-			wp_debug("wake-up filter '%s': %s", filter, strerror(errno));
+			wp_debug("tracepoint filter '%s': %s", filter, strerror(errno));
 		}
 	}
 	return err;
@@ -849,8 +888,8 @@ void wp_evlist_release(struct wp_evlist *ev)
 	for (size_t i = 0; i < ev->nr_anchor_fds; i++)
 		close(ev->anchor_fds[i]);
 	free(ev->anchor_fds);
-	for (int i = 0; i < WP_NR_WAKEUP_EVENTS; i++)
-		free(ev->wakeup_formats[i]);
+	for (int i = 0; i < WP_NR_SCHED_EVENTS; i++)
+		free(ev->sched_formats[i]);
 	free(ev->rings);
 	free(ev->peeked);
 	free(ev->ring_owner);

@@ -31,6 +31,8 @@ static const char *event_role(uint32_t role)
 		return "wake-up-new";
 	case WP_EVENT_ENQUEUED:
 		return "enqueued";
+	case WP_EVENT_SCHED_SWITCH:
+		return "switch-times";
 	default:
 		return "on-cpu";
 	}

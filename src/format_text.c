@@ -58,6 +58,8 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			fprintf(out, "%s wake-ups (%s)", e ? "," : "", name);
 		else if (ev->role == WP_EVENT_SWITCH_OUT)
 			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", name);
+		else if (ev->role == WP_EVENT_SCHED_SWITCH)
+			fprintf(out, "%s switch times (%s)", e ? "," : "", name);
 		else if (ev->attr.freq)
 			fprintf(out, "%s %s at %" PRIu64 " Hz", e ? "," : "", name,
 				(uint64_t)ev->attr.sample_freq);

@@ -318,8 +318,8 @@ static int write_trace_formats(struct session *s)
 	struct wp_buf buf = { 0 };
 	int err = 0;
 
-	for (int i = 0; !err && i < WP_NR_WAKEUP_EVENTS && s->ev.wakeup_formats[i]; i++) {
-		size_t len = strlen(s->ev.wakeup_formats[i]) + 1;
+	for (int i = 0; !err && i < WP_NR_SCHED_EVENTS && s->ev.sched_formats[i]; i++) {
+		size_t len = strlen(s->ev.sched_formats[i]) + 1;
 		size_t size = ALIGN_UP(sizeof(struct wp_record_text) + len, (size_t)8);
 		struct wp_record_text *r;
 
@@ -335,7 +335,7 @@ static int write_trace_formats(struct session *s)
 		memset(r, 0, size);
 		r->header.type = WP_RECORD_TRACE_FORMAT;
 		r->header.size = (uint16_t)size;
-		memcpy(r->text, s->ev.wakeup_formats[i], len);
+		memcpy(r->text, s->ev.sched_formats[i], len);
 		buf.len += size;
 	}
 	if (!err && buf.len)

@@ -46,9 +46,10 @@ check_num "-g fp: report --dump exits 0" $? -eq 0
 check_num "-g fp: report --dump prints nothing on stderr" "$(nlines d.err)" -eq 0
 check "-g fp: the header says call graph fp" grep -q '^# sample_type: .*, call graph fp$' d
 check_num "-g fp: cpu-clock samples recorded" "$(samples cpu-clock d)" -gt 0
-# (Wake-ups reaching a run queue and new threads' carry none by design.)
+# (Wake-ups reaching a run queue, new threads' and switch times carry
+# none by design.)
 check_num "-g fp: every sample has a callchain" \
-	"$(awk '$2 == "SAMPLE" && $6 !~ /^sched:sched_wakeup/ && !/ callchain [1-9]/ { n++ }
+	"$(awk '$2 == "SAMPLE" && $6 !~ /^sched:sched_(wakeup|switch)/ && !/ callchain [1-9]/ { n++ }
 		END { print n + 0 }' d)" -eq 0
 check_num "-g fp: no sample has a stack copy" \
 	"$(awk '$2 == "SAMPLE" && / stack / { n++ } END { print n + 0 }' d)" -eq 0
