@@ -412,6 +412,42 @@ static void test_wakeups_enqueued(void)
 	wp_account_free(a);
 }
 
+/*
+ * sched_switch before the switch records: the records take its time when it
+ * is the same switch (same direction, at most 2 ms before), else their own.
+ */
+static void test_sched_switch(void)
+{
+	const struct wp_thread_times *t;
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n;
+
+	a = new_account(0, 0, 0);
+	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	wp_account_sched_switch(a, 0, 101, START + 2 * MS - 20000);
+	feed(a, switch_rec(101, 2 * MS, false, false, buf));		/* in at 1.98 ms */
+	wp_account_sched_switch(a, 101, 0, START + 10 * MS - 30000);
+	wp_account_sample(a, 100, 101, START + 10 * MS - 10000, true, STACK_B);
+	feed(a, switch_rec(101, 10 * MS, true, false, buf));		/* out at 9.97 ms */
+	wp_account_sched_switch(a, 0, 101, START + 12 * MS);
+	feed(a, switch_rec(101, 15 * MS, false, false, buf));		/* 3 ms: another's */
+	wp_account_sched_switch(a, 0, 101, START + 19 * MS);		/* in, not out */
+	feed(a, switch_rec(101, 20 * MS, true, true, buf));
+	wp_account_sched_switch(a, 999, 101, START + 21 * MS);	/* 999: not recorded */
+	feed(a, switch_rec(101, 21 * MS + 40000, false, false, buf));
+	wp_account_finish(a, START + 30 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 1, "sched_switch: one thread (the unknown one is not made)");
+	is_u64(t->on_cpu_ns, (10 * MS - 30000) - (2 * MS - 20000) + 5 * MS + (30 * MS - 21 * MS),
+	       "sched_switch: on-CPU from the sched_switch times, else the records'");
+	is_u64(t->wall_ns, t->on_cpu_ns + t->blocked_ns + t->runnable_ns + t->preempted_ns,
+	       "sched_switch: wall = on + blocked + runnable + preempted");
+	is_u64(t->preempted_ns, (2 * MS - 20000) + 1 * MS,
+	       "sched_switch: waiting from its creation to 1.98 ms, and from 20 to 21 ms");
+	wp_account_free(a);
+}
+
 static void test_exact_distribution(void)
 {
 	struct wp_account *a = new_account(0, 0, 0);
@@ -898,6 +934,7 @@ int main(void)
 	test_snapshot_then_fork();
 	test_wakeups();
 	test_wakeups_enqueued();
+	test_sched_switch();
 	test_exact_distribution();
 	test_lost();
 	test_order();
