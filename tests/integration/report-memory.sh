@@ -42,20 +42,29 @@ EOF
 	k1=$(peak "$2") k2=$(peak "$3")
 	if [ "$4" = 1 ]; then n1=$t1 n2=$t2; else n1=$p1 n2=$p2; fi
 	echo "# $1: $t1 threads in $p1 processes: $k1 KiB; $t2 in $p2: $k2 KiB" >&2
-	[ "$n2" -gt $((n1 + 100)) ] || { echo "-1"; return; }
+	# Too few to tell: fail, saying so.
+	[ "$n2" -gt $((n1 + 100)) ] || { echo "# $1: too few more in the long run" >&2; echo 999999999; return; }
 	echo $(((k2 - k1) * 1024 / (n2 - n1)))
 }
 
-# Threads of one process, each spinning 1 us: most get no sample.
-for s in 0.3 3; do
+# Threads of one process, each spinning 1 us: most get no sample.  The
+# memory in flight at the peak varies by some MiB from run to run, so the
+# slope needs thousands of threads between the two: on a loaded machine,
+# where threads come slowly, the long run is made longer.
+for s in 0.3 3 12; do
 	run sp$s.out sp$s.err "$WALLPROF" record -q -o sp$s.data -- \
 		"$WORKLOADS/spawner" join $s 1 0
 	check_num "spawner for $s s: recorded" "$rc" -eq 0
+	[ "$s" = 0.3 ] && continue
+	long=$s
+	[ "$(($(count sp$s.data | cut -d' ' -f1) - $(count sp0.3.data | cut -d' ' -f1)))" -ge 5000 ] &&
+		break
 done
-per=$(slope "threads of one process" sp0.3.data sp3.data 1)
+per=$(slope "threads of one process" sp0.3.data sp$long.data 1)
 # Some 500 bytes; a few more MiB in flight at the peak count too (10 KiB
 # before, with three histograms of 64 buckets each).
-check_range "a short thread costs some hundred bytes ($per)" "$per" 0 4095
+# (An upper bound: what is in flight at the peak may make a slope < 0.)
+check_num "a short thread costs some hundred bytes ($per)" "$per" -le 4095
 
 # A process every fourth thread, each spinning 1 ms: most processes are
 # sampled, and so unwound.
@@ -66,6 +75,6 @@ done
 per=$(slope "a process every fourth thread" ch1.data ch5.data 2)
 # Some kilobytes, and the unwinders of the last 64 processes sampled (300
 # KiB each before, one for every process).
-check_range "a short process costs some kilobytes, not hundreds ($per)" "$per" 0 131071
+check_num "a short process costs some kilobytes, not hundreds ($per)" "$per" -le 131071
 
 finish
