@@ -73,6 +73,7 @@
 #
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+tracing_alone
 
 [ "$(id -u)" -eq 0 ] || skip "the examples use sudo and -a; run as root"
 top=$TESTS_SRCDIR/..

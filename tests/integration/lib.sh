@@ -64,6 +64,17 @@ no_file() { ! ls -A "${2:-.}" 2>/dev/null | grep -Eq -e "$1"; }
 # nlines FILE: lines in FILE, counting an unterminated last line.
 nlines() { grep -c '' "$1" 2>/dev/null || true; }
 
+# tracing_alone: wait for, then hold until the test ends, the lock that
+# every test checking wake-ups takes (on the test directory, which the
+# tests of one run share): while two tracers record the scheduler's
+# tracepoints, this VM's kernel (Linux 6.18) emits no sched_waking for
+# many wake-ups, for both.  (A no-op without flock.)
+tracing_alone() {
+	command -v flock >/dev/null 2>&1 || return 0
+	exec 8<"$TESTS_SRCDIR/integration"
+	flock 8
+}
+
 # run OUT ERR COMMAND...: run with stdin from /dev/null; status in $rc.
 run() {
 	_out=$1 _err=$2; shift 2

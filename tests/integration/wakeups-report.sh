@@ -15,6 +15,7 @@
 [ -d /sys/kernel/tracing ] || skip "this kernel has no tracefs"
 command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"
+tracing_alone
 PARSE="$TESTS_SRCDIR/integration/folded-parse.awk"
 
 abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
