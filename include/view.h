@@ -93,6 +93,12 @@ uint64_t wp_view_part_ns(const struct wp_view *v, const struct wp_stack_weight *
 			 enum wp_part part);
 
 /*
+ * How many of one part a stack weight holds: on-CPU samples, or the
+ * off-CPU intervals of that kind.
+ */
+uint64_t wp_view_part_count(const struct wp_stack_weight *w, enum wp_part part);
+
+/*
  * A waker's name: its thread's, "[interrupt]", "[timer]", "swapper" (the
  * idle task) or ":tid" for a thread the recording does not name.
  */

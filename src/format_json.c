@@ -133,20 +133,6 @@ static int stack_cmp(const void *x, const void *y)
 	return a->weight < b->weight ? -1 : a->weight > b->weight;
 }
 
-static uint64_t part_count(const struct wp_stack_weight *w, enum wp_part part)
-{
-	switch (part) {
-	case WP_PART_ON:
-		return w->samples;
-	case WP_PART_BLOCKED:
-		return w->blocked_count;
-	case WP_PART_RUNNABLE:
-		return w->runnable_count;
-	default:
-		return w->preempted_count;
-	}
-}
-
 /* A stack's frames as a JSON array, innermost first. */
 static void print_frames(const struct wp_analysis *an, uint32_t stack, FILE *out)
 {
@@ -252,7 +238,7 @@ static int print_stacks(struct wp_view *v, FILE *out)
 			i ? "," : "", th[sw->thread].pid, th[sw->thread].tid);
 		json_str(out, th[sw->thread].comm);
 		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"samples\": %" PRIu64
-			", \"frames\": ", kinds[js[i].part], js[i].ns, part_count(sw, js[i].part));
+			", \"frames\": ", kinds[js[i].part], js[i].ns, wp_view_part_count(sw, js[i].part));
 		print_frames(an, sw->stack, out);
 		if (js[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account)) {
 			err = print_wakers(v, sw, out);

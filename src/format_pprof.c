@@ -320,20 +320,6 @@ static int make_labels(struct pprof *pp)
 	return 0;
 }
 
-static uint64_t part_count(const struct wp_stack_weight *w, enum wp_part part)
-{
-	switch (part) {
-	case WP_PART_ON:
-		return w->samples;
-	case WP_PART_BLOCKED:
-		return w->blocked_count;
-	case WP_PART_RUNNABLE:
-		return w->runnable_count;
-	default:
-		return w->preempted_count;
-	}
-}
-
 /* One sample: ns of one kind of time on one stack weight. */
 static int add_sample(struct pprof *pp, const struct wp_stack_weight *w, enum wp_part part,
 		      uint64_t ns, size_t nr_threads)
@@ -341,7 +327,7 @@ static int add_sample(struct pprof *pp, const struct wp_stack_weight *w, enum wp
 	Wallprof__Pprof__Sample *s, *grown;
 	size_t locs = stack_locations(pp, w->stack), *gl, k = pp->nr_samples;
 	Wallprof__Pprof__Label **glp;
-	uint64_t marker = 0, count = part_count(w, part);
+	uint64_t marker = 0, count = wp_view_part_count(w, part);
 	int64_t *gv, *val;
 
 	if (part != WP_PART_ON)

@@ -166,6 +166,20 @@ uint64_t wp_view_part_ns(const struct wp_view *v, const struct wp_stack_weight *
 	}
 }
 
+uint64_t wp_view_part_count(const struct wp_stack_weight *w, enum wp_part part)
+{
+	switch (part) {
+	case WP_PART_ON:
+		return w->samples;
+	case WP_PART_BLOCKED:
+		return w->blocked_count;
+	case WP_PART_RUNNABLE:
+		return w->runnable_count;
+	default:
+		return w->preempted_count;
+	}
+}
+
 const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size)
 {
 	switch (w->kind) {
