@@ -183,8 +183,11 @@ check "sleep: --waker-comm '\\[timer\\]': the sleeper's lines" grep -q '^sleeper
 # Overload: the wait for a CPU is what the kernel's scheduler tracepoints
 # say, as perf records them at the same time (a switch-in at
 # sched_switch, the end of a wait at sched_wakeup), which wallprof records
-# too: within max(2%, 5 ms), and 10 us per switch for what perf's
-# microsecond times round off.  schedstat's run-queue figure is printed beside them: on
+# too: within max(2%, 5 ms), and 50 us per switch.  That allowance is for
+# the switches from the idle task that this VM's kernel does not report on
+# its second CPU (see wallprof-report(1)): wallprof times them by their
+# switch records, some 20-40 us later, and the awk below drops the wait
+# they end.  schedstat's run-queue figure is printed beside them: on
 # an overloaded machine it can fall well short of what the tracepoints
 # say, for perf as for wallprof.
 if $have_perf; then
@@ -224,7 +227,7 @@ if $have_perf; then
 			fail "overload: perf saw hog $tid wait"
 			continue
 		fi
-		tol=$(($(max $((perf_wait / 50)) 5000000) + switches * 10000))
+		tol=$(($(max $((perf_wait / 50)) 5000000) + switches * 50000))
 		check_num "overload: hog $tid: preempted + runnable within $tol of perf's $perf_wait" \
 			"$(abs $((pre + run_ - perf_wait)))" -le "$tol"
 		check_num "overload: hog $tid: blocked within $tol of off-CPU - perf's wait ($((off - perf_wait)))" \
