@@ -145,9 +145,9 @@ for pair in "lockA $a lockB $b" "lockB $b lockA $a"; do
 done
 
 # A sleeper: woken by timers only, and by every one of them the kernel
-# told of: as many as perf sees at the same time.  (Not one per sleep:
-# with a busy recorder on the other CPU, this VM's kernel emits no
-# sched_waking for up to a third of them, for perf as for wallprof.)
+# told of: as many as perf sees at the same time.  (Not always one per
+# sleep: this VM's kernel takes no tracepoint sample in CPU 1's idle
+# context, for perf as for wallprof.)
 have_perf=false
 command -v perf >/dev/null 2>&1 &&
 	perf record -q -o probe.data -e sched:sched_switch -a -- true >/dev/null 2>&1 && have_perf=true
