@@ -4,7 +4,8 @@
 # workload names one thread with an OSC title sequence and one with raw C1
 # bytes, and runs from a path holding ESC, BEL, a newline, ';' and 0x9b,
 # with such arguments.  Every output of report (text, folded, hist
-# --per-thread, json, --dump) and every message on stderr must then hold
+# --per-thread, json, flamegraph, trace, --dump, and what go tool pprof
+# prints of --format pprof) and every message on stderr must then hold
 # only well-formed UTF-8 without control characters (raw or C1), keep the
 # names readable as escapes, and --dump must keep one record per line.
 # shellcheck source=tests/integration/lib.sh
@@ -49,7 +50,7 @@ check "record: stderr is safe" safe rec.err
 # every_output TAG: each format and --dump of F into TAG.FORMAT (+ .err),
 # each exiting 0 with safe stdout and stderr.
 every_output() {
-	for fmt in text folded hist json dump; do
+	for fmt in text folded hist json flamegraph trace dump; do
 		case $fmt in
 		dump) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i F --dump ;;
 		hist) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i F --format hist \
@@ -88,10 +89,20 @@ check "dump: the MMAP2 of the workload, escaped" \
 	grep -qF " $tmp/dir\\033[1m/wl\\033]2;title\\a\\n;x\\2332J cpu " intact.dump
 check "dump: the COMM of the title thread, escaped" \
 	grep -qE ' COMM [0-9]+/[0-9]+ \\033\]2;pwn\\a cpu ' intact.dump
-run intact.trace intact.trace.err "$WALLPROF" report -i F --format trace
-check_num "intact, trace: exit status 0" "$rc" -eq 0
-check "intact, trace: output and stderr are safe for a terminal" safe intact.trace \
-	intact.trace.err
+# pprof is binary: what its readers print of it must be safe.
+run intact.pprof intact.pprof.err "$WALLPROF" report -i F --format pprof -o intact.pb.gz
+check_num "intact, pprof: exit status 0" "$rc" -eq 0
+check "intact, pprof: stderr is safe for a terminal" safe intact.pprof.err
+if command -v go >/dev/null 2>&1; then
+	for view in -raw -tags -comments; do
+		HOME=$tmp GOCACHE=$tmp/gocache GOTOOLCHAIN=local GOPROXY=off GOFLAGS= \
+			go tool pprof "$view" intact.pb.gz >"pprof$view" 2>&1
+		check "pprof: go tool pprof $view prints nothing unsafe" safe "pprof$view"
+	done
+	check "pprof: the title thread's label, escaped" grep -qF '\033]2;pwn\a' pprof-tags
+else
+	echo "# SKIP-PART: no go to read the pprof output with"
+fi
 check "trace: parses, the thread names read back exactly" python3 -c '
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
