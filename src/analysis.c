@@ -47,7 +47,7 @@ struct pipeline {
 	uint32_t no_stack_marker;
 	struct wp_u64map roles;		/* event id -> enum wp_event_role */
 	struct wp_u64map configs;	/* event id -> its attr.config */
-	struct wp_trace_format formats[4];	/* of the recording's tracepoints */
+	struct wp_trace_format formats[8];	/* of the recording's tracepoints */
 	unsigned int nr_formats;
 	uint32_t truncated_marker;
 	uint64_t last_time;

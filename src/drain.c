@@ -279,6 +279,13 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
 	return err;
 }
 
+/* A kept sample of a scheduler tracepoint: switch times are no wake-ups. */
+static void count_sched_sample(struct wp_drain *d, int role)
+{
+	if (role != WP_EVENT_SCHED_SWITCH)
+		d->counts.wakeups++;
+}
+
 /* Set a wake-up of a thread not known yet aside, trimmed, until held_resolve. */
 static int held_add(struct wp_drain *d, const struct perf_event_header *h)
 {
@@ -299,10 +306,11 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 {
 	for (size_t off = 0; off + sizeof(struct perf_event_header) <= held->len;) {
 		const struct perf_event_header *h = (const void *)(held->data + off);
+		int role = sample_role(d, h);
 		uint8_t *dst;
 
 		off += h->size;
-		if (wakee_known(d, h, sample_role(d, h)) != 1)
+		if (wakee_known(d, h, role) != 1)
 			continue;
 		dst = drain_room(d, h->size);
 		if (!dst)
@@ -310,8 +318,7 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		memcpy(dst, h, h->size);
 		d->cur->len += h->size;
 		d->counts.records++;
-		if (sample_role(d, h) != WP_EVENT_SCHED_SWITCH)
-			d->counts.wakeups++;
+		count_sched_sample(d, role);
 	}
 	held->len = 0;
 	return 0;
@@ -323,13 +330,15 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	uint8_t *dst = drain_room(d, h->size);
 	uint64_t id, lost;
 	size_t n;
+	int role;
 
 	if (!dst)
 		return -ENOMEM;
 	d->counts.records++;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		switch (sample_role(d, h)) {
+		role = sample_role(d, h);
+		switch (role) {
 		case WP_EVENT_SWITCH_OUT:
 			d->counts.switch_samples++;
 			break;
@@ -337,7 +346,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		case WP_EVENT_WAKEUP_NEW:
 		case WP_EVENT_ENQUEUED:
 		case WP_EVENT_SCHED_SWITCH:
-			switch (wakee_known(d, h, sample_role(d, h))) {
+			switch (wakee_known(d, h, role)) {
 			case 0:
 				d->counts.records--;	/* not ours: as if never read */
 				return 0;
@@ -345,8 +354,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 				d->counts.records--;	/* counted if kept */
 				return held_add(d, h);
 			}
-			if (sample_role(d, h) != WP_EVENT_SCHED_SWITCH)
-				d->counts.wakeups++;
+			count_sched_sample(d, role);
 			break;
 		default:
 			d->counts.samples++;

@@ -219,6 +219,10 @@ static const uint32_t sched_roles[WP_NR_SCHED_EVENTS] = {
 static const char *const sched_pid_fields[WP_NR_SCHED_EVENTS] = {
 	"pid", "pid", "pid", "next_pid",
 };
+/* sched_pid_field[] is indexed by role - WP_EVENT_WAKEUP (event.h). */
+_Static_assert(WP_EVENT_WAKEUP_NEW == WP_EVENT_WAKEUP + 1 &&
+	       WP_EVENT_ENQUEUED == WP_EVENT_WAKEUP + 2 &&
+	       WP_EVENT_SCHED_SWITCH == WP_EVENT_WAKEUP + 3, "scheduler roles in sched_events order");
 
 /*
  * Find the wake-up tracepoints and their formats, when wanted and allowed.
