@@ -378,6 +378,7 @@ int cmd_report(int argc, char **argv)
 		goto out_free;
 	}
 	ao.progress = !quiet && isatty(STDERR_FILENO);
+	ao.frame_info = format->frame_info;
 	/* A recorder that was killed left its data under the temporary name. */
 	if (access(input, F_OK) && errno == ENOENT &&
 	    !wp_writer_find_unfinished(input, &unfinished, &running)) {

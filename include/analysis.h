@@ -26,6 +26,8 @@ struct wp_analysis_opts {
 	bool no_kernel, no_user;	/* drop those frames from stacks */
 	bool lines;			/* file:line in frame names */
 	bool progress;			/* a progress bar on stderr */
+	/* Keep each frame's file, entry address and source line (for pprof). */
+	bool frame_info;
 	/* Sees every period and sample the accounting counts (account.h); borrowed. */
 	const struct wp_account_observer *observer;
 };

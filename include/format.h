@@ -47,6 +47,7 @@ struct wp_format {
 	const char *name;
 	int (*write)(struct wp_view *v, FILE *out);
 	const char *help;
+	bool frame_info;	/* needs wp_analysis_opts.frame_info */
 };
 
 /* Every format, the default (text) first; a row with a NULL name ends it. */

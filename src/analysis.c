@@ -488,7 +488,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	err = wp_strpool_new(&an->names);
 	if (!err)
 		err = wp_stacks_new(&an->stacks);
-	if (!err)
+	/* Some DWARF lookups more per address symbolized: only when wanted. */
+	if (!err && opts->frame_info)
 		err = wp_frameinfo_new(&an->frames);
 	if (!err)
 		err = wp_procmap_new(same_kernel(m), &p->pm);
@@ -507,7 +508,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	}
 	if (err)
 		return err;
-	wp_symbols_set_frameinfo(p->symbols, an->frames);
+	if (an->frames)
+		wp_symbols_set_frameinfo(p->symbols, an->frames);
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
 	p->no_stack_marker = wp_symbols_marker(p->symbols, "[no stack]");
 	/* Without the cache everything still works, only slower. */

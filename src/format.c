@@ -5,14 +5,14 @@
 #include "format.h"
 
 const struct wp_format wp_formats[] = {
-	{ "text", wp_format_text, "threads' times, top stacks and wakers" },
-	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths" },
-	{ "folded", wp_format_folded, "folded stacks for flame graph tools" },
-	{ "json", wp_format_json, "everything, for programs" },
-	{ "flamegraph", wp_format_flamegraph, "an interactive SVG flame graph, hot/cold" },
-	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI" },
-	{ "pprof", wp_format_pprof, "gzipped profile.proto for pprof and fleet profilers" },
-	{ NULL, NULL, NULL },
+	{ "text", wp_format_text, "threads' times, top stacks and wakers", false },
+	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths", false },
+	{ "folded", wp_format_folded, "folded stacks for flame graph tools", false },
+	{ "json", wp_format_json, "everything, for programs", false },
+	{ "flamegraph", wp_format_flamegraph, "an interactive SVG flame graph, hot/cold", false },
+	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI", false },
+	{ "pprof", wp_format_pprof, "gzipped profile.proto for pprof and fleet profilers", true },
+	{ NULL, NULL, NULL, false },
 };
 
 bool wp_format_can_diff(const struct wp_format *f)

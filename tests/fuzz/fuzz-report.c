@@ -51,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ao.window_end_s = 0.1;
 	}
 	ao.min_block_ns = knobs & 16 ? 100000 : 0;
+	ao.frame_info = true;	/* every format is written, pprof among them */
 	if (wp_analysis_run(path, &ao, &an))
 		return 0;
 	format_all(&an, &plain, out);
