@@ -8,6 +8,20 @@
  * the first event on a CPU owns that CPU's ring and every later event on
  * the CPU is redirected into it (PERF_EVENT_IOC_SET_OUTPUT).  Task events
  * inherit into threads and children created later.
+ *
+ * Perf contexts: a task's inherited events live in a context of its own,
+ * a clone of its creator's when every event there is inherited.  At a
+ * switch between two clones the kernel swaps the contexts instead of
+ * switching every event out and in, several times cheaper (a pipe
+ * ping-pong runs 4 times as fast), but the events then move with the
+ * context: when a task exits holding its creator's context, the partial
+ * sampling periods in it die too, and if those are the events wallprof
+ * opened, every task created later inherits events that are off.  So the
+ * events opened for a task sit next to an anchor (a dummy event that is
+ * not inherited), which keeps that context unshared: a launched command
+ * runs under a stub holding its events (target.h), and so inherits copies
+ * that may be swapped; an attached thread holds them itself.  A thread
+ * seen making tasks that exit gets an anchor of its own (the drain's).
  */
 #ifndef WALLPROF_EVENT_H
 #define WALLPROF_EVENT_H
@@ -116,12 +130,18 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 
 /*
  * Open every event on every CPU for one task (inherited into its future
- * threads and children).  what names the target in error messages.  On
+ * threads and children), with its anchor.  what names the target in error messages.  On
  * failure logs one sentence and returns -errno, except -ESRCH (the task is
  * gone), which is returned silently for the caller to judge; fds opened
  * earlier stay.
  */
 int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what);
+
+/*
+ * A dummy event on tid that is not inherited: its perf context is no
+ * longer a clone, nor those of the tasks it creates.  The fd, or -errno.
+ */
+int wp_event_open_anchor(pid_t tid);
 
 /* Open every event on every CPU for all tasks (-a). */
 int wp_evlist_open_cpus(struct wp_evlist *ev);

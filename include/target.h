@@ -2,10 +2,12 @@
 /*
  * target.h: what is profiled: a launched command or running processes.
  *
- * Owns the launched child: it is forked stopped on a pipe so that events
- * can be attached before it runs a single instruction of the command, and
- * it drops every capability (and optionally becomes another user) before
- * execve.
+ * Owns the launched command and its stub: the stub is forked stopped on a
+ * pipe so that events can be attached to it before the command runs a
+ * single instruction; it drops every capability (and optionally becomes
+ * another user) and forks the command as wallprof's own child, which
+ * inherits the stub's events.  The stub then waits, untouched by signals,
+ * until the pipe closes.
  */
 #ifndef WALLPROF_TARGET_H
 #define WALLPROF_TARGET_H
@@ -15,8 +17,9 @@
 #include <sys/types.h>
 
 struct wp_child {
-	pid_t pid;
-	int go_fd;	/* write end: one byte releases the child */
+	pid_t pid;	/* the command, once wp_child_start() succeeded, else -1 */
+	pid_t stub;	/* what the events are attached to */
+	int go_fd;	/* write end: one byte releases the stub, EOF ends it */
 	int err_fd;	/* read end: errno if execve failed, EOF if it worked */
 	char *cmd;	/* argv[0], for messages */
 };
@@ -31,10 +34,13 @@ struct wp_child {
 int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user);
 
 /*
- * Let the child exec.  Returns 0 once execve succeeded, or the child's
- * -errno (logged as "cannot run ...") after reaping it.
+ * Let the child run the command.  Returns 0 once execve succeeded, or the
+ * child's -errno (logged as "cannot run ...") after reaping it.
  */
 int wp_child_start(struct wp_child *c);
+
+/* Once the recording's events are disabled: end the stub and reap it. */
+void wp_child_finish(struct wp_child *c);
 
 /* Kill (if still waiting) and forget a child that never started. */
 void wp_child_abort(struct wp_child *c);

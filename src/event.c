@@ -608,18 +608,7 @@ static int evlist_open(struct wp_evlist *ev, pid_t pid, const char *what)
 	return 0;
 }
 
-/*
- * A task's perf context is a clone of its parent's when every event in the
- * parent's is inherited, and the kernel then swaps the two contexts at a
- * context switch between them instead of switching events: the events of
- * a thread move to the thread it switched to, and die with that thread if
- * it exits.  A thread that keeps making short threads so loses the state
- * of its own sampling events again and again (a cpu-clock event then never
- * completes a period: no samples at all).  One event that is not
- * inherited, in the target's context, stops the cloning: a dummy event
- * that counts nothing.
- */
-static int evlist_open_anchor(struct wp_evlist *ev, pid_t tid)
+int wp_event_open_anchor(pid_t tid)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -629,7 +618,13 @@ static int evlist_open_anchor(struct wp_evlist *ev, pid_t tid)
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};
-	int fd = sys_perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC), *na;
+
+	return sys_perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int evlist_open_anchor(struct wp_evlist *ev, pid_t tid)
+{
+	int fd = wp_event_open_anchor(tid), *na;
 
 	if (fd < 0)
 		return fd;

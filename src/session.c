@@ -357,12 +357,8 @@ static int open_wakeups(struct session *s)
 
 	if (!wp_evlist_has_wakeups(&s->ev) || o->events.cpu_wide)
 		return 0;
+	/* The command, not yet forked, is among the threads created from now on. */
 	err = wp_evlist_open_cpu_events(&s->ev);
-	if (s->have_child) {
-		uint32_t t = (uint32_t)s->child.pid;
-
-		err = err ? err : wp_buf_append(&ids, &t, sizeof(t));
-	}
 	for (size_t i = 0; !err && i < o->nr_pids; i++) {
 		pid_t *tids = NULL;
 		size_t n = 0;
@@ -450,7 +446,7 @@ static int open_targets(struct session *s)
 	}
 	if (s->have_child) {
 		snprintf(what, sizeof(what), "'%s'", s->child.cmd);
-		return wp_evlist_open_task(&s->ev, s->child.pid, what);
+		return wp_evlist_open_task(&s->ev, s->child.stub, what);
 	}
 	if (o->nr_pids)
 		return attach_processes(s);
@@ -903,6 +899,14 @@ int wp_record_run(const struct wp_record_opts *opts)
 			ret = err == -ENOENT ? 127 : 126;
 			goto out;
 		}
+		/* Its stub forked it while no event wrote FORK records. */
+		if (wp_evlist_has_wakeups(&s.ev)) {
+			uint32_t t = (uint32_t)s.child.pid;
+
+			err = wp_drain_track_wakees(s.drain, &t, 1);
+			if (err)
+				goto out;
+		}
 	}
 
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
@@ -961,10 +965,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 		ret = WP_RECORD_INCOMPLETE;
 
 out:
-	if (s.have_child && s.child.go_fd >= 0) {
-		wp_child_abort(&s.child);	/* never released: it never ran */
+	if (s.have_child && s.child.pid <= 0) {
+		wp_child_abort(&s.child);	/* never released, or never ran */
 	} else if (s.have_child) {
 		end_child(&s);
+		wp_child_finish(&s.child);
 		free(s.child.cmd);
 	}
 	wp_drain_free(s.drain);

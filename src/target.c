@@ -5,9 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,21 +75,52 @@ static int user_env_init(struct user_env *e, const struct wp_priv_user *u)
 }
 
 /*
- * Runs in the forked child until execve.  It allocates nothing and uses
- * no NSS (the user and the environment were made before fork), so a lock
- * that another thread held at fork cannot stop it; record also forks
- * before it starts its drain and writer threads (wp_drain_start() comes
- * later in session.c).  Every call is a system call wrapper but execvpe,
- * which POSIX does not count as async-signal-safe: it searches PATH (read
- * with getenv) itself.  glibc's execvpe allocates nothing and takes no
- * lock, which glibc's own posix_spawnp child relies on too; with another
- * C library, it is the one call here to check.
+ * What the launch pipe carries to wallprof: the command's pid, from the
+ * stub, and an errno if it could not run.  Each message is written whole
+ * (less than PIPE_BUF), and they may come in either order.
+ */
+struct launch_msg {
+	int32_t kind;
+	int32_t value;
+};
+enum { LAUNCH_PID = 'P', LAUNCH_ERRNO = 'E' };
+
+static void launch_send(int fd, int32_t kind, int32_t value)
+{
+	struct launch_msg m = { kind, value };
+
+	if (write(fd, &m, sizeof(m)) < 0)
+		_exit(127);
+}
+
+/*
+ * Runs in the forked child, the stub, until it forks the command; the
+ * command runs this until execve.  It allocates nothing and uses no NSS
+ * (the user and the environment were made before fork), so a lock that
+ * another thread held at fork cannot stop it; record also forks before
+ * it starts its drain and writer threads (wp_drain_start() comes later in
+ * session.c).  Every call is a system call wrapper but execvpe, which
+ * POSIX does not count as async-signal-safe: it searches PATH (read with
+ * getenv) itself.  glibc's execvpe allocates nothing and takes no lock,
+ * which glibc's own posix_spawnp child relies on too; with another C
+ * library, it is the one call here to check.
+ *
+ * Why a stub: the recording's events are attached to it, and it forks the
+ * command as wallprof's own child (CLONE_PARENT), which inherits them.
+ * The stub never runs again and keeps the events in a perf context that
+ * the kernel never shares (see event.h), so that the command's tasks all
+ * carry inherited copies: the kernel may swap those between a thread and
+ * the threads it made at a context switch (the cheap way), and a copy
+ * dies with its thread without taking the recording's events with it.
+ * The stub lives until wallprof closes the go pipe (wp_child_finish).
  */
 static void child_main(int go_fd, int err_fd, char *const argv[],
 		       const struct wp_priv_user *user, char *const envp[])
 {
+	sigset_t all, none;
 	char go;
 	int err = 0;
+	long pid;
 
 	if (read(go_fd, &go, 1) != 1)
 		_exit(127);	/* the parent gave up */
@@ -99,13 +133,39 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 		err = errno;
 	if (!err)
 		err = -wp_priv_drop_all(user);
-	if (!err) {
-		execvpe(argv[0], argv, envp);
-		err = errno;
-	}
-	if (write(err_fd, &err, sizeof(err)) < 0)
+	if (err) {
+		launch_send(err_fd, LAUNCH_ERRNO, err);
 		_exit(127);
-	_exit(127);
+	}
+	/* Nothing but SIGKILL ends the stub before wallprof says so. */
+	sigfillset(&all);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	pid = syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), 0UL, 0UL, 0UL, 0UL);
+	if (pid < 0) {
+		launch_send(err_fd, LAUNCH_ERRNO, errno);
+		_exit(127);
+	}
+	if (pid == 0) {
+		if (user && setsid() < 0) {
+			launch_send(err_fd, LAUNCH_ERRNO, errno);
+			_exit(127);
+		}
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvpe(argv[0], argv, envp);
+		launch_send(err_fd, LAUNCH_ERRNO, errno);
+		_exit(127);
+	}
+	launch_send(err_fd, LAUNCH_PID, (int32_t)pid);
+	close(err_fd);
+	/* Signals stay blocked: only the end of the pipe ends the stub. */
+	for (;;) {
+		ssize_t n = read(go_fd, &go, 1);
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+	_exit(0);
 }
 
 int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
@@ -115,7 +175,7 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 	struct user_env env = { 0 };
 
 	memset(c, 0, sizeof(*c));
-	c->pid = -1;
+	c->pid = c->stub = -1;
 	c->go_fd = c->err_fd = -1;
 	if (user) {
 		err = wp_priv_user_lookup(user, &pu);
@@ -146,13 +206,13 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 		err = -errno;
 		goto out_close;
 	}
-	c->pid = fork();
-	if (c->pid < 0) {
+	c->stub = fork();
+	if (c->stub < 0) {
 		err = -errno;
 		wp_error("cannot fork: %s", strerror(-err));
 		goto out_close;
 	}
-	if (c->pid == 0) {
+	if (c->stub == 0) {
 		close(go[1]);
 		close(ep[0]);
 		/* Restore what a shell would give the command. */
@@ -191,9 +251,22 @@ out_user:
 	return err;
 }
 
+/* Let the stub go (it reads EOF) and reap it. */
+static void stub_end(struct wp_child *c)
+{
+	if (c->go_fd >= 0)
+		close(c->go_fd);
+	c->go_fd = -1;
+	if (c->stub > 0)
+		while (waitpid(c->stub, NULL, 0) < 0 && errno == EINTR)
+			;
+	c->stub = -1;
+}
+
 int wp_child_start(struct wp_child *c)
 {
 	int child_errno = 0;
+	pid_t pid = -1;
 	ssize_t n;
 
 	if (write(c->go_fd, "g", 1) != 1) {
@@ -202,36 +275,57 @@ int wp_child_start(struct wp_child *c)
 		wp_error("cannot start '%s': %s", wp_quoted(c->cmd), strerror(-err));
 		return err;
 	}
-	close(c->go_fd);
-	c->go_fd = -1;
-	/* EOF means execve closed the pipe (O_CLOEXEC): the command runs. */
-	do
-		n = read(c->err_fd, &child_errno, sizeof(child_errno));
-	while (n < 0 && errno == EINTR);
+	/*
+	 * EOF once the stub and the command closed the pipe (O_CLOEXEC): the
+	 * command runs.
+	 */
+	for (;;) {
+		struct launch_msg m;
+
+		n = read(c->err_fd, &m, sizeof(m));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(m))
+			break;
+		if (m.kind == LAUNCH_PID)
+			pid = m.value;
+		else if (m.kind == LAUNCH_ERRNO && !child_errno)
+			child_errno = m.value > 0 ? m.value : EIO;
+	}
 	close(c->err_fd);
 	c->err_fd = -1;
-	if (n == (ssize_t)sizeof(child_errno)) {
-		waitpid(c->pid, NULL, 0);
-		c->pid = -1;
+	if (!child_errno && pid <= 0)
+		child_errno = EIO;
+	if (child_errno) {
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		stub_end(c);
 		wp_error("cannot run '%s': %s", wp_quoted(c->cmd), strerror(child_errno));
 		return -child_errno;
 	}
+	c->pid = pid;
 	return 0;
+}
+
+void wp_child_finish(struct wp_child *c)
+{
+	stub_end(c);
 }
 
 void wp_child_abort(struct wp_child *c)
 {
-	if (c->go_fd >= 0)
-		close(c->go_fd);	/* the child reads EOF and exits */
 	if (c->err_fd >= 0)
 		close(c->err_fd);
 	if (c->pid > 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
 	}
+	if (c->stub > 0)
+		kill(c->stub, SIGKILL);
+	stub_end(c);
 	free(c->cmd);
 	memset(c, 0, sizeof(*c));
-	c->pid = -1;
+	c->pid = c->stub = -1;
 	c->go_fd = c->err_fd = -1;
 }
 
