@@ -60,6 +60,11 @@ struct wp_thread_times {
 	uint64_t involuntary_switches;
 	uint64_t samples;		/* on-CPU samples */
 	uint64_t switch_samples;	/* switch-out stacks */
+	/*
+	 * Switch-outs whose stack the kernel did not sample (--switch-stacks
+	 * RATE): their time is spread over the thread's sampled stacks.
+	 */
+	uint64_t switch_outs_unsampled;
 	bool exited;
 	bool approximate;		/* records were lost in its window */
 	uint32_t serial;		/* creation order from 0: the same in every pass */
@@ -88,6 +93,13 @@ struct wp_stack_weight {
 	uint64_t runnable_count;
 	uint64_t preempted_count;
 	uint32_t wakes;		/* its first wp_wake_weight + 1; 0: none */
+	/*
+	 * Of blocked_ns, runnable_ns and preempted_ns, in that order, the
+	 * time of switch-outs whose stack was not sampled, shared out among
+	 * the thread's sampled stacks of the same kind (an estimate; the
+	 * thread's totals stay exact).
+	 */
+	uint64_t estimated_ns[3];
 };
 
 /* Who ended a blocked interval. */
@@ -158,6 +170,13 @@ struct wp_account_opts {
 	uint64_t min_block_ns;	/* shorter off-CPU intervals get no stack weight */
 	uint32_t unsampled_stack;	/* stack for on-CPU time without samples */
 	uint32_t unknown_stack;		/* stack for off-CPU time without a stack */
+	/*
+	 * The recording samples switch-out stacks (--switch-stacks RATE): a
+	 * switch-out without one is not sampled, and its time is estimated;
+	 * what no sampled stack can stand for stays on unsampled_switch_stack.
+	 */
+	bool switch_stacks_sampled;
+	uint32_t unsampled_switch_stack;
 	const struct wp_account_observer *observer;	/* borrowed; NULL: none */
 };
 
@@ -225,6 +244,21 @@ const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a,
  * and how many such threads; after wp_account_finish.
  */
 void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *threads);
+
+/*
+ * After finish, with sampled switch-out stacks: how many switch-outs had
+ * none, the off-CPU time of the stack weights that are estimates, the time
+ * no sampled stack could stand for (left on unsampled_switch_stack), and
+ * the threads concerned.
+ */
+struct wp_switch_estimate {
+	uint64_t switch_outs;		/* in the window, every thread */
+	uint64_t unsampled;		/* of them without a stack */
+	uint64_t estimated_ns;
+	uint64_t unattributed_ns;
+	uint64_t threads;
+};
+void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e);
 
 /* Records the kernel reported lost, as seen in LOST/LOST_SAMPLES records. */
 uint64_t wp_account_lost(const struct wp_account *a);

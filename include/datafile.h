@@ -101,6 +101,13 @@ struct wp_meta {
 /* Frees what the reader allocated inside a meta it filled. */
 void wp_meta_release(struct wp_meta *m);
 
+/*
+ * The switch-out stacks per second the recording's switch-out event was
+ * allowed (--switch-stacks RATE), or 0 when it took one at every switch-out
+ * (or took none).
+ */
+uint64_t wp_meta_switch_stack_rate(const struct wp_meta *m);
+
 enum wp_stop_reason {
 	WP_STOP_TARGET_EXITED = 0,
 	WP_STOP_SIGNAL = 1,

@@ -115,7 +115,23 @@ uint64_t wp_view_woken_ns(const struct wp_view *v, const struct wp_stack_weight 
 bool wp_view_stack(struct wp_view *v, uint32_t stack);
 
 /* The marker frame that tells an off-CPU stack in folded output. */
-const char *wp_part_marker(enum wp_part part);
+const char *wp_part_marker(enum wp_part part, bool estimated);
+
+/*
+ * The part of a stack weight's time that is an estimate: time of
+ * switch-outs whose stack was not sampled, shared out among the sampled
+ * stacks (account.h).
+ */
+uint64_t wp_view_part_estimated_ns(const struct wp_stack_weight *w, enum wp_part part);
+
+/*
+ * Whether a time is marked as estimated: 1% of it or more is.  (Below the
+ * --switch-stacks rate the kernel still skips a stack now and then; a
+ * time it hardly changes keeps its plain name.)  Formats mark such times:
+ * "(estimated)" in the off-CPU marker frame, "~" before the time in text.
+ */
+bool wp_estimated_enough(uint64_t estimated_ns, uint64_t ns);
+bool wp_view_part_estimated(const struct wp_stack_weight *w, enum wp_part part);
 
 /*
  * A word that --mode or --sort takes, the value it stands for, and one

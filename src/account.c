@@ -43,8 +43,17 @@ struct thread {
 	bool woken_early;		/* waker is the early one: see thread_switch_out */
 	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool closed;
+	/*
+	 * Off-CPU time of its switch-outs without a sampled stack, by kind
+	 * and log2 bucket of the part's length (see strata_note); owned,
+	 * NULL until the first one.
+	 */
+	uint64_t *unsampled_by_bucket;
 };
 
+/* Kinds of off-CPU time, as estimated: blocked, runnable, preempted. */
+#define EST_PARTS 3
+#define EST_BUCKETS 64
 /*
  * A wake-up can come before the switch-out record of the sleep it ends:
  * the kernel writes that record (after the switch-out's stack) some
@@ -93,6 +102,7 @@ struct wp_account {
 	struct wp_stack_weight *weights;	/* .thread holds the serial until finish */
 	size_t nr_weights, cap_weights;
 	struct wp_u64map weight_index;	/* thread serial << 32 | stack -> index in weights */
+	struct wp_u64map strata;	/* stratum_key() -> sampled ns (strata_note) */
 	uint64_t lost, lost_first, lost_last;
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
 	bool wakeups;			/* the recording has wake-ups */
@@ -287,8 +297,9 @@ static uint64_t in_window(const struct wp_account *a, uint64_t from, uint64_t to
 	return to > from ? to - from : 0;
 }
 
-/* Blocked time of weight w that waker ended. */
-static void add_wake(struct wp_account *a, struct wp_stack_weight *w, uint32_t waker, uint64_t ns)
+/* Blocked time of weight w that waker ended, in count intervals. */
+static void add_wakes(struct wp_account *a, struct wp_stack_weight *w, uint32_t waker,
+		      uint64_t ns, uint64_t count)
 {
 	struct wp_wake_weight *k;
 	uint32_t i;
@@ -310,8 +321,9 @@ static void add_wake(struct wp_account *a, struct wp_stack_weight *w, uint32_t w
 		i = w->wakes = (uint32_t)a->nr_wakes;
 	}
 	a->wakes[i - 1].blocked_ns += ns;
-	a->wakes[i - 1].count++;
+	a->wakes[i - 1].count += count;
 }
+
 
 /* Hand the observer the part inside the window of a stretch [from, to) in t's state. */
 static void observe_period(struct wp_account *a, const struct thread *t, uint64_t from,
@@ -339,6 +351,76 @@ static void observe_period(struct wp_account *a, const struct thread *t, uint64_
 	if (t->state == STATE_BLOCKED && t->waker != NO_WAKER)
 		p.waker = &a->wakers[t->waker];
 	o->period(o->arg, &p);
+}
+
+static int est_part(enum run_state state)
+{
+	return state == STATE_BLOCKED ? 0 : state == STATE_RUNNABLE ? 1 : 2;
+}
+
+/* The stratum of one stack's sampled time in one thread: its strata key. */
+static uint64_t stratum_key(uint32_t serial, int part, unsigned int bucket, uint32_t stack)
+{
+	return (uint64_t)serial << 40 | (uint64_t)(part * EST_BUCKETS + bucket) << 32 | stack;
+}
+
+/* Threads past this many share the plain ratio estimate (the key's room). */
+#define STRATA_MAX_SERIAL (1U << 24)
+
+/*
+ * Above the --switch-stacks budget the kernel samples switch-outs by
+ * count, blind to where the thread waits, so the sampled intervals of a
+ * thread stand for the unsampled ones.  Each is counted by kind and by
+ * log2 bucket of its length (a stratum): unsampled time is later shared
+ * out in each stratum in proportion to the stacks' sampled time there
+ * (estimate_switch_stacks).  Matching lengths keeps a program whose waits
+ * alternate in step with the sampling period (two sites, one long, one
+ * short) from lending one site's stack to the other's time.  A thread's
+ * strata start with its first unsampled switch-out.
+ * Returns whether the part was an unsampled one (d is then counted).
+ */
+static bool strata_note(struct wp_account *a, struct thread *t, uint64_t full, uint64_t d)
+{
+	unsigned int b = full ? 63 - (unsigned int)__builtin_clzll(full) : 0;
+	int p = est_part((enum run_state)t->state);
+	uint64_t key, had = 0;
+
+	if (!a->opts.switch_stacks_sampled || t->serial >= STRATA_MAX_SERIAL)
+		return false;
+	if (t->off_stack == a->opts.unsampled_switch_stack) {
+		if (!t->unsampled_by_bucket) {
+			t->unsampled_by_bucket = calloc(EST_PARTS * EST_BUCKETS, sizeof(uint64_t));
+			if (!t->unsampled_by_bucket)
+				return false;	/* the plain ratio estimate then */
+		}
+		t->unsampled_by_bucket[p * EST_BUCKETS + b] += d;
+		return true;
+	}
+	if (!t->unsampled_by_bucket || t->off_stack == a->opts.unknown_stack)
+		return false;
+	key = stratum_key(t->serial, p, b, t->off_stack);
+	wp_u64map_get(&a->strata, key, &had);
+	if (wp_u64map_put(&a->strata, key, had + d))
+		a->err = -ENOMEM;
+	return false;
+}
+
+/* Add d of the current off-CPU part to weight w: its time and one interval. */
+static void weight_add_part(struct wp_account *a, struct thread *t, struct wp_stack_weight *w,
+			    uint64_t d)
+{
+	if (t->state == STATE_BLOCKED) {
+		w->blocked_ns += d;
+		w->blocked_count++;
+		if (t->waker != NO_WAKER)
+			add_wakes(a, w, t->waker, d, 1);
+	} else if (t->state == STATE_RUNNABLE) {
+		w->runnable_ns += d;
+		w->runnable_count++;
+	} else {
+		w->preempted_ns += d;
+		w->preempted_count++;
+	}
 }
 
 /* End the thread's current state at now: totals, histograms, stack weight. */
@@ -378,23 +460,13 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 		hist_add(a, t, WP_HIST_WAKEUP_WAITS, d);
 	if (full < a->opts.min_block_ns)
 		return;
+	strata_note(a, t, full, d);
 	w = weight_get(a, t->serial, t->off_stack);
 	if (!w) {
 		a->err = -ENOMEM;
 		return;
 	}
-	if (t->state == STATE_BLOCKED) {
-		w->blocked_ns += d;
-		w->blocked_count++;
-		if (t->waker != NO_WAKER)
-			add_wake(a, w, t->waker, d);
-	} else if (t->state == STATE_RUNNABLE) {
-		w->runnable_ns += d;
-		w->runnable_count++;
-	} else {
-		w->preempted_ns += d;
-		w->preempted_count++;
-	}
+	weight_add_part(a, t, w, d);
 }
 
 /* The blocked interval ends at time, ended by t->waker: runnable from there. */
@@ -454,10 +526,17 @@ static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t n
 	t->early_waker = NO_WAKER;
 	t->state = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
 	t->off_start = now;
-	t->off_stack = t->pending_stack != NO_STACK ? t->pending_stack : a->opts.unknown_stack;
+	if (t->pending_stack != NO_STACK)
+		t->off_stack = t->pending_stack;
+	else if (a->opts.switch_stacks_sampled)
+		t->off_stack = a->opts.unsampled_switch_stack;
+	else
+		t->off_stack = a->opts.unknown_stack;
 	t->pending_stack = NO_STACK;
 	if (!in_window(a, now, now + 1))
 		return;
+	if (t->off_stack == a->opts.unsampled_switch_stack && a->opts.switch_stacks_sampled)
+		t->t.switch_outs_unsampled++;
 	if (preempted)
 		t->t.involuntary_switches++;
 	else
@@ -910,6 +989,222 @@ static int distribute_on_cpu(struct wp_account *a)
 	return 0;
 }
 
+
+/* x * num / den without overflow (den > 0, num <= den). */
+static uint64_t scale(uint64_t x, uint64_t num, uint64_t den)
+{
+	return (uint64_t)((unsigned __int128)x * num / den);
+}
+
+static uint64_t *part_ns(struct wp_stack_weight *w, int p)
+{
+	return p == 0 ? &w->blocked_ns : p == 1 ? &w->runnable_ns : &w->preempted_ns;
+}
+
+static uint64_t *part_count(struct wp_stack_weight *w, int p)
+{
+	return p == 0 ? &w->blocked_count : p == 1 ? &w->runnable_count : &w->preempted_count;
+}
+
+/* Whether w is a stack a switch-out had (not a marker of a missing one). */
+static bool sampled_off_stack(const struct wp_account *a, const struct wp_stack_weight *w)
+{
+	return w->stack != a->opts.unsampled_switch_stack && w->stack != a->opts.unknown_stack &&
+	       w->stack != a->opts.unsampled_stack;
+}
+
+/* x in proportion to basis[0..n) (whose sum is total): the parts, the remainder to big. */
+static void split(uint64_t x, const uint64_t *basis, size_t n, uint64_t total, size_t big,
+		  uint64_t *out)
+{
+	uint64_t given = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		out[i] = scale(x, basis[i], total);
+		given += out[i];
+	}
+	out[big] += x - given;
+}
+
+/*
+ * How one thread's unsampled time of part p is to be shared among its
+ * sampled weights idx[0..n): into basis, the estimated share of each (see
+ * strata_note); a stratum where nothing was sampled goes in proportion to
+ * the weights' whole time of that part.  Returns the sum.
+ */
+static uint64_t share_basis(struct wp_account *a, const struct thread *t, uint64_t unsampled,
+			    int p, const size_t *idx, size_t n, uint64_t *basis)
+{
+	uint64_t leftover = unsampled, total = 0, sum = 0;
+
+	memset(basis, 0, n * sizeof(*basis));
+	for (size_t i = 0; i < n; i++)
+		total += *part_ns(&a->weights[idx[i]], p);
+	for (unsigned int b = 0; t->unsampled_by_bucket && b < EST_BUCKETS; b++) {
+		uint64_t u = t->unsampled_by_bucket[p * EST_BUCKETS + b], in_b = 0;
+
+		if (!u)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v = 0;
+
+			wp_u64map_get(&a->strata, stratum_key(t->serial, p, b,
+							      a->weights[idx[i]].stack), &v);
+			in_b += v;
+		}
+		if (!in_b)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v = 0;
+
+			wp_u64map_get(&a->strata, stratum_key(t->serial, p, b,
+							      a->weights[idx[i]].stack), &v);
+			basis[i] += scale(u, v, in_b);
+		}
+		leftover = leftover > u ? leftover - u : 0;
+	}
+	for (size_t i = 0; total && i < n; i++)
+		basis[i] += scale(leftover, *part_ns(&a->weights[idx[i]], p), total);
+	for (size_t i = 0; i < n; i++)
+		sum += basis[i];
+	return sum;
+}
+
+/*
+ * One thread's unsampled weight u shared out among its sampled weights
+ * (the indices in idx[0..n)), kind by kind, by the estimated shares; its
+ * interval counts and the wakers of its blocked time likewise.  Rounding
+ * remainders go to the largest share, so the thread's totals stay exact.
+ */
+static int spread_unsampled(struct wp_account *a, const struct thread *t, size_t u,
+			    const size_t *idx, size_t n)
+{
+	uint64_t *basis = malloc(2 * (n ? n : 1) * sizeof(*basis)), *out = basis + n;
+
+	if (!basis)
+		return -ENOMEM;
+	for (int p = 0; p < EST_PARTS; p++) {
+		uint64_t ns = *part_ns(&a->weights[u], p), cnt = *part_count(&a->weights[u], p);
+		uint64_t total;
+		size_t big = 0;
+
+		if (!n || (!ns && !cnt))
+			continue;
+		total = share_basis(a, t, ns, p, idx, n, basis);
+		if (!total)
+			continue;
+		for (size_t i = 1; i < n; i++)
+			if (basis[i] > basis[big])
+				big = i;
+		/* Wakers first: add_wakes may move a->wakes. */
+		for (uint32_t k = p == 0 ? a->weights[u].wakes : 0; k; k = a->wakes[k - 1].next) {
+			struct wp_wake_weight wk = a->wakes[k - 1];
+			uint64_t *cnts = malloc(n * sizeof(*cnts));
+
+			if (!cnts) {
+				free(basis);
+				return -ENOMEM;
+			}
+			/* Rounded down: a stack's wakers never end more than its time. */
+			for (size_t i = 0; i < n; i++) {
+				out[i] = scale(wk.blocked_ns, basis[i], total);
+				cnts[i] = scale(wk.count, basis[i], total);
+			}
+			for (size_t i = 0; i < n; i++)
+				if (out[i] || cnts[i])
+					add_wakes(a, &a->weights[idx[i]], wk.waker, out[i], cnts[i]);
+			free(cnts);
+		}
+		if (p == 0)
+			a->weights[u].wakes = 0;
+		split(ns, basis, n, total, big, out);
+		for (size_t i = 0; i < n; i++) {
+			*part_ns(&a->weights[idx[i]], p) += out[i];
+			a->weights[idx[i]].estimated_ns[p] += out[i];
+		}
+		split(cnt, basis, n, total, big, out);
+		for (size_t i = 0; i < n; i++)
+			*part_count(&a->weights[idx[i]], p) += out[i];
+		*part_ns(&a->weights[u], p) = 0;
+		*part_count(&a->weights[u], p) = 0;
+	}
+	free(basis);
+	return 0;
+}
+
+static int weight_thread_cmp(const void *x, const void *y, void *arg)
+{
+	const struct wp_account *a = arg;
+	const struct wp_stack_weight *p = &a->weights[*(const size_t *)x];
+	const struct wp_stack_weight *q = &a->weights[*(const size_t *)y];
+	bool pu = p->stack == a->opts.unsampled_switch_stack;
+	bool qu = q->stack == a->opts.unsampled_switch_stack;
+
+	if (p->thread != q->thread)
+		return p->thread < q->thread ? -1 : 1;
+	if (pu != qu)
+		return pu ? -1 : 1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+/*
+ * Above the --switch-stacks budget the kernel samples switch-outs: the
+ * time of the intervals without a stack (on unsampled_switch_stack) is
+ * shared out among the thread's sampled stacks of the same kind, as a
+ * ratio estimate by stratum (strata_note).  Totals stay exact; what no
+ * sampled stack of its kind can stand for stays where it is.
+ */
+static int estimate_switch_stacks(struct wp_account *a)
+{
+	size_t *order, n = 0, kept = 0;
+	int err = 0;
+
+	if (!a->opts.switch_stacks_sampled || !a->nr_weights)
+		return 0;
+	order = malloc(a->nr_weights * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nr_weights; i++)
+		order[i] = i;
+	/* By thread, each thread's unsampled weight (if any) first. */
+	qsort_r(order, a->nr_weights, sizeof(*order), weight_thread_cmp, a);
+	for (size_t i = 0; !err && i < a->nr_weights; i = n) {
+		uint32_t serial = a->weights[order[i]].thread;
+		size_t first = i;
+
+		for (n = i; n < a->nr_weights && a->weights[order[n]].thread == serial; n++)
+			;
+		if (a->weights[order[first]].stack != a->opts.unsampled_switch_stack)
+			continue;
+		/* The sampled ones, moved to the front of the rest of the group. */
+		kept = 0;
+		for (size_t j = first + 1; j < n; j++)
+			if (sampled_off_stack(a, &a->weights[order[j]]))
+				order[first + 1 + kept++] = order[j];
+		err = spread_unsampled(a, &a->threads[serial], order[first], order + first + 1,
+				       kept);
+	}
+	free(order);
+	for (size_t i = 0; i < a->nr; i++) {
+		free(a->threads[i].unsampled_by_bucket);
+		a->threads[i].unsampled_by_bucket = NULL;
+	}
+	wp_u64map_release(&a->strata);
+	/* Drop what was wholly shared out. */
+	kept = 0;
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		const struct wp_stack_weight *w = &a->weights[i];
+
+		if (w->stack == a->opts.unsampled_switch_stack && !w->blocked_ns &&
+		    !w->runnable_ns && !w->preempted_ns && !w->blocked_count &&
+		    !w->runnable_count && !w->preempted_count && !w->samples)
+			continue;
+		a->weights[kept++] = *w;
+	}
+	a->nr_weights = kept;
+	return err;
+}
+
 /*
  * Turn the threads, in place, into the result: the public part of each,
  * sorted, in an array of its own size.  No copy of them all is made, so
@@ -979,6 +1274,8 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 		thread_close(a, &a->threads[i], end_ns);
 	wp_u64map_release(&a->thread_index);
 	distribute_on_cpu(a);
+	if (estimate_switch_stacks(a))
+		a->err = -ENOMEM;
 	if (!a->nr && !a->threads)
 		a->threads = calloc(1, sizeof(*a->threads));	/* a result even of none */
 	if (a->threads && make_result(a))
@@ -1004,6 +1301,28 @@ void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *th
 	*threads = a->unsampled_threads;
 }
 
+void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e)
+{
+	size_t n = a->result ? a->nr : 0;
+
+	memset(e, 0, sizeof(*e));
+	for (size_t i = 0; i < n; i++) {
+		const struct wp_thread_times *t = &a->result[i];
+
+		e->switch_outs += t->voluntary_switches + t->involuntary_switches;
+		e->unsampled += t->switch_outs_unsampled;
+		if (t->switch_outs_unsampled)
+			e->threads++;
+	}
+	for (size_t i = 0; a->result && i < a->nr_weights; i++) {
+		const struct wp_stack_weight *w = &a->weights[i];
+
+		if (a->opts.switch_stacks_sampled && w->stack == a->opts.unsampled_switch_stack)
+			e->unattributed_ns += w->blocked_ns + w->runnable_ns + w->preempted_ns;
+		e->estimated_ns += w->estimated_ns[0] + w->estimated_ns[1] + w->estimated_ns[2];
+	}
+}
+
 uint64_t wp_account_lost(const struct wp_account *a)
 {
 	return a->lost;
@@ -1022,13 +1341,16 @@ void wp_account_free(struct wp_account *a)
 	/* The histograms are the threads' until the result takes them. */
 	for (size_t i = 0; a->result && i < a->nr; i++)
 		free((void *)a->result[i].hists);
-	for (size_t i = 0; a->threads && i < a->nr; i++)
+	for (size_t i = 0; a->threads && i < a->nr; i++) {
 		free(a->threads[i].hists);
+		free(a->threads[i].unsampled_by_bucket);
+	}
 	free(a->threads);
 	free(a->result);
 	wp_u64map_release(&a->thread_index);
 	free(a->weights);
 	wp_u64map_release(&a->weight_index);
+	wp_u64map_release(&a->strata);
 	free(a->wakers);
 	free(a->wakes);
 	wp_u64map_release(&a->waker_index);

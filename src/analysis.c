@@ -516,6 +516,9 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	wp_ucache_new(UCACHE_SLOTS, UCACHE_TOKENS, &p->ucache);
 	frame = wp_symbols_marker(p->symbols, "[unsampled]");
 	ao.unsampled_stack = wp_stacks_intern(an->stacks, &frame, 1);
+	frame = wp_symbols_marker(p->symbols, "[off-cpu: not sampled]");
+	ao.unsampled_switch_stack = wp_stacks_intern(an->stacks, &frame, 1);
+	ao.switch_stacks_sampled = wp_meta_switch_stack_rate(m) != 0;
 	frame = wp_symbols_marker(p->symbols, m->flags & WP_META_OFFCPU_STACKS ?
 				  "[no stack]" : "[off-cpu: stacks not recorded]");
 	ao.unknown_stack = wp_stacks_intern(an->stacks, &frame, 1);

@@ -761,6 +761,14 @@ struct wp_reader {
 	uint64_t records;	/* read so far, for the bound on them */
 };
 
+uint64_t wp_meta_switch_stack_rate(const struct wp_meta *m)
+{
+	for (uint32_t i = 0; i < m->nr_events; i++)
+		if (m->events[i].role == WP_EVENT_SWITCH_OUT && m->events[i].attr.freq)
+			return m->events[i].attr.sample_freq;
+	return 0;
+}
+
 void wp_meta_release(struct wp_meta *m)
 {
 	if (m->argv) {

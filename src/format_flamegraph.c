@@ -42,8 +42,10 @@ extern const char wp_flamegraph_style[];
 enum label_kind {
 	LABEL_FRAME,
 	LABEL_THREAD,		/* value: index of the first thread of that name */
-	LABEL_MARKER,		/* value: enum wp_part */
+	LABEL_MARKER,		/* value: enum wp_part, | MARKER_ESTIMATED */
 };
+#define MARKER_ESTIMATED 0x100U
+
 
 #define NO_NODE UINT32_MAX
 /* Node indexes stay below this, so (parent, label) fits a 64-bit key. */
@@ -178,19 +180,22 @@ static uint64_t label_of(enum label_kind kind, uint32_t value)
 static int build_path(struct fg *g, const struct wp_stack_weight *w, enum wp_part part,
 		      size_t *len)
 {
+	uint32_t marker = (uint32_t)part;
 	const uint32_t *frames;
 	unsigned int nf;
 	size_t n = 0;
 	uint64_t *p;
 
+	if (wp_view_part_estimated(w, part))
+		marker |= MARKER_ESTIMATED;
 	frames = wp_stacks_get(g->v->an->stacks, w->stack, &nf);
 	p = wp_grow(g->path, &g->path_cap, (size_t)nf + 2, sizeof(*g->path));
 	if (!p)
 		return -ENOMEM;
 	g->path = p;
 	if (g->v->o.inverted) {
-		if (wp_part_marker(part))
-			p[n++] = label_of(LABEL_MARKER, part);
+		if (wp_part_marker(part, false))
+			p[n++] = label_of(LABEL_MARKER, marker);
 		for (unsigned int f = 0; f < nf; f++)
 			p[n++] = label_of(LABEL_FRAME, frames[f]);
 		if (g->v->o.thread_root)
@@ -200,8 +205,8 @@ static int build_path(struct fg *g, const struct wp_stack_weight *w, enum wp_par
 			p[n++] = label_of(LABEL_THREAD, g->thread_rep[w->thread]);
 		for (unsigned int f = nf; f-- > 0;)
 			p[n++] = label_of(LABEL_FRAME, frames[f]);
-		if (wp_part_marker(part))
-			p[n++] = label_of(LABEL_MARKER, part);
+		if (wp_part_marker(part, false))
+			p[n++] = label_of(LABEL_MARKER, marker);
 	}
 	*len = n;
 	return 0;
@@ -250,7 +255,8 @@ static const char *label_name(const struct fg *g, uint64_t label)
 		th = wp_account_threads(g->v->an->account, &n);
 		return value < n && th[value].comm[0] ? th[value].comm : "?";
 	case LABEL_MARKER:
-		return wp_part_marker((enum wp_part)value);
+		return wp_part_marker((enum wp_part)(value & ~MARKER_ESTIMATED),
+				      value & MARKER_ESTIMATED);
 	default:
 		return wp_analysis_frame_name(g->v->an, value);
 	}

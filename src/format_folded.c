@@ -127,7 +127,8 @@ int wp_format_folded(struct wp_view *v, FILE *out)
 		frames = wp_stacks_get(an->stacks, w[i].stack, &n);
 		for (int part = 0; part < WP_NR_PARTS && !err; part++) {
 			uint64_t ns = wp_view_part_ns(v, &w[i], (enum wp_part)part);
-			const char *marker = wp_part_marker((enum wp_part)part);
+			const char *marker = wp_part_marker((enum wp_part)part,
+							    wp_view_part_estimated(&w[i], (enum wp_part)part));
 
 			if (!ns)
 				continue;

@@ -106,12 +106,13 @@ static void print_threads(const struct wp_view *v, FILE *out)
 			", \"runnable_ns\": %" PRIu64 ", \"preempted_ns\": %" PRIu64
 			", \"wakeups\": %" PRIu64 ", \"voluntary_switches\": %" PRIu64
 			", \"involuntary_switches\": %" PRIu64 ", \"samples\": %" PRIu64
-			", \"switch_samples\": %" PRIu64 ", \"exited\": %s, \"approximate\": %s}",
+			", \"switch_samples\": %" PRIu64 ", \"switch_outs_unsampled\": %" PRIu64
+			", \"exited\": %s, \"approximate\": %s}",
 			t->start_ns, t->end_ns, t->wall_ns, t->on_cpu_ns,
 			t->blocked_ns + t->runnable_ns + t->preempted_ns, t->blocked_ns,
 			t->runnable_ns, t->preempted_ns, t->wakeups,
 			t->voluntary_switches, t->involuntary_switches, t->samples,
-			t->switch_samples, t->exited ? "true" : "false",
+			t->switch_samples, t->switch_outs_unsampled, t->exited ? "true" : "false",
 			t->approximate ? "true" : "false");
 		first = false;
 	}
@@ -238,7 +239,8 @@ static int print_stacks(struct wp_view *v, FILE *out)
 			i ? "," : "", th[sw->thread].pid, th[sw->thread].tid);
 		json_str(out, th[sw->thread].comm);
 		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"samples\": %" PRIu64
-			", \"frames\": ", kinds[js[i].part], js[i].ns, wp_view_part_count(sw, js[i].part));
+			", \"estimated_ns\": %" PRIu64 ", \"frames\": ", kinds[js[i].part], js[i].ns,
+			wp_view_part_count(sw, js[i].part), wp_view_part_estimated_ns(sw, js[i].part));
 		print_frames(an, sw->stack, out);
 		if (js[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account)) {
 			err = print_wakers(v, sw, out);
@@ -256,9 +258,11 @@ int wp_format_json(struct wp_view *v, FILE *out)
 {
 	const struct wp_quality *q = &v->an->quality;
 	uint64_t unsampled_ns, unsampled_threads;
+	struct wp_switch_estimate se;
 	int err;
 
 	wp_account_unsampled(v->an->account, &unsampled_ns, &unsampled_threads);
+	wp_account_switch_estimate(v->an->account, &se);
 	fprintf(out, "{\n  \"wallprof_version\": \"%s\",\n  \"schema_version\": 1,\n",
 		PACKAGE_VERSION);
 	print_header(v->an, out);
@@ -271,10 +275,14 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
 		", \"unwind_cache_hits\": %" PRIu64 ", \"unsampled_on_cpu_ns\": %" PRIu64
-		", \"unsampled_threads\": %" PRIu64 ", \"unnamed_files\": [",
+		", \"unsampled_threads\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
+		", \"switch_outs\": %" PRIu64 ", \"unsampled\": %" PRIu64
+		", \"estimated_ns\": %" PRIu64 ", \"unattributed_ns\": %" PRIu64
+		", \"threads\": %" PRIu64 "}, \"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits, unsampled_ns,
-		unsampled_threads);
+		unsampled_threads, wp_meta_switch_stack_rate(v->an->meta), se.switch_outs,
+		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		static const char *const reasons[] = {
 			[WP_UNNAMED_NO_SYMBOLS] = "no-symbols",

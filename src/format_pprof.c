@@ -88,7 +88,7 @@ struct pprof {
 	size_t cap_first_line;
 	Wallprof__Pprof__Line *lines;
 	size_t nr_lines, cap_lines;
-	uint64_t marker_location[WP_NR_PARTS];	/* location id, 0: not yet */
+	uint64_t marker_location[WP_NR_PARTS][2];	/* by estimated; location id, 0: not yet */
 
 	struct wp_u64map stack_at;	/* stack id -> index into stack_locs + 1 */
 	uint64_t *stack_locs;		/* per stack: count, then location ids */
@@ -225,16 +225,16 @@ static uint64_t group_location(struct pprof *pp, const uint32_t *group, unsigned
 }
 
 /* The leaf location that marks off-CPU time of one kind; 0 when out of memory. */
-static uint64_t marker_location(struct pprof *pp, enum wp_part part)
+static uint64_t marker_location(struct pprof *pp, enum wp_part part, bool estimated)
 {
 	uint64_t fn;
 
-	if (pp->marker_location[part])
-		return pp->marker_location[part];
-	fn = new_function(pp, wp_part_marker(part), NULL, 0);
+	if (pp->marker_location[part][estimated])
+		return pp->marker_location[part][estimated];
+	fn = new_function(pp, wp_part_marker(part, estimated), NULL, 0);
 	if (fn)
-		pp->marker_location[part] = new_location(pp, &fn, 1, 0, 0);
-	return pp->marker_location[part];
+		pp->marker_location[part][estimated] = new_location(pp, &fn, 1, 0, 0);
+	return pp->marker_location[part][estimated];
 }
 
 /*
@@ -331,7 +331,7 @@ static int add_sample(struct pprof *pp, const struct wp_stack_weight *w, enum wp
 	int64_t *gv, *val;
 
 	if (part != WP_PART_ON)
-		marker = marker_location(pp, part);
+		marker = marker_location(pp, part, wp_view_part_estimated(w, part));
 	if (locs == SIZE_MAX || (part != WP_PART_ON && !marker))
 		return -ENOMEM;
 	if (part == WP_PART_BLOCKED && pp->v->have_waker_re)

@@ -56,6 +56,9 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW ||
 		    ev->role == WP_EVENT_ENQUEUED)
 			fprintf(out, "%s wake-ups (%s)", e ? "," : "", name);
+		else if (ev->role == WP_EVENT_SWITCH_OUT && ev->attr.freq)
+			fprintf(out, "%s stacks at switch-out (%s, at most %" PRIu64 "/s)",
+				e ? "," : "", name, (uint64_t)ev->attr.sample_freq);
 		else if (ev->role == WP_EVENT_SWITCH_OUT)
 			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", name);
 		else if (ev->role == WP_EVENT_SCHED_SWITCH)
@@ -153,6 +156,33 @@ static void print_unsampled(const struct wp_analysis *an, FILE *out)
 	fprintf(out, " in all; a higher -F samples them\n");
 }
 
+/*
+ * Switch-out stacks sampled above --switch-stacks' rate: how many went
+ * without one, and what their time became.
+ */
+static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
+{
+	uint64_t rate = wp_meta_switch_stack_rate(an->meta);
+	struct wp_switch_estimate e;
+	char a[16], b[16];
+
+	if (!rate)
+		return;
+	wp_account_switch_estimate(an->account, &e);
+	fprintf(out, "# switch-out stacks: at most %" PRIu64 "/s per thread and CPU", rate);
+	if (!e.unsampled) {
+		fprintf(out, ", every switch-out had one\n");
+		return;
+	}
+	fprintf(out, "; %.1f%% of %" PRIu64 " switch-outs had none, in %" PRIu64 " threads: "
+		"~ marks the %s of off-CPU time shared out among their sampled stacks",
+		100.0 * (double)e.unsampled / (double)(e.switch_outs ? e.switch_outs : 1),
+		e.switch_outs, e.threads, DUR(e.estimated_ns, a));
+	if (e.unattributed_ns)
+		fprintf(out, ", %s left as [off-cpu: not sampled]", DUR(e.unattributed_ns, b));
+	fprintf(out, " (--switch-stacks=all keeps every one)\n");
+}
+
 /* Where the unnamed frames are (those worth a line), and what would name them. */
 static void print_unnamed(const struct wp_quality *q, FILE *out)
 {
@@ -240,6 +270,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	fputc('\n', out);
 	print_unnamed(q, out);
 	print_unsampled(an, out);
+	print_switch_estimate(an, out);
 	if ((an->meta->flags & WP_META_SWITCHES) && !wp_account_has_wakeups(an->account))
 		fprintf(out, "# wake-ups were not recorded: blocked time includes the wait for a "
 			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");
@@ -332,6 +363,7 @@ struct top_entry {
 	uint32_t thread;	/* a representative thread, for its name */
 	enum wp_part part;
 	uint64_t ns;
+	uint64_t estimated_ns;	/* of ns: see wp_view_part_estimated_ns() */
 };
 
 static int top_cmp(const void *x, const void *y)
@@ -560,6 +592,7 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 			e[ne].stack = w[i].stack;
 			e[ne].thread = w[i].thread;
 			e[ne].part = (enum wp_part)p;
+			e[ne].estimated_ns = wp_view_part_estimated_ns(&w[i], (enum wp_part)p);
 			e[ne++].ns = ns;
 		}
 	}
@@ -569,6 +602,7 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 		if (m && e[m - 1].stack == e[i].stack && e[m - 1].part == e[i].part &&
 		    !strcmp(th[e[m - 1].thread].comm, th[e[i].thread].comm)) {
 			e[m - 1].ns += e[i].ns;
+			e[m - 1].estimated_ns += e[i].estimated_ns;
 			continue;
 		}
 		e[m++] = e[i];
@@ -586,9 +620,13 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 
 		wp_quote(comm, sizeof(comm), th[e[i].thread].comm, WP_QUOTE_TEXT);
 
+		char ns[20];
+
+		snprintf(ns, sizeof(ns), "%s%s",
+			 wp_estimated_enough(e[i].estimated_ns, e[i].ns) ? "~" : "", DUR(e[i].ns, d));
 		fprintf(out, "\n%s%6.2f%%%s %9s  %s%-9s%s  %s\n", PAINT(v, C_BOLD),
 			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, PAINT(v, C_RESET),
-			DUR(e[i].ns, d), PAINT(v, part_color[e[i].part]), part_name(e[i].part),
+			ns, PAINT(v, part_color[e[i].part]), part_name(e[i].part),
 			PAINT(v, C_RESET), comm);
 		print_frames(v, e[i].stack, 19, out);
 		if (e[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account)) {

@@ -248,18 +248,45 @@ bool wp_view_stack(struct wp_view *v, uint32_t stack)
 	return match;
 }
 
-const char *wp_part_marker(enum wp_part part)
+const char *wp_part_marker(enum wp_part part, bool estimated)
 {
 	switch (part) {
 	case WP_PART_BLOCKED:
-		return "[off-cpu:blocked]";
+		return estimated ? "[off-cpu:blocked (estimated)]" : "[off-cpu:blocked]";
 	case WP_PART_PREEMPTED:
-		return "[off-cpu:preempted]";
+		return estimated ? "[off-cpu:preempted (estimated)]" : "[off-cpu:preempted]";
 	case WP_PART_RUNNABLE:
-		return "[off-cpu:runnable]";
+		return estimated ? "[off-cpu:runnable (estimated)]" : "[off-cpu:runnable]";
 	default:
 		return NULL;
 	}
+}
+
+uint64_t wp_view_part_estimated_ns(const struct wp_stack_weight *w, enum wp_part part)
+{
+	switch (part) {
+	case WP_PART_BLOCKED:
+		return w->estimated_ns[0];
+	case WP_PART_RUNNABLE:
+		return w->estimated_ns[1];
+	case WP_PART_PREEMPTED:
+		return w->estimated_ns[2];
+	default:
+		return 0;
+	}
+}
+
+bool wp_estimated_enough(uint64_t estimated_ns, uint64_t ns)
+{
+	return estimated_ns && estimated_ns >= ns / 100;
+}
+
+bool wp_view_part_estimated(const struct wp_stack_weight *w, enum wp_part part)
+{
+	uint64_t all = part == WP_PART_BLOCKED ? w->blocked_ns : part == WP_PART_RUNNABLE ?
+		       w->runnable_ns : part == WP_PART_PREEMPTED ? w->preempted_ns : 0;
+
+	return wp_estimated_enough(wp_view_part_estimated_ns(w, part), all);
 }
 
 const struct wp_view_word wp_modes[] = {

@@ -11,7 +11,8 @@
 #	('|'-separated; any name when roots is empty) and at least one frame
 #	follows it; thread_root=0: the root is none of those names.
 #   The markers [off-cpu:blocked], [off-cpu:runnable] and
-#	[off-cpu:preempted] appear only as the last frame of the stack; mode
+#	[off-cpu:preempted] (each also with " (estimated)" before the "]")
+#	appear only as the last frame of the stack; mode
 #	on: no line has one; off: every line has one; blocked, runnable,
 #	preempted: every line has that one; wall: either.
 #   wakers=1 (--wakers): after [off-cpu:blocked] may come a "--" frame and
@@ -97,7 +98,7 @@ BEGIN {
 				bad("waker kernel frame '" f[i] "' after a user frame")
 		}
 		n = sep - 1
-		if (f[n] != "[off-cpu:blocked]")
+		if (f[n] != "[off-cpu:blocked]" && f[n] != "[off-cpu:blocked (estimated)]")
 			bad("a waker after " f[n] ", not after [off-cpu:blocked]")
 	}
 	marker = ""
@@ -109,6 +110,8 @@ BEGIN {
 		else
 			marker = f[i]
 	}
+	# An estimated time (--switch-stacks) is the same kind of time.
+	sub(/ \(estimated\)\]$/, "]", marker)
 	if (marker != "" && marker != "[off-cpu:blocked]" && marker != "[off-cpu:preempted]" &&
 	    marker != "[off-cpu:runnable]")
 		bad("unknown marker " marker)

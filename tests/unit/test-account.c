@@ -923,6 +923,95 @@ static void test_observer(void)
 	meta.flags &= ~WP_META_WAKEUPS;
 }
 
+/*
+ * Sampled switch-out stacks (record --switch-stacks): 60 blocked intervals
+ * of thread 101, 8 ms (site A) and 2 ms (site B) in turn, of which only
+ * every fourth long one and every eighth short one has its stack; then
+ * one of 32 ms, a length no sampled interval had.  The unsampled time of
+ * each length goes to the stack sampled at that length (a plain ratio
+ * would give A 120/136 of it all); the 32 ms one in proportion to the
+ * sampled time.  Thread 102 has no sampled stack: its time stays put.
+ */
+#define NOT_SAMPLED 3
+static void test_switch_estimate(void)
+{
+	struct wp_account_opts o = {
+		.unsampled_stack = UNSAMPLED,
+		.unknown_stack = UNKNOWN,
+		.switch_stacks_sampled = true,
+		.unsampled_switch_stack = NOT_SAMPLED,
+	};
+	const struct wp_stack_weight *wa, *wb, *wn;
+	const struct wp_thread_times *th;
+	struct wp_switch_estimate e;
+	struct wp_account *a;
+	uint64_t t = MS, sampled_a = 0, sampled_b = 0, big_a, big_b;
+	uint8_t buf[256];
+	size_t n;
+
+	if (wp_account_new(&meta, &o, &a)) {
+		ok(0, "estimate: an account");
+		return;
+	}
+	for (int i = 0; i < 60; i++) {
+		bool longer = !(i % 2);
+		uint64_t d = longer ? 8 * MS : 2 * MS;
+
+		if (longer && i % 4 == 0) {
+			wp_account_sample(a, 100, 101, START + t, true, STACK_A);
+			sampled_a += d;
+		} else if (!longer && i % 8 == 1) {
+			wp_account_sample(a, 100, 101, START + t, true, STACK_B);
+			sampled_b += d;
+		}
+		feed(a, switch_rec(101, t, true, false, buf));
+		feed(a, switch_rec(101, t + d, false, false, buf));
+		t += d + MS;
+	}
+	feed(a, switch_rec(101, t, true, false, buf));
+	feed(a, switch_rec(101, t + 32 * MS, false, false, buf));
+	t += 33 * MS;
+	feed(a, switch_rec(102, MS, true, false, buf));
+	feed(a, switch_rec(102, 5 * MS, false, false, buf));
+	wp_account_finish(a, START + t);
+	th = wp_account_threads(a, &n);
+	wa = weight_of(a, STACK_A);
+	wb = weight_of(a, STACK_B);
+	is_u64(sampled_a, 15 * 8 * MS, "estimate: 15 long intervals sampled");
+	is_u64(sampled_b, 8 * 2 * MS, "estimate: 8 short ones sampled");
+	/* the 32 ms in proportion to the sampled time, the remainder to A */
+	big_b = (uint64_t)((unsigned __int128)(32 * MS) * sampled_b / (sampled_a + sampled_b));
+	big_a = 32 * MS - big_b;
+	ok(wa && wa->blocked_ns == 30 * 8 * MS + big_a,
+	   "estimate: A has every 8 ms interval, and its share of the 32 ms one");
+	ok(wb && wb->blocked_ns == 30 * 2 * MS + big_b,
+	   "estimate: B has every 2 ms interval, and its share of the 32 ms one");
+	ok(wa && wb && wa->blocked_count + wb->blocked_count == 61,
+	   "estimate: the intervals are counted once");
+	ok(wa && wa->estimated_ns[0] == wa->blocked_ns - sampled_a,
+	   "estimate: A's estimated part is what was not sampled");
+	ok(wb && wb->estimated_ns[0] == wb->blocked_ns - sampled_b,
+	   "estimate: B's estimated part likewise");
+	for (size_t i = 0; i < n; i++) {
+		if (th[i].tid == 101) {
+			is_u64(th[i].blocked_ns, 30 * 8 * MS + 30 * 2 * MS + 32 * MS,
+			       "estimate: the thread's blocked time is exact");
+			is_u64(th[i].switch_outs_unsampled, 61 - 23,
+			       "estimate: 38 switch-outs had no stack");
+		}
+	}
+	wn = weight_of(a, NOT_SAMPLED);
+	ok(wn && wn->blocked_ns == 4 * MS,
+	   "estimate: a thread with no sampled stack keeps its time unattributed");
+	wp_account_switch_estimate(a, &e);
+	is_u64(e.unsampled, 39, "estimate: 39 switch-outs without a stack in all");
+	is_u64(e.threads, 2, "estimate: in two threads");
+	is_u64(e.unattributed_ns, 4 * MS, "estimate: 4 ms left unattributed");
+	is_u64(e.estimated_ns, 30 * 8 * MS + 30 * 2 * MS + 32 * MS - sampled_a - sampled_b,
+	       "estimate: the rest is estimated");
+	wp_account_free(a);
+}
+
 int main(void)
 {
 	setup();
@@ -943,5 +1032,6 @@ int main(void)
 	test_order_parsed();
 	test_order_span();
 	test_observer();
+	test_switch_estimate();
 	return done_testing();
 }

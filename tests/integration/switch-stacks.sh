@@ -1,0 +1,163 @@
+# switch-stacks.sh: --switch-stacks.  Above its rate the kernel samples
+# switch-out stacks, and report shares the time of the switch-outs without
+# one out among the sampled stacks.  On twosites, whose waiter blocks in
+# two call sites and measures its off-CPU time in each, each site's share
+# of the waiter's off-CPU time is within 3 points of the share it measured
+# in the same run (sites drawn at random, and sites alternating in step
+# with any period), and of --switch-stacks=all's; in a storm every
+# thread's on-CPU time is still schedstat's, and wall = on + off.  Below
+# the rate (nearly) every switch-out has its stack and the stacks are
+# those of a recording with every stack (the default).  Every format marks
+# the estimate; bad rates are usage errors.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "switch-out stacks need root (or CAP_PERFMON) here"
+command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
+command -v taskset >/dev/null 2>&1 || skip "no taskset"
+J="$TESTS_SRCDIR/integration/report-json.py"
+tracing_alone
+abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
+max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
+
+# site_share JSON COMM: "A B" off-CPU ns of COMM's stacks through site_a
+# and site_b, then the thread's switch-outs, those without a stack, and
+# the estimated part of their off-CPU ns.
+site_share() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+comm = sys.argv[2]
+a = b = est = 0
+for s in doc["stacks"]:
+    if s["comm"] != comm or s["kind"] == "on-cpu":
+        continue
+    names = [f["name"] for f in s["frames"]]
+    if "site_a" in names:
+        a += s["ns"]
+    elif "site_b" in names:
+        b += s["ns"]
+    est += s["estimated_ns"]
+sw = unsampled = 0
+for t in doc["threads"]:
+    if t["comm"] == comm:
+        sw += t["voluntary_switches"] + t["involuntary_switches"]
+        unsampled += t["switch_outs_unsampled"]
+print(a, b, sw, unsampled, est)
+EOF
+}
+
+# rec NAME RATE ORDER: twosites (2 s, sites of 300 and 100 us) on one CPU
+# into NAME.data; NAME.json, and in "$truth" the share of site A in tenths
+# of a percent as the waiter measured it, in "$share" as report tells.
+rec() {
+	run "$1.wl" "$1.err" "$WALLPROF" record -q --switch-stacks="$2" -o "$1.data" -- \
+		taskset -c 0 "$WORKLOADS/twosites" 2 "$3" 300 100
+	check_num "$1: record exits 0" "$rc" -eq 0
+	run "$1.json" "$1.jerr" "$WALLPROF" report -i "$1.data" --format json --top 1000000
+	check_num "$1: report exits 0" "$rc" -eq 0
+	check "$1: the invariants hold (wall = on + off, ...)" python3 "$J" invariants "$1.json"
+	wa=$(wl_field "$1.wl" waiter a_off_ns) wb=$(wl_field "$1.wl" waiter b_off_ns)
+	truth=$(awk -v a="${wa:-0}" -v b="${wb:-0}" 'BEGIN { if (a + b) printf "%d", 1000 * a / (a + b); else print -1000 }')
+	read -r sa sb sw unsampled est <<EOF
+$(site_share "$1.json" waiter)
+EOF
+	share=$(awk -v a="${sa:-0}" -v b="${sb:-0}" 'BEGIN { if (a + b) printf "%d", 1000 * a / (a + b); else print -2000 }')
+	echo "# $1: site A $share/1000 of the waiter's off-CPU time, measured $truth/1000;" \
+		"$unsampled of $sw switch-outs without a stack"
+}
+
+# Far above the rate: the waiter switches out some 8,000 times a second.
+for order in random alternate; do
+	rec "$order" 500 "$order"
+	check_num "$order: most switch-outs had no stack (far above the rate)" \
+		"$((unsampled * 4))" -ge "$((sw * 3))"
+	check_num "$order: site A's share within 3 points of the measured one" \
+		"$(abs $((share - truth)))" -le 30
+	check_num "$order: its stacks are marked estimated" "${est:-0}" -gt 0
+	eval "share_$order=$share"
+done
+
+# On-CPU time is exact whatever the stacks: schedstat's, in a storm of
+# some 13,000 switch-ins a second per thread on one CPU.
+run storm.wl storm.err "$WALLPROF" record -q --switch-stacks=500 -o storm.data -- \
+	taskset -c 0 "$WORKLOADS/pingpong" 1.5
+check_num "storm: record exits 0" "$rc" -eq 0
+run storm.json storm.jerr "$WALLPROF" report -i storm.data --format json
+check "storm: the invariants hold" python3 "$J" invariants storm.json
+python3 "$J" threads storm.json >storm.threads
+for name in ping pong; do
+	tid=$(wl_field storm.wl "$name" tid) k_on=$(wl_field storm.wl "$name" oncpu_ns)
+	on=$(awk -F '\t' -v t="$tid" '$2 == t { print $5 }' storm.threads)
+	echo "# storm $name: on-CPU ${on:-?}, schedstat $k_on"
+	check_num "storm: $name's on-CPU time within max(3%, 5 ms) of schedstat's" \
+		"$(abs $((${on:-0} - k_on)))" -le "$(max $((k_on * 3 / 100)) 5000000)"
+done
+
+# Every stack, for comparison.
+rec all all random
+check_num "all: every switch-out had its stack" "${unsampled:-1}" -eq 0
+check_num "all: nothing estimated" "${est:-1}" -eq 0
+check_num "all: site A's share within 3 points of the measured one" \
+	"$(abs $((share - truth)))" -le 30
+check_num "random: site A's share within 3 points of --switch-stacks=all's" \
+	"$(abs $((share_random - share)))" -le 30
+
+# Every format marks what is estimated.
+run r.txt r.err "$WALLPROF" report -i random.data
+check "text: an estimated time has a ~" grep -Eq '^ +[0-9.]+% +~[0-9]' r.txt
+check "text: the footer counts the switch-outs without a stack" \
+	grep -Eq '^# switch-out stacks: at most 500/s per thread and CPU; [0-9.]+% of [0-9]+ switch-outs had none' r.txt
+check "text: the header names the rate" grep -q 'stacks at switch-out (context-switches, at most 500/s)' r.txt
+run r.folded r.err "$WALLPROF" report -i random.data --format folded
+check "folded: the marker frame says estimated" grep -q ';\[off-cpu:blocked (estimated)\] [0-9]*$' r.folded
+run r.svg r.err "$WALLPROF" report -i random.data --format flamegraph
+check "flame graph: the marker frame says estimated" grep -q 'off-cpu:blocked (estimated)' r.svg
+run a.folded a.err "$WALLPROF" report -i all.data --format folded
+check "folded, all: nothing says estimated" no_match 'estimated' a.folded
+run a.txt a.err "$WALLPROF" report -i all.data
+check "text, all: no footer line on sampled stacks" no_match '^# switch-out stacks' a.txt
+
+# Below the rate: a sleeper switching out some 900 times a second keeps
+# (nearly) every stack.  (When a clock tick finds a thread running after
+# many quiet switches, the kernel's estimate of its rate jumps for a moment
+# and a few switch-outs go without: those are estimated like any other.)
+for how in rate all; do
+	case $how in rate) opt=--switch-stacks=4000 ;; *) opt= ;; esac
+	run "s$how.wl" "s$how.err" "$WALLPROF" record -q $opt -o "s$how.data" -- \
+		"$WORKLOADS/sleeper" 1500 1
+	check_num "below the rate, $how: record exits 0" "$rc" -eq 0
+	run "s$how.json" "s$how.jerr" "$WALLPROF" report -i "s$how.data" --format json --top 1000000
+	read -r _ _ ssw sunsampled sest <<EOF
+$(site_share "s$how.json" sleeper)
+EOF
+	echo "# below the rate, $how: $sunsampled of $ssw switch-outs without a stack"
+	check_num "below the rate, $how: at least 97% of switch-outs had their stack" \
+		"$((${sunsampled:-999} * 100))" -le "$((${ssw:-0} * 3))"
+	run "s$how.folded" "s$how.ferr" "$WALLPROF" report -i "s$how.data" --format folded \
+		--mode blocked --unit ns
+	# the blocked stacks, by name, with their share of blocked time in tenths of a percent
+	awk '{ n = $NF; sub(/ [0-9]+$/, ""); sub(/ \(estimated\)\]$/, "]"); ns[$0] += n; t += n }
+		END { for (s in ns) if (ns[s] * 100 >= t) printf "%s %d\n", s, 1000 * ns[s] / t }' \
+		"s$how.folded" | sort >"s$how.stacks"
+done
+check "without --switch-stacks, every switch-out has its stack (rate 0 in the JSON)" \
+	grep -q '"switch_stacks": {"rate": 0,' sall.json
+cut -d' ' -f1 srate.stacks >srate.names
+cut -d' ' -f1 sall.stacks >sall.names
+check "below the rate: the same blocked stacks (1% or more) as with every stack" \
+	cmp -s srate.names sall.names
+# (Two threads block for the same time: the sleeper, and main in its join.)
+check "below the rate: sleep_once holds the sleeper's blocked time, half of all" \
+	grep -Eq ';sleep_once;.* (4[89][0-9]|50[0-9])$' srate.stacks
+
+# Bad rates: one line, exit 2.
+for bad in 0 -1 abc 100001 ''; do
+	run out err "$WALLPROF" record --switch-stacks="$bad" -o bad.data -- true
+	check_num "--switch-stacks='$bad': a usage error" "$rc" -eq 2
+	check_num "--switch-stacks='$bad': one line" "$(nlines err)" -eq 1
+	check "--switch-stacks='$bad': naming the option" grep -q -- '--switch-stacks' err
+done
+check "no data file from a usage error" no_file '^bad\.data$'
+
+finish
