@@ -94,6 +94,15 @@ for name in ping pong; do
 		"$(abs $((${on:-0} - k_on)))" -le "$(max $((k_on * 3 / 100)) 5000000)"
 done
 
+# Every stack (the default) in a storm: the summary says what bounds them.
+run hint.wl hint.err "$WALLPROF" record --wakeups=off -o hint.data -- \
+	taskset -c 0 "$WORKLOADS/pingpong" 0.5
+check_num "hint: record exits 0" "$rc" -eq 0
+check "hint: the summary names --switch-stacks after a storm of stacks" \
+	grep -q 'off-CPU stacks a second slowed the program at each switch; --switch-stacks=4000 bounds them' hint.err
+run calm.wl calm.err "$WALLPROF" record -o calm.data -- "$WORKLOADS/sleeper" 20 5
+check "hint: not after a calm recording" no_match 'switch-stacks' calm.err
+
 # Every stack, for comparison.
 rec all all random
 check_num "all: every switch-out had its stack" "${unsampled:-1}" -eq 0
