@@ -4,7 +4,7 @@
 # two call sites and measures its off-CPU time in each, each site's share
 # of the waiter's off-CPU time is within 3 points of the share it measured
 # in the same run (sites drawn at random, and sites alternating in step
-# with any period), and of --switch-stacks=all's; in a storm every
+# with any period), as is --switch-stacks=all's; in a storm every
 # thread's on-CPU time is still schedstat's, and wall = on + off.  Below
 # the rate (nearly) every switch-out has its stack and the stacks are
 # those of a recording with every stack (the default).  Every format marks
@@ -75,7 +75,7 @@ for order in random alternate; do
 	check_num "$order: site A's share within 3 points of the measured one" \
 		"$(abs $((share - truth)))" -le 30
 	check_num "$order: its stacks are marked estimated" "${est:-0}" -gt 0
-	eval "share_$order=$share"
+	eval "share_$order=$share truth_$order=$truth"
 done
 
 # On-CPU time is exact whatever the stacks: schedstat's, in a storm of
@@ -109,8 +109,12 @@ check_num "all: every switch-out had its stack" "${unsampled:-1}" -eq 0
 check_num "all: nothing estimated" "${est:-1}" -eq 0
 check_num "all: site A's share within 3 points of the measured one" \
 	"$(abs $((share - truth)))" -le 30
-check_num "random: site A's share within 3 points of --switch-stacks=all's" \
-	"$(abs $((share_random - share)))" -le 30
+# The program itself runs differently under each (the stacks taken at its
+# switches cost its sites' waits differently, the machine's load varies):
+# what the two must share is how far each is from what the program
+# measured in its own run.
+check_num "random: its error within 3 points of --switch-stacks=all's" \
+	"$(abs $((share_random - truth_random - share + truth)))" -le 30
 
 # Every format marks what is estimated.
 run r.txt r.err "$WALLPROF" report -i random.data
