@@ -90,4 +90,14 @@ const char *wp_quote(char *dst, size_t size, const char *s, enum wp_quote_mode m
  */
 const char *wp_quoted(const char *s);
 
+/*
+ * One argument of a command line as a shell word that reads back as the
+ * same bytes in bash, zsh or ksh: as it is when it holds only letters,
+ * digits and _@%+=:,./- (and is not empty); else in single quotes (' as
+ * '\''); else, when it holds a control or formatting character or a byte
+ * that is not UTF-8, in $'...' with TEXT's escapes, which print nothing a
+ * terminal acts on.
+ */
+void wp_quote_shell_word(FILE *out, const char *s);
+
 #endif

@@ -36,11 +36,14 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 
 	if (localtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	/* The recording names all of these: quoted, like every name below. */
+	/*
+	 * The recording names all of these: quoted, like every name below;
+	 * the command line as shell words, to paste back into a shell.
+	 */
 	fprintf(out, "# command:");
 	for (uint32_t i = 0; i < m->argc; i++) {
 		fputc(' ', out);
-		wp_quote_puts(out, m->argv[i], WP_QUOTE_TEXT);
+		wp_quote_shell_word(out, m->argv[i]);
 	}
 	fprintf(out, "\n# started %s, recorded %s on ", when, DUR(an->end_ns - an->start_ns, dur));
 	wp_quote_puts(out, m->hostname, WP_QUOTE_TEXT);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* quote.c: escaping of names and paths for terminals, folded stacks, JSON and XML. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -263,6 +264,61 @@ const char *wp_quote(char *dst, size_t size, const char *str, enum wp_quote_mode
 	}
 	dst[at] = '\0';
 	return dst;
+}
+
+/* Whether the character at s (n > 0 bytes left) shows as itself in TEXT. */
+static bool shows_as_itself(const unsigned char *s, size_t n, size_t *used)
+{
+	size_t len = wp_utf8_len((const char *)s, n);
+
+	*used = len ? len : 1;
+	if (!len)
+		return false;
+	if (len == 1)
+		return s[0] >= 0x20 && s[0] < 0x7f;
+	return !is_format_char(utf8_decode(s, len));
+}
+
+void wp_quote_shell_word(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = strlen(str), used, i;
+	bool plain = len > 0, printable = true;
+	char unit[UNIT_MAX];
+
+	for (i = 0; i < len; i += used) {
+		if (!shows_as_itself(s + i, len - i, &used))
+			printable = false;
+		if (used > 1 || !(isalnum(s[i]) || strchr("_@%+=:,./-", s[i])))
+			plain = false;
+	}
+	if (plain) {
+		fputs(str, out);
+		return;
+	}
+	if (printable) {
+		fputc('\'', out);
+		for (i = 0; i < len; i++)
+			if (s[i] == '\'')
+				fputs("'\\''", out);
+			else
+				fputc(s[i], out);
+		fputc('\'', out);
+		return;
+	}
+	fputs("$'", out);
+	for (i = 0; i < len; i += used) {
+		if (s[i] == '\'' || s[i] == '\\') {
+			fputc('\\', out);
+			fputc(s[i], out);
+			used = 1;
+		} else if (shows_as_itself(s + i, len - i, &used)) {
+			fwrite(s + i, 1, used, out);
+		} else {
+			fwrite(unit, 1, quote_one(s + i, len - i, WP_QUOTE_TEXT, unit, &used), out);
+		}
+	}
+	fputc('\'', out);
 }
 
 const char *wp_quoted(const char *s)

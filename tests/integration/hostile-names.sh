@@ -75,7 +75,16 @@ every_output intact
 check "text: the title thread's name, escaped" grep -qF '\033]2;pwn\a' intact.text
 check "text: the C1 thread's name, escaped" grep -qF 'c1\2332J\205x' intact.text
 check "text: the command line, escaped" \
-	grep -qF 'wl\033]2;title\a\n;x\2332J 1 arg\033[2J\a c1\23331m\205x' intact.text
+	grep -qF "wl\\033]2;title\\a\\n;x\\2332J' 1 \$'arg\\033[2J\\a' \$'c1\\23331m\\205x'" intact.text
+# The header's command line reads back, in bash, as the very arguments.
+if command -v bash >/dev/null 2>&1; then
+	sed -n 's/^# command: //p' intact.text >cmdline
+	printf '%s\n' "$WALLPROF" record -q -o F -- "$dir/$exe" 1 "arg$esc[2J$bel" \
+		"c1${csi}31m${nel}x" >argv.want
+	bash -c 'eval "set -- $(cat cmdline)"; printf "%s\n" "$@"' >argv.got 2>argv.err
+	check "text: the command line pasted into bash gives the same arguments" \
+		cmp -s argv.want argv.got
+fi
 check "hist: the title thread's name, escaped" grep -qF '(\033]2;pwn\a) of process' intact.hist
 check "folded: the title thread's name as the root, ';' escaped" \
 	grep -qF '\033]2\073pwn\a;' intact.folded

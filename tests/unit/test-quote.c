@@ -296,6 +296,39 @@ static void test_properties(void)
 	is_int(unround[WP_QUOTE_XML], 0, "xml reads back to the same bytes");
 }
 
+/* A command line's argument as a shell word. */
+static const char *shell_word(const char *s)
+{
+	static char out[4096];
+	FILE *f;
+
+	memset(out, 0, sizeof(out));
+	f = fmemopen(out, sizeof(out) - 1, "w");
+	if (!f)
+		return NULL;
+	wp_quote_shell_word(f, s);
+	fclose(f);
+	return out;
+}
+
+static void test_shell_word(void)
+{
+	is_str(shell_word("ls"), "ls", "shell: a plain word as it is");
+	is_str(shell_word("/usr/bin/x-y_z.1,a=b:c@d%e+f"), "/usr/bin/x-y_z.1,a=b:c@d%e+f",
+	       "shell: every safe character");
+	is_str(shell_word(""), "''", "shell: the empty word");
+	is_str(shell_word("a b"), "'a b'", "shell: a space");
+	is_str(shell_word("it's"), "'it'\\''s'", "shell: a single quote");
+	is_str(shell_word("$HOME `x` \"y\" *?[] ~ # ; & | < > ( ) { } !"),
+	       "'$HOME `x` \"y\" *?[] ~ # ; & | < > ( ) { } !'", "shell: metacharacters");
+	is_str(shell_word("caf\xc3\xa9"), "'caf\xc3\xa9'", "shell: UTF-8 quoted");
+	is_str(shell_word("a\nb"), "$'a\\nb'", "shell: a newline");
+	is_str(shell_word("\033]2;x\007'\\"), "$'\\033]2;x\\a\\'\\\\'",
+	       "shell: ESC, BEL, quote and backslash");
+	is_str(shell_word("\x9b" "2J"), "$'\\2332J'", "shell: a raw C1 byte");
+	is_str(shell_word("x\xe2\x80\xaey"), "$'x\\342\\200\\256y'", "shell: U+202E");
+}
+
 int main(void)
 {
 	test_utf8_len();
@@ -304,5 +337,6 @@ int main(void)
 	test_quoted();
 	test_nul_and_cut();
 	test_properties();
+	test_shell_word();
 	return done_testing();
 }
