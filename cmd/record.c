@@ -29,6 +29,7 @@ enum {
 	OPT_ANY_PROCESS,
 	OPT_WAKEUPS,
 	OPT_SWITCH_STACKS,
+	OPT_KEEP_CAPS,
 };
 
 static const struct cmd_option record_options[] = {
@@ -52,6 +53,9 @@ static const struct cmd_option record_options[] = {
 	{ "tid", 't', OPTION_ARG, " <tid,...>", "attach to threads", NULL },
 	{ "all-cpus", 'a', OPTION_NO_ARG, NULL, "every task on every CPU", NULL },
 	{ "user", OPT_USER, OPTION_ARG, " <name>", "run the command as this user (wallprof as root)",
+	  NULL },
+	{ "keep-capabilities", OPT_KEEP_CAPS, OPTION_NO_ARG, NULL,
+	  "let the command keep root's capabilities (wallprof\nrun by root; for chroot, mount, ...)",
 	  NULL },
 	{ "any-process", OPT_ANY_PROCESS, OPTION_NO_ARG, NULL,
 	  "let file capabilities reach processes of other\nusers (-p, -t, -a)", NULL },
@@ -224,6 +228,9 @@ int cmd_record(int argc, char **argv)
 		case OPT_ANY_PROCESS:
 			o.any_process = true;
 			break;
+		case OPT_KEEP_CAPS:
+			o.keep_caps = true;
+			break;
 		case 'd':
 			if (wp_parse_seconds(optarg, &o.duration) || o.duration <= 0) {
 				ret = usage_error("record", "--duration: '%s' is not a positive number of seconds",
@@ -294,6 +301,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o.user && !o.command) {
 		ret = usage_error("record", "--user applies only to a launched command");
+		goto out;
+	}
+	if (o.keep_caps && (!o.command || o.user)) {
+		ret = usage_error("record", "--keep-capabilities applies only to a launched command "
+				  "run as root, without --user");
 		goto out;
 	}
 	if (!o.events.off_cpu && !wp_event_is_clock(o.events.event)) {

@@ -28,6 +28,7 @@ struct wp_record_opts {
 	size_t nr_tids;
 	char **command;		/* NULL-terminated, or NULL */
 	const char *user;	/* --user */
+	bool keep_caps;		/* --keep-capabilities: the command keeps root's */
 	bool any_process;	/* --any-process: capabilities reach every process */
 	bool quiet;
 	bool progress;		/* live status line on stderr */

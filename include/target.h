@@ -29,9 +29,10 @@ struct wp_child {
  * With user (looked up here before fork) the child first leaves for a
  * session of its own, without a controlling terminal, becomes that user,
  * and execs with the user's HOME, USER, LOGNAME and SHELL in wallprof's
- * environment.  Returns 0 or -errno (logged).
+ * environment.  keep_caps (root's own wallprof only, the caller checks):
+ * the command keeps wallprof's capabilities.  Returns 0 or -errno (logged).
  */
-int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user);
+int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, bool keep_caps);
 
 /*
  * Let the child run the command.  Returns 0 once execve succeeded, or the

@@ -48,6 +48,7 @@ struct session {
 	struct wp_child child;
 	bool have_child;
 	int child_status;	/* wait status, -1 while running */
+	uint64_t child_start_ns;	/* CLOCK_MONOTONIC, once it runs */
 	struct wp_meta meta;
 	struct wp_summary summary;
 	sigset_t sigs;
@@ -798,6 +799,34 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 			(unsigned long long)c->throttles);
 }
 
+/*
+ * A command that failed within this long of its start may have needed
+ * the capabilities it was denied (chroot, mount, ...).
+ */
+#define QUICK_FAILURE_NS (500ULL * 1000 * 1000)
+
+/*
+ * The launched command runs without wallprof's capabilities (root's
+ * included): when it fails at once while there were some, say so, once.
+ */
+static void explain_quick_failure(const struct session *s)
+{
+	int st = s->child_status;
+
+	if (!s->have_child || st < 0 || s->opts->keep_caps || !s->child_start_ns ||
+	    (WIFEXITED(st) && !WEXITSTATUS(st)) || (!s->priv.root && !s->priv.elevated) ||
+	    s->summary.end_clock_ns - s->child_start_ns > QUICK_FAILURE_NS)
+		return;
+	if (s->priv.uid == 0 && !s->priv.elevated)
+		wp_warn("'%s' failed at once; it ran without root's capabilities: if it needs "
+			"them (chroot, mount, ...), --keep-capabilities lets it keep them",
+			wp_quoted(s->child.cmd));
+	else
+		wp_warn("'%s' failed at once; it ran without wallprof's capabilities, which "
+			"never reach the command (see PRIVILEGES in wallprof-record(1))",
+			wp_quoted(s->child.cmd));
+}
+
 static void mark_start(struct session *s)
 {
 	s->meta.start_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
@@ -835,6 +864,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 			 "file capabilities instead (see PRIVILEGES in wallprof-record(1))");
 		return 1;
 	}
+	if (opts->keep_caps && (s.priv.uid != 0 || s.priv.elevated)) {
+		wp_error("--keep-capabilities is for root, running wallprof: capabilities given to "
+			 "wallprof's file never reach the command");
+		return 1;
+	}
 	sigemptyset(&s.sigs);
 	sigaddset(&s.sigs, SIGINT);
 	sigaddset(&s.sigs, SIGTERM);
@@ -850,7 +884,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (err)
 		goto out;
 	if (opts->command) {
-		err = wp_child_prepare(&s.child, opts->command, opts->user);
+		err = wp_child_prepare(&s.child, opts->command, opts->user, opts->keep_caps);
 		if (err)
 			goto out;
 		s.have_child = true;
@@ -912,6 +946,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 			ret = err == -ENOENT ? 127 : 126;
 			goto out;
 		}
+		s.child_start_ns = wp_clock_ns(CLOCK_MONOTONIC);
 		/* Its stub forked it while no event wrote FORK records. */
 		if (wp_evlist_has_wakeups(&s.ev)) {
 			uint32_t t = (uint32_t)s.child.pid;
@@ -973,6 +1008,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = wp_writer_commit_where(s.writer, &where);
 	s.writer = NULL;
 	print_summary(&s, where ? where : opts->output, bytes);
+	explain_quick_failure(&s);
 	ret = exit_status_of(&s, reason, signo);
 	if ((err || s.write_err) && ret == 0)
 		ret = WP_RECORD_INCOMPLETE;

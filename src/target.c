@@ -115,7 +115,7 @@ static void launch_send(int fd, int32_t kind, int32_t value)
  * The stub lives until wallprof closes the go pipe (wp_child_finish).
  */
 static void child_main(int go_fd, int err_fd, char *const argv[],
-		       const struct wp_priv_user *user, char *const envp[])
+		       const struct wp_priv_user *user, bool keep_caps, char *const envp[])
 {
 	sigset_t all, none;
 	char go;
@@ -131,7 +131,7 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 	 */
 	if (user && setsid() < 0)
 		err = errno;
-	if (!err)
+	if (!err && !keep_caps)
 		err = -wp_priv_drop_all(user);
 	if (err) {
 		launch_send(err_fd, LAUNCH_ERRNO, err);
@@ -168,7 +168,7 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 	_exit(0);
 }
 
-int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
+int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, bool keep_caps)
 {
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, err;
 	struct wp_priv_user pu = { 0 };
@@ -226,7 +226,8 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user)
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
 		}
-		child_main(go[0], ep[1], argv, user ? &pu : NULL, user ? env.envp : environ);
+		child_main(go[0], ep[1], argv, user ? &pu : NULL, keep_caps,
+			   user ? env.envp : environ);
 	}
 	close(go[0]);
 	close(ep[1]);

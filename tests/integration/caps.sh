@@ -3,7 +3,9 @@
 # capabilities: CapEff, CapPrm, CapInh, CapAmb and CapBnd of the child are
 # all zero, whether it runs as root or, with --user, as another user; with
 # --user it also has exactly that user's real, effective and saved user and
-# group IDs and supplementary groups.
+# group IDs and supplementary groups.  Only --keep-capabilities, for root
+# alone, lets the command keep them (chroot then works; without it, a
+# quick failure is explained).
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -84,6 +86,52 @@ if getent passwd nobody >/dev/null; then
 		echo "ok - the command run as nobody is recorded"
 	else
 		echo "not ok - no exec COMM record for the command run as nobody"
+		failed=1
+	fi
+fi
+
+# --keep-capabilities: root's command keeps them, and may chroot.
+"$WALLPROF" record -q -o keep.data --keep-capabilities -- sh -c 'cat /proc/self/status' > keep.status
+v=$(sed -n 's/^CapEff:[[:space:]]*//p' keep.status)
+if [ -n "$v" ] && [ "$v" != "0000000000000000" ]; then
+	echo "ok - --keep-capabilities: the command keeps root's capabilities ($v)"
+else
+	echo "not ok - --keep-capabilities: CapEff '$v'"
+	failed=1
+fi
+if command -v chroot >/dev/null 2>&1; then
+	"$WALLPROF" record -q -o chroot.data -- chroot / true 2> chroot.err
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q "'chroot' failed at once.*--keep-capabilities" chroot.err; then
+		echo "ok - chroot without --keep-capabilities fails, and wallprof says why"
+	else
+		echo "not ok - chroot without --keep-capabilities: exit $rc, $(cat chroot.err)"
+		failed=1
+	fi
+	if "$WALLPROF" record -q -o chroot2.data --keep-capabilities -- chroot / true 2> chroot.err &&
+		[ ! -s chroot.err ]; then
+		echo "ok - chroot with --keep-capabilities runs, quietly"
+	else
+		echo "not ok - chroot with --keep-capabilities: $(cat chroot.err)"
+		failed=1
+	fi
+fi
+"$WALLPROF" record -q -o keep.data --keep-capabilities --user nobody -- true 2> err
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l < err)" -eq 1 ]; then
+	echo "ok - --keep-capabilities with --user: a usage error"
+else
+	echo "not ok - --keep-capabilities with --user: exit $rc, $(cat err)"
+	failed=1
+fi
+if getent passwd nobody >/dev/null && command -v setpriv >/dev/null 2>&1; then
+	setpriv --reuid nobody --regid nogroup --init-groups --inh-caps=-all \
+		"$WALLPROF" record -q -o /tmp/never.data --keep-capabilities -- true 2> err
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l < err)" -eq 1 ] && grep -q 'is for root' err; then
+		echo "ok - --keep-capabilities from another user: refused in one line"
+	else
+		echo "not ok - --keep-capabilities from another user: exit $rc, $(cat err)"
 		failed=1
 	fi
 fi
