@@ -1026,6 +1026,16 @@ static void split(uint64_t x, const uint64_t *basis, size_t n, uint64_t total, s
 	out[big] += x - given;
 }
 
+/* The sampled time of weight w in stratum (part p, bucket b) of its thread t. */
+static uint64_t stratum_ns(const struct wp_account *a, const struct thread *t, int p,
+			   unsigned int b, size_t w)
+{
+	uint64_t v = 0;
+
+	wp_u64map_get(&a->strata, stratum_key(t->serial, p, b, a->weights[w].stack), &v);
+	return v;
+}
+
 /*
  * How one thread's unsampled time of part p is to be shared among its
  * sampled weights idx[0..n): into basis, the estimated share of each (see
@@ -1045,22 +1055,12 @@ static uint64_t share_basis(struct wp_account *a, const struct thread *t, uint64
 
 		if (!u)
 			continue;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t v = 0;
-
-			wp_u64map_get(&a->strata, stratum_key(t->serial, p, b,
-							      a->weights[idx[i]].stack), &v);
-			in_b += v;
-		}
+		for (size_t i = 0; i < n; i++)
+			in_b += stratum_ns(a, t, p, b, idx[i]);
 		if (!in_b)
 			continue;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t v = 0;
-
-			wp_u64map_get(&a->strata, stratum_key(t->serial, p, b,
-							      a->weights[idx[i]].stack), &v);
-			basis[i] += scale(u, v, in_b);
-		}
+		for (size_t i = 0; i < n; i++)
+			basis[i] += scale(u, stratum_ns(a, t, p, b, idx[i]), in_b);
 		leftover = leftover > u ? leftover - u : 0;
 	}
 	for (size_t i = 0; total && i < n; i++)

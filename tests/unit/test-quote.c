@@ -19,6 +19,9 @@
 static const char *const mode_names[] = { "text", "folded", "json", "message", "xml" };
 #define LAST_MODE WP_QUOTE_XML
 
+/* Not a mode: q_write quotes with wp_quote_shell_word (s whole, len unused). */
+#define SHELL_WORD (LAST_MODE + 1)
+
 /* The quoted form of len bytes at s through wp_quote_write, NUL-terminated (static). */
 static const char *q_write(const char *s, size_t len, enum wp_quote_mode mode)
 {
@@ -29,7 +32,10 @@ static const char *q_write(const char *s, size_t len, enum wp_quote_mode mode)
 	f = fmemopen(out, sizeof(out) - 1, "w");
 	if (!f)
 		return NULL;
-	wp_quote_write(f, s, len, mode);
+	if ((int)mode == SHELL_WORD)
+		wp_quote_shell_word(f, s);
+	else
+		wp_quote_write(f, s, len, mode);
 	fclose(f);
 	return out;
 }
@@ -299,16 +305,7 @@ static void test_properties(void)
 /* A command line's argument as a shell word. */
 static const char *shell_word(const char *s)
 {
-	static char out[4096];
-	FILE *f;
-
-	memset(out, 0, sizeof(out));
-	f = fmemopen(out, sizeof(out) - 1, "w");
-	if (!f)
-		return NULL;
-	wp_quote_shell_word(f, s);
-	fclose(f);
-	return out;
+	return q_write(s, strlen(s), (enum wp_quote_mode)SHELL_WORD);
 }
 
 static void test_shell_word(void)
