@@ -215,6 +215,45 @@ static int find_alt(const char *file, char **name)
 	return fd;
 }
 
+void wp_debuginfo_set_use(Dwfl_Module *mod, enum wp_debug_use use)
+{
+	void **userdata = NULL;
+
+	/* 0 stays "not said": the use is stored plus one. */
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = (void *)(uintptr_t)(use + 1);
+}
+
+/*
+ * The debug file open at fd as the module's use wants it read: fd itself,
+ * or its image (fd is then closed), or -1 (fd closed, *name freed) when
+ * the use needs nothing that it holds.
+ */
+static int for_use(void *userdata, int fd, char **name)
+{
+	uintptr_t said = (uintptr_t)userdata;
+	enum wp_debug_use use;
+	int img, err;
+
+	if (fd < 0 || !said)
+		return fd;
+	use = (enum wp_debug_use)(said - 1);
+	err = wp_debug_image(fd, use, &img);
+	if (!err) {
+		close(fd);
+		return img;
+	}
+	if (err == -ENOENT && use == WP_DEBUG_CFI) {
+		close(fd);
+		free(*name);
+		*name = NULL;
+		return -1;
+	}
+	/* Nothing to gain, or nothing this can rewrite: libdw reads it as it is. */
+	return fd;
+}
+
 int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 		      GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -230,7 +269,6 @@ int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 	int n, fd = -1;
 	Elf *elf;
 
-	(void)userdata;
 	(void)modname;
 	(void)base;
 	if (!file_name)
@@ -245,7 +283,8 @@ int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		main_link = dwelf_elf_gnu_debuglink(elf, &main_crc);
 	if (debuglink_file && (!main_link || strcmp(main_link, debuglink_file) ||
 			       main_crc != debuglink_crc))
-		return find_alt(file_name, debuginfo_file_name);
+		return for_use(*userdata, find_alt(file_name, debuginfo_file_name),
+			       debuginfo_file_name);
 	if (!stat(file_name, &st)) {
 		w.self_dev = st.st_dev;
 		w.self_ino = st.st_ino;
@@ -261,7 +300,7 @@ int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		w.crc = debuglink_crc;
 	}
 	if (fd >= 0)
-		return fd;
+		return for_use(*userdata, fd, debuginfo_file_name);
 	if (debuglink_file) {
 		if (snprintf(link, sizeof(link), "%s", debuglink_file) >= (int)sizeof(link))
 			return -1;
@@ -274,11 +313,11 @@ int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 	}
 	fd = by_link(file_name, link, &w, debuginfo_file_name);
 	if (fd >= 0)
-		return fd;
+		return for_use(*userdata, fd, debuginfo_file_name);
 	/* The debug file may sit by the target of a symbolic link. */
 	real = realpath(file_name, NULL);
 	if (real && strcmp(real, file_name))
 		fd = by_link(real, link, &w, debuginfo_file_name);
 	free(real);
-	return fd;
+	return for_use(*userdata, fd, debuginfo_file_name);
 }

@@ -172,6 +172,10 @@ static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso
 	/* At bias 0, module addresses are the file's own ELF addresses. */
 	ds->mod = dwfl_report_elf(ds->dwfl, dso->short_name, dso->open_path, fd, 0, true);
 	dwfl_report_end(ds->dwfl, NULL, NULL);
+	/* Source files are read from the line tables: only when asked for. */
+	if (ds->mod)
+		wp_debuginfo_set_use(ds->mod, s->lines || s->frameinfo ? WP_DEBUG_LINES
+								      : WP_DEBUG_NAMES);
 	if (!ds->mod) {
 		char q[WP_QUOTE_MSG];
 
