@@ -43,6 +43,16 @@ int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		      GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 /*
+ * What else names of the file open at fd (path names it, id is its build
+ * id) would come from: the size and modification time of the debug file
+ * (in [0]) and of the dwz file (in [1]) that the lookup above finds for
+ * it, 0 for none.  Names kept from an earlier report are good while these
+ * are the same.
+ */
+void wp_debuginfo_origin(int fd, const char *path, const uint8_t *id, size_t id_len,
+			 uint64_t size[2], uint64_t mtime_ns[2]);
+
+/*
  * What mod's debug information will be read for, so that only that is
  * decompressed (kept in the module's userdata, which nothing else sets).
  */
