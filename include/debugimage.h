@@ -15,7 +15,7 @@
  * have read, but only the parts the use needs.
  *
  * Only 64-bit ELF files in the host's byte order get an image; a file
- * with nothing compressed needs none (libdw maps it and reads only what
+ * with no DWARF compressed needs none (libdw maps it and reads only what
  * it uses).  Owns nothing: the descriptor returned is the caller's.
  */
 #ifndef WALLPROF_DEBUGIMAGE_H
@@ -33,7 +33,7 @@ int wp_debug_use_needs(enum wp_debug_use use, const char *section);
 /*
  * The image of the ELF file open at fd (not closed) for use: a new
  * descriptor (O_CLOEXEC) in *out.  Returns 0; -ENODATA when the file
- * needs no image (nothing the use needs is compressed); -ENOENT when it
+ * needs no image (no DWARF section is compressed); -ENOENT when it
  * has none of the sections the use needs, so it is of no use; -ENOEXEC
  * when it is not an ELF file this can rewrite (it is then best read as it
  * is); -EBADMSG for a damaged section; -ENOMEM or -errno.

@@ -86,7 +86,7 @@ struct plan {
 	size_t nr;
 	uint32_t *ch_type;	/* for INFLATE: the compression */
 	size_t size;		/* of the whole image */
-	bool compressed;	/* something the use needs is compressed */
+	bool compressed;	/* a DWARF section is compressed: libdw would inflate it */
 	bool needed;		/* something the use needs is there */
 };
 
@@ -146,6 +146,9 @@ static int make_plan(Elf *elf, const uint8_t *file, size_t file_size, enum wp_de
 		if (sh->sh_offset > file_size || sh->sh_size > file_size - sh->sh_offset)
 			return -EBADMSG;
 		if (is_dwarf(name) && !wp_debug_use_needs(use, name)) {
+			/* libdw would inflate it all the same: worth an image. */
+			if ((sh->sh_flags & SHF_COMPRESSED) || !strncmp(name, ".zdebug_", 8))
+				p->compressed = true;
 			p->fate[i] = LEAVE_OUT;
 			sh->sh_type = SHT_NOBITS;
 			sh->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
