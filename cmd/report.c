@@ -44,6 +44,7 @@ enum {
 	OPT_INVERTED,
 	OPT_TITLE,
 	OPT_DIFF,
+	OPT_NO_CACHE,
 };
 
 /* The words of --format, --mode and --sort, from the tables that own them. */
@@ -74,6 +75,8 @@ static const struct cmd_option report_options[] = {
 	{ "dump", 'D', OPTION_NO_ARG, NULL, "print every record, one line each", NULL },
 	{ "diff", OPT_DIFF, OPTION_ARG, " <base>",
 	  "text, flamegraph: what changed since the recording base", NULL },
+	{ "no-cache", OPT_NO_CACHE, OPTION_NO_ARG, NULL,
+	  "neither use nor keep names in the symbol cache", NULL },
 	{ NULL, 0, 0, NULL, "What to show:", NULL },
 	{ "mode", OPT_MODE, OPTION_ARG, " <mode>", "time that weighs stacks:", mode_word },
 	{ "sort", OPT_SORT, OPTION_ARG, " <key>", "text: order threads by:", sort_word },
@@ -337,6 +340,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_NO_KERNEL:
 			ao.no_kernel = true;
+			break;
+		case OPT_NO_CACHE:
+			ao.no_cache = true;
 			break;
 		case OPT_NO_USER:
 			ao.no_user = true;

@@ -28,6 +28,7 @@ struct wp_analysis_opts {
 	bool progress;			/* a progress bar on stderr */
 	/* Keep each frame's file, entry address and source line (for pprof). */
 	bool frame_info;
+	bool no_cache;			/* neither read nor write the symbol cache */
 	/* Sees every period and sample the accounting counts (account.h); borrowed. */
 	const struct wp_account_observer *observer;
 };

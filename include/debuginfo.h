@@ -15,6 +15,8 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "debugimage.h"
+
 /* Where distributions install debug files. */
 #define WP_DEBUGINFO_DIR "/usr/lib/debug"
 
@@ -29,11 +31,31 @@
  * build id that the link gives, then by the name, beside the file and in
  * the .dwz directories; the build id must match.
  *
+ * When the module was given a use (wp_debuginfo_set_use), the descriptor
+ * is of the file's image for that use (debugimage.h) when it needs one,
+ * and a module that is read for its CFI only gets no file that has none.
+ *
  * Returns an open descriptor and sets *debuginfo_file_name (malloc'd),
  * or returns -1 and leaves it alone.
  */
 int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 		      GElf_Word debuglink_crc, char **debuginfo_file_name);
+
+/*
+ * What else names of the file open at fd (path names it, id is its build
+ * id) would come from: the size and modification time of the debug file
+ * (in [0]) and of the dwz file (in [1]) that the lookup above finds for
+ * it, 0 for none.  Names kept from an earlier report are good while these
+ * are the same.
+ */
+void wp_debuginfo_origin(int fd, const char *path, const uint8_t *id, size_t id_len,
+			 uint64_t size[2], uint64_t mtime_ns[2]);
+
+/*
+ * What mod's debug information will be read for, so that only that is
+ * decompressed (kept in the module's userdata, which nothing else sets).
+ */
+void wp_debuginfo_set_use(Dwfl_Module *mod, enum wp_debug_use use);
 
 #endif

@@ -7,7 +7,9 @@
  * every process that maps the file, through .symtab/.dynsym and DWARF
  * (separate debug info found by build id or .gnu_debuglink).  An inlined
  * call becomes its own frame.  Kernel addresses are named from
- * the symbols saved in the recording, or /proc/kallsyms.  Results are cached per (file, address).  A frame is a
+ * the symbols saved in the recording, or /proc/kallsyms.  Results are
+ * cached per (file, address), and with a symbol cache also from one report
+ * to the next (by the file's build id).  A frame is a
  * token: the interned name's id shifted left by 3, or'ed with WP_FRAME_*.
  */
 #ifndef WALLPROF_SYMBOLS_H
@@ -67,6 +69,15 @@ uint32_t wp_symbols_unnamed_where(const struct wp_symbols *s, uint32_t token);
  */
 struct wp_frameinfo;
 void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi);
+
+/*
+ * Keep names of user addresses from one report to the next in the symbol
+ * cache (symcache.h) in the directory dirfd, which s then owns.
+ */
+void wp_symbols_use_cache(struct wp_symbols *s, int dirfd);
+
+/* Write what this report added to the symbol cache (silently, as it can). */
+void wp_symbols_save_cache(struct wp_symbols *s);
 
 void wp_symbols_free(struct wp_symbols *s);
 

@@ -17,9 +17,10 @@
  * wp_ucache_emit() applies on the way out, the same way for a stack just
  * unwound as for one found here.
  *
- * Direct-mapped: a new entry replaces whatever held its slot.  When the
- * token store is full, everything is dropped and filling starts over, so
- * memory stays bounded.  Owns its slots and tokens.
+ * Direct-mapped: a new entry replaces whatever held its slot; only the
+ * slots in use take memory.  When the token store is full, everything is
+ * dropped and filling starts over, so memory stays bounded.  Owns its
+ * slots and tokens.
  */
 #ifndef WALLPROF_UCACHE_H
 #define WALLPROF_UCACHE_H
@@ -60,7 +61,7 @@ bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stac
 /*
  * Remember st (copied) for this key and stack copy, of which the unwinder
  * read the first read_bytes.  Returns 0, or -E2BIG for a chain or sizes
- * the cache cannot hold (nothing is stored; lookups simply miss).
+ * the cache cannot hold, -ENOMEM (nothing is stored; lookups simply miss).
  */
 int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
 		     uint64_t dyn_size, uint64_t read_bytes, const struct wp_ucache_stack *st);

@@ -19,6 +19,7 @@
 #include "procmap.h"
 #include "quote.h"
 #include "symbols.h"
+#include "symcache.h"
 #include "tracefs.h"
 #include "ucache.h"
 #include "unwind.h"
@@ -510,6 +511,13 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		return err;
 	if (an->frames)
 		wp_symbols_set_frameinfo(p->symbols, an->frames);
+	/* Names kept from earlier reports; without a cache, only slower. */
+	if (!opts->no_cache) {
+		int dir = wp_symcache_dir_open();
+
+		if (dir >= 0)
+			wp_symbols_use_cache(p->symbols, dir);
+	}
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
 	p->no_stack_marker = wp_symbols_marker(p->symbols, "[no stack]");
 	/* Without the cache everything still works, only slower. */
@@ -650,6 +658,7 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	if (!an->window_end || an->window_end > an->end_ns)
 		an->window_end = an->end_ns;
 	wp_account_finish(an->account, an->end_ns);
+	wp_symbols_save_cache(p->symbols);
 	explain_unnamed(p);
 	an->quality.changed_files = wp_procmap_mismatches(p->pm);
 	an->quality.missing_files = wp_procmap_missing(p->pm);

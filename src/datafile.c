@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -740,6 +741,38 @@ const char *wp_writer_path(const struct wp_writer *w)
 #define RECORDS_PER_BYTE 8
 #define RECORDS_SLACK (1U << 16)
 
+/* A block read ahead (see load_block). */
+struct loaded {
+	int status;		/* 1 a block, 0 end of file, -EBADMSG (what), -ENOMEM */
+	const char *what;	/* why the block is bad */
+	uint64_t offset;	/* of the block */
+	uint64_t next;		/* of the block after it */
+	struct wp_block_header bh;
+	struct wp_block_ref *block;	/* its payload, held once */
+};
+
+/*
+ * Most of reading a recording is decompressing its blocks: a thread of
+ * its own does that for the next block while the reader's consumer works
+ * through the current one.  One block ahead, in a slot it fills and the
+ * reader empties; it stops at the end of the file or at a bad block.
+ */
+struct loader {
+	pthread_t thread;
+	bool tried;		/* to start it */
+	bool running;		/* its thread is there, and loads */
+	bool sync_made;		/* lock and changed are initialised */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;	/* the slot was filled or emptied, or stop */
+	bool full, stop;
+	struct loaded slot;
+	/* The loader's own. */
+	uint64_t offset;	/* of the next block to load */
+	void *zbuf;
+	size_t zbuf_cap;
+	ZSTD_DCtx *dctx;
+};
+
 struct wp_reader {
 	int fd;
 	char *path;
@@ -753,9 +786,8 @@ struct wp_reader {
 	struct wp_block_ref *cur;	/* decoded payload of the current block */
 	uint8_t *block;		/* cur->data */
 	size_t block_len, block_pos;
-	void *zbuf;
-	size_t zbuf_cap;
 	ZSTD_DCtx *dctx;
+	struct loader loader;
 	uint64_t ksyms_offset;	/* of the KSYMS block, 0 if none */
 	uint64_t end_ns;	/* the SUMMARY block's end_clock_ns, 0 if none */
 	uint64_t records;	/* read so far, for the bound on them */
@@ -1164,34 +1196,17 @@ struct wp_block_ref {
 	uint8_t data[];
 };
 
-/* A buffer of at least size bytes that no one else holds. */
-static int reader_block_buffer(struct wp_reader *r, size_t size)
+/* A buffer of at least size bytes, held once. */
+static struct wp_block_ref *block_new(size_t size)
 {
-	struct wp_block_ref *b = r->cur;
+	size_t cap = size > (4U << 20) ? size : (4U << 20);
+	struct wp_block_ref *b = malloc(sizeof(*b) + cap);
 
-	if (b && b->refs > 1) {
-		b->refs--;	/* its holders free it */
-		b = NULL;
-	}
-	if (b && b->cap < size) {
-		free(b);
-		b = NULL;
-	}
-	if (!b) {
-		size_t cap = size > (4U << 20) ? size : (4U << 20);
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b) {
-			r->cur = NULL;
-			r->block = NULL;
-			return -ENOMEM;
-		}
+	if (b) {
 		b->refs = 1;
 		b->cap = cap;
 	}
-	r->cur = b;
-	r->block = b->data;
-	return 0;
+	return b;
 }
 
 struct wp_block_ref *wp_reader_block_get(struct wp_reader *r)
@@ -1212,52 +1227,194 @@ size_t wp_block_bytes(const struct wp_block_ref *b)
 	return b ? sizeof(*b) + b->cap : 0;
 }
 
-/* Load the next block; 1 loaded, 0 end of file, <0 error. */
-static int reader_load_block(struct wp_reader *r)
+/*
+ * Read and decompress the block at ld->offset into a new buffer: what
+ * the loader does, on its thread or (when it has none) on the reader's.
+ * Touches nothing of the reader's but the file and the sizes.
+ */
+static void load_block(const struct wp_reader *r, struct loader *ld, struct loaded *out)
 {
 	struct wp_block_header bh;
 	size_t padded;
 
-	for (;;) {
-		r->block_offset = r->offset;
-		if (r->offset == r->file_size)
-			return 0;
-		if (r->file_size - r->offset < sizeof(bh))
-			return reader_fail(r, "truncated block header");
-		if (pread(r->fd, &bh, sizeof(bh), (off_t)r->offset) != (ssize_t)sizeof(bh))
-			return reader_fail(r, "unreadable block header");
-		if (bh.size > WP_BLOCK_MAX_SIZE || bh.raw_size > WP_BLOCK_MAX_SIZE)
-			return reader_fail(r, "block of impossible size");
-		padded = ALIGN_UP((size_t)bh.size, (size_t)8);
-		if (r->file_size - r->offset - sizeof(bh) < padded)
-			return reader_fail(r, "truncated block");
-		if (grow(&r->zbuf, &r->zbuf_cap, bh.size + 1) ||
-		    reader_block_buffer(r, bh.raw_size + 1))
-			return -ENOMEM;
-		if (pread(r->fd, r->zbuf, bh.size, (off_t)(r->offset + sizeof(bh))) !=
-		    (ssize_t)bh.size)
-			return reader_fail(r, "unreadable block");
-		r->offset += sizeof(bh) + padded;
+	memset(out, 0, sizeof(*out));
+	out->offset = ld->offset;
+	out->status = -EBADMSG;
+	if (ld->offset == r->file_size) {
+		out->status = 0;
+		return;
+	}
+	if (r->file_size - ld->offset < sizeof(bh)) {
+		out->what = "truncated block header";
+		return;
+	}
+	if (pread(r->fd, &bh, sizeof(bh), (off_t)ld->offset) != (ssize_t)sizeof(bh)) {
+		out->what = "unreadable block header";
+		return;
+	}
+	if (bh.size > WP_BLOCK_MAX_SIZE || bh.raw_size > WP_BLOCK_MAX_SIZE) {
+		out->what = "block of impossible size";
+		return;
+	}
+	padded = ALIGN_UP((size_t)bh.size, (size_t)8);
+	if (r->file_size - ld->offset - sizeof(bh) < padded) {
+		out->what = "truncated block";
+		return;
+	}
+	if (!ld->dctx)
+		ld->dctx = ZSTD_createDCtx();
+	out->block = block_new(bh.raw_size + 1);
+	if (grow(&ld->zbuf, &ld->zbuf_cap, bh.size + 1) || !out->block || !ld->dctx) {
+		out->status = -ENOMEM;
+		return;
+	}
+	if (pread(r->fd, ld->zbuf, bh.size, (off_t)(ld->offset + sizeof(bh))) != (ssize_t)bh.size) {
+		out->what = "unreadable block";
+		return;
+	}
+	ld->offset += sizeof(bh) + padded;
+	out->next = ld->offset;
+	if (bh.flags & WP_BLOCK_ZSTD) {
+		size_t n = ZSTD_decompressDCtx(ld->dctx, out->block->data, bh.raw_size,
+					       ld->zbuf, bh.size);
 
-		if (bh.flags & WP_BLOCK_ZSTD) {
-			size_t n = ZSTD_decompressDCtx(r->dctx, r->block, bh.raw_size,
-						       r->zbuf, bh.size);
-
-			if (ZSTD_isError(n) || n != bh.raw_size)
-				return reader_fail(r, "corrupt compressed block");
-		} else if (bh.flags) {
-			return reader_fail(r, "block with unknown flags");
-		} else {
-			if (bh.raw_size != bh.size)
-				return reader_fail(r, "block with inconsistent sizes");
-			memcpy(r->block, r->zbuf, bh.size);
+		if (ZSTD_isError(n) || n != bh.raw_size) {
+			out->what = "corrupt compressed block";
+			return;
 		}
-		r->block_len = bh.raw_size;
+	} else if (bh.flags) {
+		out->what = "block with unknown flags";
+		return;
+	} else {
+		if (bh.raw_size != bh.size) {
+			out->what = "block with inconsistent sizes";
+			return;
+		}
+		memcpy(out->block->data, ld->zbuf, bh.size);
+	}
+	out->bh = bh;
+	out->status = 1;
+}
+
+/* The loader's thread: one block ahead of the reader, until the end or a bad block. */
+static void *loader_main(void *arg)
+{
+	struct wp_reader *r = arg;
+	struct loader *ld = &r->loader;
+	struct loaded next;
+
+	for (;;) {
+		load_block(r, ld, &next);
+		pthread_mutex_lock(&ld->lock);
+		while (ld->full && !ld->stop)
+			pthread_cond_wait(&ld->changed, &ld->lock);
+		if (ld->stop) {
+			pthread_mutex_unlock(&ld->lock);
+			wp_block_put(next.block);
+			return NULL;
+		}
+		ld->slot = next;
+		ld->full = true;
+		pthread_cond_broadcast(&ld->changed);
+		pthread_mutex_unlock(&ld->lock);
+		if (next.status <= 0)
+			return NULL;
+	}
+}
+
+/*
+ * The next block from the loader: its thread's, or loaded here when it
+ * has none (it could not start, or it stopped at the end of the file or
+ * at a bad block, which loading again finds the same way).
+ */
+static void take_block(struct wp_reader *r, struct loaded *out)
+{
+	struct loader *ld = &r->loader;
+
+	if (!ld->tried) {
+		ld->tried = true;
+		ld->offset = r->offset;
+		if (pthread_mutex_init(&ld->lock, NULL) == 0) {
+			if (pthread_cond_init(&ld->changed, NULL) == 0) {
+				ld->sync_made = true;
+				ld->running = !pthread_create(&ld->thread, NULL, loader_main, r);
+			} else {
+				pthread_mutex_destroy(&ld->lock);
+			}
+		}
+	}
+	if (!ld->running) {
+		load_block(r, ld, out);
+		return;
+	}
+	pthread_mutex_lock(&ld->lock);
+	while (!ld->full)
+		pthread_cond_wait(&ld->changed, &ld->lock);
+	*out = ld->slot;
+	ld->full = false;
+	pthread_cond_broadcast(&ld->changed);
+	pthread_mutex_unlock(&ld->lock);
+	if (out->status <= 0) {
+		/* Its last: the thread is done. */
+		pthread_join(ld->thread, NULL);
+		ld->running = false;
+	}
+}
+
+static void loader_stop(struct wp_reader *r)
+{
+	struct loader *ld = &r->loader;
+
+	if (ld->running) {
+		pthread_mutex_lock(&ld->lock);
+		ld->stop = true;
+		pthread_cond_broadcast(&ld->changed);
+		pthread_mutex_unlock(&ld->lock);
+		pthread_join(ld->thread, NULL);
+		if (ld->full)
+			wp_block_put(ld->slot.block);
+		ld->running = false;
+	}
+	if (ld->sync_made) {
+		pthread_mutex_destroy(&ld->lock);
+		pthread_cond_destroy(&ld->changed);
+		ld->sync_made = false;
+	}
+	free(ld->zbuf);
+	ld->zbuf = NULL;
+	ZSTD_freeDCtx(ld->dctx);
+	ld->dctx = NULL;
+}
+
+/* Load the next block; 1 loaded, 0 end of file, <0 error. */
+static int reader_load_block(struct wp_reader *r)
+{
+	struct loaded lb;
+
+	for (;;) {
+		take_block(r, &lb);
+		r->block_offset = lb.offset;
+		if (lb.status <= 0) {
+			wp_block_put(lb.block);
+			if (lb.status == -EBADMSG)
+				return reader_fail(r, lb.what);
+			if (lb.status == -ENOMEM) {
+				wp_block_put(r->cur);
+				r->cur = NULL;
+				r->block = NULL;
+			}
+			return lb.status;
+		}
+		r->offset = lb.next;
+		wp_block_put(r->cur);
+		r->cur = lb.block;
+		r->block = lb.block->data;
+		r->block_len = lb.bh.raw_size;
 		r->block_pos = 0;
 
-		if (bh.type == WP_BLOCK_RECORDS)
+		if (lb.bh.type == WP_BLOCK_RECORDS)
 			return 1;
-		if (bh.type == WP_BLOCK_SUMMARY) {
+		if (lb.bh.type == WP_BLOCK_SUMMARY) {
 			memset(&r->summary, 0, sizeof(r->summary));
 			memcpy(&r->summary, r->block,
 			       r->block_len < sizeof(r->summary) ? r->block_len
@@ -1318,12 +1475,12 @@ void wp_reader_close(struct wp_reader *r)
 {
 	if (!r)
 		return;
+	loader_stop(r);
 	if (r->fd >= 0)
 		close(r->fd);
 	wp_meta_release(&r->meta);
 	ZSTD_freeDCtx(r->dctx);
 	wp_block_put(r->cur);
-	free(r->zbuf);
 	free(r->path);
 	free(r);
 }

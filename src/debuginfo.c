@@ -215,22 +215,106 @@ static int find_alt(const char *file, char **name)
 	return fd;
 }
 
+void wp_debuginfo_set_use(Dwfl_Module *mod, enum wp_debug_use use)
+{
+	void **userdata = NULL;
+
+	/* 0 stays "not said": the use is stored plus one. */
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = (void *)(uintptr_t)(use + 1);
+}
+
+/*
+ * The debug file open at fd as the module's use wants it read: fd itself,
+ * or its image (fd is then closed), or -1 (fd closed, *name freed) when
+ * the use needs nothing that it holds.
+ */
+static int for_use(void *userdata, int fd, char **name)
+{
+	uintptr_t said = (uintptr_t)userdata;
+	enum wp_debug_use use;
+	int img, err;
+
+	if (fd < 0 || !said)
+		return fd;
+	use = (enum wp_debug_use)(said - 1);
+	err = wp_debug_image(fd, use, &img);
+	if (!err) {
+		close(fd);
+		return img;
+	}
+	if (err == -ENOENT && use == WP_DEBUG_CFI) {
+		close(fd);
+		free(*name);
+		*name = NULL;
+		return -1;
+	}
+	/* Nothing to gain, or nothing this can rewrite: libdw reads it as it is. */
+	return fd;
+}
+
+/*
+ * The debug file of the file at file_name, whose build id is id (id_len
+ * 0: none) and whose .gnu_debuglink gives debuglink and crc (or NULL):
+ * an open descriptor with *name set, or -1.
+ */
+static int search(const char *file_name, const unsigned char *id, size_t id_len,
+		  const char *debuglink, uint32_t crc, char **name)
+{
+	char link[NAME_MAX + 8], *real;
+	struct want w = { 0 };
+	struct stat st;
+	int fd = -1;
+
+	if (!stat(file_name, &st)) {
+		w.self_dev = st.st_dev;
+		w.self_ino = st.st_ino;
+	}
+	if (id_len) {
+		/* A build id settles it; the debuglink's CRC is not looked at. */
+		w.id = id;
+		w.id_len = id_len;
+		fd = by_build_id(&w, name);
+	} else if (debuglink && crc) {
+		w.check_crc = true;
+		w.crc = crc;
+	}
+	if (fd >= 0)
+		return fd;
+	if (debuglink) {
+		if (snprintf(link, sizeof(link), "%s", debuglink) >= (int)sizeof(link))
+			return -1;
+	} else {
+		const char *slash = strrchr(file_name, '/');
+
+		if (snprintf(link, sizeof(link), "%s.debug", slash ? slash + 1 : file_name) >=
+		    (int)sizeof(link))
+			return -1;
+	}
+	fd = by_link(file_name, link, &w, name);
+	if (fd >= 0)
+		return fd;
+	/* The debug file may sit by the target of a symbolic link. */
+	real = realpath(file_name, NULL);
+	if (real && strcmp(real, file_name))
+		fd = by_link(real, link, &w, name);
+	free(real);
+	return fd;
+}
+
 int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 		      GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const unsigned char *bits = NULL;
 	const char *main_link = NULL;
-	char link[NAME_MAX + 8], *real;
 	GElf_Word main_crc = 0;
-	struct want w = { 0 };
 	Dwarf_Addr bias;
 	GElf_Addr vaddr;
-	struct stat st;
-	int n, fd = -1;
+	int n;
 	Elf *elf;
 
-	(void)userdata;
 	(void)modname;
 	(void)base;
 	if (!file_name)
@@ -245,40 +329,48 @@ int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		main_link = dwelf_elf_gnu_debuglink(elf, &main_crc);
 	if (debuglink_file && (!main_link || strcmp(main_link, debuglink_file) ||
 			       main_crc != debuglink_crc))
-		return find_alt(file_name, debuginfo_file_name);
-	if (!stat(file_name, &st)) {
-		w.self_dev = st.st_dev;
-		w.self_ino = st.st_ino;
-	}
+		return for_use(*userdata, find_alt(file_name, debuginfo_file_name),
+			       debuginfo_file_name);
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (n > 0) {
-		/* A build id settles it; the debuglink's CRC is not looked at. */
-		w.id = bits;
-		w.id_len = (size_t)n;
-		fd = by_build_id(&w, debuginfo_file_name);
-	} else if (debuglink_file && debuglink_crc) {
-		w.check_crc = true;
-		w.crc = debuglink_crc;
-	}
-	if (fd >= 0)
-		return fd;
-	if (debuglink_file) {
-		if (snprintf(link, sizeof(link), "%s", debuglink_file) >= (int)sizeof(link))
-			return -1;
-	} else {
-		const char *slash = strrchr(file_name, '/');
+	return for_use(*userdata, search(file_name, bits, n > 0 ? (size_t)n : 0, debuglink_file,
+					 debuglink_crc, debuginfo_file_name),
+		       debuginfo_file_name);
+}
 
-		if (snprintf(link, sizeof(link), "%s.debug", slash ? slash + 1 : file_name) >=
-		    (int)sizeof(link))
-			return -1;
+/* Size and modification time of the file open at fd (closed), or zeros. */
+static void identify(int fd, char *name, uint64_t *size, uint64_t *mtime_ns)
+{
+	struct stat st;
+
+	*size = *mtime_ns = 0;
+	if (fd >= 0 && !fstat(fd, &st)) {
+		*size = (uint64_t)st.st_size;
+		*mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
 	}
-	fd = by_link(file_name, link, &w, debuginfo_file_name);
 	if (fd >= 0)
-		return fd;
-	/* The debug file may sit by the target of a symbolic link. */
-	real = realpath(file_name, NULL);
-	if (real && strcmp(real, file_name))
-		fd = by_link(real, link, &w, debuginfo_file_name);
-	free(real);
-	return fd;
+		close(fd);
+	free(name);
+}
+
+void wp_debuginfo_origin(int fd, const char *path, const uint8_t *id, size_t id_len,
+			 uint64_t size[2], uint64_t mtime_ns[2])
+{
+	char *debug = NULL, *alt = NULL, *link = NULL;
+	GElf_Word crc = 0;
+	int dfd, afd;
+	Elf *elf;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		const char *l = dwelf_elf_gnu_debuglink(elf, &crc);
+
+		link = l ? strdup(l) : NULL;
+		elf_end(elf);
+	}
+	dfd = search(path, id, id_len, link, crc, &debug);
+	free(link);
+	/* The dwz file that the debug file links to, else the file itself. */
+	afd = find_alt(dfd >= 0 ? debug : path, &alt);
+	identify(afd, alt, &size[1], &mtime_ns[1]);
+	identify(dfd, debug, &size[0], &mtime_ns[0]);
 }

@@ -5,17 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "buildid.h"
 #include "debuginfo.h"
 #include "frameinfo.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "quote.h"
 #include "symbols.h"
+#include "symcache.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -29,6 +32,14 @@ struct dso_symbolizer {
 	Dwfl_Module *mod;
 	bool tried;
 	struct wp_u64map cache;	/* ELF address -> offset in chains << 32 | length */
+	struct wp_symcache *kept;	/* from and for other reports, or NULL */
+	bool kept_tried;
+};
+
+/* A chain being resolved, as the symbol cache keeps it. */
+struct resolved {
+	struct wp_symcache_frame frames[MAX_CHAIN];
+	unsigned int n;		/* 0: unnamed */
 };
 
 struct wp_symbols {
@@ -47,6 +58,7 @@ struct wp_symbols {
 	bool ksyms_loaded;
 	struct wp_u64map unnamed;	/* unnamed token -> where (dso index) */
 	struct wp_frameinfo *frameinfo;	/* borrowed, or NULL */
+	int kept_dir;		/* the symbol cache's directory, or -1 */
 };
 
 void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi)
@@ -84,8 +96,16 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = wp_debuginfo_find;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	s->kept_dir = -1;
 	*out = s;
 	return 0;
+}
+
+void wp_symbols_use_cache(struct wp_symbols *s, int dirfd)
+{
+	if (s->kept_dir >= 0)
+		close(s->kept_dir);
+	s->kept_dir = dirfd;
 }
 
 /* What the dso at idx keeps (zeroed at first), or NULL when out of memory. */
@@ -172,6 +192,10 @@ static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso
 	/* At bias 0, module addresses are the file's own ELF addresses. */
 	ds->mod = dwfl_report_elf(ds->dwfl, dso->short_name, dso->open_path, fd, 0, true);
 	dwfl_report_end(ds->dwfl, NULL, NULL);
+	/* Source files are read from the line tables: only when asked for. */
+	if (ds->mod)
+		wp_debuginfo_set_use(ds->mod, s->lines || s->frameinfo ? WP_DEBUG_LINES
+								      : WP_DEBUG_NAMES);
 	if (!ds->mod) {
 		char q[WP_QUOTE_MSG];
 
@@ -283,9 +307,45 @@ static const char *entry_decl(Dwfl_Module *mod, uint64_t entry, int *line)
 	return file;
 }
 
-/* Resolve a file address into its chain of frames (innermost first). */
+/*
+ * Make the token of a named frame of dso idx, note what is known of it,
+ * and keep it in r for the symbol cache (r->n counts the frames).
+ */
+static uint32_t named_frame(struct wp_symbols *s, uint32_t idx, const struct wp_dso *dso,
+			    const char *text, uint32_t flags, uint64_t entry, const char *src,
+			    int line, struct resolved *r)
+{
+	uint32_t tok = token(s, text, flags);
+	struct wp_symcache_frame *f = &r->frames[r->n++];
+
+	f->name = wp_strpool_get(s->pool, WP_FRAME_NAME(tok));
+	f->flags = flags & WP_FRAME_INLINED ? WP_SYMCACHE_INLINED : 0;
+	f->entry = entry;
+	f->src = src;
+	f->line = line > 0 ? (uint32_t)line : 0;
+	note_frame(s, tok, idx, dso, entry, src, line);
+	return tok;
+}
+
+/* The frame of an address of dso idx that has no name. */
+static uint32_t unnamed_frame(struct wp_symbols *s, uint32_t idx, const struct wp_dso *dso,
+			      uint64_t addr)
+{
+	char text[1024];
+	uint32_t tok;
+
+	snprintf(text, sizeof(text), "%s+0x%" PRIx64, dso->short_name, addr);
+	tok = unnamed_token(s, text, 0, idx);
+	note_frame(s, tok, idx, dso, addr, NULL, 0);
+	return tok;
+}
+
+/*
+ * Resolve a file address into its chain of frames (innermost first),
+ * kept in r as well (r->n 0 when the address has no name).
+ */
 static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
-				 uint64_t addr, uint32_t *chain)
+				 uint64_t addr, uint32_t *chain, struct resolved *r)
 {
 	char text[1024], where[512], next_where[512];
 	Dwfl_Module *mod = dso_module(s, idx, dso);
@@ -298,6 +358,7 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	const char *name;
 	int nscopes;
 
+	r->n = 0;
 	if (!mod)
 		goto unnamed;
 	if (s->lines)
@@ -306,6 +367,9 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	nscopes = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
 	for (int i = 0; i < nscopes && n < MAX_CHAIN; i++) {
 		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Addr entry = 0;
+		const char *decl_file = NULL;
+		int decl_line = 0;
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
@@ -319,17 +383,15 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 			name = "[inlined]";
 		}
 		frame_text(name, have_where ? where : NULL, text, sizeof(text));
-		chain[n++] = token(s, text, tag == DW_TAG_inlined_subroutine ? WP_FRAME_INLINED : 0);
 		if (s->frameinfo) {
-			Dwarf_Addr entry = 0;
-			int decl_line = 0;
-
 			if (dwarf_entrypc(&scopes[i], &entry))
 				entry = 0;
 			dwarf_decl_line(&scopes[i], &decl_line);
-			note_frame(s, chain[n - 1], idx, dso, entry ? entry + bias : 0,
-				   dwarf_decl_file(&scopes[i]), decl_line);
+			decl_file = dwarf_decl_file(&scopes[i]);
 		}
+		chain[n++] = named_frame(s, idx, dso, text,
+					 tag == DW_TAG_inlined_subroutine ? WP_FRAME_INLINED : 0,
+					 entry ? entry + bias : 0, decl_file, decl_line, r);
 		if (tag == DW_TAG_subprogram) {
 			free(scopes);
 			return n;
@@ -342,23 +404,87 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	/* No DWARF for it: the symbol table, checked against the symbol's size. */
 	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
 	if (name && (sym.st_size == 0 || off < sym.st_size) && n < MAX_CHAIN) {
-		frame_text(name, have_where ? where : NULL, text, sizeof(text));
-		chain[n++] = token(s, text, 0);
-		if (s->frameinfo) {
-			int decl_line;
-			const char *decl_file = entry_decl(mod, addr - off, &decl_line);
+		const char *decl_file = NULL;
+		int decl_line = 0;
 
-			note_frame(s, chain[n - 1], idx, dso, addr - off, decl_file, decl_line);
-		}
+		frame_text(name, have_where ? where : NULL, text, sizeof(text));
+		if (s->frameinfo)
+			decl_file = entry_decl(mod, addr - off, &decl_line);
+		chain[n++] = named_frame(s, idx, dso, text, 0, addr - off, decl_file, decl_line, r);
 		return n;
 	}
 	if (n)
 		return n;
 unnamed:
-	snprintf(text, sizeof(text), "%s+0x%" PRIx64, dso->short_name, addr);
-	chain[0] = unnamed_token(s, text, 0, idx);
-	note_frame(s, chain[0], idx, dso, addr, NULL, 0);
+	r->n = 0;
+	chain[0] = unnamed_frame(s, idx, dso, addr);
 	return 1;
+}
+
+/*
+ * The symbol cache of dso idx, opened when first wanted: for a file with
+ * a build id that is the recorded one, when the report has a cache.
+ */
+static struct wp_symcache *kept_of(struct wp_symbols *s, struct dso_symbolizer *ds,
+				   const struct wp_dso *dso)
+{
+	struct wp_symcache_origin origin;
+	uint8_t id[WP_SYMCACHE_MAX_ID];
+	struct stat st;
+	size_t id_len;
+	int n;
+
+	if (ds->kept_tried)
+		return ds->kept;
+	ds->kept_tried = true;
+	if (s->kept_dir < 0 || dso->kind != WP_DSO_FILE || !dso->usable || fstat(dso->fd, &st))
+		return NULL;
+	if (dso->build_id_size) {
+		id_len = dso->build_id_size;
+		memcpy(id, dso->build_id, id_len);
+	} else {
+		n = wp_build_id_read_fd(dso->fd, id, sizeof(id));
+		if (n <= 0)
+			return NULL;
+		id_len = (size_t)n;
+	}
+	memset(&origin, 0, sizeof(origin));
+	origin.size[0] = (uint64_t)st.st_size;
+	origin.mtime_ns[0] = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+			     (uint64_t)st.st_mtim.tv_nsec;
+	wp_debuginfo_origin(dso->fd, dso->open_path, id, id_len, origin.size + 1,
+			    origin.mtime_ns + 1);
+	/* What the names hold: source lines, and frames' entries and declarations. */
+	wp_symcache_open(s->kept_dir, id, id_len, (s->lines ? 1U : 0U) | (s->frameinfo ? 2U : 0U),
+			 &origin, &ds->kept);
+	return ds->kept;
+}
+
+/*
+ * The chain of a file address from the symbol cache, made into tokens the
+ * way resolve_user() makes them (so the tokens and the notes come out the
+ * same): its length, or 0 when the cache does not have it.
+ */
+static unsigned int kept_chain(struct wp_symbols *s, struct wp_symcache *kept, uint32_t idx,
+			       const struct wp_dso *dso, uint64_t addr, uint32_t *chain)
+{
+	struct wp_symcache_frame frames[WP_SYMCACHE_MAX_FRAMES];
+	unsigned int n;
+
+	if (!kept || !wp_symcache_get(kept, addr, frames, MAX_CHAIN, &n))
+		return 0;
+	if (!n) {
+		chain[0] = unnamed_frame(s, idx, dso, addr);
+		return 1;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t tok = token(s, frames[i].name,
+				     frames[i].flags & WP_SYMCACHE_INLINED ? WP_FRAME_INLINED : 0);
+
+		note_frame(s, tok, idx, dso, frames[i].entry, frames[i].src, (int)frames[i].line);
+		chain[i] = tok;
+	}
+	return n;
 }
 
 unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_t pc,
@@ -391,7 +517,16 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 		hit = s->chains + (cached >> 32);
 		n = (uint32_t)cached;
 	} else {
-		n = resolve_user(s, m->dso, dso, lookup, chain);
+		struct wp_symcache *kept = ds && dso->usable ? kept_of(s, ds, dso) : NULL;
+
+		n = kept_chain(s, kept, m->dso, dso, lookup, chain);
+		if (!n) {
+			struct resolved r;
+
+			n = resolve_user(s, m->dso, dso, lookup, chain, &r);
+			if (kept)
+				wp_symcache_put(kept, lookup, r.frames, r.n);
+		}
 		hit = cache_put(s, m->dso, lookup, chain, n);
 	}
 	if (n > max)
@@ -445,6 +580,17 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 	return unnamed_token(s, text, WP_FRAME_KERNEL, WP_SYMBOLS_KERNEL);
 }
 
+void wp_symbols_save_cache(struct wp_symbols *s)
+{
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		int err = s->dsos[i].kept ? wp_symcache_save(s->dsos[i].kept) : 0;
+
+		/* A cache that cannot be written only costs the next report time. */
+		if (err)
+			wp_debug("cannot save the symbol cache: %s", strerror(-err));
+	}
+}
+
 void wp_symbols_free(struct wp_symbols *s)
 {
 	if (!s)
@@ -453,7 +599,10 @@ void wp_symbols_free(struct wp_symbols *s)
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);
 		wp_u64map_release(&s->dsos[i].cache);
+		wp_symcache_free(s->dsos[i].kept);
 	}
+	if (s->kept_dir >= 0)
+		close(s->kept_dir);
 	free(s->dsos);
 	free(s->chains);
 	wp_kallsyms_release(&s->ksyms);

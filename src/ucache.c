@@ -6,7 +6,9 @@
 
 #include <xxhash.h>
 
+#include "u64map.h"
 #include "ucache.h"
+#include "util.h"
 
 struct ucache_entry {
 	uint64_t key;		/* pid, generation, registers */
@@ -18,12 +20,29 @@ struct ucache_entry {
 	bool used, truncated, too_deep;
 };
 
+/*
+ * The slots are direct-mapped (a key's slot is key & mask), but only the
+ * slots in use take memory: a table of them keyed by slot number holds
+ * each one's index in entries.  A small report fills a few hundred of the
+ * 65536 slots, and an array of them all would cost it a page fault for
+ * each one touched.
+ */
 struct wp_ucache {
-	struct ucache_entry *slots;
+	struct wp_u64map used;	/* slot -> index in entries */
+	struct ucache_entry *entries;
+	size_t nr_entries, cap_entries;
 	unsigned int mask;	/* nr_slots - 1 */
 	uint32_t *tokens;
 	size_t nr_tokens, cap_tokens;
 };
+
+/* The entry of key's slot, or NULL when the slot is empty. */
+static struct ucache_entry *slot_entry(const struct wp_ucache *c, uint64_t key)
+{
+	uint64_t idx;
+
+	return wp_u64map_get(&c->used, key & c->mask, &idx) ? &c->entries[idx] : NULL;
+}
 
 int wp_ucache_new(unsigned int nr_slots, size_t nr_tokens, struct wp_ucache **out)
 {
@@ -35,9 +54,8 @@ int wp_ucache_new(unsigned int nr_slots, size_t nr_tokens, struct wp_ucache **ou
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->slots = calloc(nr_slots, sizeof(*c->slots));
 	c->tokens = malloc(nr_tokens * sizeof(*c->tokens));
-	if (!c->slots || !c->tokens) {
+	if (!c->tokens) {
 		wp_ucache_free(c);
 		return -ENOMEM;
 	}
@@ -57,9 +75,9 @@ uint64_t wp_ucache_key(uint32_t pid, uint64_t generation, const uint64_t *regs,
 bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stack,
 		    uint64_t dyn_size, struct wp_ucache_stack *out)
 {
-	const struct ucache_entry *e = &c->slots[key & c->mask];
+	const struct ucache_entry *e = slot_entry(c, key);
 
-	if (!e->used || e->key != key || e->read_bytes > dyn_size)
+	if (!e || !e->used || e->key != key || e->read_bytes > dyn_size)
 		return false;
 	if (e->truncated && e->dyn_size != dyn_size)
 		return false;
@@ -75,14 +93,15 @@ bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stac
 
 void wp_ucache_reset(struct wp_ucache *c)
 {
-	memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(*c->slots));
+	wp_u64map_release(&c->used);
+	c->nr_entries = 0;
 	c->nr_tokens = 0;
 }
 
 int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
 		     uint64_t dyn_size, uint64_t read_bytes, const struct wp_ucache_stack *st)
 {
-	struct ucache_entry *e = &c->slots[key & c->mask];
+	struct ucache_entry *e;
 
 	/* Sizes come from the sample: never hash past the copy. */
 	if (read_bytes > dyn_size || dyn_size > UINT32_MAX || st->len > c->cap_tokens)
@@ -90,6 +109,13 @@ int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
 	/* Full: start over rather than grow without bound. */
 	if (st->len > c->cap_tokens - c->nr_tokens)
 		wp_ucache_reset(c);
+	e = slot_entry(c, key);
+	if (!e) {
+		if (WP_GROW(c->entries, c->cap_entries, c->nr_entries + 1) ||
+		    wp_u64map_put(&c->used, key & c->mask, c->nr_entries))
+			return -ENOMEM;
+		e = &c->entries[c->nr_entries++];
+	}
 	e->key = key;
 	e->read_bytes = (uint32_t)read_bytes;
 	e->bytes_hash = XXH3_64bits(stack, (size_t)read_bytes);
@@ -131,7 +157,8 @@ void wp_ucache_free(struct wp_ucache *c)
 {
 	if (!c)
 		return;
-	free(c->slots);
+	wp_u64map_release(&c->used);
+	free(c->entries);
 	free(c->tokens);
 	free(c);
 }

@@ -238,8 +238,16 @@ static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint
 	/* libdwfl owns fd from here on, even when reporting fails. */
 	mod = dwfl_report_elf(pu->dwfl, name, dso->open_path, fd, bias, true);
 	dwfl_report_end(pu->dwfl, NULL, NULL);
-	if (!mod)
+	if (!mod) {
 		wp_debug("cannot use '%s' for unwinding: %s", dso->path, dwfl_errmsg(-1));
+		return;
+	}
+	/*
+	 * Where .eh_frame has no answer (a PC it does not cover, a frame
+	 * beyond the stack copy), libdwfl tries the debug file's .debug_frame:
+	 * only that is worth decompressing for it.
+	 */
+	wp_debuginfo_set_use(mod, WP_DEBUG_CFI);
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)

@@ -52,6 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ao.min_block_ns = knobs & 16 ? 100000 : 0;
 	ao.frame_info = true;	/* every format is written, pprof among them */
+	ao.no_cache = true;	/* the pipeline is fuzzed here, and no home written */
 	if (wp_analysis_run(path, &ao, &an))
 		return 0;
 	format_all(&an, &plain, out);
