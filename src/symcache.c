@@ -262,13 +262,14 @@ int wp_symcache_open(int dirfd, const uint8_t *id, size_t id_len, unsigned int k
 bool wp_symcache_get(const struct wp_symcache *c, uint64_t addr, struct wp_symcache_frame *out,
 		     unsigned int max, unsigned int *n)
 {
-	const uint8_t *p = c->entries.data;
 	struct entry_head eh;
+	const uint8_t *p;
 	uint64_t off;
 	size_t at;
 
 	if (!c || !wp_u64map_get(&c->at, addr, &off))
 		return false;
+	p = c->entries.data;
 	/* Checked when read or added: only decoded here. */
 	memcpy(&eh, p + off, sizeof(eh));
 	if (eh.nr_frames > max)
