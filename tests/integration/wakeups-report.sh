@@ -257,13 +257,18 @@ for name in ping pong; do
 	k_on=$(wl_field storm.wl "$name" oncpu_ns) k_runq=$(wl_field storm.wl "$name" runq_ns)
 	on=$(jt storm.json "$tid" on)
 	waited=$(($(jt storm.json "$tid" preempted) + $(jt storm.json "$tid" runnable)))
-	echo "# storm $name: on-CPU $on, schedstat $k_on; preempted + runnable $waited, schedstat $k_runq"
-	check_num "storm: $name's on-CPU time within max(3%, 5 ms) of schedstat's $k_on" \
-		"$(abs $((on - k_on)))" -le "$(max $((k_on * 3 / 100)) 5000000)"
-	# (Measured 1-6% above schedstat's, about 1 us a switch, more with
-	# the machine busier: not explained yet.)
-	check_num "storm: $name's preempted + runnable within max(8%, 10 ms) of schedstat's $k_runq" \
-		"$(abs $((waited - k_runq)))" -le "$(max $((k_runq * 8 / 100)) 10000000)"
+	sws=$(($(jt storm.json "$tid" vol) + $(jt storm.json "$tid" invol)))
+	echo "# storm $name: on-CPU $on, schedstat $k_on; preempted + runnable $waited," \
+		"schedstat $k_runq; $sws switches"
+	# After a wake-up that makes the wakee preempt its waker, the kernel
+	# (most of the time) skips its next clock update, and schedstat charges
+	# the wakee from the wake-up on: a microsecond or two a switch, more on
+	# a busy machine (see ACCURACY in wallprof-report(1)).  The records
+	# alone put on-CPU time 40% short here.
+	check_num "storm: $name's on-CPU time within max(3%, 5 ms, 1 us a switch) of schedstat's $k_on" \
+		"$(abs $((on - k_on)))" -le "$(max "$(max $((k_on * 3 / 100)) 5000000)" $((sws * 1000)))"
+	check_num "storm: $name's preempted + runnable within max(8%, 10 ms, 2 us a switch) of schedstat's $k_runq" \
+		"$(abs $((waited - k_runq)))" -le "$(max "$(max $((k_runq * 8 / 100)) 10000000)" $((sws * 2000)))"
 done
 
 # Without wake-ups: the options that need them say so.
