@@ -360,6 +360,7 @@ void wp_debuginfo_origin(int fd, const char *path, const uint8_t *id, size_t id_
 	int dfd, afd;
 	Elf *elf;
 
+	elf_version(EV_CURRENT);	/* a report without stacks has no unwinder to have said it */
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
 		const char *l = dwelf_elf_gnu_debuglink(elf, &crc);
