@@ -44,8 +44,8 @@ static const struct cmd_option record_options[] = {
 	{ "no-off-cpu", OPT_NO_OFF_CPU, OPTION_NO_ARG, NULL,
 	  "no context-switch records and no switch-out stacks", NULL },
 	{ "switch-stacks", OPT_SWITCH_STACKS, OPTION_ARG, "=<rate>",
-	  "'all' switch-out stacks (default), or about <rate>\na second per thread "
-	  "and CPU, the rest estimated", NULL },
+	  "'all' switch-out stacks (default), or about <rate>\na second per CPU, "
+	  "the rest estimated", NULL },
 	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>", "wake-ups and their wakers:",
 	  wp_wakeups_word },
 	{ NULL, 0, 0, NULL, "Target:", NULL },
@@ -188,13 +188,13 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_SWITCH_STACKS:
 			if (!strcmp(optarg, "all")) {
-				o.events.switch_stack_rate = 0;
+				o.events.switch_stack_budget = 0;
 			} else if (wp_parse_u64(optarg, &v) || !v || v > 100000) {
 				ret = usage_error("record", "--switch-stacks: '%s' is neither 'all' "
 						  "nor a rate in 1..100000 per second", optarg);
 				goto out;
 			} else {
-				o.events.switch_stack_rate = v;
+				o.events.switch_stack_budget = v;
 			}
 			break;
 		case OPT_WAKEUPS:

@@ -84,6 +84,12 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s);
 size_t wp_drain_nr_kernel_ips(const struct wp_drain *d);
 size_t wp_drain_kernel_ips(const struct wp_drain *d, uint64_t *out, size_t max);
 
+/*
+ * Switch-outs read so far from the ring of CPU index cpu (the recording's
+ * threads', or with -a every task's).  Thread safe.
+ */
+uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu);
+
 /* Executable mappings seen (valid until wp_drain_free). */
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n);
 

@@ -43,6 +43,7 @@ enum wp_meta_tag {
 	WP_TAG_TARGET = 8,
 	WP_TAG_EVENT = 9,
 	WP_TAG_BOOT_ID = 10,
+	WP_TAG_SWITCH_STACKS = 11,
 };
 
 struct wp_tag_clock {
@@ -69,6 +70,12 @@ struct wp_tag_target {
 	uint32_t mode;
 	uint32_t reserved;
 	uint64_t flags;
+};
+
+/* Switch-out stacks gated per CPU (record --switch-stacks=RATE). */
+struct wp_tag_switch_stacks {
+	uint64_t budget;	/* stacks a second per CPU */
+	uint64_t reserved;
 };
 
 struct wp_tag_event {
@@ -450,6 +457,7 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 	};
 	struct wp_tag_system sys = { .nr_cpus = m->nr_cpus, .page_size = m->page_size };
 	struct wp_tag_target tgt = { .mode = m->target_mode, .flags = m->flags };
+	struct wp_tag_switch_stacks sws = { .budget = m->switch_stack_budget };
 	struct wp_file_header fh = {
 		.magic = WP_FILE_MAGIC,
 		.version = WP_FILE_VERSION,
@@ -462,6 +470,8 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 		       tlv_len(strlen(m->os_release) + 1) + tlv_len(strlen(m->machine) + 1) +
 		       tlv_len(cmd_len) + tlv_len(sizeof(sf)) + tlv_len(sizeof(sys)) +
 		       tlv_len(sizeof(tgt)) + tlv_len(strlen(m->boot_id) + 1);
+	if (sws.budget)
+		fh.meta_size += tlv_len(sizeof(sws));
 	for (uint32_t i = 0; i < m->nr_events; i++)
 		fh.meta_size += tlv_len(event_payload_len(&m->events[i]));
 
@@ -495,6 +505,8 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 	if (!err)
 		err = writer_put_tlv(w, WP_TAG_BOOT_ID, m->boot_id, strlen(m->boot_id) + 1,
 				     NULL, 0);
+	if (!err && sws.budget)
+		err = writer_put_tlv(w, WP_TAG_SWITCH_STACKS, &sws, sizeof(sws), NULL, 0);
 	for (uint32_t i = 0; !err && i < m->nr_events; i++) {
 		const struct wp_event_desc *e = &m->events[i];
 		struct wp_tag_event te = {
@@ -795,6 +807,8 @@ struct wp_reader {
 
 uint64_t wp_meta_switch_stack_rate(const struct wp_meta *m)
 {
+	if (m->switch_stack_budget)
+		return m->switch_stack_budget;
 	for (uint32_t i = 0; i < m->nr_events; i++)
 		if (m->events[i].role == WP_EVENT_SWITCH_OUT && m->events[i].attr.freq)
 			return m->events[i].attr.sample_freq;
@@ -925,6 +939,15 @@ static int parse_meta(struct wp_meta *m, const uint8_t *buf, size_t len)
 		case WP_TAG_BOOT_ID:
 			copy_str(m->boot_id, sizeof(m->boot_id), p, t.size);
 			break;
+		case WP_TAG_SWITCH_STACKS: {
+			struct wp_tag_switch_stacks sw;
+
+			if (t.size < sizeof(sw))
+				return -EBADMSG;
+			memcpy(&sw, p, sizeof(sw));
+			m->switch_stack_budget = sw.budget;
+			break;
+		}
 		case WP_TAG_CMDLINE:
 			if (!m->argv)
 				err = parse_cmdline(m, p, t.size);

@@ -77,6 +77,9 @@ struct wp_drain {
 	struct wp_mapped_file *files;
 	size_t nr_files, cap_files;
 	size_t nr_foreign;		/* files with an fd (open_foreign_file) */
+	unsigned int cur_ring;		/* the ring being read */
+	/* Switch-outs read per ring (CPU): written here, read by any thread. */
+	uint64_t *switch_outs;
 	bool warned_corrupt;
 	bool final_pass;		/* the first pass after the events stopped */
 
@@ -483,6 +486,8 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		d->counts.switches++;
+		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
+			__atomic_fetch_add(&d->switch_outs[d->cur_ring], 1, __ATOMIC_RELAXED);
 		break;
 	case PERF_RECORD_LOST:
 		if (!wp_lost_parse(h, &id, &lost))
@@ -539,6 +544,7 @@ static uint64_t drain_sweep(struct wp_drain *d)
 			d->counts.rings_full_at_end++;
 		if (!avail)
 			continue;
+		d->cur_ring = i;
 		while ((ret = wp_ring_read_next(r, &h)) > 0) {
 			if (drain_record(d, h)) {
 				/* Out of memory: skip the rest and say so. */
@@ -758,7 +764,8 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
 
 	d->roles = calloc(ev->nr_fds + 1, sizeof(*d->roles));
-	if (!d->roles) {
+	d->switch_outs = calloc(ev->nr_cpus, sizeof(*d->switch_outs));
+	if (!d->roles || !d->switch_outs) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -887,6 +894,11 @@ size_t wp_drain_nr_kernel_ips(const struct wp_drain *d)
 	return d->kips.len;
 }
 
+uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu)
+{
+	return cpu < d->ev->nr_cpus ? __atomic_load_n(&d->switch_outs[cpu], __ATOMIC_RELAXED) : 0;
+}
+
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n)
 {
 	*n = d->nr_files;
@@ -921,6 +933,7 @@ void wp_drain_free(struct wp_drain *d)
 	free(d->files);
 	wp_u64map_release(&d->kips);
 	free(d->roles);
+	free(d->switch_outs);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->wakefd >= 0)

@@ -59,6 +59,9 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW ||
 		    ev->role == WP_EVENT_ENQUEUED)
 			fprintf(out, "%s wake-ups (%s)", e ? "," : "", name);
+		else if (ev->role == WP_EVENT_SWITCH_OUT && m->switch_stack_budget)
+			fprintf(out, "%s stacks at switch-out (%s, at most %" PRIu64 "/s per CPU)",
+				e ? "," : "", name, m->switch_stack_budget);
 		else if (ev->role == WP_EVENT_SWITCH_OUT && ev->attr.freq)
 			fprintf(out, "%s stacks at switch-out (%s, at most %" PRIu64 "/s)",
 				e ? "," : "", name, (uint64_t)ev->attr.sample_freq);
@@ -172,7 +175,8 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 	if (!rate)
 		return;
 	wp_account_switch_estimate(an->account, &e);
-	fprintf(out, "# switch-out stacks: at most %" PRIu64 "/s per thread and CPU", rate);
+	fprintf(out, "# switch-out stacks: at most %" PRIu64 "/s per %s", rate,
+		an->meta->switch_stack_budget ? "CPU" : "thread and CPU");
 	if (!e.unsampled) {
 		fprintf(out, ", every switch-out had one\n");
 		return;

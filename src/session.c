@@ -21,6 +21,7 @@
 #include "log.h"
 #include "quote.h"
 #include "session.h"
+#include "stackgate.h"
 #include "synth.h"
 #include "target.h"
 #include "util.h"
@@ -60,6 +61,7 @@ struct session {
 	bool attached_sorted;
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
+	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
 };
 
 static void fill_meta(struct session *s)
@@ -577,11 +579,26 @@ static void cut_short(struct session *s, int err, uint64_t when)
 			"before the error", (double)(when - s->meta.start_clock_ns) / 1e9);
 }
 
+static uint64_t gate_switch_outs(unsigned int cpu, void *arg)
+{
+	struct session *s = arg;
+
+	return wp_drain_switch_outs(s->drain, cpu);
+}
+
+static int gate_set(unsigned int cpu, bool open, void *arg)
+{
+	struct session *s = arg;
+
+	return wp_evlist_gate_switch_stacks(&s->ev, cpu, open);
+}
+
 /* Wait for a stop condition; returns the enum wp_stop_reason. */
 static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 {
 	const struct wp_record_opts *o = s->opts;
 	uint64_t deadline = o->duration > 0 ? start_ns + (uint64_t)(o->duration * 1e9) : 0;
+	uint64_t gate_ns = 0, tick_ns = 0;
 
 	for (;;) {
 		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
@@ -598,6 +615,14 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 			return WP_STOP_DURATION;
 		if (deadline && deadline - now < wait_ns)
 			wait_ns = deadline - now;
+		/* The switch-out stack budget is kept in slots of some 10 ms. */
+		if (s->gate && !s->write_err) {
+			if (now >= gate_ns)
+				gate_ns = wp_stackgate_step(s->gate, now, gate_switch_outs,
+							    gate_set, s);
+			if (gate_ns > now && gate_ns - now < wait_ns)
+				wait_ns = gate_ns - now;
+		}
 		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
 		sig = sigtimedwait(&s->sigs, NULL, &ts);
@@ -605,6 +630,11 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 			*signo = sig;
 			return WP_STOP_SIGNAL;
 		}
+		/* Woken for the budget alone: the rest waits for its tick. */
+		now = wp_clock_ns(CLOCK_MONOTONIC);
+		if (sig < 0 && now < tick_ns && (!deadline || now < deadline))
+			continue;
+		tick_ns = now + TICK_NS;
 		if (s->have_child) {
 			reap_child(s, WNOHANG);
 			if (s->child_status >= 0)
@@ -798,6 +828,29 @@ static int write_kernel_symbols(struct session *s)
  */
 #define SWITCH_STACKS_HINT 20000.0
 
+/* Where the switch-out stack budget turned stacks off, and for how long. */
+static void print_gate(struct session *s)
+{
+	char list[256] = "";
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < s->ev.nr_cpus; i++) {
+		double share = wp_stackgate_closed_share(s->gate, i, s->summary.end_clock_ns);
+
+		if (share < 0.005 || len >= sizeof(list) - 32)
+			continue;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%.0f%%)",
+					len ? ", " : "", i, 100 * share);
+	}
+	if (len)
+		wp_info("switch-out stacks were off for part of the time on CPU %s, to keep "
+			"within %llu a second per CPU; report estimates the rest", list,
+			(unsigned long long)s->meta.switch_stack_budget);
+	if (wp_stackgate_error(s->gate))
+		wp_warn("cannot turn switch-out stacks off and on: %s",
+			strerror(-wp_stackgate_error(s->gate)));
+}
+
 static void print_summary(struct session *s, const char *where, uint64_t bytes)
 {
 	const struct wp_summary *c = &s->summary;
@@ -823,8 +876,10 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 		else
 			wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20),
 				wp_quoted(where));
+		if (s->gate)
+			print_gate(s);
 		/* A switch storm: its stacks are what slowed the program most. */
-		if (secs > 0 && !s->opts->events.switch_stack_rate &&
+		if (secs > 0 && !s->opts->events.switch_stack_budget &&
 		    (double)c->switch_samples / secs > SWITCH_STACKS_HINT)
 			wp_info("%.0f off-CPU stacks a second slowed the program at each switch; "
 				"--switch-stacks=4000 bounds them, the rest estimated",
@@ -958,6 +1013,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = wp_evlist_describe(&s.ev, &s.meta);
 	if (err)
 		goto out;
+	if (s.meta.flags & WP_META_OFFCPU_STACKS)
+		s.meta.switch_stack_budget = opts->events.switch_stack_budget;
 	err = wp_writer_write_meta(s.writer, &s.meta);
 	if (err)
 		goto out;
@@ -998,6 +1055,12 @@ int wp_record_run(const struct wp_record_opts *opts)
 			if (err)
 				goto out;
 		}
+	}
+	if (s.meta.switch_stack_budget) {
+		err = wp_stackgate_new(s.ev.nr_cpus, s.meta.switch_stack_budget,
+				       wp_clock_ns(CLOCK_MONOTONIC), &s.gate);
+		if (err)
+			goto out;
 	}
 
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
@@ -1065,6 +1128,7 @@ out:
 		wp_child_finish(&s.child);
 		free(s.child.cmd);
 	}
+	wp_stackgate_free(s.gate);
 	wp_drain_free(s.drain);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
