@@ -430,7 +430,7 @@ static int member_by_key(const void *x, const void *y, void *arg)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-/* Groups by the sort key of their sums, then pid, then name. */
+/* Groups by the sort key of their sums, then pid, tid and name. */
 static int group_by_key(const void *x, const void *y, void *arg)
 {
 	const struct table_ctx *c = arg;
@@ -441,6 +441,8 @@ static int group_by_key(const void *x, const void *y, void *arg)
 		return ka > kb ? -1 : 1;
 	if (a->sum.pid != b->sum.pid)
 		return a->sum.pid < b->sum.pid ? -1 : 1;
+	if (a->sum.tid != b->sum.tid)
+		return a->sum.tid < b->sum.tid ? -1 : 1;
 	return strncmp(a->sum.comm, b->sum.comm, sizeof(a->sum.comm));
 }
 
