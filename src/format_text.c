@@ -92,16 +92,15 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			strerror((int)an->summary.cut_short_errno));
 }
 
-static void print_thread(const struct wp_thread_times *t, FILE *out, bool process,
-			 bool runnable)
+/* One row of the thread table; id is its first column. */
+static void print_row(const struct wp_thread_times *t, const char *id, FILE *out, bool runnable)
 {
-	char w[16], on[16], bl[16], ru[16], pr[16], id[16];
+	char w[16], on[16], bl[16], ru[16], pr[16];
 	double pct = t->wall_ns ? 100.0 * (double)t->on_cpu_ns / (double)t->wall_ns : 0;
 	char comm[13];
 
 	/* Programs choose their thread names, control bytes and all; 12 columns. */
 	wp_quote(comm, sizeof(comm), t->comm, WP_QUOTE_TEXT);
-	snprintf(id, sizeof(id), "%s%" PRIu32, process ? "" : "  ", process ? t->pid : t->tid);
 	fprintf(out, "%-9s %-12s %7s %7s %7s", id, comm, DUR(t->wall_ns, w),
 		DUR(t->on_cpu_ns, on), DUR(t->blocked_ns, bl));
 	if (runnable)
@@ -109,32 +108,6 @@ static void print_thread(const struct wp_thread_times *t, FILE *out, bool proces
 	fprintf(out, " %7s %3.0f%% %5" PRIu64 " %5" PRIu64 " %6" PRIu64 "%s\n",
 		DUR(t->preempted_ns, pr), pct, t->voluntary_switches, t->involuntary_switches,
 		t->samples, t->approximate ? " ~" : "");
-}
-
-/* Sum the shown threads of one process [i, j) into a process line. */
-static void sum_process(const struct wp_view *v, const struct wp_thread_times *th, size_t i,
-			size_t j, struct wp_thread_times *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->pid = th[i].pid;
-	p->tid = th[i].pid;
-	memcpy(p->comm, th[i].comm, sizeof(p->comm));
-	for (size_t k = i; k < j; k++) {
-		if (!wp_view_thread(v, k))
-			continue;
-		if (th[k].tid == th[k].pid)
-			memcpy(p->comm, th[k].comm, sizeof(p->comm));
-		p->wall_ns += th[k].wall_ns;
-		p->on_cpu_ns += th[k].on_cpu_ns;
-		p->blocked_ns += th[k].blocked_ns;
-		p->runnable_ns += th[k].runnable_ns;
-		p->preempted_ns += th[k].preempted_ns;
-		p->wakeups += th[k].wakeups;
-		p->voluntary_switches += th[k].voluntary_switches;
-		p->involuntary_switches += th[k].involuntary_switches;
-		p->samples += th[k].samples;
-		p->approximate |= th[k].approximate;
-	}
 }
 
 /*
@@ -283,84 +256,64 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");
 }
 
-/* One line per process, then its threads, in the --sort order. */
-struct proc_group {
-	size_t first, last;	/* [first, last) in the thread table */
-	struct wp_thread_times sum;
-};
-
-static int group_cmp(const void *x, const void *y, void *view)
+static const char *plural(uint64_t n, const char *one, const char *more)
 {
-	const struct proc_group *a = x, *b = y;
-	uint64_t ka = wp_view_sort_key(view, &a->sum), kb = wp_view_sort_key(view, &b->sum);
-
-	if (ka != kb)
-		return ka > kb ? -1 : 1;
-	return a->sum.pid < b->sum.pid ? -1 : a->sum.pid > b->sum.pid;
+	return n == 1 ? one : more;
 }
 
-static int thread_cmp(const void *x, const void *y, void *view)
-{
-	const struct wp_thread_times *a = *(const struct wp_thread_times *const *)x;
-	const struct wp_thread_times *b = *(const struct wp_thread_times *const *)y;
-	uint64_t ka = wp_view_sort_key(view, a), kb = wp_view_sort_key(view, b);
-
-	if (ka != kb)
-		return ka > kb ? -1 : 1;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
-}
-
+/*
+ * The thread table: the rows the view chose (--by, --threads), then a
+ * line that says what they leave out, so that nothing goes unseen.
+ */
 static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 {
-	const struct wp_thread_times *th, **sel;
+	static const char *const id_title[] = { "PID/TID", "TID", "PROCS/THR" };
 	bool runnable = wp_account_has_wakeups(v->an->account);
-	struct proc_group *groups;
-	size_t n, ng = 0, ns;
+	struct wp_table t;
+	char id[48], w[16], on[16];
+	int err;
 
-	th = wp_account_threads(v->an->account, &n);
-	groups = calloc(n + 1, sizeof(*groups));
-	sel = calloc(n + 1, sizeof(*sel));
-	if (!groups || !sel) {
-		free(groups);
-		free(sel);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n;) {
-		size_t j = i, k = i;
-
-		while (j < n && th[j].pid == th[i].pid)
-			j++;
-		while (k < j && !wp_view_thread(v, k))
-			k++;
-		if (k < j) {
-			groups[ng].first = i;
-			groups[ng].last = j;
-			sum_process(v, th, i, j, &groups[ng].sum);
-			ng++;
-		}
-		i = j;
-	}
-	qsort_r(groups, ng, sizeof(*groups), group_cmp, (void *)v);
-	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s", PAINT(v, C_BOLD), "PID/TID", "COMM", "WALL",
-		"ON-CPU", "BLOCKED");
+	err = wp_view_table(v, &t);
+	if (err)
+		return err;
+	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s", PAINT(v, C_BOLD), id_title[v->o.by], "COMM",
+		"WALL", "ON-CPU", "BLOCKED");
 	if (runnable)
 		fprintf(out, " %8s", "RUNNABLE");
 	fprintf(out, " %7s %4s %5s %5s %6s%s\n", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL",
 		PAINT(v, C_RESET));
-	for (size_t g = 0; g < ng; g++) {
-		print_thread(&groups[g].sum, out, true, runnable);
-		ns = 0;
-		for (size_t k = groups[g].first; k < groups[g].last; k++)
-			if (wp_view_thread(v, k))
-				sel[ns++] = &th[k];
-		qsort_r(sel, ns, sizeof(*sel), thread_cmp, (void *)v);
-		for (size_t k = 0; k < ns; k++) {
-			print_thread(sel[k], out, false, runnable);
-			*approx |= sel[k]->approximate;
+	for (size_t i = 0; i < t.nr_rows; i++) {
+		const struct wp_table_row *r = &t.rows[i];
+
+		switch (r->kind) {
+		case WP_ROW_PROCESS:
+		case WP_ROW_ONE_THREAD:
+			snprintf(id, sizeof(id), "%" PRIu32, r->sum.pid);
+			break;
+		case WP_ROW_THREAD:
+			/* Under its process's row, or alone (--by thread). */
+			snprintf(id, sizeof(id), "%s%" PRIu32, v->o.by == WP_BY_PROCESS ? "  " : "",
+				 r->sum.tid);
+			break;
+		case WP_ROW_COMM:
+			snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, r->processes, r->threads);
+			break;
 		}
+		print_row(&r->sum, id, out, runnable);
+		*approx |= r->sum.approximate;
 	}
-	free(groups);
-	free(sel);
+	if (t.rest_names)
+		fprintf(out, "... and %" PRIu64 " more %s: %" PRIu64 " %s in %" PRIu64 " %s "
+			"(%s wall, %s on-CPU)\n", t.rest_names, plural(t.rest_names, "name", "names"),
+			t.rest_threads, plural(t.rest_threads, "thread", "threads"),
+			t.rest_processes, plural(t.rest_processes, "process", "processes"),
+			DUR(t.rest.wall_ns, w), DUR(t.rest.on_cpu_ns, on));
+	else if (t.rest_threads)
+		fprintf(out, "... and %" PRIu64 " more %s in %" PRIu64 " %s (%s wall, %s on-CPU)\n",
+			t.rest_threads, plural(t.rest_threads, "thread", "threads"),
+			t.rest_processes, plural(t.rest_processes, "process", "processes"),
+			DUR(t.rest.wall_ns, w), DUR(t.rest.on_cpu_ns, on));
+	wp_view_table_release(&t);
 	return 0;
 }
 
@@ -569,7 +522,11 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 	return 0;
 }
 
-static int print_top_stacks(struct wp_view *v, FILE *out)
+/*
+ * The top stacks of the view: under title when one is given (else one
+ * that names the mode), at most top of them.
+ */
+static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, unsigned int top)
 {
 	const struct wp_analysis *an = v->an;
 	const struct wp_thread_times *th;
@@ -618,9 +575,13 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 	static const char *const mode_title[] = { "wall", "on-CPU", "off-CPU", "blocked",
 						   "preempted", "runnable" };
 
-	fprintf(out, "\n%sTop stacks by %s time (%s in all):%s\n", PAINT(v, C_BOLD),
-		mode_title[v->o.mode], DUR(total, d), PAINT(v, C_RESET));
-	for (size_t i = 0; i < m && i < v->o.top; i++) {
+	if (title)
+		fprintf(out, "\n%s%s (%s in all):%s\n", PAINT(v, C_BOLD), title, DUR(total, d),
+			PAINT(v, C_RESET));
+	else
+		fprintf(out, "\n%sTop stacks by %s time (%s in all):%s\n", PAINT(v, C_BOLD),
+			mode_title[v->o.mode], DUR(total, d), PAINT(v, C_RESET));
+	for (size_t i = 0; i < m && i < top; i++) {
 		static const char *const part_color[] = { C_ON, C_BLOCKED, C_PREEMPTED,
 							  C_PREEMPTED };
 		char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
@@ -718,20 +679,55 @@ static int print_who_woke_whom(struct wp_view *v, FILE *out)
 	return 0;
 }
 
+/* The waits of busy threads that a system-wide report shows apart, at most. */
+#define BUSY_WAITS 5
+
+/*
+ * A system-wide recording without --mode: the time of the machine is
+ * where its CPUs went; the waits worth a look are those of the threads
+ * that work, not of the daemons that sleep the whole recording.
+ */
+static void print_system_default(const struct wp_view *v, FILE *out)
+{
+	fprintf(out, "# -a defaults: %sstacks by on-CPU time, then the waits of threads on-CPU "
+		"%d%% of their time or more (--mode wall: every wait%s)\n",
+		v->o.sort_given ? "" : "threads and ", WP_BUSY_PERCENT,
+		v->o.sort_given ? "" : ", --sort wall");
+}
+
 int wp_format_text(struct wp_view *v, FILE *out)
 {
+	struct wp_view on, waits;
 	bool approx = false;
+	char title[64];
 	int err;
 
 	if (v->base)
 		return wp_format_text_diff(v, out);
 	print_header(v->an, out);
+	if (v->system_default)
+		print_system_default(v, out);
 	err = print_threads(v, out, &approx);
-	if (!err)
-		err = print_top_stacks(v, out);
-	if (!err && wp_account_has_wakeups(v->an->account))
-		err = print_who_woke_whom(v, out);
+	if (err)
+		goto out;
+	if (v->system_default) {
+		wp_view_derive(v, WP_MODE_ON, false, &on);
+		wp_view_derive(v, WP_MODE_OFF, true, &waits);
+		snprintf(title, sizeof(title), "Waits of threads on-CPU %d%%+ of their time",
+			 WP_BUSY_PERCENT);
+		err = print_top_stacks(&on, out, NULL, v->o.top);
+		if (!err)
+			err = print_top_stacks(&waits, out, title,
+					       v->o.top < BUSY_WAITS ? v->o.top : BUSY_WAITS);
+		if (!err && wp_account_has_wakeups(v->an->account))
+			err = print_who_woke_whom(&waits, out);
+	} else {
+		err = print_top_stacks(v, out, NULL, v->o.top);
+		if (!err && wp_account_has_wakeups(v->an->account))
+			err = print_who_woke_whom(v, out);
+	}
 	if (!err)
 		print_footer(v, out, approx);
+out:
 	return err;
 }
