@@ -108,8 +108,8 @@ static bool line_name(const char *p, const char *end, size_t *len)
 static bool in_ranges(const struct wp_jit_range *r, size_t n, uint64_t start, uint64_t size)
 {
 	for (size_t i = 0; i < n; i++)
-		if (start >= r[i].start && start < r[i].end)
-			return size <= r[i].end - start;
+		if (start >= r[i].start && start < r[i].end && size <= r[i].end - start)
+			return true;
 	return false;
 }
 
