@@ -9,11 +9,22 @@
 maps=''		# perf maps this test made or had made: removed at the end
 trap 'rm -f $maps; cleanup' EXIT
 
-# leaf_weight FOLDED ERE: the summed weight of the folded lines whose
-# frames end with ERE (";"-separated, the leaf last).
-leaf_weight() {
-	awk -v re="$2\$" '{ w = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += w }
+# weight FOLDED ERE: the summed weight (us) of the folded lines whose
+# frames (";"-separated, the leaf last, the weight taken off) match ERE.
+weight() {
+	awk -v re="$2" '{ w = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += w }
 		END { print s + 0 }' "$1"
+}
+
+# named_share FOLDED: of the time under jit_caller, the percentage in
+# jit_spin_loop called from it (then maybe the kernel: an interrupt, a
+# preemption), under main.  The machine's load changes the time, not this.
+named_share() {
+	_all=$(weight "$1" ';jit_caller(;|$)')
+	_named=$(weight "$1" ';main;jit_caller;jit_spin_loop(;|$)')
+	echo "# $1: $_named of $_all us under jit_caller named jit_spin_loop" >&2
+	[ "$_named" -ge 100000 ] || { echo 0; return; }
+	echo $((100 * _named / _all))
 }
 
 if [ "$(uname -m)" = x86_64 ]; then
@@ -24,15 +35,15 @@ if [ "$(uname -m)" = x86_64 ]; then
 	check "record says nothing of '//anon'" no_match '//anon' rec.err
 	run f.out f.err "$WALLPROF" report -i jit.data --format folded
 	check_num "report --format folded exits 0" "$rc" -eq 0
-	w=$(leaf_weight f.out ';main;jit_caller;jit_spin_loop')
-	check_num "jit_spin_loop is the leaf under jit_caller and main, us" "$w" -ge 500000
+	check_num "jit_spin_loop is the leaf under jit_caller and main, percent" \
+		"$(named_share f.out)" -ge 80
 	check "no 'cannot open' warning for anonymous memory" no_match "cannot open|//anon" f.err
 	check "the JIT names were saved" sh -c '"$WALLPROF" report --dump -i jit.data |
 		grep -q "^# JIT names saved: 1$"'
 	rm -f "/tmp/perf-$pid.map"
 	run t.out t.err "$WALLPROF" report -i jit.data --format folded
-	w=$(leaf_weight t.out ';main;jit_caller;jit_spin_loop')
-	check_num "with the map deleted, still named from the recording, us" "$w" -ge 500000
+	check_num "with the map deleted, still named from the recording, percent" \
+		"$(named_share t.out)" -ge 80
 	run t.out t.err "$WALLPROF" report -i jit.data
 	check "the text report's footer counts no missing binary" no_match 'missing' t.out
 	check "and warns of nothing" no_match '.' t.err
@@ -46,11 +57,10 @@ if [ "$(uname -m)" = x86_64 ]; then
 	maps="$maps /tmp/perf-$pid.map"
 	run t.out t.err "$WALLPROF" report -i nomap.data --format folded
 	check_num "without a map anywhere, the code is not named" \
-		"$(leaf_weight t.out ';jit_caller;jit_spin_loop')" -eq 0
+		"$(weight t.out ';jit_caller;jit_spin_loop')" -eq 0
 	echo "$code $size jit_spin_loop" >"/tmp/perf-$pid.map"
 	run t.out t.err "$WALLPROF" report -i nomap.data --format folded
-	check_num "with the map back, named from it, us" \
-		"$(leaf_weight t.out ';main;jit_caller;jit_spin_loop')" -ge 250000
+	check_num "with the map back, named from it, percent" "$(named_share t.out)" -ge 80
 	run t.out t.err "$WALLPROF" report -i nomap.data
 	check "the footer says the names came from the live map" \
 		grep -q '^# frames:.*JIT code of 1 processes named from /tmp/perf-PID.map now' t.out
@@ -78,11 +88,11 @@ JS
 	rm -f "/tmp/perf-$pid.map"
 	run f.out f.err "$WALLPROF" report -i node.data --format folded
 	check_num "report of node exits 0" "$rc" -eq 0
-	w=$(leaf_weight f.out 'hotLoop[^;]*')
-	echo "# node: hotLoop as the leaf: $w us"
-	check_num "hotLoop is named, after its map is gone, us" "$w" -ge 300000
-	w=$(leaf_weight f.out 'node::Start[^;]*;.*hotLoop[^;]*')
-	check_num "its stacks go on down to node::Start, us" "$w" -ge 150000
+	# Its one busy function, named whatever else the machine runs.
+	w=$(weight f.out 'hotLoop[^;]*$')
+	check_num "hotLoop is named, after its map is gone, us" "$w" -ge 200000
+	w=$(weight f.out ';node::Start[^;]*;.*hotLoop[^;]*$')
+	check_num "its stacks go on down to node::Start, us" "$w" -ge 100000
 	check "no 'cannot open' warning for node's JIT code" no_match "cannot open|//anon" f.err
 	run t.out t.err "$WALLPROF" report -i node.data --mode on --top 3
 	check "the text report names hotLoop too" grep -q 'hotLoop' t.out
