@@ -59,6 +59,7 @@ struct wp_quality {
 	struct wp_unnamed_file unnamed_files[WP_UNNAMED_FILES];	/* most first */
 	unsigned int nr_unnamed_files;
 	unsigned int changed_files, missing_files;
+	unsigned int jit_live_maps;	/* processes named from /tmp/perf-PID.map now */
 	uint64_t cache_hits;		/* user stacks found already unwound */
 };
 

@@ -186,6 +186,12 @@ int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
 int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len);
 
 /*
+ * Append the JITMAP block: names of generated code from the recorded
+ * processes' perf maps, as "pid hexstart hexsize name" lines (jitmap.h).
+ */
+int wp_writer_write_jitmap(struct wp_writer *w, const char *text, size_t len);
+
+/*
  * Append the SUMMARY block.  When the file system is full, the last blocks
  * are dropped until the summary fits, so a full disk still gives a file
  * that reads to its end.
@@ -272,6 +278,9 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len);
  * file has none.  Record times lie before it: a later one is damaged.
  */
 uint64_t wp_reader_end_ns(const struct wp_reader *r);
+
+/* The JITMAP block's text, as wp_reader_ksyms() gives the KSYMS block's. */
+int wp_reader_jitmap(struct wp_reader *r, char **text, size_t *len);
 
 /* File offset of the block the last record came from. */
 uint64_t wp_reader_block_offset(const struct wp_reader *r);

@@ -39,6 +39,15 @@ struct wp_mapped_file {
 };
 
 /*
+ * Code in anonymous memory (a JIT's) seen in MMAP2 records: where, in
+ * which process.  A process also has the regions of the one it forked from.
+ */
+struct wp_anon_code {
+	uint32_t pid;
+	uint64_t start, end;
+};
+
+/*
  * Start both threads over ev's rings, writing to w.  Neither ev nor w may
  * be freed before wp_drain_stop().  Signals should be blocked in the
  * calling thread first so the new threads inherit the mask.  The rings
@@ -92,6 +101,16 @@ uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu);
 
 /* Executable mappings seen (valid until wp_drain_free). */
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n);
+
+/* Anonymous code regions seen, by pid (valid until wp_drain_free). */
+const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *n);
+
+/*
+ * When process pid last started a program during the recording (its
+ * FORK or exec, CLOCK_MONOTONIC), or 0 when it did not: what it mapped
+ * and wrote before then belonged to another program.
+ */
+uint64_t wp_drain_program_start(const struct wp_drain *d, uint32_t pid);
 
 void wp_drain_free(struct wp_drain *d);
 

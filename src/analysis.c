@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "arch.h"
 #include "coverage.h"
+#include "jitmap.h"
 #include "pkgowner.h"
 #include "u64map.h"
 #include "log.h"
@@ -58,6 +59,7 @@ struct pipeline {
 	struct wp_ucache *ucache;		/* NULL: no cache, only slower */
 	uint64_t file_size, progress_step, next_progress;
 	char *ksyms_text;	/* the recording's saved kernel symbols, or NULL */
+	struct wp_jitmap jit;	/* the recording's names of JIT code */
 };
 
 static enum wp_event_role sample_role(const struct pipeline *p, uint64_t id)
@@ -507,6 +509,21 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		err = wp_symbols_new(p->pm, an->names, opts->lines, same_kernel(m),
 				     p->ksyms_text, &p->symbols);
 	}
+	if (!err) {
+		char *text;
+		size_t len;
+		int ret = wp_reader_jitmap(an->reader, &text, &len);
+
+		if (!ret && text)
+			ret = wp_jitmap_parse(&p->jit, text, len);
+		free(text);
+		/* A damaged JITMAP block only costs the JIT names. */
+		if (ret == -EBADMSG)
+			wp_warn("the saved JIT names are damaged; JIT code may be shown as addresses");
+		else
+			err = ret;
+		wp_symbols_use_jitmap(p->symbols, &p->jit);
+	}
 	if (err)
 		return err;
 	if (an->frames)
@@ -551,6 +568,7 @@ static void pipeline_release(struct pipeline *p)
 	wp_ucache_free(p->ucache);
 	free(p->ksyms_text);
 	wp_symbols_free(p->symbols);
+	wp_jitmap_release(&p->jit);
 	wp_unwinder_free(p->unwinder);
 	wp_coverage_free(p->coverage);
 	wp_u64map_release(&p->roles);
@@ -662,6 +680,7 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	explain_unnamed(p);
 	an->quality.changed_files = wp_procmap_mismatches(p->pm);
 	an->quality.missing_files = wp_procmap_missing(p->pm);
+	an->quality.jit_live_maps = wp_symbols_jit_live(p->symbols);
 out:
 	wp_order_free(order);
 	pipeline_release(p);

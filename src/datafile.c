@@ -91,6 +91,7 @@ enum wp_block_type {
 	WP_BLOCK_RECORDS = 1,
 	WP_BLOCK_SUMMARY = 2,
 	WP_BLOCK_KSYMS = 3,	/* "hexaddr name" lines: kernel symbols in use */
+	WP_BLOCK_JITMAP = 4,	/* "pid hexstart hexsize name" lines: JIT code names */
 };
 
 #define WP_BLOCK_ZSTD 1U
@@ -598,6 +599,13 @@ int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len)
 	return writer_put_block(w, WP_BLOCK_KSYMS, text, len);
 }
 
+int wp_writer_write_jitmap(struct wp_writer *w, const char *text, size_t len)
+{
+	if (!len)
+		return 0;
+	return writer_put_block(w, WP_BLOCK_JITMAP, text, len);
+}
+
 static bool is_space_error(int err)
 {
 	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
@@ -801,6 +809,7 @@ struct wp_reader {
 	ZSTD_DCtx *dctx;
 	struct loader loader;
 	uint64_t ksyms_offset;	/* of the KSYMS block, 0 if none */
+	uint64_t jitmap_offset;	/* of the JITMAP block, 0 if none */
 	uint64_t end_ns;	/* the SUMMARY block's end_clock_ns, 0 if none */
 	uint64_t records;	/* read so far, for the bound on them */
 };
@@ -1026,12 +1035,12 @@ static uint64_t reader_summary_end(struct wp_reader *r, const struct wp_block_he
 }
 
 /*
- * Walk the block headers (not the payloads) for the KSYMS block, written
- * last but needed before the first kernel frame is named, and for the end
+ * Walk the block headers (not the payloads) for the KSYMS and JITMAP
+ * blocks, written last but needed before the first frame is named, and for the end
  * time in the SUMMARY block, which bounds the times of the records.  A
  * damaged chain simply ends the search; reading proper reports it.
  */
-static void reader_find_ksyms(struct wp_reader *r)
+static void reader_find_late_blocks(struct wp_reader *r)
 {
 	uint64_t off = r->offset;
 	struct wp_block_header bh;
@@ -1042,6 +1051,8 @@ static void reader_find_ksyms(struct wp_reader *r)
 			return;
 		if (bh.type == WP_BLOCK_KSYMS && !r->ksyms_offset)
 			r->ksyms_offset = off;
+		if (bh.type == WP_BLOCK_JITMAP && !r->jitmap_offset)
+			r->jitmap_offset = off;
 		if (bh.size > r->file_size - off - sizeof(bh))
 			return;
 		if (bh.type == WP_BLOCK_SUMMARY) {
@@ -1052,7 +1063,9 @@ static void reader_find_ksyms(struct wp_reader *r)
 	}
 }
 
-int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
+/* The text payload of the block of this type at offset (0: none). */
+static int reader_text_block(struct wp_reader *r, uint64_t offset, uint32_t type,
+			     char **text, size_t *len)
 {
 	struct wp_block_header bh;
 	void *z = NULL;
@@ -1061,16 +1074,16 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
 
 	*text = NULL;
 	*len = 0;
-	if (!r->ksyms_offset)
+	if (!offset)
 		return 0;
 	/*
 	 * Read again, so checked again: the file may have changed since it
 	 * was opened, and nothing unchecked is handed to malloc or narrowed.
 	 */
-	if (pread(r->fd, &bh, sizeof(bh), (off_t)r->ksyms_offset) != (ssize_t)sizeof(bh) ||
-	    bh.type != WP_BLOCK_KSYMS || bh.size > WP_BLOCK_MAX_SIZE ||
+	if (pread(r->fd, &bh, sizeof(bh), (off_t)offset) != (ssize_t)sizeof(bh) ||
+	    bh.type != type || bh.size > WP_BLOCK_MAX_SIZE ||
 	    bh.raw_size > WP_BLOCK_MAX_SIZE ||
-	    r->file_size - r->ksyms_offset - sizeof(bh) < bh.size)
+	    r->file_size - offset - sizeof(bh) < bh.size)
 		return -EBADMSG;
 	raw = malloc(bh.raw_size + 1);
 	z = malloc(bh.size + 1);
@@ -1078,7 +1091,7 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (pread(r->fd, z, bh.size, (off_t)(r->ksyms_offset + sizeof(bh))) != (ssize_t)bh.size)
+	if (pread(r->fd, z, bh.size, (off_t)(offset + sizeof(bh))) != (ssize_t)bh.size)
 		goto out;
 	if (bh.flags & WP_BLOCK_ZSTD) {
 		size_t n = ZSTD_decompressDCtx(r->dctx, raw, bh.raw_size, z, bh.size);
@@ -1099,6 +1112,16 @@ out:
 	free(raw);
 	free(z);
 	return err;
+}
+
+int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
+{
+	return reader_text_block(r, r->ksyms_offset, WP_BLOCK_KSYMS, text, len);
+}
+
+int wp_reader_jitmap(struct wp_reader *r, char **text, size_t *len)
+{
+	return reader_text_block(r, r->jitmap_offset, WP_BLOCK_JITMAP, text, len);
 }
 
 int wp_reader_open(const char *path, struct wp_reader **out)
@@ -1175,7 +1198,7 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 		err = -ENOMEM;
 		goto out_close;
 	}
-	reader_find_ksyms(r);
+	reader_find_late_blocks(r);
 	*out = r;
 	return 0;
 

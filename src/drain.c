@@ -80,6 +80,9 @@ struct wp_drain {
 	unsigned int cur_ring;		/* the ring being read */
 	/* Switch-outs read per ring (CPU): written here, read by any thread. */
 	uint64_t *switch_outs;
+	struct wp_anon_code *anon;	/* sorted by pid, then start */
+	size_t nr_anon, cap_anon;
+	struct wp_u64map program_start;	/* pid -> time of its FORK or exec */
 	bool warned_corrupt;
 	bool final_pass;		/* the first pass after the events stopped */
 
@@ -248,7 +251,7 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC))
 		return;
 	name = m.filename;
-	if (name[0] != '/')
+	if (name[0] != '/' || wp_mmap_is_anon(name))
 		return;		/* [vdso], //anon, memfd: nothing to look up */
 	f.pid = m.pid;
 	if (m.has_build_id) {
@@ -294,6 +297,65 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		d->files[d->nr_files++] = f;
 	else if (f.fd >= 0)
 		close(f.fd);
+}
+
+static int anon_cmp(const void *a, const void *b)
+{
+	const struct wp_anon_code *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Keep a region of anonymous code once (JITs map few, large regions). */
+static void add_anon_code(struct wp_drain *d, uint32_t pid, uint64_t start, uint64_t end)
+{
+	struct wp_anon_code key = { pid, start, end };
+
+	if (bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp) ||
+	    WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1))
+		return;
+	d->anon[d->nr_anon++] = key;
+	qsort(d->anon, d->nr_anon, sizeof(key), anon_cmp);
+}
+
+static void note_anon_code(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_mmap2 m;
+
+	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename))
+		return;
+	add_anon_code(d, m.pid, m.addr, m.addr + m.len);
+}
+
+/*
+ * A new process (a FORK that is not a thread's) or an exec: a program
+ * starts.  A forked child has its parent's code regions.
+ */
+static void note_program_start(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_sample_id sid;
+	struct wp_task_event te;
+	struct wp_comm c;
+	uint32_t pid;
+
+	if (h->type == PERF_RECORD_FORK) {
+		if (wp_task_event_parse(h, &te) || te.pid == te.ppid)
+			return;
+		pid = te.pid;
+		for (size_t i = 0, n = d->nr_anon; i < n; i++)
+			if (d->anon[i].pid == te.ppid)
+				add_anon_code(d, te.pid, d->anon[i].start, d->anon[i].end);
+	} else {
+		if (wp_comm_parse(h, &c) || !c.exec)
+			return;
+		pid = c.pid;
+	}
+	if (!wp_sample_id_parse(&d->ev->fmt, h, &sid))
+		wp_u64map_put(&d->program_start, pid, sid.time);
 }
 
 /*
@@ -502,8 +564,14 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		break;
 	case PERF_RECORD_MMAP2:
 		note_mapped_file(d, h);
+		note_anon_code(d, h);
+		break;
+	case PERF_RECORD_COMM:
+		note_program_start(d, h);
 		break;
 	case PERF_RECORD_FORK:
+		note_program_start(d, h);
+		/* fallthrough */
 	case PERF_RECORD_EXIT:
 		note_wakee(d, h);
 		note_task(d, h);
@@ -905,6 +973,20 @@ const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, siz
 	return d->files;
 }
 
+const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *n)
+{
+	*n = d->nr_anon;
+	return d->anon;
+}
+
+uint64_t wp_drain_program_start(const struct wp_drain *d, uint32_t pid)
+{
+	uint64_t t = 0;
+
+	wp_u64map_get(&d->program_start, pid, &t);
+	return t;
+}
+
 void wp_drain_free(struct wp_drain *d)
 {
 	struct block *b, *next;
@@ -931,6 +1013,8 @@ void wp_drain_free(struct wp_drain *d)
 			close(d->files[i].fd);
 	}
 	free(d->files);
+	free(d->anon);
+	wp_u64map_release(&d->program_start);
 	wp_u64map_release(&d->kips);
 	free(d->roles);
 	free(d->switch_outs);

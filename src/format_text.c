@@ -247,6 +247,9 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	if (q->changed_files || q->missing_files)
 		fprintf(out, ", binaries since recording: %u changed, %u missing",
 			q->changed_files, q->missing_files);
+	if (q->jit_live_maps)
+		fprintf(out, ", JIT code of %u processes named from /tmp/perf-PID.map now "
+			"(the recording has no names for it)", q->jit_live_maps);
 	fputc('\n', out);
 	print_unnamed(q, out);
 	print_unsampled(an, out);

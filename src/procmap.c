@@ -224,8 +224,8 @@ static int record_mmap2(struct wp_procmap *pm, const struct perf_event_header *r
 	m.pgoff = mm.pgoff;
 	m.exec = true;
 	m.dso = WP_DSO_NONE;
-	/* memfd code has no file to open: anonymous, like a JIT's. */
-	if ((name[0] == '/' && strncmp(name, "/memfd:", 7)) || !strcmp(name, "[vdso]"))
+	/* Anonymous code, a JIT's (also in a memfd), has no file to open. */
+	if ((name[0] == '/' && !wp_mmap_is_anon(name)) || !strcmp(name, "[vdso]"))
 		m.dso = dso_lookup(pm, name, mm.maj, mm.min, mm.ino, mm.build_id, mm.build_id_size);
 	return process_map(pm, p, &m);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -17,7 +18,9 @@
 #include "buildid.h"
 #include "drain.h"
 #include "filecache.h"
+#include "jitmap.h"
 #include "kallsyms.h"
+#include "layout.h"
 #include "log.h"
 #include "quote.h"
 #include "session.h"
@@ -62,6 +65,8 @@ struct session {
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
+	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
+	size_t nr_synth_anon, cap_synth_anon;
 };
 
 static void fill_meta(struct session *s)
@@ -468,6 +473,32 @@ static int open_targets(struct session *s)
 	return err;
 }
 
+static int anon_pid_cmp(const void *a, const void *b)
+{
+	const struct wp_anon_code *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The anonymous code regions among synthesized records (the drain sees only the rings'). */
+static void note_synth_anon_code(struct session *s, const struct wp_buf *buf)
+{
+	for (size_t off = 0; off + sizeof(struct perf_event_header) <= buf->len;) {
+		const struct perf_event_header *h = (const void *)(buf->data + off);
+		struct wp_mmap2 m;
+
+		if (h->size < sizeof(*h) || h->size > buf->len - off)
+			break;
+		off += h->size;
+		if (h->type != PERF_RECORD_MMAP2 || wp_mmap2_parse(h, &m) ||
+		    !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename) ||
+		    WP_GROW(s->synth_anon, s->cap_synth_anon, s->nr_synth_anon + 1))
+			continue;
+		s->synth_anon[s->nr_synth_anon++] = (struct wp_anon_code){
+			m.pid, m.addr, m.addr + m.len };
+	}
+}
+
 /*
  * Names, threads and mappings of what already ran before we attached,
  * written first in the file and dated at the start of the recording, so
@@ -506,6 +537,7 @@ static int write_existing(struct session *s)
 	}
 	if (n < 0)
 		wp_warn("cannot read the state of the existing processes: %s", strerror(-n));
+	note_synth_anon_code(s, &buf);
 	err = buf.len ? wp_writer_write_records(s->writer, buf.data, buf.len) : 0;
 	wp_buf_release(&buf);
 	return err;
@@ -767,6 +799,83 @@ static int u64_cmp(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * Save the names of JIT code: the perf map (/tmp/perf-PID.map) of every
+ * process that ran code in anonymous memory, read at the end, when the
+ * JITs have written what they compiled (after their last mmap too), and
+ * cut to the entries inside those regions.  A map older than the program
+ * that ran under its pid in the recording is an earlier process's.
+ */
+static int write_jit_names(struct session *s)
+{
+	/* Kernel file times are coarse (a tick): a map written at once may look older. */
+	const uint64_t slack_ns = 50 * 1000000ULL;
+	const struct wp_anon_code *drained;
+	struct wp_anon_code *all;
+	struct wp_jit_range *ranges = NULL;
+	struct wp_jitmap jm = { 0 };
+	size_t nr_drained, n, over = 0, procs = 0;
+	char *text = NULL;
+	size_t len;
+	int err = 0;
+
+	drained = wp_drain_anon_code(s->drain, &nr_drained);
+	n = nr_drained + s->nr_synth_anon;
+	if (!n)
+		return 0;
+	all = malloc(n * sizeof(*all));
+	ranges = malloc(n * sizeof(*ranges));
+	if (!all || !ranges) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(all, drained, nr_drained * sizeof(*all));
+	memcpy(all + nr_drained, s->synth_anon, s->nr_synth_anon * sizeof(*all));
+	qsort(all, n, sizeof(*all), anon_pid_cmp);
+	for (size_t i = 0, j; i < n && !err; i = j) {
+		uint32_t pid = all[i].pid;
+		uint64_t since = wp_drain_program_start(s->drain, pid), not_before = 0;
+		struct wp_jit_read st;
+		int ret;
+
+		for (j = i; j < n && all[j].pid == pid; j++)
+			ranges[j - i] = (struct wp_jit_range){ all[j].start, all[j].end };
+		if (since > s->meta.start_clock_ns + slack_ns)
+			not_before = since - slack_ns - s->meta.start_clock_ns +
+				     s->meta.start_realtime_ns;
+		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, ranges, j - i, &st);
+		if (ret == -ENOMEM) {
+			err = ret;
+		} else if (ret == -ESTALE) {
+			wp_info("/tmp/perf-%u.map was written before process %u started: "
+				"not its JIT names", pid, pid);
+		} else if (ret && ret != -ENOENT) {
+			wp_warn("cannot read /tmp/perf-%u.map: %s", pid, strerror(-ret));
+		} else if (!ret) {
+			procs++;
+			over += st.over_limit;
+			wp_debug("/tmp/perf-%u.map: %zu entries kept, %zu outside its anonymous code, "
+				 "%zu malformed lines", pid, st.kept, st.outside, st.malformed);
+		}
+	}
+	if (over)
+		wp_warn("%zu JIT names were not saved: the recording keeps at most %u MiB of them",
+			over, WP_JITMAP_MAX_TEXT >> 20);
+	if (!err && jm.n) {
+		err = wp_jitmap_format(&jm, &text, &len);
+		if (!err)
+			err = wp_writer_write_jitmap(s->writer, text, len);
+		if (!err)
+			wp_debug("saved %zu JIT names of %zu processes", jm.n, procs);
+	}
+out:
+	free(text);
+	wp_jitmap_release(&jm);
+	free(ranges);
+	free(all);
+	return err;
 }
 
 /*
@@ -1091,9 +1200,12 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (!err)
 		err = write_kernel_symbols(&s);
 	keep_foreign_files(&s);
+	if (!err)
+		err = write_jit_names(&s);
 	if (err && !s.write_err) {
 		if (!wp_writer_error(s.writer))
-			wp_error("cannot save the build IDs and kernel symbols: %s", strerror(-err));
+			wp_error("cannot save the build IDs, kernel and JIT symbols: %s",
+				 strerror(-err));
 		s.write_err = err;
 		s.cut_ns = s.summary.end_clock_ns;
 	}
@@ -1133,6 +1245,7 @@ out:
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
 	free(s.attached);
+	free(s.synth_anon);
 	wp_buf_release(&s.wakees);
 	s.meta.argv = NULL;	/* borrowed from opts */
 	s.meta.argc = 0;

@@ -14,6 +14,7 @@
 #include "buildid.h"
 #include "debuginfo.h"
 #include "frameinfo.h"
+#include "jitmap.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "quote.h"
@@ -59,6 +60,9 @@ struct wp_symbols {
 	struct wp_u64map unnamed;	/* unnamed token -> where (dso index) */
 	struct wp_frameinfo *frameinfo;	/* borrowed, or NULL */
 	int kept_dir;		/* the symbol cache's directory, or -1 */
+	struct wp_jitmap *jit;		/* borrowed: names of JIT code, or NULL */
+	struct wp_u64map jit_tried;	/* pid -> 1: its live perf map was looked for */
+	unsigned int jit_live;		/* processes named from a live perf map */
 };
 
 void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi)
@@ -99,6 +103,40 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->kept_dir = -1;
 	*out = s;
 	return 0;
+}
+
+void wp_symbols_use_jitmap(struct wp_symbols *s, struct wp_jitmap *jit)
+{
+	s->jit = jit;
+}
+
+unsigned int wp_symbols_jit_live(const struct wp_symbols *s)
+{
+	return s->jit_live;
+}
+
+/*
+ * The name of JIT code at pc in anonymous memory of process pid, from the
+ * recording's entries, or else (when it saved none for pid) from the
+ * process's perf map if it is still there.
+ */
+static const char *jit_name(struct wp_symbols *s, uint32_t pid, uint64_t pc)
+{
+	struct wp_jit_read st;
+	uint64_t start;
+
+	if (!s->jit)
+		return NULL;
+	if (!wp_u64map_get(&s->jit_tried, pid, NULL)) {
+		wp_u64map_put(&s->jit_tried, pid, 1);
+		if (!wp_jitmap_has_pid(s->jit, pid) &&
+		    !wp_jitmap_read_perf_map(s->jit, pid, 0, NULL, 0, &st) && st.kept) {
+			s->jit_live++;
+			wp_debug("JIT names of process %u read from /tmp/perf-%u.map: "
+				"the recording has none for it", pid, pid);
+		}
+	}
+	return wp_jitmap_find(s->jit, pid, pc, &start);
 }
 
 void wp_symbols_use_cache(struct wp_symbols *s, int dirfd)
@@ -497,6 +535,7 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 	struct dso_symbolizer *ds;
 	struct wp_dso *dso;
 	uint64_t cached;
+	const char *name;
 	unsigned int n;
 	char text[64];
 
@@ -504,6 +543,10 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 		return 0;
 	m = p ? wp_process_find_map(p, lookup) : NULL;
 	dso = m && m->dso != WP_DSO_NONE ? wp_procmap_dso(s->pm, m->dso) : NULL;
+	if (!dso && m && (name = jit_name(s, p->pid, lookup))) {
+		out[0] = token(s, name, 0);
+		return 1;
+	}
 	if (!dso) {
 		snprintf(text, sizeof(text), "[unknown] 0x%" PRIx64, pc);
 		out[0] = unnamed_token(s, text, 0, WP_DSO_NONE);
@@ -608,5 +651,6 @@ void wp_symbols_free(struct wp_symbols *s)
 	wp_kallsyms_release(&s->ksyms);
 	free(s->ksym_tokens);
 	wp_u64map_release(&s->unnamed);
+	wp_u64map_release(&s->jit_tried);
 	free(s);
 }
