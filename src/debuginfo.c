@@ -104,16 +104,30 @@ static int try_path(const struct want *w, char **name, const char *fmt, ...)
 	return try_file(path, w, name);
 }
 
+void wp_debuginfo_build_id_path(const uint8_t *id, size_t len, char *buf, size_t size)
+{
+	char hex[2 * MAX_ID + 1];
+	int n;
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	if (len < 2 || len > MAX_ID)
+		return;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	n = snprintf(buf, size, WP_DEBUGINFO_DIR "/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = '\0';
+}
+
 /* WP_DEBUGINFO_DIR/.build-id/xx/rest.debug */
 static int by_build_id(const struct want *w, char **name)
 {
-	char hex[2 * MAX_ID + 1];
+	char path[PATH_MAX];
 
-	if (w->id_len < 2 || w->id_len > MAX_ID)
-		return -1;
-	for (size_t i = 0; i < w->id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", w->id[i]);
-	return try_path(w, name, WP_DEBUGINFO_DIR "/.build-id/%.2s/%s.debug", hex, hex + 2);
+	wp_debuginfo_build_id_path(w->id, w->id_len, path, sizeof(path));
+	return path[0] ? try_file(path, w, name) : -1;
 }
 
 /* link beside file, in a .debug directory there, and under WP_DEBUGINFO_DIR. */
