@@ -13,6 +13,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "buildid.h"
+#include "debuginfod.h"
 #include "debuginfo.h"
 #include "util.h"
 
@@ -147,6 +148,27 @@ static int by_link(const char *file, const char *link, const struct want *w, cha
 }
 
 /*
+ * The debug file (or dwz file) with w's build id from debuginfod, when
+ * DEBUGINFOD_URLS names servers: taken like a local candidate, from the
+ * client's cache.  file is what it is for.
+ */
+static int by_debuginfod(const char *file, const struct want *w, char **name)
+{
+	char *path = NULL;
+	int fd;
+
+	if (!w->id)
+		return -1;
+	fd = wp_debuginfod_find(WP_DEBUGINFOD_DEBUGINFO, w->id, w->id_len, file, &path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	fd = try_file(path, w, name);
+	free(path);
+	return fd;
+}
+
+/*
  * The name and build id that the .gnu_debugaltlink section of file gives
  * (a dwz file shared by several debug files), in name[size] and id[MAX_ID].
  * Returns the id's length, or -1.
@@ -226,6 +248,8 @@ static int find_alt(const char *file, char **name)
 		fd = try_path(&w, name, "%.*s/.dwz/%s", d, file, base);
 	if (fd < 0)
 		fd = try_path(&w, name, WP_DEBUGINFO_DIR "/.dwz/%s", base);
+	if (fd < 0)
+		fd = by_debuginfod(alt, &w, name);
 	return fd;
 }
 
@@ -314,6 +338,9 @@ static int search(const char *file_name, const unsigned char *id, size_t id_len,
 	if (real && strcmp(real, file_name))
 		fd = by_link(real, link, &w, name);
 	free(real);
+	/* Nothing here: a debuginfod server may have it, by build id. */
+	if (fd < 0)
+		fd = by_debuginfod(file_name, &w, name);
 	return fd;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "debuginfod.h"
 #include "layout.h"
 #include "log.h"
 #include "procmap.h"
@@ -389,6 +390,36 @@ static void hex_id(const uint8_t *id, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/*
+ * The recorded file by its build id from debuginfod (when DEBUGINFOD_URLS
+ * names servers), in place of one that is missing or has changed.
+ */
+static bool fetch_file(struct wp_dso *d)
+{
+	uint8_t id[20];
+	char *path;
+	int fd, n;
+
+	if (d->kind != WP_DSO_FILE || !d->build_id_size)
+		return false;
+	fd = wp_debuginfod_find(WP_DEBUGINFOD_EXECUTABLE, d->build_id, d->build_id_size, d->path,
+				&path);
+	if (fd < 0)
+		return false;
+	n = wp_build_id_read_fd(fd, id, sizeof(id));
+	if (n != d->build_id_size || memcmp(id, d->build_id, (size_t)n)) {
+		close(fd);
+		free(path);
+		return false;
+	}
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->open_path);
+	d->fd = fd;
+	d->open_path = path;
+	return true;
+}
+
 bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 {
 	char q[WP_QUOTE_MSG];
@@ -412,6 +443,8 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 	} else {
 		/* The recording names the path: a FIFO or a device counts as missing. */
 		n = wp_open_regular(d->path, &st);
+		if (n < 0 && fetch_file(d))
+			goto loads;
 		if (n < 0) {
 			pm->missing++;
 			if (n == -EINVAL)
@@ -433,6 +466,8 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		if (n != d->build_id_size || memcmp(id, d->build_id, (size_t)n)) {
 			char want[41], got[41] = "none";
 
+			if (fetch_file(d))
+				goto loads;
 			hex_id(d->build_id, d->build_id_size, want);
 			if (n > 0)
 				hex_id(id, (size_t)n, got);
@@ -450,6 +485,7 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 			wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT));
 		goto unusable;
 	}
+loads:
 	dso_read_loads(d);
 	if (!d->nr_loads)
 		goto unusable;
