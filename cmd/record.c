@@ -30,6 +30,7 @@ enum {
 	OPT_WAKEUPS,
 	OPT_SWITCH_STACKS,
 	OPT_KEEP_CAPS,
+	OPT_NO_BUILDID_CACHE,
 };
 
 static const struct cmd_option record_options[] = {
@@ -66,6 +67,8 @@ static const struct cmd_option record_options[] = {
 	{ "compress", 'z', OPTION_OPTIONAL_ARG, "[=<level>]",
 	  "zstd compression level 1-19 (default: on, level 1)", NULL },
 	{ "no-compress", OPT_NO_COMPRESS, OPTION_NO_ARG, NULL, "store the data uncompressed", NULL },
+	{ "no-buildid-cache", OPT_NO_BUILDID_CACHE, OPTION_NO_ARG, NULL,
+	  "keep no copies of files mapped in a chroot or\nanother mount namespace", NULL },
 	{ "mmap-pages", 'm', OPTION_ARG, " <n>",
 	  "ring buffer pages per CPU (power of two), or a size\nsuch as 8M", NULL },
 	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no progress line and no summary", NULL },
@@ -255,6 +258,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_NO_COMPRESS:
 			o.compress_level = 0;
+			break;
+		case OPT_NO_BUILDID_CACHE:
+			o.no_buildid_cache = true;
 			break;
 		case 'm':
 			ret = parse_mmap_pages(optarg, &o.events);

@@ -30,6 +30,12 @@ struct wp_mapped_file {
 	uint8_t build_id_size;	/* non-zero when the kernel gave the id */
 	uint8_t build_id[20];
 	char *path;
+	/*
+	 * The file as the process saw it, opened through /proc/PID/root while
+	 * the process lived, when the same path on the host is another file
+	 * or none (a chroot, another mount namespace); else -1.
+	 */
+	int fd;
 };
 
 /*

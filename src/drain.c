@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* drain.c: the drain thread (rings -> blocks) and the writer thread (blocks -> file). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "buildid.h"
 #include "drain.h"
 #include "layout.h"
 #include "log.h"
@@ -72,6 +76,7 @@ struct wp_drain {
 	size_t nr_roles;
 	struct wp_mapped_file *files;
 	size_t nr_files, cap_files;
+	size_t nr_foreign;		/* files with an fd (open_foreign_file) */
 	bool warned_corrupt;
 	bool final_pass;		/* the first pass after the events stopped */
 
@@ -182,9 +187,58 @@ static uint8_t *drain_room(struct wp_drain *d, size_t n)
 	return d->cur ? d->cur->data + d->cur->len : NULL;
 }
 
+/* At most this many files are held open for a copy (see open_foreign_file). */
+#define MAX_FOREIGN_FILES 256
+
+/*
+ * The file the process pid mapped at path, when the host sees another
+ * file, or none, at that path: the process runs in a chroot or another
+ * mount namespace.  Opened through /proc/PID/root while the process
+ * lives, so that record can keep a copy (see filecache.h).  A file found
+ * without a kernel build id gets the one read from the file.  Returns a
+ * descriptor, or -1 when the host's path is the same file or the process
+ * is gone.
+ */
+static int open_foreign_file(pid_t pid, const char *path, struct wp_mapped_file *f)
+{
+	struct stat st, host;
+	uint8_t id[20];
+	char *proc;
+	int fd, n;
+
+	if (asprintf(&proc, "/proc/%d/root%s", (int)pid, path) < 0)
+		return -1;
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	free(proc);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (!stat(path, &host) && host.st_dev == st.st_dev && host.st_ino == st.st_ino))
+		goto no;
+	n = wp_build_id_read_fd(fd, id, sizeof(id));
+	if (n <= 0)
+		goto no;	/* nothing to find a copy by */
+	if (f->build_id_size && (f->build_id_size != n || memcmp(f->build_id, id, (size_t)n)))
+		goto no;	/* mapped again since: not the recorded file */
+	{
+		uint8_t host_id[20];
+
+		/* A copy of the host's file (a chroot made with cp) needs no copy. */
+		if (wp_build_id_read(path, host_id, sizeof(host_id)) == n &&
+		    !memcmp(host_id, id, (size_t)n))
+			goto no;
+	}
+	f->build_id_size = (uint8_t)n;
+	memcpy(f->build_id, id, (size_t)n);
+	return fd;
+no:
+	close(fd);
+	return -1;
+}
+
 static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
 {
-	struct wp_mapped_file f = { 0 };
+	struct wp_mapped_file f = { .fd = -1 };
 	struct wp_mmap2 m;
 	const char *name;
 
@@ -207,6 +261,11 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 
 		if (strcmp(o->path, name))
 			continue;
+		/* One path, two files: a container's library and the host's. */
+		if (o->build_id_size && f.build_id_size &&
+		    (o->build_id_size != f.build_id_size ||
+		     memcmp(o->build_id, f.build_id, f.build_id_size)))
+			continue;
 		if (o->pid != f.pid)
 			o->pid = UINT32_MAX;	/* shared by several processes */
 		if (!o->build_id_size && f.build_id_size) {
@@ -222,9 +281,16 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 	}
 	if (WP_GROW(d->files, d->cap_files, d->nr_files + 1))
 		return;
+	if (d->nr_foreign < MAX_FOREIGN_FILES) {
+		f.fd = open_foreign_file((pid_t)m.pid, name, &f);
+		if (f.fd >= 0)
+			d->nr_foreign++;
+	}
 	f.path = strdup(name);
 	if (f.path)
 		d->files[d->nr_files++] = f;
+	else if (f.fd >= 0)
+		close(f.fd);
 }
 
 /*
@@ -847,8 +913,11 @@ void wp_drain_free(struct wp_drain *d)
 		block_free(b);
 	}
 	block_free(d->cur);
-	for (size_t i = 0; i < d->nr_files; i++)
+	for (size_t i = 0; i < d->nr_files; i++) {
 		free(d->files[i].path);
+		if (d->files[i].fd >= 0)
+			close(d->files[i].fd);
+	}
 	free(d->files);
 	wp_u64map_release(&d->kips);
 	free(d->roles);

@@ -16,6 +16,7 @@
 #include "arch.h"
 #include "buildid.h"
 #include "drain.h"
+#include "filecache.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "quote.h"
@@ -689,6 +690,48 @@ static int write_build_ids(struct session *s)
 	return err;
 }
 
+/*
+ * Keep a copy of every file that a process in a chroot or another mount
+ * namespace mapped (the drain opened them through /proc/PID/root), so
+ * that report finds them by build id even when the host has another file,
+ * or none, at the recorded path.  Not an error if it fails: report then
+ * names those frames by address, and says so.
+ */
+static void keep_foreign_files(struct session *s)
+{
+	const struct wp_mapped_file *files;
+	size_t n, kept = 0, wanted = 0;
+	int err = 0;
+
+	files = wp_drain_mapped_files(s->drain, &n);
+	for (size_t i = 0; i < n; i++) {
+		int e;
+
+		if (files[i].fd < 0)
+			continue;
+		wanted++;
+		if (s->opts->no_buildid_cache) {
+			err = -ECANCELED;
+			continue;
+		}
+		e = wp_filecache_store(files[i].fd, files[i].build_id, files[i].build_id_size);
+		if (!e || e == -EEXIST)
+			kept++;
+		else if (!err)
+			err = e;
+	}
+	if (!wanted)
+		return;
+	if (kept)
+		wp_info("kept copies of %zu file%s mapped in a chroot or another mount namespace "
+			"for report (see FILES in wallprof-record(1))", kept, kept == 1 ? "" : "s");
+	if (kept < wanted)
+		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept (%s); "
+			"report names their frames only while they stay at the recorded paths",
+			wanted - kept, wanted - kept == 1 ? "" : "s", wanted - kept == 1 ? "was" : "were",
+			err == -ECANCELED ? "the cache is off" : strerror(-err));
+}
+
 static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -984,6 +1027,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = write_build_ids(&s);
 	if (!err)
 		err = write_kernel_symbols(&s);
+	keep_foreign_files(&s);
 	if (err && !s.write_err) {
 		if (!wp_writer_error(s.writer))
 			wp_error("cannot save the build IDs and kernel symbols: %s", strerror(-err));
