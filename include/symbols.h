@@ -5,7 +5,8 @@
  * User addresses are resolved per mapped file with a separate symbolizer
  * Dwfl (the module at bias 0, so lookups are by ELF address), shared by
  * every process that maps the file, through .symtab/.dynsym and DWARF
- * (separate debug info found by build id or .gnu_debuglink).  An inlined
+ * (separate debug info found by build id or .gnu_debuglink), and PLT stubs
+ * by the relocations of the slots they jump through (plt.h).  An inlined
  * call becomes its own frame.  Kernel addresses are named from
  * the symbols saved in the recording, or /proc/kallsyms.  Results are
  * cached per (file, address), and with a symbol cache also from one report

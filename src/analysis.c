@@ -11,7 +11,9 @@
 
 #include "analysis.h"
 #include "arch.h"
+#include "buildid.h"
 #include "coverage.h"
+#include "debuginfo.h"
 #include "jitmap.h"
 #include "pkgowner.h"
 #include "u64map.h"
@@ -19,6 +21,7 @@
 #include "order.h"
 #include "procmap.h"
 #include "quote.h"
+#include "stacks.h"
 #include "symbols.h"
 #include "symcache.h"
 #include "tracefs.h"
@@ -188,6 +191,68 @@ static int unnamed_cmp(const void *a, const void *b)
 	return c ? c : (int)x->reason - (int)y->reason;
 }
 
+/*
+ * The time of the stacks that hold an unnamed frame of each of the n
+ * places (a stack counts once for a place, whatever its number of such
+ * frames), and of all stacks.
+ */
+static void unnamed_time(struct pipeline *p, struct wp_unnamed_file *files, size_t n)
+{
+	struct wp_quality *q = &p->an->quality;
+	const struct wp_stack_weight *w;
+	size_t nw;
+
+	w = wp_account_stacks(p->an->account, &nw);
+	for (size_t i = 0; i < nw; i++) {
+		uint64_t ns = w[i].on_cpu_ns + w[i].blocked_ns + w[i].runnable_ns +
+			      w[i].preempted_ns;
+		bool seen[WP_UNNAMED_FILES + 1] = { false };
+		const uint32_t *tok;
+		unsigned int len;
+
+		q->stacks_ns += ns;
+		tok = wp_stacks_get(p->an->stacks, w[i].stack, &len);
+		for (unsigned int k = 0; tok && k < len; k++) {
+			uint32_t where;
+
+			if (!(tok[k] & WP_FRAME_UNNAMED))
+				continue;
+			where = wp_symbols_unnamed_where(p->symbols, tok[k]);
+			for (size_t f = 0; f < n; f++) {
+				if (seen[f] || files[f].where != where)
+					continue;
+				seen[f] = true;
+				files[f].stack_ns += ns;
+			}
+		}
+	}
+}
+
+/*
+ * Where a file's debug file would be found by its build id (the recorded
+ * one, else the file's own): debuginfo.h's first place.
+ */
+static void debug_file_of(struct pipeline *p, struct wp_unnamed_file *f)
+{
+	struct wp_dso *dso = wp_procmap_dso(p->pm, f->where);
+	uint8_t id[WP_SYMCACHE_MAX_ID];
+	size_t len = 0;
+	int n;
+
+	f->debug_file[0] = '\0';
+	if (!dso)
+		return;
+	if (dso->build_id_size) {
+		len = dso->build_id_size;
+		memcpy(id, dso->build_id, len);
+	} else if (dso->usable && (n = wp_build_id_read_fd(dso->fd, id, sizeof(id))) > 0) {
+		len = (size_t)n;
+	}
+	if (len < 2)
+		return;
+	wp_debuginfo_build_id_path(id, len, f->debug_file, sizeof(f->debug_file));
+}
+
 /* The places with the most unnamed frames, why, and what would name them. */
 static void explain_unnamed(struct pipeline *p)
 {
@@ -214,6 +279,7 @@ static void explain_unnamed(struct pipeline *p)
 			f->reason = dso->usable ? WP_UNNAMED_NO_SYMBOLS : WP_UNNAMED_MISSING;
 			snprintf(f->path, sizeof(f->path), "%s", dso->path);
 		}
+		f->where = (uint32_t)where;
 		/* Keep the largest few: the extra slot is the one sorted out. */
 		if (++n > WP_UNNAMED_FILES) {
 			qsort(all, n, sizeof(*all), unnamed_cmp);
@@ -221,9 +287,13 @@ static void explain_unnamed(struct pipeline *p)
 		}
 	}
 	qsort(all, n, sizeof(*all), unnamed_cmp);
-	for (size_t i = 0; i < n; i++)
-		if (all[i].reason == WP_UNNAMED_NO_SYMBOLS)
-			paths[nfiles++] = all[i].path;
+	unnamed_time(p, all, n);
+	for (size_t i = 0; i < n; i++) {
+		if (all[i].reason != WP_UNNAMED_NO_SYMBOLS)
+			continue;
+		paths[nfiles++] = all[i].path;
+		debug_file_of(p, &all[i]);
+	}
 	wp_package_owners(paths, nfiles, owners);
 	for (size_t i = 0, k = 0; i < n; i++)
 		if (all[i].reason == WP_UNNAMED_NO_SYMBOLS)

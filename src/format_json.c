@@ -304,6 +304,14 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		} else {
 			fputs("null", out);
 		}
+		fprintf(out, ", \"stack_ns\": %" PRIu64 ", \"debug_file\": ", f->stack_ns);
+		if (f->debug_file[0]) {
+			fputc('"', out);
+			wp_quote_puts(out, f->debug_file, WP_QUOTE_JSON);
+			fputc('"', out);
+		} else {
+			fputs("null", out);
+		}
 		fputc('}', out);
 	}
 	fputs("]}\n}\n", out);

@@ -166,35 +166,39 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 /* Where the unnamed frames are (those worth a line), and what would name them. */
 static void print_unnamed(const struct wp_quality *q, FILE *out)
 {
+	static const char *const why[] = {
+		[WP_UNNAMED_NO_SYMBOLS] = "no symbols there",
+		[WP_UNNAMED_MISSING] = "the file is missing or not the one recorded",
+		[WP_UNNAMED_NO_FILE] = "code of no file (a JIT's, or mappings not recorded)",
+		[WP_UNNAMED_KERNEL] = "kernel symbols were not available to the recording",
+	};
+
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		const struct wp_unnamed_file *f = &q->unnamed_files[i];
 		double pct = 100.0 * (double)f->frames / (double)q->frames;
+		char t[16];
 
 		if (pct < 1.0)
 			break;	/* sorted: the rest are smaller */
 		fprintf(out, "#   %.1f%% in ", pct);
 		wp_quote_puts(out, f->path, WP_QUOTE_TEXT);
-		switch (f->reason) {
-		case WP_UNNAMED_NO_SYMBOLS:
-			fprintf(out, ": no symbols there");
-			if (f->package[0]) {
-				fprintf(out, "; its debug symbols would name them (Debian: ");
-				wp_quote_puts(out, f->package, WP_QUOTE_TEXT);
-				fprintf(out, "-dbgsym, from the debian-debug archive)");
-			} else {
-				fprintf(out, "; its debug symbols would name them");
-			}
-			break;
-		case WP_UNNAMED_MISSING:
-			fprintf(out, ": the file is missing or not the one recorded");
-			break;
-		case WP_UNNAMED_NO_FILE:
-			fprintf(out, ": code of no file (a JIT's, or mappings not recorded)");
-			break;
-		case WP_UNNAMED_KERNEL:
-			fprintf(out, ": kernel symbols were not available to the recording");
-			break;
+		/* How much of the profile it leaves unexplained. */
+		fprintf(out, ": %s (stacks of %s, %.1f%% of the time)", why[f->reason],
+			DUR(f->stack_ns, t),
+			q->stacks_ns ? 100.0 * (double)f->stack_ns / (double)q->stacks_ns : 0.0);
+		if (f->reason != WP_UNNAMED_NO_SYMBOLS) {
+			fputc('\n', out);
+			continue;
 		}
+		fprintf(out, "; its debug symbols would name them");
+		if (f->package[0]) {
+			fprintf(out, " (Debian: ");
+			wp_quote_puts(out, f->package, WP_QUOTE_TEXT);
+			fprintf(out, "-dbgsym, from the debian-debug archive)");
+		}
+		if (f->debug_file[0])
+			fprintf(out, "%s%s", f->package[0] ? ", installed as " : ": ",
+				f->debug_file);
 		fputc('\n', out);
 	}
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "debuginfod.h"
 #include "filecache.h"
 #include "layout.h"
 #include "log.h"
@@ -432,6 +433,31 @@ static bool dso_open_copy(struct wp_dso *d)
 	return true;
 }
 
+/*
+ * The recorded file by its build id from debuginfod (when DEBUGINFOD_URLS
+ * names servers), when neither the recorded path nor a kept copy holds it.
+ */
+static bool dso_fetch(struct wp_dso *d)
+{
+	char got[41], *path;
+	int fd;
+
+	if (d->kind != WP_DSO_FILE || !d->build_id_size)
+		return false;
+	fd = wp_debuginfod_find(WP_DEBUGINFOD_EXECUTABLE, d->build_id, d->build_id_size, d->path,
+				&path);
+	if (fd < 0)
+		return false;
+	if (!dso_is_recorded(d, fd, got)) {
+		close(fd);
+		free(path);
+		return false;
+	}
+	d->fd = fd;
+	d->open_path = path;
+	return true;
+}
+
 bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 {
 	char q[WP_QUOTE_MSG];
@@ -455,7 +481,10 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 			goto unusable;
 		goto usable;
 	}
-	/* The recorded path first; a kept copy when it does not hold the file. */
+	/*
+	 * The recorded path first; a kept copy when it does not hold the file,
+	 * then debuginfod.
+	 */
 	n = wp_open_regular(d->path, &st);
 	if (n >= 0) {
 		char got[41], want[41];
@@ -469,7 +498,7 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		}
 		close(d->fd);
 		d->fd = -1;
-		if (dso_open_copy(d))
+		if (dso_open_copy(d) || dso_fetch(d))
 			goto usable;
 		pm->mismatches++;
 		if (d->build_id_size) {
@@ -484,7 +513,7 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		}
 		return false;
 	}
-	if (dso_open_copy(d))
+	if (dso_open_copy(d) || dso_fetch(d))
 		goto usable;
 	/* The recording names the path: a FIFO or a device counts as missing. */
 	pm->missing++;

@@ -17,6 +17,7 @@
 #include "jitmap.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "plt.h"
 #include "quote.h"
 #include "symbols.h"
 #include "symcache.h"
@@ -35,6 +36,7 @@ struct dso_symbolizer {
 	struct wp_u64map cache;	/* ELF address -> offset in chains << 32 | length */
 	struct wp_symcache *kept;	/* from and for other reports, or NULL */
 	bool kept_tried;
+	struct wp_plt *plt;	/* its PLT stubs' names, or NULL */
 };
 
 /* A chain being resolved, as the symbol cache keeps it. */
@@ -231,9 +233,15 @@ static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso
 	ds->mod = dwfl_report_elf(ds->dwfl, dso->short_name, dso->open_path, fd, 0, true);
 	dwfl_report_end(ds->dwfl, NULL, NULL);
 	/* Source files are read from the line tables: only when asked for. */
-	if (ds->mod)
+	if (ds->mod) {
+		Dwarf_Addr bias;
+
 		wp_debuginfo_set_use(ds->mod, s->lines || s->frameinfo ? WP_DEBUG_LINES
 								      : WP_DEBUG_NAMES);
+		/* Stubs have no symbols: their names come from the relocations. */
+		if (wp_plt_read(dwfl_module_getelf(ds->mod, &bias), &ds->plt))
+			wp_debug("no memory for the PLT of '%s'", dso->short_name);
+	}
 	if (!ds->mod) {
 		char q[WP_QUOTE_MSG];
 
@@ -399,6 +407,12 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	r->n = 0;
 	if (!mod)
 		goto unnamed;
+	name = wp_plt_name(s->dsos[idx].plt, addr, &off);
+	if (name) {
+		/* No DWARF or symbol covers a stub, and it has no source line. */
+		chain[0] = named_frame(s, idx, dso, name, 0, off, NULL, 0, r);
+		return 1;
+	}
 	if (s->lines)
 		have_where = src_line(mod, addr, where, sizeof(where));
 	cudie = dwfl_module_addrdie(mod, addr, &bias);
@@ -643,6 +657,7 @@ void wp_symbols_free(struct wp_symbols *s)
 			dwfl_end(s->dsos[i].dwfl);
 		wp_u64map_release(&s->dsos[i].cache);
 		wp_symcache_free(s->dsos[i].kept);
+		wp_plt_free(s->dsos[i].plt);
 	}
 	if (s->kept_dir >= 0)
 		close(s->kept_dir);
