@@ -229,6 +229,7 @@ static void meta_fill(struct wp_meta *m, struct wp_event_desc ev[2])
 	m->target_mode = WP_TARGET_PID;
 	m->flags = WP_META_SWITCHES | WP_META_OFFCPU_STACKS | WP_META_CLOCK_FALLBACK;
 	m->sample_period_ns = 10101010;
+	m->switch_stack_budget = 3000;
 
 	strcpy(ev[0].name, "cpu-clock");
 	ev[0].role = WP_EVENT_ONCPU;
@@ -337,6 +338,8 @@ static void check_meta(const struct wp_meta *got, const struct wp_meta *want,
 	is_u64(got->page_size, want->page_size, "%s: meta page_size", label);
 	is_u64(got->target_mode, want->target_mode, "%s: meta target_mode", label);
 	is_u64(got->flags, want->flags, "%s: meta flags", label);
+	is_u64(got->switch_stack_budget, want->switch_stack_budget,
+	       "%s: meta switch_stack_budget", label);
 	is_u64(got->sample_period_ns, want->sample_period_ns, "%s: meta sample_period_ns",
 	       label);
 	if (is_u64(got->nr_events, want->nr_events, "%s: meta nr_events", label)) {
