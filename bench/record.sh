@@ -21,7 +21,7 @@
 #   BENCH_WORKLOADS="pingpong work"   any of: pingpong work spin
 #   BENCH_PINGPONG_CPUS=0   taskset CPU list for pingpong; empty: not pinned
 #   BENCH_WORK_THREADS=$(nproc)      threads of the fixed-work workload
-#   BENCH_CONFIGS="perf perf-z perf-nostacks wallprof wallprof-rate wallprof-alt"
+#   BENCH_CONFIGS="perf perf-z perf-nostacks wallprof wallprof-all wallprof-alt"
 #                           profiled configurations:
 #       perf            perf record, the events above
 #       perf-z          the same with -z (zstd)
@@ -29,10 +29,12 @@
 #       perf-nostacks   perf without the context-switches event: switch
 #                       records and on-CPU samples only, the floor that
 #                       bounded switch-out stacks can approach
-#       wallprof        wallprof record with its defaults (a stack at
-#                       every switch-out, as perf here)
+#       wallprof        wallprof record with its defaults
+#       wallprof-all    wallprof --switch-stacks=all: a stack at every
+#                       switch-out, as perf here
 #       wallprof-rate   wallprof --switch-stacks=$BENCH_SWITCH_RATE (default
-#                       4000): switch-out stacks bounded, the rest estimated
+#                       4000 a second per CPU): switch-out stacks bounded,
+#                       the rest estimated
 #       wallprof-alt    wallprof --no-compress if it has that option
 #                       (compression is then the default), else wallprof -z
 #       wallprof-nc, wallprof-z     either one explicitly
@@ -51,7 +53,7 @@ secs=${BENCH_SECONDS:-3}
 workloads=${BENCH_WORKLOADS:-pingpong work}
 pp_cpus=${BENCH_PINGPONG_CPUS-0}
 work_threads=${BENCH_WORK_THREADS:-$(nproc)}
-configs=${BENCH_CONFIGS:-perf perf-z perf-nostacks wallprof wallprof-rate wallprof-alt}
+configs=${BENCH_CONFIGS:-perf perf-z perf-nostacks wallprof wallprof-all wallprof-alt}
 switch_rate=${BENCH_SWITCH_RATE:-4000}
 export LC_ALL=C
 
@@ -101,10 +103,12 @@ wp_opts=()
 if "$wp" record --help 2>&1 | grep -q -- '--wakeups'; then
 	wp_opts=(--wakeups=off)
 fi
-# Switch-out stacks bounded (older wallprofs took one at every switch-out).
-wp_rate=()
+# Switch-out stacks bounded, or all (older wallprofs took one at every
+# switch-out and know no option for it).
+wp_rate=() wp_all=()
 if "$wp" record --help 2>&1 | grep -q -- '--switch-stacks'; then
 	wp_rate=(--switch-stacks="$switch_rate")
+	wp_all=(--switch-stacks=all)
 fi
 
 # config -> label and profiler argv (without the workload)
@@ -116,6 +120,7 @@ cfg_label() {
 	perf-m16M) echo "perf -m 16M" ;;
 	perf-nostacks) echo "perf, no switch stacks" ;;
 	wallprof) echo "wallprof" ;;
+	wallprof-all) echo "wallprof --switch-stacks=all" ;;
 	wallprof-rate) echo "wallprof --switch-stacks=$switch_rate" ;;
 	wallprof-alt) if [ -n "$wp_has_nc" ]; then echo "wallprof --no-compress"; else echo "wallprof -z"; fi ;;
 	wallprof-nc) echo "wallprof --no-compress" ;;
@@ -133,6 +138,7 @@ set_prof() {
 		--call-graph dwarf,8192 --) ;;
 	wallprof) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-rate) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_rate[@]+"${wp_rate[@]}"} -o "$d/W.data" -f --) ;;
+	wallprof-all) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_all[@]+"${wp_all[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-alt)
 		if [ -n "$wp_has_nc" ]; then
 			prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --no-compress -o "$d/W.data" -f --)
@@ -321,7 +327,7 @@ if [ -n "$rev" ] && ! git -C "$top" diff --quiet HEAD -- src cmd include 2>/dev/
 fi
 [ -n "$rev" ] && echo "wallprof built from ${rev}"
 echo "load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "medians of $runs runs; events: cpu-clock period 1001001 ns, context-switches period 1 (wallprof-rate: --switch-stacks=$switch_rate), switch records, dwarf 8192, kernel callchains"
+echo "medians of $runs runs; events: cpu-clock period 1001001 ns, context-switches period 1 (wallprof: its default budget; wallprof-rate: --switch-stacks=$switch_rate), switch records, dwarf 8192, kernel callchains"
 [ ${#wp_opts[@]} -eq 0 ] || echo "wallprof runs with ${wp_opts[*]} (no wake-ups, as perf here)"
 case " $workloads " in *" pingpong "*)
 	if [ -n "$pp_cpus" ]; then
@@ -375,15 +381,15 @@ for wl in $workloads; do
 	# Every time slice of a pingpong thread gives a switch-in and a
 	# switch-out record and, with a stack at every switch-out, a stack:
 	# 3 x slices + on-CPU samples is what the kernel generated (2 x slices
-	# + on-CPU samples + stacks written when the stacks are sampled, as
-	# wallprof's default does); written (less the PERF_RECORD_LOST records)
+	# + on-CPU samples + stacks written when the stacks are bounded, as in
+	# wallprof's configurations other than wallprof-all); written (less the PERF_RECORD_LOST records)
 	# + lost should match it, give or take a few dozen COMM, MMAP2, FORK
 	# and EXIT records.  Negative: losses the tool did not count.
 	if [ "$wl" = pingpong ]; then
 		awk -F '\t' -v wl="$wl" -v cfgs="$configs" '
 		$1 == wl && $5 != "?" && $8 != "?" && $15 != "?" && $16 != "?" {
 			n[$2]++
-			v = $6 - $16 + $5 - ($2 == "wallprof-rate" ? 2 * $15 + $8 + $9 : $2 == "perf-nostacks" ? 2 * $15 + $8 : 3 * $15 + $8)
+			v = $6 - $16 + $5 - ($2 ~ /^wallprof/ && $2 != "wallprof-all" ? 2 * $15 + $8 + $9 : $2 == "perf-nostacks" ? 2 * $15 + $8 : 3 * $15 + $8)
 			a = v < 0 ? -v : v
 			if (n[$2] == 1 || a > mx[$2]) { mx[$2] = a; mv[$2] = v }
 		}
@@ -458,13 +464,13 @@ for wl in $workloads; do
 			}' "$res"
 		done
 		# The switch storm: the slowdown of each against perf's (the
-		# target: bounded switch-out stacks at most half of perf's).
+		# target: wallprof's default at most half of perf's).
 		if [ "$wl" = pingpong ]; then
 			base=$(median "$wl" base 10)
 			for c in $configs; do
 				case $c in wallprof*) ;; *) continue ;; esac
 				awk -v label="$(cfg_label "$c")" -v b="$base" -v w="$(median "$wl" "$c" 10)" \
-					-v p="$(median "$wl" perf 10)" -v dflt="$([ "$c" = wallprof-rate ] && echo 1)" 'BEGIN {
+					-v p="$(median "$wl" perf 10)" -v dflt="$([ "$c" = wallprof ] && echo 1)" 'BEGIN {
 					if (b == "?" || w == "?" || p == "?" || b == 0 || p >= b) exit
 					sw = 1 - w / b; sp = 1 - p / b
 					printf "  slowdown (%s) %.1f%% vs perf %.1f%%: ratio %.2f%s\n", label, 100 * sw, 100 * sp,

@@ -44,8 +44,8 @@ static const struct cmd_option record_options[] = {
 	{ "no-off-cpu", OPT_NO_OFF_CPU, OPTION_NO_ARG, NULL,
 	  "no context-switch records and no switch-out stacks", NULL },
 	{ "switch-stacks", OPT_SWITCH_STACKS, OPTION_ARG, "=<rate>",
-	  "'all' switch-out stacks (default), or about <rate>\na second per CPU, "
-	  "the rest estimated", NULL },
+	  "'all' switch-out stacks, or at most <rate> a second\nper CPU, the rest "
+	  "estimated (default 10000)", NULL },
 	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>", "wake-ups and their wakers:",
 	  wp_wakeups_word },
 	{ NULL, 0, 0, NULL, "Target:", NULL },
@@ -148,6 +148,7 @@ int cmd_record(int argc, char **argv)
 			.callgraph = WP_CALLGRAPH_DWARF,
 			.stack_size = DEFAULT_STACK,
 			.off_cpu = true,
+			.switch_stack_budget = WP_SWITCH_STACKS_DEFAULT,
 		},
 		.output = "wallprof.data",
 		.compress_level = DEFAULT_COMPRESS,

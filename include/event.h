@@ -49,6 +49,14 @@ enum wp_wakeups {
 	WP_WAKEUPS_OFF,
 };
 
+/*
+ * The default budget of switch-out stacks a second per CPU: far above
+ * what ordinary programs switch (a few thousand a second), far below a
+ * storm's hundreds of thousands, whose cost it cuts to that of the switch
+ * records alone (bench/README.md).
+ */
+#define WP_SWITCH_STACKS_DEFAULT 10000
+
 struct wp_event_opts {
 	const char *event;	/* cpu-clock, task-clock, cycles, instructions */
 	uint64_t freq;		/* samples per second of on-CPU time */
@@ -59,7 +67,8 @@ struct wp_event_opts {
 	 * Switch-out stacks a second per CPU (--switch-stacks=RATE): the
 	 * caller turns the switch-out event off and on per CPU to keep
 	 * within it (wp_evlist_gate_switch_stacks, stackgate.h); 0 for a
-	 * stack at every switch-out.  Switch records stay exact either way.
+	 * stack at every switch-out (--switch-stacks=all).  Switch records
+	 * stay exact either way.
 	 */
 	uint64_t switch_stack_budget;
 	bool enable_on_exec;	/* launch mode: start counting at execve */

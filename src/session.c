@@ -991,8 +991,9 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 		if (secs > 0 && !s->opts->events.switch_stack_budget &&
 		    (double)c->switch_samples / secs > SWITCH_STACKS_HINT)
 			wp_info("%.0f off-CPU stacks a second slowed the program at each switch; "
-				"--switch-stacks=4000 bounds them, the rest estimated",
-				(double)c->switch_samples / secs);
+				"without --switch-stacks=all, at most %d a second per CPU are taken, "
+				"the rest estimated", (double)c->switch_samples / secs,
+				WP_SWITCH_STACKS_DEFAULT);
 	}
 	/* Losses and throttling are warnings: -q does not hide them. */
 	if (lost)

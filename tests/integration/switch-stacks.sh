@@ -105,12 +105,28 @@ for name in ping pong; do
 		"$(abs $((${on:-0} - k_on)))" -le "$(max "$(max $((k_on * 3 / 100)) 5000000)" $((${sws:-0} * 1000)))"
 done
 
-# Every stack (the default) in a storm: the summary says what bounds them.
-run hint.wl hint.err "$WALLPROF" record --wakeups=off -o hint.data -- \
+# Every stack in a storm: the summary says what the default does.
+run hint.wl hint.err "$WALLPROF" record --switch-stacks=all --wakeups=off -o hint.data -- \
 	taskset -c 0 "$WORKLOADS/pingpong" 0.5
 check_num "hint: record exits 0" "$rc" -eq 0
 check "hint: the summary names --switch-stacks after a storm of stacks" \
-	grep -q 'off-CPU stacks a second slowed the program at each switch; --switch-stacks=4000 bounds them' hint.err
+	grep -q 'off-CPU stacks a second slowed the program at each switch; without --switch-stacks=all, at most 10000 a second per CPU' hint.err
+
+# The default in a storm: at most 10000 stacks a second per CPU, and the
+# summary says where stacks were turned off.
+run dflt.wl dflt.err "$WALLPROF" record --wakeups=off -o dflt.data -- \
+	taskset -c 0 "$WORKLOADS/pingpong" 1
+check_num "default: record exits 0" "$rc" -eq 0
+check "default: the summary says CPU 0's stacks were off part of the time" \
+	grep -q 'switch-out stacks were off for part of the time on CPU 0 (' dflt.err
+run dflt.json dflt.jerr "$WALLPROF" report -i dflt.data --format json
+stacks=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(sum(t["switch_samples"] for t in d["threads"]), d["quality"]["switch_stacks"]["rate"],
+      d["quality"]["switch_stacks"]["rate_per"].replace(" ", "_"))' dflt.json)
+set -- $stacks
+check_num "default: at most 10000 stacks a second on the one CPU (and some 20% for the first 10 ms)" \
+	"${1:-999999}" -le 12000
+check "default: the JSON gives the budget, per CPU" test "${2:-}" = 10000 -a "${3:-}" = cpu
 run calm.wl calm.err "$WALLPROF" record -o calm.data -- "$WORKLOADS/sleeper" 20 5
 check "hint: not after a calm recording" no_match 'switch-stacks' calm.err
 
@@ -145,7 +161,7 @@ check "text, all: no footer line on sampled stacks" no_match '^# switch-out stac
 # Below the rate: a sleeper switching out some 900 times a second keeps
 # every stack.
 for how in rate all; do
-	case $how in rate) opt=--switch-stacks=4000 ;; *) opt= ;; esac
+	case $how in rate) opt=--switch-stacks=4000 ;; *) opt=--switch-stacks=all ;; esac
 	run "s$how.wl" "s$how.err" "$WALLPROF" record -q $opt -o "s$how.data" -- \
 		"$WORKLOADS/sleeper" 1500 1
 	check_num "below the rate, $how: record exits 0" "$rc" -eq 0
@@ -163,7 +179,7 @@ EOF
 		END { for (s in ns) if (ns[s] * 100 >= t) printf "%s %d\n", s, 1000 * ns[s] / t }' \
 		"s$how.folded" | sort >"s$how.stacks"
 done
-check "without --switch-stacks, every switch-out has its stack (rate 0 in the JSON)" \
+check "with --switch-stacks=all, every switch-out has its stack (rate 0 in the JSON)" \
 	grep -q '"switch_stacks": {"rate": 0,' sall.json
 cut -d' ' -f1 srate.stacks >srate.names
 cut -d' ' -f1 sall.stacks >sall.names
