@@ -46,6 +46,33 @@ enum wp_hist_kind {
  */
 struct wp_thread_hists;
 
+/* A process's command line as the recording read it (layout.h, WP_RECORD_CMDLINE). */
+struct wp_process_cmdline {
+	uint64_t time;		/* when it was read */
+	uint16_t source;	/* enum wp_cmdline_source */
+	bool truncated;		/* more than WP_CMDLINE_MAX bytes */
+	uint32_t len;
+	const char *args;	/* len bytes: the arguments, each NUL-terminated */
+};
+
+/*
+ * One name a process had: from its creation or an exec to its next exec,
+ * or its end.  The times are its main thread's, inside the window; a
+ * process's names add up to its main thread's wall time.
+ */
+struct wp_process_name {
+	char comm[16];
+	uint64_t start_ns;	/* when it took the name (or its window began) */
+	uint64_t wall_ns, on_cpu_ns;
+	/*
+	 * Its parent's name, from the fork to its first exec (a shell's
+	 * child before it runs the command).
+	 */
+	bool inherited;
+	/* The last command line read under this name, or NULL. */
+	const struct wp_process_cmdline *cmdline;
+};
+
 struct wp_thread_times {
 	uint32_t pid, tid;
 	char comm[16];
@@ -69,6 +96,12 @@ struct wp_thread_times {
 	bool approximate;		/* records were lost in its window */
 	uint32_t serial;		/* creation order from 0: the same in every pass */
 	const struct wp_thread_hists *hists;	/* NULL: no interval at all */
+	/*
+	 * A process's main thread that exec'd, or whose command line was
+	 * read: every name it had, in time order (else NULL and 0).
+	 */
+	const struct wp_process_name *names;
+	uint32_t nr_names;
 };
 
 /* Add the thread's histogram of one kind into h (zeroed by the caller). */
@@ -259,6 +292,30 @@ struct wp_switch_estimate {
 	uint64_t threads;
 };
 void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e);
+
+/*
+ * A system-wide recording's CPUs (-a, with switch records): each CPU's
+ * time splits into the on-CPU time of the threads that ran there and the
+ * idle task's (pid 0, "swapper"), which is no thread of the table.  Both
+ * are inside the window, from the CPU's switch records: busy + idle is
+ * the window's length, up to the moments each switch takes.  A CPU that
+ * never switched is idle throughout when its samples were of the idle
+ * task, else busy.
+ */
+struct wp_cpu_time {
+	uint64_t idle_ns;
+	uint64_t busy_ns;
+};
+
+/*
+ * Where an on-CPU sample of thread tid (0: the idle task) was taken, before
+ * wp_account_sample (which takes none of the idle task's): the CPUs'
+ * ledger of a system-wide recording needs it; others ignore it.
+ */
+int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu);
+
+/* After finish: the CPUs' times (*n is 0 when the recording is not system-wide). */
+const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n);
 
 /* Records the kernel reported lost, as seen in LOST/LOST_SAMPLES records. */
 uint64_t wp_account_lost(const struct wp_account *a);

@@ -20,6 +20,26 @@ enum run_state {
 };
 
 #define NO_WAKER UINT32_MAX
+#define NO_CPU UINT32_MAX
+
+/* One name of a process (wp_process_name) while it is being accounted. */
+struct name_span {
+	struct wp_process_name pub;
+	uint32_t serial;	/* of its main thread */
+	uint32_t next;		/* the thread's next name + 1, or 0 */
+	uint32_t cmdline;	/* index + 1 in cmdlines, or 0 */
+	uint64_t on_at_start;	/* the thread's on-CPU time when it took the name */
+};
+
+/* A CPU of a system-wide recording, by its idle task's switches. */
+enum cpu_state { CPU_UNKNOWN, CPU_IDLE, CPU_BUSY };
+
+struct cpu {
+	struct wp_cpu_time pub;
+	uint64_t since;		/* of the current idle stretch */
+	uint8_t state;		/* enum cpu_state */
+	bool idle_sampled;	/* a sample of the idle task came from it */
+};
 
 /*
  * A thread is kept small (some 150 bytes): recordings of servers hold
@@ -43,6 +63,9 @@ struct thread {
 	bool woken_early;		/* waker is the early one: see thread_switch_out */
 	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool closed;
+	bool forked_process;		/* a FORK made it a new process's main thread */
+	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
+	uint32_t cpu;			/* where it runs or last ran; NO_CPU: unknown */
 	/*
 	 * Off-CPU time of its switch-outs without a sampled stack, by kind
 	 * and log2 bucket of the part's length (see strata_note); owned,
@@ -114,6 +137,14 @@ struct wp_account {
 	size_t nr_wakes, cap_wakes;
 	int err;			/* -ENOMEM once memory ran out */
 	struct wp_thread_times *result;	/* built by wp_account_finish */
+	struct name_span *names;	/* processes' names, in the order taken */
+	size_t nr_names, cap_names;
+	struct wp_process_name *result_names;	/* by thread, then time, after finish */
+	struct wp_process_cmdline *cmdlines;	/* args owned */
+	size_t nr_cmdlines, cap_cmdlines;
+	struct cpu *cpus;		/* system-wide recordings with switches; else NULL */
+	uint32_t nr_cpus;
+	uint64_t end_ns;		/* of the recording, after finish */
 };
 
 /*
@@ -160,6 +191,7 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 	t->off_start = start;
 	t->waker = NO_WAKER;
 	t->early_waker = NO_WAKER;
+	t->cpu = NO_CPU;
 	t->pending_stack = NO_STACK;
 	t->off_stack = a->opts.unknown_stack;
 	if (a->lost)
@@ -442,6 +474,8 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 		t->t.on_cpu_ns += d;
 		if (d)
 			hist_add(a, t, WP_HIST_ON_SLICES, d);
+		if (a->cpus && t->cpu < a->nr_cpus)
+			a->cpus[t->cpu].pub.busy_ns += d;
 		return;
 	}
 	if (t->state == STATE_BLOCKED)
@@ -615,6 +649,16 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 		a->enqueues |= meta->events[e].role == WP_EVENT_ENQUEUED;
 	if (opts)
 		a->opts = *opts;
+	/* Idle time is the idle task's switches, seen only CPU-wide. */
+	if ((meta->flags & WP_META_CPU_WIDE) && !a->no_switches && meta->nr_cpus &&
+	    meta->nr_cpus <= 65536) {
+		a->cpus = calloc(meta->nr_cpus, sizeof(*a->cpus));
+		if (!a->cpus) {
+			free(a);
+			return -ENOMEM;
+		}
+		a->nr_cpus = meta->nr_cpus;
+	}
 	*out = a;
 	return 0;
 }
@@ -800,6 +844,188 @@ const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a,
 	return a->wakes;
 }
 
+/* The thread's on-CPU time up to now, as the accounting will count it. */
+static uint64_t on_so_far(const struct wp_account *a, const struct thread *t, uint64_t now)
+{
+	uint64_t on = t->t.on_cpu_ns;
+
+	/* A thread not switched yet that execs is running: since its start. */
+	if (t->state == STATE_ON || (t->state == STATE_UNKNOWN && !a->no_switches))
+		on += in_window(a, t->since, now > t->since ? now : t->since);
+	return on;
+}
+
+/*
+ * The process of main thread t takes the name comm at time (its exec);
+ * a name it had for no time at all is replaced.
+ */
+static void name_open(struct wp_account *a, struct thread *t, uint64_t time,
+		      const char comm[16], bool inherited)
+{
+	struct name_span *n;
+
+	if (t->name && a->names[t->name - 1].pub.start_ns >= time) {
+		n = &a->names[t->name - 1];
+		n->cmdline = 0;		/* the replaced image's */
+	} else {
+		if (a->nr_names >= UINT32_MAX - 1 ||
+		    WP_GROW(a->names, a->cap_names, a->nr_names + 1)) {
+			a->err = -ENOMEM;
+			return;
+		}
+		n = &a->names[a->nr_names++];
+		memset(n, 0, sizeof(*n));
+		n->serial = t->serial;
+		n->pub.start_ns = time;
+		n->on_at_start = on_so_far(a, t, time);
+		if (t->name)
+			a->names[t->name - 1].next = (uint32_t)a->nr_names;
+		t->name = (uint32_t)a->nr_names;
+	}
+	memcpy(n->pub.comm, comm, sizeof(n->pub.comm));
+	n->pub.comm[sizeof(n->pub.comm) - 1] = '\0';
+	n->pub.inherited = inherited;
+}
+
+/* Start keeping t's names: the one it has had since its start. */
+static void names_begin(struct wp_account *a, struct thread *t)
+{
+	if (!t->name)
+		name_open(a, t, t->t.start_ns, t->t.comm, t->forked_process);
+}
+
+/* A process's command line (WP_RECORD_CMDLINE): its current name's. */
+static int account_cmdline(struct wp_account *a, const struct perf_event_header *rec)
+{
+	struct wp_process_cmdline *pc;
+	struct wp_cmdline c;
+	struct thread *t;
+	char *args;
+
+	if (wp_cmdline_parse(rec, &c))
+		return 0;
+	t = thread_live(a, c.pid);
+	if (!t || t->t.pid != c.pid)
+		return 0;	/* gone by now, or none of the recording's */
+	args = malloc(c.len ? c.len : 1);
+	pc = wp_grow(a->cmdlines, &a->cap_cmdlines, a->nr_cmdlines + 1, sizeof(*a->cmdlines));
+	if (!args || !pc || a->nr_cmdlines >= UINT32_MAX - 1) {
+		free(args);
+		return a->err = -ENOMEM;
+	}
+	a->cmdlines = pc;
+	memcpy(args, c.args, c.len);
+	a->cmdlines[a->nr_cmdlines++] = (struct wp_process_cmdline){
+		.time = c.time, .source = c.source, .len = c.len, .args = args,
+		.truncated = c.flags & WP_CMDLINE_TRUNCATED,
+	};
+	names_begin(a, t);
+	if (t->name)
+		a->names[t->name - 1].cmdline = (uint32_t)a->nr_cmdlines;
+	return a->err;
+}
+
+/* Each name's times, once every thread is closed (threads still by serial). */
+static void names_close(struct wp_account *a)
+{
+	for (size_t i = 0; i < a->nr_names; i++) {
+		struct name_span *n = &a->names[i];
+		const struct thread *t = &a->threads[n->serial];
+		const struct name_span *next = n->next ? &a->names[n->next - 1] : NULL;
+		uint64_t from = n->pub.start_ns, to = next ? next->pub.start_ns : t->t.end_ns;
+		uint64_t on_end = next ? next->on_at_start : t->t.on_cpu_ns;
+
+		if (from < t->t.start_ns)
+			from = t->t.start_ns;
+		if (to > t->t.end_ns)
+			to = t->t.end_ns;
+		n->pub.start_ns = from;
+		n->pub.wall_ns = to > from ? to - from : 0;
+		n->pub.on_cpu_ns = on_end > n->on_at_start ? on_end - n->on_at_start : 0;
+	}
+}
+
+/*
+ * The names as the result has them: by thread, in time order, each
+ * thread's in one run its names point to.  A name of no time inside the
+ * window is left out, unless it is the last.
+ */
+static int names_result(struct wp_account *a)
+{
+	uint32_t *first = calloc(a->nr + 1, sizeof(*first));
+	size_t kept = 0;
+
+	if (!first)
+		return -ENOMEM;
+	for (size_t i = a->nr_names; i-- > 0;)
+		first[a->names[i].serial] = (uint32_t)i + 1;
+	a->result_names = calloc(a->nr_names + 1, sizeof(*a->result_names));
+	if (!a->result_names) {
+		free(first);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < a->nr; i++) {
+		struct wp_thread_times *t = &a->result[i];
+
+		t->names = &a->result_names[kept];
+		for (uint32_t k = first[t->serial]; k; k = a->names[k - 1].next) {
+			const struct name_span *n = &a->names[k - 1];
+
+			if (!n->pub.wall_ns && n->next)
+				continue;
+			a->result_names[kept] = n->pub;
+			if (n->cmdline)
+				a->result_names[kept].cmdline = &a->cmdlines[n->cmdline - 1];
+			kept++;
+			t->nr_names++;
+		}
+		if (!t->nr_names)
+			t->names = NULL;
+	}
+	free(first);
+	return 0;
+}
+
+/* The idle task of cpu switched out (the CPU got busy) or in, at time. */
+static void cpu_idle_switch(struct wp_account *a, uint32_t cpu, bool out, uint64_t time)
+{
+	struct cpu *c = &a->cpus[cpu];
+
+	if (!out) {
+		c->state = CPU_IDLE;
+		c->since = time;
+		return;
+	}
+	if (c->state == CPU_UNKNOWN)
+		c->since = a->start_ns;		/* idle since the start */
+	if (c->state != CPU_BUSY)
+		c->pub.idle_ns += in_window(a, c->since, time > c->since ? time : c->since);
+	c->state = CPU_BUSY;
+}
+
+int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu)
+{
+	struct thread *t;
+
+	if (!a->cpus || cpu >= a->nr_cpus)
+		return 0;
+	if (!tid) {
+		a->cpus[cpu].idle_sampled = true;
+		return 0;
+	}
+	/* A thread that never switched: where it ran all along. */
+	t = thread_live(a, tid);
+	if (t && (t->state == STATE_UNKNOWN || t->cpu == NO_CPU))
+		t->cpu = cpu;
+	return 0;
+}
+
+const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n)
+{
+	*n = a->result && a->cpus ? a->nr_cpus : 0;
+	return *n ? &a->cpus[0].pub : NULL;
+}
+
 static int account_fork(struct wp_account *a, const struct perf_event_header *rec,
 			uint64_t time)
 {
@@ -818,6 +1044,7 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 		t->t.start_ns = time;
 		t->since = t->off_start = time;
 		t->state = t->initial_off = new_thread_state(a);
+		t->forked_process = te.pid != te.ppid;
 		return 0;
 	}
 	if (t)
@@ -826,6 +1053,7 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 	if (!t)
 		return -ENOMEM;
 	t->initial_off = new_thread_state(a);
+	t->forked_process = te.pid != te.ppid;
 	parent = thread_find(a, te.ptid);
 	if (parent)
 		memcpy(t->t.comm, parent->t.comm, sizeof(t->t.comm));
@@ -836,6 +1064,7 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 			uint64_t time)
 {
 	struct wp_sample_id id;
+	char comm[16] = "";
 	struct thread *t;
 	struct wp_comm c;
 	size_t n;
@@ -856,10 +1085,18 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 	if (!t)
 		return -ENOMEM;
 	t->t.pid = c.pid;
-	n = c.len < sizeof(t->t.comm) ? c.len : sizeof(t->t.comm) - 1;
-	memcpy(t->t.comm, c.comm, n);
-	t->t.comm[n] = '\0';
-	return 0;
+	n = c.len < sizeof(comm) ? c.len : sizeof(comm) - 1;
+	memcpy(comm, c.comm, n);
+	comm[n] = '\0';
+	/* A process's main thread keeps every name it exec'd under. */
+	if (c.exec && c.pid == c.tid) {
+		names_begin(a, t);
+		name_open(a, t, time, comm, false);
+	} else if (t->name) {
+		memcpy(a->names[t->name - 1].pub.comm, comm, sizeof(comm));	/* renamed itself */
+	}
+	memcpy(t->t.comm, comm, sizeof(comm));
+	return a->err;
 }
 
 int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
@@ -877,14 +1114,25 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (wp_switch_parse(rec, &sw) || wp_sample_id_parse(&a->fmt, rec, &id) ||
-		    !id.tid || id.tid == UINT32_MAX)
+		if (wp_switch_parse(rec, &sw) || wp_sample_id_parse(&a->fmt, rec, &id))
+			return 0;
+		if (a->cpus && id.cpu < a->nr_cpus) {
+			if (!id.tid) {
+				cpu_idle_switch(a, id.cpu, sw.out, time);
+				return 0;
+			}
+			if (a->cpus[id.cpu].state == CPU_UNKNOWN)
+				a->cpus[id.cpu].state = CPU_BUSY;	/* not idle so far */
+		}
+		if (!id.tid || id.tid == UINT32_MAX)
 			return 0;
 		t = thread_get(a, id.pid, id.tid);
 		if (!t)
 			return -ENOMEM;
 		if (t->closed)
 			return 0;	/* the last switch-out, after its EXIT */
+		if (a->cpus && id.cpu < a->nr_cpus)
+			t->cpu = id.cpu;
 		time = switch_time(t, time, !sw.out);
 		if (sw.out)
 			thread_switch_out(a, t, time, sw.preempted);
@@ -911,6 +1159,8 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		if (wp_thread_parse(rec, &th))
 			return 0;
 		return thread_get(a, th.pid, th.tid) ? 0 : -ENOMEM;
+	case WP_RECORD_CMDLINE:
+		return account_cmdline(a, rec);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!wp_lost_parse(rec, &lost_id, &v))
@@ -1272,6 +1522,17 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 		return;		/* finished already */
 	for (size_t i = 0; i < a->nr; i++)
 		thread_close(a, &a->threads[i], end_ns);
+	for (uint32_t c = 0; c < a->nr_cpus; c++) {
+		struct cpu *cpu = &a->cpus[c];
+
+		if (cpu->state == CPU_UNKNOWN && cpu->idle_sampled) {
+			cpu->state = CPU_IDLE;		/* idle throughout */
+			cpu->since = a->start_ns;
+		}
+		if (cpu->state == CPU_IDLE)
+			cpu->pub.idle_ns += in_window(a, cpu->since, end_ns);
+	}
+	names_close(a);
 	wp_u64map_release(&a->thread_index);
 	distribute_on_cpu(a);
 	if (estimate_switch_stacks(a))
@@ -1280,6 +1541,8 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 		a->threads = calloc(1, sizeof(*a->threads));	/* a result even of none */
 	if (a->threads && make_result(a))
 		a->err = -ENOMEM;	/* no threads to show; the hists stay theirs */
+	if (a->result && names_result(a))
+		a->err = -ENOMEM;
 	wp_u64map_release(&a->weight_index);
 }
 
@@ -1354,5 +1617,11 @@ void wp_account_free(struct wp_account *a)
 	free(a->wakers);
 	free(a->wakes);
 	wp_u64map_release(&a->waker_index);
+	free(a->names);
+	free(a->result_names);
+	for (size_t i = 0; i < a->nr_cmdlines; i++)
+		free((void *)a->cmdlines[i].args);
+	free(a->cmdlines);
+	free(a->cpus);
 	free(a);
 }

@@ -343,6 +343,7 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	enum wp_event_role role = sample_role(p, s->id);
 	uint32_t stack;
 	unsigned int n;
+	int err;
 
 	if (role == WP_EVENT_WAKEUP)
 		return deliver_wakeup(p, rec, s, time);
@@ -352,6 +353,9 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		return 0;	/* the FORK tells as much */
 	if (role == WP_EVENT_SCHED_SWITCH)
 		return deliver_sched_switch(p, s, time);
+	/* The idle task (-a): its CPU was idle; nothing to unwind. */
+	if (!s->tid && role == WP_EVENT_ONCPU)
+		return wp_account_sample_cpu(p->an->account, 0, s->cpu);
 	n = sample_frames(p, rec, s, true);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s->ip) {
@@ -369,8 +373,11 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
 	if (stack == UINT32_MAX)
 		return -ENOMEM;
-	return wp_account_sample(p->an->account, s->pid, s->tid, time,
-				 role == WP_EVENT_SWITCH_OUT, stack);
+	err = wp_account_sample(p->an->account, s->pid, s->tid, time,
+				role == WP_EVENT_SWITCH_OUT, stack);
+	if (!err && role == WP_EVENT_ONCPU)
+		err = wp_account_sample_cpu(p->an->account, s->tid, s->cpu);
+	return err;
 }
 
 /* A tracepoint's format, as the recording's kernel described it. */
