@@ -243,11 +243,12 @@ int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
 		      const struct wp_waker *waker);
 
 /*
- * A CPU switched from thread prev to thread next (sched_switch; either may
- * be another's, or 0 for the idle task) at time: the switch records of the
- * two that follow take its time, where schedstat's clocks turn.
+ * CPU cpu switched from thread prev to thread next (sched_switch; either
+ * may be another's, or 0 for the idle task) at time: the switch records
+ * of the two that follow take its time, where schedstat's clocks turn.
  */
-int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time);
+int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time,
+			    uint32_t cpu);
 
 /* The woken thread wakee reached a run queue (sched_wakeup): runnable from time. */
 int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time);

@@ -35,8 +35,17 @@ struct name_span {
 enum cpu_state { CPU_UNKNOWN, CPU_IDLE, CPU_BUSY };
 
 struct cpu {
-	struct wp_cpu_time pub;
 	uint64_t since;		/* of the current idle stretch */
+	/*
+	 * When the last switch-out on it was counted, until a switch-in uses
+	 * it: the CPU's time from one to the next (the switch itself) is the
+	 * incoming task's, as the scheduler counts it, so none goes missing.
+	 */
+	uint64_t last_out;
+	uint32_t last_next;	/* the task that switch-out named as next */
+	uint64_t switch_time;	/* of its last sched_switch not yet used, or 0 */
+	uint32_t switch_prev, switch_next;	/* the tids it named */
+	uint32_t current;	/* the thread on it (serial + 1), or 0 */
 	uint8_t state;		/* enum cpu_state */
 	bool idle_sampled;	/* a sample of the idle task came from it */
 };
@@ -64,6 +73,8 @@ struct thread {
 	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool closed;
 	bool forked_process;		/* a FORK made it a new process's main thread */
+	bool exiting;			/* -a: after its EXIT, before its last switch-out */
+	uint64_t exit_time;		/* of its EXIT record, while exiting */
 	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
 	uint32_t cpu;			/* where it runs or last ran; NO_CPU: unknown */
 	/*
@@ -143,6 +154,7 @@ struct wp_account {
 	struct wp_process_cmdline *cmdlines;	/* args owned */
 	size_t nr_cmdlines, cap_cmdlines;
 	struct cpu *cpus;		/* system-wide recordings with switches; else NULL */
+	struct wp_cpu_time *cpu_times;	/* as many */
 	uint32_t nr_cpus;
 	uint64_t end_ns;		/* of the recording, after finish */
 };
@@ -475,7 +487,7 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 		if (d)
 			hist_add(a, t, WP_HIST_ON_SLICES, d);
 		if (a->cpus && t->cpu < a->nr_cpus)
-			a->cpus[t->cpu].pub.busy_ns += d;
+			a->cpu_times[t->cpu].busy_ns += d;
 		return;
 	}
 	if (t->state == STATE_BLOCKED)
@@ -653,7 +665,10 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	if ((meta->flags & WP_META_CPU_WIDE) && !a->no_switches && meta->nr_cpus &&
 	    meta->nr_cpus <= 65536) {
 		a->cpus = calloc(meta->nr_cpus, sizeof(*a->cpus));
-		if (!a->cpus) {
+		a->cpu_times = calloc(meta->nr_cpus, sizeof(*a->cpu_times));
+		if (!a->cpus || !a->cpu_times) {
+			free(a->cpus);
+			free(a->cpu_times);
 			free(a);
 			return -ENOMEM;
 		}
@@ -795,7 +810,8 @@ int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
 	return 0;
 }
 
-int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time)
+int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time,
+			    uint32_t cpu)
 {
 	struct thread *t;
 
@@ -810,6 +826,12 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 	if (t) {
 		t->sched_switch_time = time;
 		t->sched_switch_in = true;
+	}
+	/* The switch records of the idle task, and of exited tasks, take it likewise. */
+	if (a->cpus && cpu < a->nr_cpus) {
+		a->cpus[cpu].switch_time = time;
+		a->cpus[cpu].switch_prev = prev;
+		a->cpus[cpu].switch_next = next;
 	}
 	return 0;
 }
@@ -986,20 +1008,101 @@ static int names_result(struct wp_account *a)
 	return 0;
 }
 
-/* The idle task of cpu switched out (the CPU got busy) or in, at time. */
-static void cpu_idle_switch(struct wp_account *a, uint32_t cpu, bool out, uint64_t time)
+/*
+ * The time of a switch record on CPU c that the CPU's last sched_switch
+ * (from prev to next; UINT32_MAX: any) stands for, or the record's own.
+ */
+static uint64_t cpu_sched_switch_time(struct cpu *c, uint32_t prev, uint32_t next,
+				      uint64_t time)
+{
+	uint64_t at = c->switch_time;
+
+	if (!at || (prev != UINT32_MAX && c->switch_prev != prev) ||
+	    (next != UINT32_MAX && c->switch_next != next) || at > time ||
+	    time - at > SCHED_SWITCH_LAG_NS)
+		return time;
+	c->switch_time = 0;
+	return at;
+}
+
+/*
+ * The last switch-out of an exiting thread t on cpu (NULL: the one on
+ * cpu, its tid already gone): it ran its exit path until now.
+ */
+static int exit_switch_out(struct wp_account *a, uint32_t cpu, struct thread *t, uint64_t time)
+{
+	struct cpu *c = cpu < a->nr_cpus ? &a->cpus[cpu] : NULL;
+
+	if (!t && c && c->current)
+		t = &a->threads[c->current - 1];
+	if (!t || !t->exiting || t->closed)
+		return 0;
+	if (c)
+		time = cpu_sched_switch_time(c, UINT32_MAX, UINT32_MAX, time);
+	thread_close(a, t, time);
+	if (c) {
+		c->last_out = t->t.end_ns;
+		c->current = 0;
+	}
+	return 0;
+}
+
+/*
+ * A switch-in on cpu at time (sw, of task self) starts where the
+ * switch-out before it ended.  When both name as the other a task that
+ * wrote no switch record of its own (some do not), that task ran in
+ * between: its time is counted as theirs say.
+ */
+static uint64_t cpu_switch_in_time(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
+				   uint32_t self, uint64_t time)
 {
 	struct cpu *c = &a->cpus[cpu];
+	uint64_t out = c->last_out;
+	struct thread *t;
 
+	c->last_out = 0;
+	if (!out || out > time)
+		return time;
+	if (sw->cpu_wide && c->last_next == sw->next_prev_tid && !sw->next_prev_tid && self) {
+		/* The idle task, whose records do not always come. */
+		a->cpu_times[cpu].idle_ns += in_window(a, out, time);
+		return time;
+	}
+	if (sw->cpu_wide && c->last_next == sw->next_prev_tid && sw->next_prev_tid != self &&
+	    sw->next_prev_tid && sw->next_prev_tid != UINT32_MAX) {
+		t = thread_get(a, sw->next_prev_pid, sw->next_prev_tid);
+		if (!t) {
+			a->err = -ENOMEM;
+		} else if (!t->closed && t->state != STATE_ON && t->since <= out) {
+			t->cpu = cpu;
+			thread_switch_in(a, t, out);
+			thread_switch_out(a, t, time, false);
+		}
+		return time;
+	}
+	return time - out <= SCHED_SWITCH_LAG_NS ? out : time;
+}
+
+/* The idle task of cpu switched out (the CPU got busy) or in, at time. */
+static void cpu_idle_switch(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
+			    uint64_t time)
+{
+	struct cpu *c = &a->cpus[cpu];
+	bool out = sw->out;
+
+	time = cpu_sched_switch_time(c, out ? 0 : UINT32_MAX, out ? UINT32_MAX : 0, time);
 	if (!out) {
+		time = cpu_switch_in_time(a, cpu, sw, 0, time);
 		c->state = CPU_IDLE;
 		c->since = time;
 		return;
 	}
+	c->last_out = time;
 	if (c->state == CPU_UNKNOWN)
 		c->since = a->start_ns;		/* idle since the start */
 	if (c->state != CPU_BUSY)
-		c->pub.idle_ns += in_window(a, c->since, time > c->since ? time : c->since);
+		a->cpu_times[cpu].idle_ns += in_window(a, c->since,
+						       time > c->since ? time : c->since);
 	c->state = CPU_BUSY;
 }
 
@@ -1023,7 +1126,7 @@ int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu)
 const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n)
 {
 	*n = a->result && a->cpus ? a->nr_cpus : 0;
-	return *n ? &a->cpus[0].pub : NULL;
+	return *n ? a->cpu_times : NULL;
 }
 
 static int account_fork(struct wp_account *a, const struct perf_event_header *rec,
@@ -1048,7 +1151,7 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 		return 0;
 	}
 	if (t)
-		thread_close(a, t, time);	/* a reused tid whose EXIT was lost */
+		thread_close(a, t, t->exiting ? t->exit_time : time);	/* its EXIT lost */
 	t = thread_add(a, te.pid, te.tid, time, new_thread_state(a));
 	if (!t)
 		return -ENOMEM;
@@ -1117,12 +1220,16 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		if (wp_switch_parse(rec, &sw) || wp_sample_id_parse(&a->fmt, rec, &id))
 			return 0;
 		if (a->cpus && id.cpu < a->nr_cpus) {
+			if (sw.out)
+				a->cpus[id.cpu].last_next = sw.next_prev_tid;
 			if (!id.tid) {
-				cpu_idle_switch(a, id.cpu, sw.out, time);
-				return 0;
+				cpu_idle_switch(a, id.cpu, &sw, time);
+				return a->err;
 			}
 			if (a->cpus[id.cpu].state == CPU_UNKNOWN)
 				a->cpus[id.cpu].state = CPU_BUSY;	/* not idle so far */
+			if (id.tid == UINT32_MAX && sw.out)
+				return exit_switch_out(a, id.cpu, NULL, time);
 		}
 		if (!id.tid || id.tid == UINT32_MAX)
 			return 0;
@@ -1131,9 +1238,24 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 			return -ENOMEM;
 		if (t->closed)
 			return 0;	/* the last switch-out, after its EXIT */
-		if (a->cpus && id.cpu < a->nr_cpus)
-			t->cpu = id.cpu;
+		/* Preempted on its exit path (freeing a large memory, say), it runs again. */
+		if (t->exiting && sw.out && !sw.preempted)
+			return exit_switch_out(a, id.cpu, t, time);
 		time = switch_time(t, time, !sw.out);
+		if (!a->cpus || id.cpu >= a->nr_cpus) {
+			/* Nothing of the CPUs: each thread's own records. */
+		} else if (sw.out) {
+			a->cpus[id.cpu].last_out = time > t->since ? time : t->since;
+		} else {
+			uint64_t in = cpu_switch_in_time(a, id.cpu, &sw, id.tid, time);
+
+			if (in >= t->since)
+				time = in;
+		}
+		if (a->cpus && id.cpu < a->nr_cpus) {
+			t->cpu = id.cpu;
+			a->cpus[id.cpu].current = sw.out ? 0 : t->serial + 1;
+		}
 		if (sw.out)
 			thread_switch_out(a, t, time, sw.preempted);
 		else
@@ -1147,12 +1269,21 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		if (wp_task_event_parse(rec, &te))
 			return 0;
 		t = thread_live(a, te.tid);
-		if (t) {
+		if (t && !t->exiting) {
 			/* The exiting task runs its exit path until the end. */
 			if (t->state == STATE_UNKNOWN && !a->no_switches)
 				t->state = STATE_ON;
-			thread_close(a, t, time);
 			t->t.exited = true;
+			/*
+			 * -a: until its last switch-out, which the CPU's
+			 * ledger counts as its time (its tid is gone by then).
+			 */
+			if (a->cpus && t->state == STATE_ON) {
+				t->exiting = true;
+				t->exit_time = time;
+				return 0;
+			}
+			thread_close(a, t, time);
 		}
 		return 0;
 	case WP_RECORD_THREAD:
@@ -1521,7 +1652,8 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 	if (a->result)
 		return;		/* finished already */
 	for (size_t i = 0; i < a->nr; i++)
-		thread_close(a, &a->threads[i], end_ns);
+		thread_close(a, &a->threads[i],
+			     a->threads[i].exiting ? a->threads[i].exit_time : end_ns);
 	for (uint32_t c = 0; c < a->nr_cpus; c++) {
 		struct cpu *cpu = &a->cpus[c];
 
@@ -1530,7 +1662,7 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 			cpu->since = a->start_ns;
 		}
 		if (cpu->state == CPU_IDLE)
-			cpu->pub.idle_ns += in_window(a, cpu->since, end_ns);
+			a->cpu_times[c].idle_ns += in_window(a, cpu->since, end_ns);
 	}
 	names_close(a);
 	wp_u64map_release(&a->thread_index);
@@ -1623,5 +1755,6 @@ void wp_account_free(struct wp_account *a)
 		free((void *)a->cmdlines[i].args);
 	free(a->cmdlines);
 	free(a->cpus);
+	free(a->cpu_times);
 	free(a);
 }

@@ -334,7 +334,7 @@ static int deliver_sched_switch(struct pipeline *p, const struct wp_sample *s, u
 	if (!f || !wp_trace_field_int(wp_trace_field(f, "next_pid"), s->raw, s->raw_size, &next) ||
 	    next < 0 || next > UINT32_MAX)
 		return 0;
-	return wp_account_sched_switch(p->an->account, s->tid, (uint32_t)next, time);
+	return wp_account_sched_switch(p->an->account, s->tid, (uint32_t)next, time, s->cpu);
 }
 
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
