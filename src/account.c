@@ -614,6 +614,8 @@ static void thread_close(struct wp_account *a, struct thread *t, uint64_t end)
 		return;
 	if (end < t->t.start_ns)
 		end = t->t.start_ns;
+	if (end < t->since)
+		end = t->since;		/* an exit dated before its last switch-in */
 	if (t->state == STATE_UNKNOWN && a->no_switches) {
 		/*
 		 * Without switch records only the samples tell: on-CPU is
