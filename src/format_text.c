@@ -279,6 +279,83 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");
 }
 
+/* The command line shown under a process, at most this many columns. */
+#define CMDLINE_COLUMNS 72
+
+/* A command line as shell words, cut to CMDLINE_COLUMNS ("..." then). */
+static void print_cmdline(const struct wp_process_cmdline *c, FILE *out)
+{
+	char *text = NULL;
+	size_t len = 0, cut;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return;
+	for (const char *a = c->args; a < c->args + c->len; a += strlen(a) + 1) {
+		if (a > c->args)
+			fputc(' ', mem);
+		wp_quote_shell_word(mem, a);	/* programs choose their arguments */
+	}
+	if (fclose(mem) || !text)
+		return;
+	cut = len;
+	if (len > CMDLINE_COLUMNS) {
+		cut = CMDLINE_COLUMNS - 3;
+		while (cut && ((unsigned char)text[cut] & 0xc0) == 0x80)
+			cut--;	/* not inside a character */
+	}
+	fwrite(text, 1, cut, out);
+	fputs(cut < len || c->truncated ? "...\n" : "\n", out);
+	free(text);
+}
+
+/*
+ * Who a process was, under its row, when its name alone does not tell:
+ * every name it exec'd under, with its main thread's time under each,
+ * and its command line when it had several names or shares its name with
+ * another process shown.  A name inherited from the parent at fork is not
+ * the process's own, and left out here (JSON has it).
+ */
+static void print_identity(const struct wp_thread_times *th, size_t first, size_t last,
+			   bool shared, FILE *out)
+{
+	const struct wp_thread_times *main = NULL;
+	const struct wp_process_cmdline *cmdline = NULL;
+	unsigned int own = 0;
+	char d[16];
+
+	for (size_t k = first; k < last; k++)
+		if (th[k].tid == th[k].pid && th[k].nr_names)
+			main = &th[k];
+	if (!main)
+		return;
+	for (uint32_t i = 0; i < main->nr_names; i++) {
+		own += !main->names[i].inherited;
+		if (main->names[i].cmdline)
+			cmdline = main->names[i].cmdline;
+	}
+	if (own > 1) {
+		bool arrow = false;
+
+		fprintf(out, "%12snames: ", "");
+		for (uint32_t i = 0; i < main->nr_names; i++) {
+			const struct wp_process_name *n = &main->names[i];
+
+			if (n->inherited)
+				continue;
+			fputs(arrow ? " -> " : "", out);
+			wp_quote_puts(out, n->comm, WP_QUOTE_TEXT);
+			fprintf(out, " %s", DUR(n->wall_ns, d));
+			arrow = true;
+		}
+		fputc('\n', out);
+	}
+	if (cmdline && (own > 1 || shared)) {
+		fprintf(out, "%12scmdline: ", "");
+		print_cmdline(cmdline, out);
+	}
+}
+
 /* One line per process, then its threads, in the --sort order. */
 struct proc_group {
 	size_t first, last;	/* [first, last) in the thread table */
@@ -306,12 +383,41 @@ static int thread_cmp(const void *x, const void *y, void *view)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
+static int by_comm(const void *x, const void *y, void *groups)
+{
+	const struct proc_group *g = groups;
+
+	return strcmp(g[*(const size_t *)x].sum.comm, g[*(const size_t *)y].sum.comm);
+}
+
+/* Which of the ng groups share their name with another (calloc'ed; NULL: none known). */
+static bool *shared_names(const struct proc_group *groups, size_t ng)
+{
+	size_t *order = malloc((ng + 1) * sizeof(*order));
+	bool *shared = calloc(ng + 1, sizeof(*shared));
+
+	if (!order || !shared) {
+		free(order);
+		free(shared);
+		return NULL;
+	}
+	for (size_t g = 0; g < ng; g++)
+		order[g] = g;
+	qsort_r(order, ng, sizeof(*order), by_comm, (void *)groups);
+	for (size_t g = 1; g < ng; g++)
+		if (!strcmp(groups[order[g]].sum.comm, groups[order[g - 1]].sum.comm))
+			shared[order[g]] = shared[order[g - 1]] = true;
+	free(order);
+	return shared;
+}
+
 static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 {
 	const struct wp_thread_times *th, **sel;
 	bool runnable = wp_account_has_wakeups(v->an->account);
 	struct proc_group *groups;
 	size_t n, ng = 0, ns;
+	bool *shared;
 
 	th = wp_account_threads(v->an->account, &n);
 	groups = calloc(n + 1, sizeof(*groups));
@@ -343,8 +449,10 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 		fprintf(out, " %8s", "RUNNABLE");
 	fprintf(out, " %7s %4s %5s %5s %6s%s\n", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL",
 		PAINT(v, C_RESET));
+	shared = shared_names(groups, ng);
 	for (size_t g = 0; g < ng; g++) {
 		print_thread(&groups[g].sum, out, true, runnable);
+		print_identity(th, groups[g].first, groups[g].last, shared && shared[g], out);
 		ns = 0;
 		for (size_t k = groups[g].first; k < groups[g].last; k++)
 			if (wp_view_thread(v, k))
@@ -355,9 +463,39 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 			*approx |= sel[k]->approximate;
 		}
 	}
+	free(shared);
 	free(groups);
 	free(sel);
 	return 0;
+}
+
+/*
+ * A system-wide recording: the CPUs' idle time, as a row that is no
+ * thread's, and the ledger of the CPUs' time.
+ */
+static void print_idle(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_cpu_time *c;
+	uint64_t idle = 0, busy = 0, span;
+	char a[16], b[16], t[16], u[16], w[16];
+	size_t n;
+
+	c = wp_account_cpus(an->account, &n);
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		idle += c[i].idle_ns;
+		busy += c[i].busy_ns;
+	}
+	span = (an->window_end ? an->window_end : an->end_ns) -
+	       (an->window_start ? an->window_start : an->start_ns);
+	fprintf(out, "%-9s %-12s %7s  the CPUs' idle task, no thread:", "[idle]", "swapper",
+		DUR(idle, a));
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(out, "%s cpu%zu %s", i ? "," : "", i, DUR(c[i].idle_ns, a));
+	fprintf(out, "%s\n", n > 8 ? ", ... (JSON has every CPU)" : "");
+	fprintf(out, "# CPU time: on-CPU %s + idle %s = %s; %zu CPUs x %s = %s\n", DUR(busy, a),
+		DUR(idle, b), DUR(busy + idle, t), n, DUR(span, u), DUR(span * n, w));
 }
 
 /* A stack's time summed over the shown threads with the same name. */
@@ -723,6 +861,8 @@ int wp_format_text(struct wp_view *v, FILE *out)
 		return wp_format_text_diff(v, out);
 	print_header(v->an, out);
 	err = print_threads(v, out, &approx);
+	if (!err)
+		print_idle(v->an, out);
 	if (!err)
 		err = print_top_stacks(v, out);
 	if (!err && wp_account_has_wakeups(v->an->account))
