@@ -3,7 +3,8 @@
  * execchain: burn CPU on the main thread for SECONDS, then exec NEXT with
  * the rest of the arguments (one process, one name per exec: run it
  * through symlinks of other names).
- * usage: execchain SECONDS [NEXT SECONDS [NEXT ...]]
+ * usage: execchain SECONDS [NEXT SECONDS [NEXT ...]] [-- ARGS...]
+ * (ARGS after "--" are only carried along, for the command lines.)
  */
 #include "wl.h"
 
@@ -22,7 +23,7 @@ __attribute__((noinline)) static void chain_burn(double until)
 int main(int argc, char **argv)
 {
 	chain_burn(wl_now() + wl_arg(argc, argv, 1, 0.2));
-	if (argc > 2) {
+	if (argc > 2 && strcmp(argv[2], "--")) {
 		execv(argv[2], argv + 2);
 		perror(argv[2]);
 		return 127;
