@@ -6,6 +6,9 @@
 # that hold for any recording.  (The other processes of the machine, other
 # tests among them, are in the recording too: only the invariants are
 # checked of them, not their names, which may be anything, even empty.)
+# With one spinner, each CPU's time must be its threads' on-CPU time plus
+# its idle time (the idle task's) within 1% of the duration, and the idle
+# time the other CPUs' worth less what the rest of the machine ran.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -58,11 +61,65 @@ check_range "churn: its on-CPU time is the kernel's (getrusage), percent" \
 kids=$(awk -F '\t' -v k="ck$pid" '$3 == k { n++ } END { print n + 0 }' c.threads)
 check_num "churn: one row per child process" "$kids" -eq "$forks"
 kon=$(awk -F '\t' -v k="ck$pid" '$3 == k { s += $5 } END { printf "%.0f\n", s }' c.threads)
-# Their exit path after the EXIT record (tens of microseconds of 2 ms) is
-# outside their window by design.
+# Their exit path after the EXIT record (tens of microseconds of 2 ms)
+# counts until their last switch-out: the CPUs' ledger needs it.
 check_range "churn: the children's on-CPU time is the kernel's, percent" \
 	$((kon * 100 / kids_cpu)) 85 110
 python3 "$J" stacks c.json >c.stacks
 dead=$(awk -F '\t' '$7 ~ /do_task_dead/ { s += $5 } END { printf "%.0f\n", s }' c.stacks)
 check_num "churn: no on-CPU time in stacks of dead tasks, ms" $((dead / 1000000)) -le 5
+
+# --- idle: each CPU's time is its threads' on-CPU time plus its idle time ---
+"$WORKLOADS/spin" 3 >spin.out 2>&1 &
+sp=$!
+bg_pids="$bg_pids $sp"
+sleep 0.2
+run i.out i.err "$WALLPROF" record -q -o i.data -a -d 2
+check_num "idle: record -a exits 0" "$rc" -eq 0
+run i.json i.err "$WALLPROF" report -i i.data --format json
+check_num "idle: report exits 0" "$rc" -eq 0
+# Per CPU, per mille of the duration that on-CPU + idle misses (or adds);
+# then the spinner's, the other threads' and the idle time in ms.
+python3 - i.json "$sp" >i.cpus <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+h, c = doc["header"], doc["cpus"]
+dur = (h["window_end_ns"] or h["end_ns"]) - (h["window_start_ns"] or h["start_ns"])
+for p in c["per_cpu"]:
+    print("cpu %d off_permille %d on_ms %d idle_ms %d" % (
+        p["cpu"], abs(p["on_cpu_ns"] + p["idle_ns"] - dur) * 1000 // dur,
+        p["on_cpu_ns"] // 10**6, p["idle_ns"] // 10**6))
+spin = sum(t["on_cpu_ns"] for t in doc["threads"] if t["pid"] == int(sys.argv[2]))
+total = sum(t["on_cpu_ns"] for t in doc["threads"])
+print("spin_ms %d others_ms %d idle_ms %d dur_ms %d cpus %d threads_vs_cpus_permille %d" % (
+    spin // 10**6, (total - spin) // 10**6, c["idle_ns"] // 10**6, dur // 10**6, c["nr_cpus"],
+    abs(total - c["on_cpu_ns"]) * 1000 // max(total, 1)))
+PY
+sed 's/^/# /' i.cpus
+ncpu=$(awk '$1 == "spin_ms" { print $10 }' i.cpus)
+check_num "idle: a row per CPU" "$(grep -c '^cpu ' i.cpus)" -eq "${ncpu:-0}"
+# The switch itself (microseconds) is the incoming task's; a task that
+# writes no switch record is counted from its neighbours' records.
+awk '$1 == "cpu" { print $2, $4 }' i.cpus | while read -r cpu off; do
+	check_num "idle: CPU $cpu: its threads' on-CPU + idle is the duration within 1%, per mille" 		"$off" -le 10
+done >i.checks
+cat i.checks
+failures=$((failures + $(grep -c '^not ok' i.checks)))
+check_num "idle: the threads' on-CPU time is the CPUs', within 0.1%, per mille" 	"$(awk '$1 == "spin_ms" { print $12 }' i.cpus)" -le 1
+set -- $(awk '$1 == "spin_ms" { print $2, $4, $6, $8 }' i.cpus)
+spin=$1 others=$2 idle=$3 dur=$4
+check_range "idle: the spinner ran the whole time, ms" "${spin:-0}" $((dur * 9 / 10)) $((dur * 102 / 100))
+# About the other CPUs' worth, less what the rest of the machine ran.
+want=$(((ncpu - 1) * dur - others))
+check_range "idle: (CPUs - 1) x duration less the other threads' on-CPU, ms" "${idle:-0}" 	$((want - dur * 2 / 100)) $((want + dur * 2 / 100))
+if [ "$others" -lt $((dur / 4)) ]; then
+	check_range "idle: a quiet machine: about the other CPUs' worth, ms" 		"$idle" $(((ncpu - 1) * dur * 7 / 10)) $(((ncpu - 1) * dur * 102 / 100))
+else
+	echo "# the machine is busy (${others} ms on-CPU of other threads): one CPU's worth is not expected"
+fi
+run i.txt i.err "$WALLPROF" report -i i.data
+check "idle: the text report has an [idle] row, no thread's" grep -Eq '^\[idle\] +swapper ' i.txt
+check "idle: and the CPUs' ledger" \
+	grep -Eq "^# CPU time: on-CPU .* \+ idle .* = .*; $ncpu CPUs x " i.txt
+kill "$sp" 2>/dev/null
 finish
