@@ -489,7 +489,7 @@ static void print_idle(const struct wp_analysis *an, FILE *out)
 	}
 	span = (an->window_end ? an->window_end : an->end_ns) -
 	       (an->window_start ? an->window_start : an->start_ns);
-	fprintf(out, "%-9s %-12s %7s  the CPUs' idle task, no thread:", "[idle]", "swapper",
+	fprintf(out, "%-9s %-12s %7s  idle, no thread:", "[idle]", "swapper",
 		DUR(idle, a));
 	for (size_t i = 0; i < n && i < 8; i++)
 		fprintf(out, "%s cpu%zu %s", i ? "," : "", i, DUR(c[i].idle_ns, a));
