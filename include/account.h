@@ -13,7 +13,10 @@
  * Each thread is accounted over its window: from the later of record start
  * and its creation (FORK, or the exec of the launched command) to the
  * earlier of record end and its exit.  wall = on + blocked + runnable +
- * preempted, to the nanosecond.  Owns its thread table; formatters only read it.
+ * preempted, to the nanosecond.  A process's main thread also keeps every
+ * name the process exec'd under, with its command lines (CMDLINE records);
+ * a system-wide recording's CPUs keep their idle time (the idle task's).
+ * Owns its thread table, names and CPUs; formatters only read them.
  */
 #ifndef WALLPROF_ACCOUNT_H
 #define WALLPROF_ACCOUNT_H
@@ -309,8 +312,8 @@ struct wp_cpu_time {
 };
 
 /*
- * Where an on-CPU sample of thread tid (0: the idle task) was taken, before
- * wp_account_sample (which takes none of the idle task's): the CPUs'
+ * Where an on-CPU sample of thread tid (0: the idle task) was taken, after
+ * its wp_account_sample (which takes none of the idle task's): the CPUs'
  * ledger of a system-wide recording needs it; others ignore it.
  */
 int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu);
