@@ -301,14 +301,20 @@ void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_est
  * A system-wide recording's CPUs (-a, with switch records): each CPU's
  * time splits into the on-CPU time of the threads that ran there and the
  * idle task's (pid 0, "swapper"), which is no thread of the table.  Both
- * are inside the window, from the CPU's switch records: busy + idle is
- * the window's length, up to the moments each switch takes.  A CPU that
+ * are inside the window, from the CPU's switch records: busy + idle +
+ * unseen is the window's length, up to clock differences of microseconds.  A CPU that
  * never switched is idle throughout when its samples were of the idle
  * task, else busy.
  */
 struct wp_cpu_time {
 	uint64_t idle_ns;
 	uint64_t busy_ns;
+	/*
+	 * Between a switch-out and the next switch-in that name different
+	 * tasks as the other: tasks that wrote no switch records of their own
+	 * ran there (one, then the idle task, say), in shares unknown.
+	 */
+	uint64_t unseen_ns;
 };
 
 /*

@@ -1052,37 +1052,47 @@ static int exit_switch_out(struct wp_account *a, uint32_t cpu, struct thread *t,
 /*
  * A switch-in on cpu at time (sw, of task self) starts where the
  * switch-out before it ended.  When both name as the other a task that
- * wrote no switch record of its own (some do not), that task ran in
- * between: its time is counted as theirs say.
+ * wrote no switch record of its own (the idle task now and then, and some
+ * others), that task ran in between: its time is counted as theirs say.
+ * When they name different ones, several ran unseen, in shares no record
+ * tells: that time is the CPU's unseen time.
  */
 static uint64_t cpu_switch_in_time(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
 				   uint32_t self, uint64_t time)
 {
 	struct cpu *c = &a->cpus[cpu];
 	uint64_t out = c->last_out;
+	uint32_t other = sw->next_prev_tid;
 	struct thread *t;
 
 	c->last_out = 0;
 	if (!out || out > time)
 		return time;
-	if (sw->cpu_wide && c->last_next == sw->next_prev_tid && !sw->next_prev_tid && self) {
-		/* The idle task, whose records do not always come. */
+	if (!sw->cpu_wide || (c->last_next == self && time - out <= SCHED_SWITCH_LAG_NS))
+		return out;	/* the switch itself */
+	if (c->last_next == self) {
+		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);	/* records lost */
+		return time;
+	}
+	if (c->last_next != other || other == UINT32_MAX) {
+		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);
+		return time;
+	}
+	if (!other) {
 		a->cpu_times[cpu].idle_ns += in_window(a, out, time);
 		return time;
 	}
-	if (sw->cpu_wide && c->last_next == sw->next_prev_tid && sw->next_prev_tid != self &&
-	    sw->next_prev_tid && sw->next_prev_tid != UINT32_MAX) {
-		t = thread_get(a, sw->next_prev_pid, sw->next_prev_tid);
-		if (!t) {
-			a->err = -ENOMEM;
-		} else if (!t->closed && t->state != STATE_ON && t->since <= out) {
-			t->cpu = cpu;
-			thread_switch_in(a, t, out);
-			thread_switch_out(a, t, time, false);
-		}
-		return time;
+	t = thread_get(a, sw->next_prev_pid, other);
+	if (!t)
+		a->err = -ENOMEM;
+	else if (!t->closed && t->state != STATE_ON && t->since <= out) {
+		t->cpu = cpu;
+		thread_switch_in(a, t, out);
+		thread_switch_out(a, t, time, false);
+	} else {
+		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);
 	}
-	return time - out <= SCHED_SWITCH_LAG_NS ? out : time;
+	return time;
 }
 
 /* The idle task of cpu switched out (the CPU got busy) or in, at time. */
@@ -1228,8 +1238,12 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 				cpu_idle_switch(a, id.cpu, &sw, time);
 				return a->err;
 			}
-			if (a->cpus[id.cpu].state == CPU_UNKNOWN)
+			if (a->cpus[id.cpu].state == CPU_UNKNOWN) {
+				/* Idle since the start, says a switch-in from the idle task. */
+				if (!sw.out && sw.cpu_wide && !sw.next_prev_tid)
+					a->cpu_times[id.cpu].idle_ns += in_window(a, a->start_ns, time);
 				a->cpus[id.cpu].state = CPU_BUSY;	/* not idle so far */
+			}
 			if (id.tid == UINT32_MAX && sw.out)
 				return exit_switch_out(a, id.cpu, NULL, time);
 		}
@@ -1665,6 +1679,9 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 		}
 		if (cpu->state == CPU_IDLE)
 			a->cpu_times[c].idle_ns += in_window(a, cpu->since, end_ns);
+		else if (cpu->last_out && !cpu->last_next)
+			/* Switched to the idle task, whose records did not come. */
+			a->cpu_times[c].idle_ns += in_window(a, cpu->last_out, end_ns);
 	}
 	names_close(a);
 	wp_u64map_release(&a->thread_index);

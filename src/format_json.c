@@ -124,7 +124,7 @@ static void print_cpus(const struct wp_view *v, FILE *out)
 {
 	const struct wp_analysis *an = v->an;
 	const struct wp_cpu_time *c;
-	uint64_t idle = 0, busy = 0, span;
+	uint64_t idle = 0, busy = 0, unseen = 0, span;
 	size_t n;
 
 	c = wp_account_cpus(an->account, &n);
@@ -136,14 +136,17 @@ static void print_cpus(const struct wp_view *v, FILE *out)
 	for (size_t i = 0; i < n; i++) {
 		idle += c[i].idle_ns;
 		busy += c[i].busy_ns;
+		unseen += c[i].unseen_ns;
 	}
 	span = (an->window_end ? an->window_end : an->end_ns) -
 	       (an->window_start ? an->window_start : an->start_ns);
 	fprintf(out, "{\"nr_cpus\": %zu, \"capacity_ns\": %" PRIu64 ", \"on_cpu_ns\": %" PRIu64
-		", \"idle_ns\": %" PRIu64 ", \"per_cpu\": [", n, span * n, busy, idle);
+		", \"idle_ns\": %" PRIu64 ", \"unseen_ns\": %" PRIu64 ", \"per_cpu\": [", n,
+		span * n, busy, idle, unseen);
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s{\"cpu\": %zu, \"on_cpu_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64 "}",
-			i ? ", " : "", i, c[i].busy_ns, c[i].idle_ns);
+		fprintf(out, "%s{\"cpu\": %zu, \"on_cpu_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64
+			", \"unseen_ns\": %" PRIu64 "}", i ? ", " : "", i, c[i].busy_ns, c[i].idle_ns,
+			c[i].unseen_ns);
 	fputs("]},\n", out);
 }
 

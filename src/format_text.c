@@ -476,7 +476,7 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 static void print_idle(const struct wp_analysis *an, FILE *out)
 {
 	const struct wp_cpu_time *c;
-	uint64_t idle = 0, busy = 0, span;
+	uint64_t idle = 0, busy = 0, unseen = 0, span;
 	char a[16], b[16], t[16], u[16], w[16];
 	size_t n;
 
@@ -486,6 +486,7 @@ static void print_idle(const struct wp_analysis *an, FILE *out)
 	for (size_t i = 0; i < n; i++) {
 		idle += c[i].idle_ns;
 		busy += c[i].busy_ns;
+		unseen += c[i].unseen_ns;
 	}
 	span = (an->window_end ? an->window_end : an->end_ns) -
 	       (an->window_start ? an->window_start : an->start_ns);
@@ -494,8 +495,12 @@ static void print_idle(const struct wp_analysis *an, FILE *out)
 	for (size_t i = 0; i < n && i < 8; i++)
 		fprintf(out, "%s cpu%zu %s", i ? "," : "", i, DUR(c[i].idle_ns, a));
 	fprintf(out, "%s\n", n > 8 ? ", ... (JSON has every CPU)" : "");
-	fprintf(out, "# CPU time: on-CPU %s + idle %s = %s; %zu CPUs x %s = %s\n", DUR(busy, a),
-		DUR(idle, b), DUR(busy + idle, t), n, DUR(span, u), DUR(span * n, w));
+	fprintf(out, "# CPU time: on-CPU %s + idle %s", DUR(busy, a), DUR(idle, b));
+	/* Tasks that wrote no switch records, in between: rare, and said. */
+	if (unseen)
+		fprintf(out, " + unseen %s", DUR(unseen, a));
+	fprintf(out, " = %s; %zu CPUs x %s = %s\n", DUR(busy + idle + unseen, t), n, DUR(span, u),
+		DUR(span * n, w));
 }
 
 /* A stack's time summed over the shown threads with the same name. */
