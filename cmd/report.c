@@ -45,6 +45,8 @@ enum {
 	OPT_TITLE,
 	OPT_DIFF,
 	OPT_NO_CACHE,
+	OPT_THREADS,
+	OPT_BY,
 };
 
 /* The words of --format, --mode and --sort, from the tables that own them. */
@@ -66,6 +68,12 @@ static const char *sort_word(size_t i, const char **help)
 	return wp_sorts[i].name;
 }
 
+static const char *by_word(size_t i, const char **help)
+{
+	*help = wp_groupings[i].help;
+	return wp_groupings[i].name;
+}
+
 static const struct cmd_option report_options[] = {
 	{ NULL, 0, 0, NULL, "Input and output:", NULL },
 	{ "input", 'i', OPTION_ARG, " <file>", "data file to read (default wallprof.data)", NULL },
@@ -81,6 +89,9 @@ static const struct cmd_option report_options[] = {
 	{ "mode", OPT_MODE, OPTION_ARG, " <mode>", "time that weighs stacks:", mode_word },
 	{ "sort", OPT_SORT, OPTION_ARG, " <key>", "text: order threads by:", sort_word },
 	{ "top", OPT_TOP, OPTION_ARG, " <n>", "text, json: number of stacks (default 10)", NULL },
+	{ "threads", OPT_THREADS, OPTION_ARG, " <n|all>",
+	  "text: rows of the thread table (default 24)", NULL },
+	{ "by", OPT_BY, OPTION_ARG, " <rows>", "text: the thread table's rows:", by_word },
 	{ "per-thread", OPT_PER_THREAD, OPTION_NO_ARG, NULL,
 	  "hist: one set of histograms per thread", NULL },
 	{ "unit", OPT_UNIT, OPTION_ARG, " <unit>", "folded: weights in ns, us (default) or ms",
@@ -190,6 +201,8 @@ int cmd_report(int argc, char **argv)
 	static const uint64_t unit_ns[] = { 1, 1000, 1000000 };
 	struct wp_view_opts vo = { .mode = (enum wp_mode)wp_modes[0].value,
 				   .sort = (enum wp_sort)wp_sorts[0].value, .top = 10,
+				   .by = (enum wp_group_by)wp_groupings[0].value,
+				   .rows = WP_TABLE_ROWS,
 				   .unit_ns = 1000, .thread_root = true };
 	const struct wp_format *format = &wp_formats[0];
 	const struct wp_view_word *word;
@@ -240,6 +253,7 @@ int cmd_report(int argc, char **argv)
 				goto out_free;
 			}
 			vo.mode = (enum wp_mode)word->value;
+			vo.mode_given = true;
 			break;
 		case OPT_SORT:
 			word = wp_view_word_find(wp_sorts, optarg);
@@ -248,6 +262,27 @@ int cmd_report(int argc, char **argv)
 				goto out_free;
 			}
 			vo.sort = (enum wp_sort)word->value;
+			vo.sort_given = true;
+			break;
+		case OPT_BY:
+			word = wp_view_word_find(wp_groupings, optarg);
+			if (!word) {
+				ret = unknown_word("report", "--by", "grouping", by_word, optarg);
+				goto out_free;
+			}
+			vo.by = (enum wp_group_by)word->value;
+			break;
+		case OPT_THREADS:
+			if (!strcmp(optarg, "all")) {
+				vo.rows = 0;
+				break;
+			}
+			if (wp_parse_u64(optarg, &val) || !val || val > 1000000) {
+				ret = usage_error("report", "--threads: '%s' is not 'all' or a number "
+						  "from 1 to 1000000", optarg);
+				goto out_free;
+			}
+			vo.rows = (unsigned int)val;
 			break;
 		case OPT_TOP:
 			if (wp_parse_u64(optarg, &val) || !val || val > 1000000) {

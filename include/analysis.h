@@ -47,6 +47,10 @@ struct wp_unnamed_file {
 	uint64_t frames;
 	enum wp_unnamed_reason reason;
 	char package[128];	/* Debian package that ships it, or "" */
+	/* For no symbols: where its debug file would be found by build id, or "". */
+	char debug_file[192];
+	uint64_t stack_ns;	/* time of the stacks with one of its frames unnamed */
+	uint32_t where;		/* its dso index (symbols.h's wp_symbols_unnamed_where) */
 };
 
 struct wp_quality {
@@ -58,7 +62,9 @@ struct wp_quality {
 	uint64_t frames, unnamed;	/* frames of samples, and those without a name */
 	struct wp_unnamed_file unnamed_files[WP_UNNAMED_FILES];	/* most first */
 	unsigned int nr_unnamed_files;
+	uint64_t stacks_ns;		/* time of all stacks, for the share of stack_ns */
 	unsigned int changed_files, missing_files;
+	unsigned int jit_live_maps;	/* processes named from /tmp/perf-PID.map now */
 	uint64_t cache_hits;		/* user stacks found already unwound */
 };
 

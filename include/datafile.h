@@ -96,15 +96,22 @@ struct wp_meta {
 	uint64_t sample_period_ns;	/* on-CPU sample period (clock events) */
 	struct wp_event_desc *events;
 	uint32_t nr_events;
+	/*
+	 * Switch-out stacks a second per CPU that record let the kernel take
+	 * (--switch-stacks=RATE: the switch-out event is turned off and on
+	 * per CPU), or 0 when it was never turned off.
+	 */
+	uint64_t switch_stack_budget;
 };
 
 /* Frees what the reader allocated inside a meta it filled. */
 void wp_meta_release(struct wp_meta *m);
 
 /*
- * The switch-out stacks per second the recording's switch-out event was
- * allowed (--switch-stacks RATE), or 0 when it took one at every switch-out
- * (or took none).
+ * The switch-out stacks per second the recording allowed: per CPU
+ * (switch_stack_budget), or per thread and CPU (the switch-out event's
+ * frequency, in files of wallprof 0.1 before the budget); 0 when it took
+ * one at every switch-out (or took none).
  */
 uint64_t wp_meta_switch_stack_rate(const struct wp_meta *m);
 
@@ -177,6 +184,12 @@ int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
  * as "hexaddr name" lines sorted by address.
  */
 int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len);
+
+/*
+ * Append the JITMAP block: names of generated code from the recorded
+ * processes' perf maps, as "pid hexstart hexsize name" lines (jitmap.h).
+ */
+int wp_writer_write_jitmap(struct wp_writer *w, const char *text, size_t len);
 
 /*
  * Append the SUMMARY block.  When the file system is full, the last blocks
@@ -265,6 +278,9 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len);
  * file has none.  Record times lie before it: a later one is damaged.
  */
 uint64_t wp_reader_end_ns(const struct wp_reader *r);
+
+/* The JITMAP block's text, as wp_reader_ksyms() gives the KSYMS block's. */
+int wp_reader_jitmap(struct wp_reader *r, char **text, size_t *len);
 
 /* File offset of the block the last record came from. */
 uint64_t wp_reader_block_offset(const struct wp_reader *r);

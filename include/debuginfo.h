@@ -13,12 +13,20 @@
 #ifndef WALLPROF_DEBUGINFO_H
 #define WALLPROF_DEBUGINFO_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <elfutils/libdwfl.h>
 
 #include "debugimage.h"
 
 /* Where distributions install debug files. */
 #define WP_DEBUGINFO_DIR "/usr/lib/debug"
+
+/*
+ * The path of the debug file of the file with build id id (2 bytes or
+ * more) under WP_DEBUGINFO_DIR/.build-id, in buf (empty when it does not fit).
+ */
+void wp_debuginfo_build_id_path(const uint8_t *id, size_t len, char *buf, size_t size);
 
 /*
  * A Dwfl_Callbacks.find_debuginfo.  For a module's debug file: by build

@@ -31,6 +31,21 @@ struct wp_mapped_file {
 	uint8_t build_id_size;	/* non-zero when the kernel gave the id */
 	uint8_t build_id[20];
 	char *path;
+	/*
+	 * The file as the process saw it, opened through /proc/PID/root while
+	 * the process lived, when the same path on the host is another file
+	 * or none (a chroot, another mount namespace); else -1.
+	 */
+	int fd;
+};
+
+/*
+ * Code in anonymous memory (a JIT's) seen in MMAP2 records: where, in
+ * which process.  A process also has the regions of the one it forked from.
+ */
+struct wp_anon_code {
+	uint32_t pid;
+	uint64_t start, end;
 };
 
 /*
@@ -91,8 +106,24 @@ int wp_drain_known_cmdline(struct wp_drain *d, uint32_t pid, char *const argv[])
  */
 void wp_drain_cmdline_counts(struct wp_drain *d, uint64_t *dropped, uint64_t *gone);
 
+/*
+ * Switch-outs read so far from the ring of CPU index cpu (the recording's
+ * threads', or with -a every task's).  Thread safe.
+ */
+uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu);
+
 /* Executable mappings seen (valid until wp_drain_free). */
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n);
+
+/* Anonymous code regions seen, by pid (valid until wp_drain_free). */
+const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *n);
+
+/*
+ * When process pid last started a program during the recording (its
+ * FORK or exec, CLOCK_MONOTONIC), or 0 when it did not: what it mapped
+ * and wrote before then belonged to another program.
+ */
+uint64_t wp_drain_program_start(const struct wp_drain *d, uint32_t pid);
 
 void wp_drain_free(struct wp_drain *d);
 

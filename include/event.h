@@ -56,16 +56,12 @@ struct wp_event_opts {
 	uint32_t stack_size;	/* DWARF user stack copy, multiple of 8 */
 	bool off_cpu;		/* switch records + switch-out stacks */
 	/*
-	 * Stacks per second that the switch-out event may take (the kernel's
-	 * frequency mode, per event: each thread on each CPU); 0 for a stack
-	 * at every switch-out, the default.  Switch records stay exact either
-	 * way.  Not the default: the kernel's estimate of a thread's rate
-	 * jumps when a clock tick finds it running after many switches, and a
-	 * thread that switches less than some 250 times a second (its samples
-	 * then more than two ticks apart) never brings it back down, so such
-	 * a thread may lose half its stacks for good.
+	 * Switch-out stacks a second per CPU (--switch-stacks=RATE): the
+	 * caller turns the switch-out event off and on per CPU to keep
+	 * within it (wp_evlist_gate_switch_stacks, stackgate.h); 0 for a
+	 * stack at every switch-out.  Switch records stay exact either way.
 	 */
-	uint64_t switch_stack_rate;
+	uint64_t switch_stack_budget;
 	bool enable_on_exec;	/* launch mode: start counting at execve */
 	bool enable_on_open;	/* attach mode: each event counts once it is set up */
 	bool cpu_wide;		/* -a */
@@ -107,8 +103,6 @@ struct wp_evlist {
 	bool mmap_pages_given;
 	bool enable_on_open;
 	const char *asked_event;	/* the hardware event that fell back to cpu-clock */
-	uint64_t switch_rate_asked;	/* --switch-stacks beyond what the kernel took */
-	int switch_rate_errno;		/* why it took no rate at all (0: it did) */
 	bool user_only;			/* kernel mode was not allowed */
 	struct wp_evfd *fds;
 	size_t nr_fds, cap_fds;
@@ -197,6 +191,12 @@ void wp_evlist_peek(struct wp_evlist *ev, wp_evlist_peek_fn fn, void *arg);
  * and kernel samples not allowed.
  */
 void wp_evlist_explain_limits(const struct wp_evlist *ev);
+
+/*
+ * Turn the switch-out stack event of CPU cpu on or off, with every
+ * inherited copy of it.  Returns 0 or the first ioctl's -errno.
+ */
+int wp_evlist_gate_switch_stacks(struct wp_evlist *ev, unsigned int cpu, bool open);
 
 int wp_evlist_enable(struct wp_evlist *ev);
 int wp_evlist_disable(struct wp_evlist *ev);

@@ -246,6 +246,14 @@ int wp_mmap2_parse(const struct perf_event_header *hdr, struct wp_mmap2 *out);
  */
 size_t wp_mmap2_body(const struct wp_mmap2 *m, void *buf, size_t size);
 
+/*
+ * Whether an MMAP2 filename is anonymous memory, where a JIT puts its
+ * code: "//anon" (the kernel's name, and synth's for a nameless line of
+ * /proc/PID/maps), "[anon:NAME]" or "/memfd:NAME"; not a file on disk,
+ * nor a special mapping such as "[vdso]".
+ */
+bool wp_mmap_is_anon(const char *filename);
+
 /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
 struct wp_task_event {
 	uint32_t pid, ppid, tid, ptid;

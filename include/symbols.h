@@ -5,7 +5,8 @@
  * User addresses are resolved per mapped file with a separate symbolizer
  * Dwfl (the module at bias 0, so lookups are by ELF address), shared by
  * every process that maps the file, through .symtab/.dynsym and DWARF
- * (separate debug info found by build id or .gnu_debuglink).  An inlined
+ * (separate debug info found by build id or .gnu_debuglink), and PLT stubs
+ * by the relocations of the slots they jump through (plt.h).  An inlined
  * call becomes its own frame.  Kernel addresses are named from
  * the symbols saved in the recording, or /proc/kallsyms.  Results are
  * cached per (file, address), and with a symbol cache also from one report
@@ -75,6 +76,17 @@ void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi);
  * cache (symcache.h) in the directory dirfd, which s then owns.
  */
 void wp_symbols_use_cache(struct wp_symbols *s, int dirfd);
+
+/*
+ * Name code in anonymous memory from jit (borrowed; it must outlive s):
+ * the recording's JITMAP entries.  For a process of which it has none,
+ * its perf map (/tmp/perf-PID.map) is read into jit if it is still there.
+ */
+struct wp_jitmap;
+void wp_symbols_use_jitmap(struct wp_symbols *s, struct wp_jitmap *jit);
+
+/* Processes whose JIT code was named from a live perf map, not the recording. */
+unsigned int wp_symbols_jit_live(const struct wp_symbols *s);
 
 /* Write what this report added to the symbol cache (silently, as it can). */
 void wp_symbols_save_cache(struct wp_symbols *s);

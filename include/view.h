@@ -43,6 +43,19 @@ enum wp_sort {
 	WP_SORT_RUNNABLE,
 };
 
+/* The rows of the text report's thread table (--by). */
+enum wp_group_by {
+	WP_BY_PROCESS,		/* processes, each with its busiest threads */
+	WP_BY_THREAD,
+	WP_BY_COMM,		/* one row per thread name, over every process */
+};
+
+/*
+ * A thread on-CPU this share of its wall time or more is busy: in a
+ * system-wide recording, its waits are worth a look (wp_view_system_default).
+ */
+#define WP_BUSY_PERCENT 10
+
 struct wp_view_opts {
 	enum wp_mode mode;
 	enum wp_sort sort;
@@ -58,6 +71,11 @@ struct wp_view_opts {
 	bool wakers;		/* folded: the waker's stack after the blocked one */
 	bool per_thread;	/* hist: one histogram per thread */
 	unsigned int top;	/* text/json: number of stacks */
+	enum wp_group_by by;	/* text: rows of the thread table */
+	unsigned int rows;	/* text: thread table rows at most; 0: all */
+	bool mode_given;	/* --mode was given: no system-wide default */
+	bool sort_given;	/* --sort was given */
+	bool busy_only;		/* only busy threads (WP_BUSY_PERCENT) */
 	bool inverted;		/* flamegraph: an icicle rooted at the leaves */
 	const char *title;	/* flamegraph: instead of the default title */
 	bool color;
@@ -75,12 +93,27 @@ struct wp_view {
 	 * changed from it to this one, each side as a share of its own total.
 	 */
 	struct wp_view *base;
+	/*
+	 * A system-wide recording seen without --mode: the text report ranks
+	 * stacks by on-CPU time and shows the waits of busy threads apart,
+	 * rather than every idle daemon's blocked time (threads are sorted by
+	 * on-CPU time unless --sort says otherwise).
+	 */
+	bool system_default;
 };
 
 /* Compile the regexes; -EINVAL (logged) for a bad one. */
 int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		 const struct wp_view_opts *o);
 void wp_view_release(struct wp_view *v);
+
+/*
+ * A view like v with another mode, of busy threads only if busy_only:
+ * it borrows v's regexes and caches, so it is never released and lives
+ * no longer than v.
+ */
+void wp_view_derive(const struct wp_view *v, enum wp_mode mode, bool busy_only,
+		    struct wp_view *out);
 
 /* Whether the thread at this index of the accounting is shown. */
 bool wp_view_thread(const struct wp_view *v, size_t idx);
@@ -158,5 +191,54 @@ const char *wp_mode_name(enum wp_mode mode);
 
 /* The threads' sort key value. */
 uint64_t wp_view_sort_key(const struct wp_view *v, const struct wp_thread_times *t);
+
+/*
+ * The thread table of the text report: rows of processes, threads or
+ * names (--by), the first by the sort key, cut at o.rows rows; what the
+ * rows leave out is summed, so a reader sees how much is missing.
+ *
+ * By process, the busiest processes come each with a row for up to
+ * WP_TABLE_THREADS of its busiest threads, as long as rows remain; the
+ * rows left then go to more threads of the processes shown, the first
+ * first.  A process that has a single thread in the recording is one row
+ * (kind WP_ROW_ONE_THREAD), which stands for its thread.
+ */
+#define WP_TABLE_ROWS 24	/* the default o.rows */
+#define WP_TABLE_THREADS 3
+
+enum wp_row_kind {
+	WP_ROW_PROCESS,		/* a process's threads added up */
+	WP_ROW_THREAD,		/* one thread (under its process's row, by process) */
+	WP_ROW_ONE_THREAD,	/* a process of one thread */
+	WP_ROW_COMM,		/* every shown thread of one name */
+};
+
+struct wp_table_row {
+	enum wp_row_kind kind;
+	/*
+	 * Its shown threads added up: pid and tid are its own (a process's:
+	 * its pid, a name's: its lowest pid), comm the process's main thread's
+	 * or the name.
+	 */
+	struct wp_thread_times sum;
+	uint64_t threads, processes;	/* that it adds up */
+};
+
+struct wp_table {
+	struct wp_table_row *rows;	/* in the order to print */
+	size_t nr_rows;
+	struct wp_thread_times all;	/* every shown thread added up */
+	uint64_t threads, processes;	/* shown in all */
+	/* The shown threads that no row stands for alone, added up. */
+	struct wp_thread_times rest;
+	uint64_t rest_threads, rest_processes;
+	uint64_t rest_names;		/* by comm: names without a row */
+};
+
+int wp_view_table(const struct wp_view *v, struct wp_table *t);
+void wp_view_table_release(struct wp_table *t);
+
+/* The words of --by, as wp_modes. */
+extern const struct wp_view_word wp_groupings[];
 
 #endif

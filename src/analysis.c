@@ -11,13 +11,17 @@
 
 #include "analysis.h"
 #include "arch.h"
+#include "buildid.h"
 #include "coverage.h"
+#include "debuginfo.h"
+#include "jitmap.h"
 #include "pkgowner.h"
 #include "u64map.h"
 #include "log.h"
 #include "order.h"
 #include "procmap.h"
 #include "quote.h"
+#include "stacks.h"
 #include "symbols.h"
 #include "symcache.h"
 #include "tracefs.h"
@@ -58,6 +62,7 @@ struct pipeline {
 	struct wp_ucache *ucache;		/* NULL: no cache, only slower */
 	uint64_t file_size, progress_step, next_progress;
 	char *ksyms_text;	/* the recording's saved kernel symbols, or NULL */
+	struct wp_jitmap jit;	/* the recording's names of JIT code */
 };
 
 static enum wp_event_role sample_role(const struct pipeline *p, uint64_t id)
@@ -186,6 +191,68 @@ static int unnamed_cmp(const void *a, const void *b)
 	return c ? c : (int)x->reason - (int)y->reason;
 }
 
+/*
+ * The time of the stacks that hold an unnamed frame of each of the n
+ * places (a stack counts once for a place, whatever its number of such
+ * frames), and of all stacks.
+ */
+static void unnamed_time(struct pipeline *p, struct wp_unnamed_file *files, size_t n)
+{
+	struct wp_quality *q = &p->an->quality;
+	const struct wp_stack_weight *w;
+	size_t nw;
+
+	w = wp_account_stacks(p->an->account, &nw);
+	for (size_t i = 0; i < nw; i++) {
+		uint64_t ns = w[i].on_cpu_ns + w[i].blocked_ns + w[i].runnable_ns +
+			      w[i].preempted_ns;
+		bool seen[WP_UNNAMED_FILES + 1] = { false };
+		const uint32_t *tok;
+		unsigned int len;
+
+		q->stacks_ns += ns;
+		tok = wp_stacks_get(p->an->stacks, w[i].stack, &len);
+		for (unsigned int k = 0; tok && k < len; k++) {
+			uint32_t where;
+
+			if (!(tok[k] & WP_FRAME_UNNAMED))
+				continue;
+			where = wp_symbols_unnamed_where(p->symbols, tok[k]);
+			for (size_t f = 0; f < n; f++) {
+				if (seen[f] || files[f].where != where)
+					continue;
+				seen[f] = true;
+				files[f].stack_ns += ns;
+			}
+		}
+	}
+}
+
+/*
+ * Where a file's debug file would be found by its build id (the recorded
+ * one, else the file's own): debuginfo.h's first place.
+ */
+static void debug_file_of(struct pipeline *p, struct wp_unnamed_file *f)
+{
+	struct wp_dso *dso = wp_procmap_dso(p->pm, f->where);
+	uint8_t id[WP_SYMCACHE_MAX_ID];
+	size_t len = 0;
+	int n;
+
+	f->debug_file[0] = '\0';
+	if (!dso)
+		return;
+	if (dso->build_id_size) {
+		len = dso->build_id_size;
+		memcpy(id, dso->build_id, len);
+	} else if (dso->usable && (n = wp_build_id_read_fd(dso->fd, id, sizeof(id))) > 0) {
+		len = (size_t)n;
+	}
+	if (len < 2)
+		return;
+	wp_debuginfo_build_id_path(id, len, f->debug_file, sizeof(f->debug_file));
+}
+
 /* The places with the most unnamed frames, why, and what would name them. */
 static void explain_unnamed(struct pipeline *p)
 {
@@ -212,6 +279,7 @@ static void explain_unnamed(struct pipeline *p)
 			f->reason = dso->usable ? WP_UNNAMED_NO_SYMBOLS : WP_UNNAMED_MISSING;
 			snprintf(f->path, sizeof(f->path), "%s", dso->path);
 		}
+		f->where = (uint32_t)where;
 		/* Keep the largest few: the extra slot is the one sorted out. */
 		if (++n > WP_UNNAMED_FILES) {
 			qsort(all, n, sizeof(*all), unnamed_cmp);
@@ -219,9 +287,13 @@ static void explain_unnamed(struct pipeline *p)
 		}
 	}
 	qsort(all, n, sizeof(*all), unnamed_cmp);
-	for (size_t i = 0; i < n; i++)
-		if (all[i].reason == WP_UNNAMED_NO_SYMBOLS)
-			paths[nfiles++] = all[i].path;
+	unnamed_time(p, all, n);
+	for (size_t i = 0; i < n; i++) {
+		if (all[i].reason != WP_UNNAMED_NO_SYMBOLS)
+			continue;
+		paths[nfiles++] = all[i].path;
+		debug_file_of(p, &all[i]);
+	}
 	wp_package_owners(paths, nfiles, owners);
 	for (size_t i = 0, k = 0; i < n; i++)
 		if (all[i].reason == WP_UNNAMED_NO_SYMBOLS)
@@ -514,6 +586,21 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		err = wp_symbols_new(p->pm, an->names, opts->lines, same_kernel(m),
 				     p->ksyms_text, &p->symbols);
 	}
+	if (!err) {
+		char *text;
+		size_t len;
+		int ret = wp_reader_jitmap(an->reader, &text, &len);
+
+		if (!ret && text)
+			ret = wp_jitmap_parse(&p->jit, text, len);
+		free(text);
+		/* A damaged JITMAP block only costs the JIT names. */
+		if (ret == -EBADMSG)
+			wp_warn("the saved JIT names are damaged; JIT code may be shown as addresses");
+		else
+			err = ret;
+		wp_symbols_use_jitmap(p->symbols, &p->jit);
+	}
 	if (err)
 		return err;
 	if (an->frames)
@@ -558,6 +645,7 @@ static void pipeline_release(struct pipeline *p)
 	wp_ucache_free(p->ucache);
 	free(p->ksyms_text);
 	wp_symbols_free(p->symbols);
+	wp_jitmap_release(&p->jit);
 	wp_unwinder_free(p->unwinder);
 	wp_coverage_free(p->coverage);
 	wp_u64map_release(&p->roles);
@@ -669,6 +757,7 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	explain_unnamed(p);
 	an->quality.changed_files = wp_procmap_mismatches(p->pm);
 	an->quality.missing_files = wp_procmap_missing(p->pm);
+	an->quality.jit_live_maps = wp_symbols_jit_live(p->symbols);
 out:
 	wp_order_free(order);
 	pipeline_release(p);

@@ -43,6 +43,7 @@ enum wp_meta_tag {
 	WP_TAG_TARGET = 8,
 	WP_TAG_EVENT = 9,
 	WP_TAG_BOOT_ID = 10,
+	WP_TAG_SWITCH_STACKS = 11,
 };
 
 struct wp_tag_clock {
@@ -71,6 +72,12 @@ struct wp_tag_target {
 	uint64_t flags;
 };
 
+/* Switch-out stacks gated per CPU (record --switch-stacks=RATE). */
+struct wp_tag_switch_stacks {
+	uint64_t budget;	/* stacks a second per CPU */
+	uint64_t reserved;
+};
+
 struct wp_tag_event {
 	char name[32];
 	uint32_t role;
@@ -84,6 +91,7 @@ enum wp_block_type {
 	WP_BLOCK_RECORDS = 1,
 	WP_BLOCK_SUMMARY = 2,
 	WP_BLOCK_KSYMS = 3,	/* "hexaddr name" lines: kernel symbols in use */
+	WP_BLOCK_JITMAP = 4,	/* "pid hexstart hexsize name" lines: JIT code names */
 };
 
 #define WP_BLOCK_ZSTD 1U
@@ -450,6 +458,7 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 	};
 	struct wp_tag_system sys = { .nr_cpus = m->nr_cpus, .page_size = m->page_size };
 	struct wp_tag_target tgt = { .mode = m->target_mode, .flags = m->flags };
+	struct wp_tag_switch_stacks sws = { .budget = m->switch_stack_budget };
 	struct wp_file_header fh = {
 		.magic = WP_FILE_MAGIC,
 		.version = WP_FILE_VERSION,
@@ -462,6 +471,8 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 		       tlv_len(strlen(m->os_release) + 1) + tlv_len(strlen(m->machine) + 1) +
 		       tlv_len(cmd_len) + tlv_len(sizeof(sf)) + tlv_len(sizeof(sys)) +
 		       tlv_len(sizeof(tgt)) + tlv_len(strlen(m->boot_id) + 1);
+	if (sws.budget)
+		fh.meta_size += tlv_len(sizeof(sws));
 	for (uint32_t i = 0; i < m->nr_events; i++)
 		fh.meta_size += tlv_len(event_payload_len(&m->events[i]));
 
@@ -495,6 +506,8 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 	if (!err)
 		err = writer_put_tlv(w, WP_TAG_BOOT_ID, m->boot_id, strlen(m->boot_id) + 1,
 				     NULL, 0);
+	if (!err && sws.budget)
+		err = writer_put_tlv(w, WP_TAG_SWITCH_STACKS, &sws, sizeof(sws), NULL, 0);
 	for (uint32_t i = 0; !err && i < m->nr_events; i++) {
 		const struct wp_event_desc *e = &m->events[i];
 		struct wp_tag_event te = {
@@ -584,6 +597,13 @@ int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len)
 	if (!len)
 		return 0;
 	return writer_put_block(w, WP_BLOCK_KSYMS, text, len);
+}
+
+int wp_writer_write_jitmap(struct wp_writer *w, const char *text, size_t len)
+{
+	if (!len)
+		return 0;
+	return writer_put_block(w, WP_BLOCK_JITMAP, text, len);
 }
 
 static bool is_space_error(int err)
@@ -789,12 +809,15 @@ struct wp_reader {
 	ZSTD_DCtx *dctx;
 	struct loader loader;
 	uint64_t ksyms_offset;	/* of the KSYMS block, 0 if none */
+	uint64_t jitmap_offset;	/* of the JITMAP block, 0 if none */
 	uint64_t end_ns;	/* the SUMMARY block's end_clock_ns, 0 if none */
 	uint64_t records;	/* read so far, for the bound on them */
 };
 
 uint64_t wp_meta_switch_stack_rate(const struct wp_meta *m)
 {
+	if (m->switch_stack_budget)
+		return m->switch_stack_budget;
 	for (uint32_t i = 0; i < m->nr_events; i++)
 		if (m->events[i].role == WP_EVENT_SWITCH_OUT && m->events[i].attr.freq)
 			return m->events[i].attr.sample_freq;
@@ -925,6 +948,15 @@ static int parse_meta(struct wp_meta *m, const uint8_t *buf, size_t len)
 		case WP_TAG_BOOT_ID:
 			copy_str(m->boot_id, sizeof(m->boot_id), p, t.size);
 			break;
+		case WP_TAG_SWITCH_STACKS: {
+			struct wp_tag_switch_stacks sw;
+
+			if (t.size < sizeof(sw))
+				return -EBADMSG;
+			memcpy(&sw, p, sizeof(sw));
+			m->switch_stack_budget = sw.budget;
+			break;
+		}
 		case WP_TAG_CMDLINE:
 			if (!m->argv)
 				err = parse_cmdline(m, p, t.size);
@@ -1003,12 +1035,12 @@ static uint64_t reader_summary_end(struct wp_reader *r, const struct wp_block_he
 }
 
 /*
- * Walk the block headers (not the payloads) for the KSYMS block, written
- * last but needed before the first kernel frame is named, and for the end
+ * Walk the block headers (not the payloads) for the KSYMS and JITMAP
+ * blocks, written last but needed before the first frame is named, and for the end
  * time in the SUMMARY block, which bounds the times of the records.  A
  * damaged chain simply ends the search; reading proper reports it.
  */
-static void reader_find_ksyms(struct wp_reader *r)
+static void reader_find_late_blocks(struct wp_reader *r)
 {
 	uint64_t off = r->offset;
 	struct wp_block_header bh;
@@ -1019,6 +1051,8 @@ static void reader_find_ksyms(struct wp_reader *r)
 			return;
 		if (bh.type == WP_BLOCK_KSYMS && !r->ksyms_offset)
 			r->ksyms_offset = off;
+		if (bh.type == WP_BLOCK_JITMAP && !r->jitmap_offset)
+			r->jitmap_offset = off;
 		if (bh.size > r->file_size - off - sizeof(bh))
 			return;
 		if (bh.type == WP_BLOCK_SUMMARY) {
@@ -1029,7 +1063,9 @@ static void reader_find_ksyms(struct wp_reader *r)
 	}
 }
 
-int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
+/* The text payload of the block of this type at offset (0: none). */
+static int reader_text_block(struct wp_reader *r, uint64_t offset, uint32_t type,
+			     char **text, size_t *len)
 {
 	struct wp_block_header bh;
 	void *z = NULL;
@@ -1038,16 +1074,16 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
 
 	*text = NULL;
 	*len = 0;
-	if (!r->ksyms_offset)
+	if (!offset)
 		return 0;
 	/*
 	 * Read again, so checked again: the file may have changed since it
 	 * was opened, and nothing unchecked is handed to malloc or narrowed.
 	 */
-	if (pread(r->fd, &bh, sizeof(bh), (off_t)r->ksyms_offset) != (ssize_t)sizeof(bh) ||
-	    bh.type != WP_BLOCK_KSYMS || bh.size > WP_BLOCK_MAX_SIZE ||
+	if (pread(r->fd, &bh, sizeof(bh), (off_t)offset) != (ssize_t)sizeof(bh) ||
+	    bh.type != type || bh.size > WP_BLOCK_MAX_SIZE ||
 	    bh.raw_size > WP_BLOCK_MAX_SIZE ||
-	    r->file_size - r->ksyms_offset - sizeof(bh) < bh.size)
+	    r->file_size - offset - sizeof(bh) < bh.size)
 		return -EBADMSG;
 	raw = malloc(bh.raw_size + 1);
 	z = malloc(bh.size + 1);
@@ -1055,7 +1091,7 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (pread(r->fd, z, bh.size, (off_t)(r->ksyms_offset + sizeof(bh))) != (ssize_t)bh.size)
+	if (pread(r->fd, z, bh.size, (off_t)(offset + sizeof(bh))) != (ssize_t)bh.size)
 		goto out;
 	if (bh.flags & WP_BLOCK_ZSTD) {
 		size_t n = ZSTD_decompressDCtx(r->dctx, raw, bh.raw_size, z, bh.size);
@@ -1076,6 +1112,16 @@ out:
 	free(raw);
 	free(z);
 	return err;
+}
+
+int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
+{
+	return reader_text_block(r, r->ksyms_offset, WP_BLOCK_KSYMS, text, len);
+}
+
+int wp_reader_jitmap(struct wp_reader *r, char **text, size_t *len)
+{
+	return reader_text_block(r, r->jitmap_offset, WP_BLOCK_JITMAP, text, len);
 }
 
 int wp_reader_open(const char *path, struct wp_reader **out)
@@ -1152,7 +1198,7 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 		err = -ENOMEM;
 		goto out_close;
 	}
-	reader_find_ksyms(r);
+	reader_find_late_blocks(r);
 	*out = r;
 	return 0;
 

@@ -13,6 +13,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "buildid.h"
+#include "debuginfod.h"
 #include "debuginfo.h"
 #include "util.h"
 
@@ -104,16 +105,30 @@ static int try_path(const struct want *w, char **name, const char *fmt, ...)
 	return try_file(path, w, name);
 }
 
+void wp_debuginfo_build_id_path(const uint8_t *id, size_t len, char *buf, size_t size)
+{
+	char hex[2 * MAX_ID + 1];
+	int n;
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	if (len < 2 || len > MAX_ID)
+		return;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	n = snprintf(buf, size, WP_DEBUGINFO_DIR "/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = '\0';
+}
+
 /* WP_DEBUGINFO_DIR/.build-id/xx/rest.debug */
 static int by_build_id(const struct want *w, char **name)
 {
-	char hex[2 * MAX_ID + 1];
+	char path[PATH_MAX];
 
-	if (w->id_len < 2 || w->id_len > MAX_ID)
-		return -1;
-	for (size_t i = 0; i < w->id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", w->id[i]);
-	return try_path(w, name, WP_DEBUGINFO_DIR "/.build-id/%.2s/%s.debug", hex, hex + 2);
+	wp_debuginfo_build_id_path(w->id, w->id_len, path, sizeof(path));
+	return path[0] ? try_file(path, w, name) : -1;
 }
 
 /* link beside file, in a .debug directory there, and under WP_DEBUGINFO_DIR. */
@@ -129,6 +144,27 @@ static int by_link(const char *file, const char *link, const struct want *w, cha
 		fd = try_path(w, name, "%.*s/.debug/%s", d, file, link);
 	if (fd < 0 && file[0] == '/')
 		fd = try_path(w, name, WP_DEBUGINFO_DIR "%.*s/%s", d, file, link);
+	return fd;
+}
+
+/*
+ * The debug file (or dwz file) with w's build id from debuginfod, when
+ * DEBUGINFOD_URLS names servers: taken like a local candidate, from the
+ * client's cache.  file is what it is for.
+ */
+static int by_debuginfod(const char *file, const struct want *w, char **name)
+{
+	char *path = NULL;
+	int fd;
+
+	if (!w->id)
+		return -1;
+	fd = wp_debuginfod_find(WP_DEBUGINFOD_DEBUGINFO, w->id, w->id_len, file, &path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	fd = try_file(path, w, name);
+	free(path);
 	return fd;
 }
 
@@ -212,6 +248,8 @@ static int find_alt(const char *file, char **name)
 		fd = try_path(&w, name, "%.*s/.dwz/%s", d, file, base);
 	if (fd < 0)
 		fd = try_path(&w, name, WP_DEBUGINFO_DIR "/.dwz/%s", base);
+	if (fd < 0)
+		fd = by_debuginfod(alt, &w, name);
 	return fd;
 }
 
@@ -300,6 +338,9 @@ static int search(const char *file_name, const unsigned char *id, size_t id_len,
 	if (real && strcmp(real, file_name))
 		fd = by_link(real, link, &w, name);
 	free(real);
+	/* Nothing here: a debuginfod server may have it, by build id. */
+	if (fd < 0)
+		fd = by_debuginfod(file_name, &w, name);
 	return fd;
 }
 

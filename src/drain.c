@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* drain.c: the drain thread (rings -> blocks) and the writer thread (blocks -> file). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "buildid.h"
 #include "cmdline.h"
 #include "drain.h"
 #include "layout.h"
@@ -73,6 +77,13 @@ struct wp_drain {
 	size_t nr_roles;
 	struct wp_mapped_file *files;
 	size_t nr_files, cap_files;
+	size_t nr_foreign;		/* files with an fd (open_foreign_file) */
+	unsigned int cur_ring;		/* the ring being read */
+	/* Switch-outs read per ring (CPU): written here, read by any thread. */
+	uint64_t *switch_outs;
+	struct wp_anon_code *anon;	/* sorted by pid, then start */
+	size_t nr_anon, cap_anon;
+	struct wp_u64map program_start;	/* pid -> time of its FORK or exec */
 	bool warned_corrupt;
 	bool final_pass;		/* the first pass after the events stopped */
 
@@ -187,16 +198,65 @@ static uint8_t *drain_room(struct wp_drain *d, size_t n)
 	return d->cur ? d->cur->data + d->cur->len : NULL;
 }
 
+/* At most this many files are held open for a copy (see open_foreign_file). */
+#define MAX_FOREIGN_FILES 256
+
+/*
+ * The file the process pid mapped at path, when the host sees another
+ * file, or none, at that path: the process runs in a chroot or another
+ * mount namespace.  Opened through /proc/PID/root while the process
+ * lives, so that record can keep a copy (see filecache.h).  A file found
+ * without a kernel build id gets the one read from the file.  Returns a
+ * descriptor, or -1 when the host's path is the same file or the process
+ * is gone.
+ */
+static int open_foreign_file(pid_t pid, const char *path, struct wp_mapped_file *f)
+{
+	struct stat st, host;
+	uint8_t id[20];
+	char *proc;
+	int fd, n;
+
+	if (asprintf(&proc, "/proc/%d/root%s", (int)pid, path) < 0)
+		return -1;
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	free(proc);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (!stat(path, &host) && host.st_dev == st.st_dev && host.st_ino == st.st_ino))
+		goto no;
+	n = wp_build_id_read_fd(fd, id, sizeof(id));
+	if (n <= 0)
+		goto no;	/* nothing to find a copy by */
+	if (f->build_id_size && (f->build_id_size != n || memcmp(f->build_id, id, (size_t)n)))
+		goto no;	/* mapped again since: not the recorded file */
+	{
+		uint8_t host_id[20];
+
+		/* A copy of the host's file (a chroot made with cp) needs no copy. */
+		if (wp_build_id_read(path, host_id, sizeof(host_id)) == n &&
+		    !memcmp(host_id, id, (size_t)n))
+			goto no;
+	}
+	f->build_id_size = (uint8_t)n;
+	memcpy(f->build_id, id, (size_t)n);
+	return fd;
+no:
+	close(fd);
+	return -1;
+}
+
 static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
 {
-	struct wp_mapped_file f = { 0 };
+	struct wp_mapped_file f = { .fd = -1 };
 	struct wp_mmap2 m;
 	const char *name;
 
 	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC))
 		return;
 	name = m.filename;
-	if (name[0] != '/')
+	if (name[0] != '/' || wp_mmap_is_anon(name))
 		return;		/* [vdso], //anon, memfd: nothing to look up */
 	f.pid = m.pid;
 	if (m.has_build_id) {
@@ -211,6 +271,11 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		struct wp_mapped_file *o = &d->files[i];
 
 		if (strcmp(o->path, name))
+			continue;
+		/* One path, two files: a container's library and the host's. */
+		if (o->build_id_size && f.build_id_size &&
+		    (o->build_id_size != f.build_id_size ||
+		     memcmp(o->build_id, f.build_id, f.build_id_size)))
 			continue;
 		if (o->pid != f.pid)
 			o->pid = UINT32_MAX;	/* shared by several processes */
@@ -227,9 +292,75 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 	}
 	if (WP_GROW(d->files, d->cap_files, d->nr_files + 1))
 		return;
+	if (d->nr_foreign < MAX_FOREIGN_FILES) {
+		f.fd = open_foreign_file((pid_t)m.pid, name, &f);
+		if (f.fd >= 0)
+			d->nr_foreign++;
+	}
 	f.path = strdup(name);
 	if (f.path)
 		d->files[d->nr_files++] = f;
+	else if (f.fd >= 0)
+		close(f.fd);
+}
+
+static int anon_cmp(const void *a, const void *b)
+{
+	const struct wp_anon_code *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Keep a region of anonymous code once (JITs map few, large regions). */
+static void add_anon_code(struct wp_drain *d, uint32_t pid, uint64_t start, uint64_t end)
+{
+	struct wp_anon_code key = { pid, start, end };
+
+	if (bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp) ||
+	    WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1))
+		return;
+	d->anon[d->nr_anon++] = key;
+	qsort(d->anon, d->nr_anon, sizeof(key), anon_cmp);
+}
+
+static void note_anon_code(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_mmap2 m;
+
+	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename))
+		return;
+	add_anon_code(d, m.pid, m.addr, m.addr + m.len);
+}
+
+/*
+ * A new process (a FORK that is not a thread's) or an exec: a program
+ * starts.  A forked child has its parent's code regions.
+ */
+static void note_program_start(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_sample_id sid;
+	struct wp_task_event te;
+	struct wp_comm c;
+	uint32_t pid;
+
+	if (h->type == PERF_RECORD_FORK) {
+		if (wp_task_event_parse(h, &te) || te.pid == te.ppid)
+			return;
+		pid = te.pid;
+		for (size_t i = 0, n = d->nr_anon; i < n; i++)
+			if (d->anon[i].pid == te.ppid)
+				add_anon_code(d, te.pid, d->anon[i].start, d->anon[i].end);
+	} else {
+		if (wp_comm_parse(h, &c) || !c.exec)
+			return;
+		pid = c.pid;
+	}
+	if (!wp_sample_id_parse(&d->ev->fmt, h, &sid))
+		wp_u64map_put(&d->program_start, pid, sid.time);
 }
 
 /*
@@ -463,6 +594,8 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		d->counts.switches++;
+		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
+			__atomic_fetch_add(&d->switch_outs[d->cur_ring], 1, __ATOMIC_RELAXED);
 		break;
 	case PERF_RECORD_LOST:
 		if (!wp_lost_parse(h, &id, &lost))
@@ -477,11 +610,15 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		break;
 	case PERF_RECORD_MMAP2:
 		note_mapped_file(d, h);
+		note_anon_code(d, h);
 		break;
 	case PERF_RECORD_COMM:
+		note_program_start(d, h);
 		note_exec(d, h);
 		break;
 	case PERF_RECORD_FORK:
+		note_program_start(d, h);
+		/* fallthrough */
 	case PERF_RECORD_EXIT:
 		note_wakee(d, h);
 		note_task(d, h);
@@ -522,6 +659,7 @@ static uint64_t drain_sweep(struct wp_drain *d)
 			d->counts.rings_full_at_end++;
 		if (!avail)
 			continue;
+		d->cur_ring = i;
 		while ((ret = wp_ring_read_next(r, &h)) > 0) {
 			if (drain_record(d, h)) {
 				/* Out of memory: skip the rest and say so. */
@@ -747,7 +885,8 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 		wp_warn("the command lines of the processes that exec will not be recorded");
 
 	d->roles = calloc(ev->nr_fds + 1, sizeof(*d->roles));
-	if (!d->roles) {
+	d->switch_outs = calloc(ev->nr_cpus, sizeof(*d->switch_outs));
+	if (!d->roles || !d->switch_outs) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -888,10 +1027,29 @@ void wp_drain_cmdline_counts(struct wp_drain *d, uint64_t *dropped, uint64_t *go
 		wp_cmdline_counts(d->cmdlines, dropped, gone);
 }
 
+uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu)
+{
+	return cpu < d->ev->nr_cpus ? __atomic_load_n(&d->switch_outs[cpu], __ATOMIC_RELAXED) : 0;
+}
+
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n)
 {
 	*n = d->nr_files;
 	return d->files;
+}
+
+const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *n)
+{
+	*n = d->nr_anon;
+	return d->anon;
+}
+
+uint64_t wp_drain_program_start(const struct wp_drain *d, uint32_t pid)
+{
+	uint64_t t = 0;
+
+	wp_u64map_get(&d->program_start, pid, &t);
+	return t;
 }
 
 void wp_drain_free(struct wp_drain *d)
@@ -914,13 +1072,19 @@ void wp_drain_free(struct wp_drain *d)
 		block_free(b);
 	}
 	block_free(d->cur);
-	for (size_t i = 0; i < d->nr_files; i++)
+	for (size_t i = 0; i < d->nr_files; i++) {
 		free(d->files[i].path);
+		if (d->files[i].fd >= 0)
+			close(d->files[i].fd);
+	}
 	free(d->files);
+	free(d->anon);
+	wp_u64map_release(&d->program_start);
 	wp_u64map_release(&d->kips);
 	wp_cmdline_reader_free(d->cmdlines);
 	wp_buf_release(&d->cmdline_records);
 	free(d->roles);
+	free(d->switch_outs);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->wakefd >= 0)

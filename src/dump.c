@@ -318,6 +318,18 @@ int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
 			free(ksyms);
 		}
 	}
+	{
+		size_t len, lines = 0;
+		char *jit;
+
+		/* The entries as saved: the block is text, one per line. */
+		if (!wp_reader_jitmap(r, &jit, &len) && jit) {
+			for (size_t i = 0; i < len; i++)
+				lines += jit[i] == '\n';
+			fprintf(out, "# JIT names saved: %zu\n", lines);
+			free(jit);
+		}
+	}
 	while ((ret = wp_reader_next(r, &h)) > 0) {
 		if (h->type == PERF_RECORD_SAMPLE)
 			print_sample(&d, h);

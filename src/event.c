@@ -176,40 +176,6 @@ static bool hardware_event_works(const struct event_alias *a, bool kernel)
 	return true;
 }
 
-/*
- * The frequency the switch-out event may have: the rate asked for, within
- * the kernel's limit on sampling rates; 0 when the kernel cannot sample a
- * software event by frequency (ev says why, for wp_evlist_explain_limits).
- */
-static uint64_t switch_stack_rate(struct wp_evlist *ev, uint64_t rate)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
-		.disabled = 1,
-		.freq = 1,
-		.exclude_hv = 1,
-	};
-	long max = 0;
-	int fd;
-
-	if (!wp_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", &max) &&
-	    max > 0 && (uint64_t)max < rate) {
-		ev->switch_rate_asked = rate;
-		rate = (uint64_t)max;
-	}
-	attr.sample_freq = rate;
-	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0) {
-		ev->switch_rate_asked = rate;
-		ev->switch_rate_errno = errno;
-		return 0;
-	}
-	close(fd);
-	return rate;
-}
-
 static void attr_common(struct perf_event_attr *a, const struct wp_evlist *ev,
 			const struct wp_event_opts *opts, bool kernel)
 {
@@ -359,7 +325,7 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	const struct wp_arch *arch = NULL;
 	struct perf_event_attr *a;
 	bool kernel, want_chain;
-	uint64_t type, rate;
+	uint64_t type;
 	int err;
 
 	memset(ev, 0, sizeof(*ev));
@@ -452,11 +418,8 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 			attr_common(a, ev, opts, true);
 			a->type = PERF_TYPE_SOFTWARE;
 			a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-			/* (sample_freq and sample_period are one field.) */
-			rate = opts->switch_stack_rate ?
-			       switch_stack_rate(ev, opts->switch_stack_rate) : 0;
-			a->freq = rate != 0;
-			a->sample_period = rate ? rate : 1;
+			/* Every switch-out; a budget turns it off and on (stackgate.h). */
+			a->sample_period = 1;
 			snprintf(ev->descs[1].name, sizeof(ev->descs[1].name), "context-switches");
 			ev->descs[1].role = WP_EVENT_SWITCH_OUT;
 			ev->nr_descs = 2;
@@ -489,14 +452,6 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 
 void wp_evlist_explain_limits(const struct wp_evlist *ev)
 {
-	if (ev->switch_rate_errno)
-		wp_warn("this kernel cannot sample switch-out stacks at %" PRIu64 " per second (%s); "
-			"taking one at every switch-out", ev->switch_rate_asked,
-			strerror(ev->switch_rate_errno));
-	else if (ev->switch_rate_asked)
-		wp_warn("switch-out stacks at most %" PRIu64 " per second, not %" PRIu64
-			": kernel.perf_event_max_sample_rate", (uint64_t)ev->descs[1].attr.sample_freq,
-			ev->switch_rate_asked);
 	if (ev->meta_flags & WP_META_CLOCK_FALLBACK)
 		wp_warn("no hardware PMU for '%s' here (a virtual machine?); sampling cpu-clock instead",
 			wp_quoted(ev->asked_event));
@@ -870,6 +825,23 @@ static int evlist_ioctl_all(struct wp_evlist *ev, unsigned long req)
 	for (size_t i = 0; i < ev->nr_fds; i++)
 		if (ioctl(ev->fds[i].fd, req, 0) && !err)
 			err = -errno;
+	return err;
+}
+
+int wp_evlist_gate_switch_stacks(struct wp_evlist *ev, unsigned int cpu, bool open)
+{
+	unsigned long req = open ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+	int err = 0;
+
+	/* On a parent event, the ioctl reaches every inherited copy too. */
+	for (size_t i = 0; i < ev->nr_fds; i++) {
+		const struct wp_evfd *f = &ev->fds[i];
+
+		if (ev->descs[f->desc].role != WP_EVENT_SWITCH_OUT || f->cpu != (int)cpu)
+			continue;
+		if (ioctl(f->fd, req, 0) && !err)
+			err = -errno;
+	}
 	return err;
 }
 

@@ -345,12 +345,13 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
 		", \"unwind_cache_hits\": %" PRIu64 ", \"unsampled_on_cpu_ns\": %" PRIu64
 		", \"unsampled_threads\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
-		", \"switch_outs\": %" PRIu64 ", \"unsampled\": %" PRIu64
+		", \"rate_per\": \"%s\", \"switch_outs\": %" PRIu64 ", \"unsampled\": %" PRIu64
 		", \"estimated_ns\": %" PRIu64 ", \"unattributed_ns\": %" PRIu64
 		", \"threads\": %" PRIu64 "}, \"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits, unsampled_ns,
-		unsampled_threads, wp_meta_switch_stack_rate(v->an->meta), se.switch_outs,
+		unsampled_threads, wp_meta_switch_stack_rate(v->an->meta),
+		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
 		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		static const char *const reasons[] = {
@@ -368,6 +369,14 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		if (f->package[0]) {
 			fputc('"', out);
 			wp_quote_puts(out, f->package, WP_QUOTE_JSON);
+			fputc('"', out);
+		} else {
+			fputs("null", out);
+		}
+		fprintf(out, ", \"stack_ns\": %" PRIu64 ", \"debug_file\": ", f->stack_ns);
+		if (f->debug_file[0]) {
+			fputc('"', out);
+			wp_quote_puts(out, f->debug_file, WP_QUOTE_JSON);
 			fputc('"', out);
 		} else {
 			fputs("null", out);

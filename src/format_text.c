@@ -59,6 +59,9 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW ||
 		    ev->role == WP_EVENT_ENQUEUED)
 			fprintf(out, "%s wake-ups (%s)", e ? "," : "", name);
+		else if (ev->role == WP_EVENT_SWITCH_OUT && m->switch_stack_budget)
+			fprintf(out, "%s stacks at switch-out (%s, at most %" PRIu64 "/s per CPU)",
+				e ? "," : "", name, m->switch_stack_budget);
 		else if (ev->role == WP_EVENT_SWITCH_OUT && ev->attr.freq)
 			fprintf(out, "%s stacks at switch-out (%s, at most %" PRIu64 "/s)",
 				e ? "," : "", name, (uint64_t)ev->attr.sample_freq);
@@ -89,16 +92,15 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			strerror((int)an->summary.cut_short_errno));
 }
 
-static void print_thread(const struct wp_thread_times *t, FILE *out, bool process,
-			 bool runnable)
+/* One row of the thread table; id is its first column. */
+static void print_row(const struct wp_thread_times *t, const char *id, FILE *out, bool runnable)
 {
-	char w[16], on[16], bl[16], ru[16], pr[16], id[16];
+	char w[16], on[16], bl[16], ru[16], pr[16];
 	double pct = t->wall_ns ? 100.0 * (double)t->on_cpu_ns / (double)t->wall_ns : 0;
 	char comm[13];
 
 	/* Programs choose their thread names, control bytes and all; 12 columns. */
 	wp_quote(comm, sizeof(comm), t->comm, WP_QUOTE_TEXT);
-	snprintf(id, sizeof(id), "%s%" PRIu32, process ? "" : "  ", process ? t->pid : t->tid);
 	fprintf(out, "%-9s %-12s %7s %7s %7s", id, comm, DUR(t->wall_ns, w),
 		DUR(t->on_cpu_ns, on), DUR(t->blocked_ns, bl));
 	if (runnable)
@@ -106,32 +108,6 @@ static void print_thread(const struct wp_thread_times *t, FILE *out, bool proces
 	fprintf(out, " %7s %3.0f%% %5" PRIu64 " %5" PRIu64 " %6" PRIu64 "%s\n",
 		DUR(t->preempted_ns, pr), pct, t->voluntary_switches, t->involuntary_switches,
 		t->samples, t->approximate ? " ~" : "");
-}
-
-/* Sum the shown threads of one process [i, j) into a process line. */
-static void sum_process(const struct wp_view *v, const struct wp_thread_times *th, size_t i,
-			size_t j, struct wp_thread_times *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->pid = th[i].pid;
-	p->tid = th[i].pid;
-	memcpy(p->comm, th[i].comm, sizeof(p->comm));
-	for (size_t k = i; k < j; k++) {
-		if (!wp_view_thread(v, k))
-			continue;
-		if (th[k].tid == th[k].pid)
-			memcpy(p->comm, th[k].comm, sizeof(p->comm));
-		p->wall_ns += th[k].wall_ns;
-		p->on_cpu_ns += th[k].on_cpu_ns;
-		p->blocked_ns += th[k].blocked_ns;
-		p->runnable_ns += th[k].runnable_ns;
-		p->preempted_ns += th[k].preempted_ns;
-		p->wakeups += th[k].wakeups;
-		p->voluntary_switches += th[k].voluntary_switches;
-		p->involuntary_switches += th[k].involuntary_switches;
-		p->samples += th[k].samples;
-		p->approximate |= th[k].approximate;
-	}
 }
 
 /*
@@ -172,7 +148,8 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 	if (!rate)
 		return;
 	wp_account_switch_estimate(an->account, &e);
-	fprintf(out, "# switch-out stacks: at most %" PRIu64 "/s per thread and CPU", rate);
+	fprintf(out, "# switch-out stacks: at most %" PRIu64 "/s per %s", rate,
+		an->meta->switch_stack_budget ? "CPU" : "thread and CPU");
 	if (!e.unsampled) {
 		fprintf(out, ", every switch-out had one\n");
 		return;
@@ -189,35 +166,39 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 /* Where the unnamed frames are (those worth a line), and what would name them. */
 static void print_unnamed(const struct wp_quality *q, FILE *out)
 {
+	static const char *const why[] = {
+		[WP_UNNAMED_NO_SYMBOLS] = "no symbols there",
+		[WP_UNNAMED_MISSING] = "the file is missing or not the one recorded",
+		[WP_UNNAMED_NO_FILE] = "code of no file (a JIT's, or mappings not recorded)",
+		[WP_UNNAMED_KERNEL] = "kernel symbols were not available to the recording",
+	};
+
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		const struct wp_unnamed_file *f = &q->unnamed_files[i];
 		double pct = 100.0 * (double)f->frames / (double)q->frames;
+		char t[16];
 
 		if (pct < 1.0)
 			break;	/* sorted: the rest are smaller */
 		fprintf(out, "#   %.1f%% in ", pct);
 		wp_quote_puts(out, f->path, WP_QUOTE_TEXT);
-		switch (f->reason) {
-		case WP_UNNAMED_NO_SYMBOLS:
-			fprintf(out, ": no symbols there");
-			if (f->package[0]) {
-				fprintf(out, "; its debug symbols would name them (Debian: ");
-				wp_quote_puts(out, f->package, WP_QUOTE_TEXT);
-				fprintf(out, "-dbgsym, from the debian-debug archive)");
-			} else {
-				fprintf(out, "; its debug symbols would name them");
-			}
-			break;
-		case WP_UNNAMED_MISSING:
-			fprintf(out, ": the file is missing or not the one recorded");
-			break;
-		case WP_UNNAMED_NO_FILE:
-			fprintf(out, ": code of no file (a JIT's, or mappings not recorded)");
-			break;
-		case WP_UNNAMED_KERNEL:
-			fprintf(out, ": kernel symbols were not available to the recording");
-			break;
+		/* How much of the profile it leaves unexplained. */
+		fprintf(out, ": %s (stacks of %s, %.1f%% of the time)", why[f->reason],
+			DUR(f->stack_ns, t),
+			q->stacks_ns ? 100.0 * (double)f->stack_ns / (double)q->stacks_ns : 0.0);
+		if (f->reason != WP_UNNAMED_NO_SYMBOLS) {
+			fputc('\n', out);
+			continue;
 		}
+		fprintf(out, "; its debug symbols would name them");
+		if (f->package[0]) {
+			fprintf(out, " (Debian: ");
+			wp_quote_puts(out, f->package, WP_QUOTE_TEXT);
+			fprintf(out, "-dbgsym, from the debian-debug archive)");
+		}
+		if (f->debug_file[0])
+			fprintf(out, "%s%s", f->package[0] ? ", installed as " : ": ",
+				f->debug_file);
 		fputc('\n', out);
 	}
 }
@@ -270,6 +251,9 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	if (q->changed_files || q->missing_files)
 		fprintf(out, ", binaries since recording: %u changed, %u missing",
 			q->changed_files, q->missing_files);
+	if (q->jit_live_maps)
+		fprintf(out, ", JIT code of %u processes named from /tmp/perf-PID.map now "
+			"(the recording has no names for it)", q->jit_live_maps);
 	fputc('\n', out);
 	print_unnamed(q, out);
 	print_unsampled(an, out);
@@ -309,6 +293,28 @@ static void print_cmdline(const struct wp_process_cmdline *c, FILE *out)
 	free(text);
 }
 
+/* The main thread of process pid that kept its names (the latest), or NULL. */
+static const struct wp_thread_times *names_of(const struct wp_analysis *an, uint32_t pid)
+{
+	const struct wp_thread_times *th, *main = NULL;
+	size_t n, lo = 0, hi;
+
+	th = wp_account_threads(an->account, &n);
+	hi = n;
+	while (lo < hi) {	/* sorted by pid, then tid */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (th[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && th[lo].pid == pid; lo++)
+		if (th[lo].tid == pid && th[lo].nr_names)
+			main = &th[lo];
+	return main;
+}
+
 /*
  * Who a process was, under its row, when its name alone does not tell:
  * every name it exec'd under, with its main thread's time under each,
@@ -316,17 +322,13 @@ static void print_cmdline(const struct wp_process_cmdline *c, FILE *out)
  * another process shown.  A name inherited from the parent at fork is not
  * the process's own, and left out here (JSON has it).
  */
-static void print_identity(const struct wp_thread_times *th, size_t first, size_t last,
-			   bool shared, FILE *out)
+static void print_identity(const struct wp_analysis *an, uint32_t pid, bool shared, FILE *out)
 {
-	const struct wp_thread_times *main = NULL;
+	const struct wp_thread_times *main = names_of(an, pid);
 	const struct wp_process_cmdline *cmdline = NULL;
 	unsigned int own = 0;
 	char d[16];
 
-	for (size_t k = first; k < last; k++)
-		if (th[k].tid == th[k].pid && th[k].nr_names)
-			main = &th[k];
 	if (!main)
 		return;
 	for (uint32_t i = 0; i < main->nr_names; i++) {
@@ -356,116 +358,131 @@ static void print_identity(const struct wp_thread_times *th, size_t first, size_
 	}
 }
 
-/* One line per process, then its threads, in the --sort order. */
-struct proc_group {
-	size_t first, last;	/* [first, last) in the thread table */
-	struct wp_thread_times sum;
-};
-
-static int group_cmp(const void *x, const void *y, void *view)
+static bool process_row(const struct wp_table_row *r)
 {
-	const struct proc_group *a = x, *b = y;
-	uint64_t ka = wp_view_sort_key(view, &a->sum), kb = wp_view_sort_key(view, &b->sum);
-
-	if (ka != kb)
-		return ka > kb ? -1 : 1;
-	return a->sum.pid < b->sum.pid ? -1 : a->sum.pid > b->sum.pid;
+	return r->kind == WP_ROW_PROCESS || r->kind == WP_ROW_ONE_THREAD;
 }
 
-static int thread_cmp(const void *x, const void *y, void *view)
+static int by_comm(const void *x, const void *y, void *rows)
 {
-	const struct wp_thread_times *a = *(const struct wp_thread_times *const *)x;
-	const struct wp_thread_times *b = *(const struct wp_thread_times *const *)y;
-	uint64_t ka = wp_view_sort_key(view, a), kb = wp_view_sort_key(view, b);
+	const struct wp_table_row *r = rows;
 
-	if (ka != kb)
-		return ka > kb ? -1 : 1;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
+	return strcmp(r[*(const size_t *)x].sum.comm, r[*(const size_t *)y].sum.comm);
 }
 
-static int by_comm(const void *x, const void *y, void *groups)
+/* The last command line recorded of process pid, or NULL. */
+static const struct wp_process_cmdline *last_cmdline(const struct wp_analysis *an, uint32_t pid)
 {
-	const struct proc_group *g = groups;
+	const struct wp_thread_times *main = names_of(an, pid);
+	const struct wp_process_cmdline *c = NULL;
 
-	return strcmp(g[*(const size_t *)x].sum.comm, g[*(const size_t *)y].sum.comm);
+	for (uint32_t i = 0; main && i < main->nr_names; i++)
+		if (main->names[i].cmdline)
+			c = main->names[i].cmdline;
+	return c;
 }
 
-/* Which of the ng groups share their name with another (calloc'ed; NULL: none known). */
-static bool *shared_names(const struct proc_group *groups, size_t ng)
+static bool same_cmdline(const struct wp_process_cmdline *a, const struct wp_process_cmdline *b)
 {
-	size_t *order = malloc((ng + 1) * sizeof(*order));
-	bool *shared = calloc(ng + 1, sizeof(*shared));
+	return a && b && a->len == b->len && !memcmp(a->args, b->args, a->len);
+}
+
+/*
+ * Which process rows share their name with another whose command line
+ * differs: theirs tells them apart (nine git processes of git gc), where
+ * three hundred /bin/true would only fill the table (calloc'ed; NULL: none).
+ */
+static bool *shared_names(const struct wp_analysis *an, const struct wp_table *t)
+{
+	size_t *order = malloc((t->nr_rows + 1) * sizeof(*order)), n = 0;
+	bool *shared = calloc(t->nr_rows + 1, sizeof(*shared));
 
 	if (!order || !shared) {
 		free(order);
 		free(shared);
 		return NULL;
 	}
-	for (size_t g = 0; g < ng; g++)
-		order[g] = g;
-	qsort_r(order, ng, sizeof(*order), by_comm, (void *)groups);
-	for (size_t g = 1; g < ng; g++)
-		if (!strcmp(groups[order[g]].sum.comm, groups[order[g - 1]].sum.comm))
-			shared[order[g]] = shared[order[g - 1]] = true;
+	for (size_t i = 0; i < t->nr_rows; i++)
+		if (process_row(&t->rows[i]))
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), by_comm, t->rows);
+	for (size_t i = 0, j; i < n; i = j) {
+		const struct wp_process_cmdline *first = last_cmdline(an, t->rows[order[i]].sum.pid);
+		bool differ = false;
+
+		for (j = i + 1; j < n && !strcmp(t->rows[order[j]].sum.comm,
+						 t->rows[order[i]].sum.comm); j++)
+			differ |= !same_cmdline(first, last_cmdline(an, t->rows[order[j]].sum.pid));
+		for (size_t k = i; differ && k < j; k++)
+			shared[order[k]] = true;
+	}
 	free(order);
 	return shared;
 }
 
+static const char *plural(uint64_t n, const char *one, const char *more)
+{
+	return n == 1 ? one : more;
+}
+
+/*
+ * The thread table: the rows the view chose (--by, --threads), then a
+ * line that says what they leave out, so that nothing goes unseen.
+ */
 static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 {
-	const struct wp_thread_times *th, **sel;
+	static const char *const id_title[] = { "PID/TID", "TID", "PROCS/THR" };
 	bool runnable = wp_account_has_wakeups(v->an->account);
-	struct proc_group *groups;
-	size_t n, ng = 0, ns;
+	struct wp_table t;
+	char id[48], w[16], on[16];
 	bool *shared;
+	int err;
 
-	th = wp_account_threads(v->an->account, &n);
-	groups = calloc(n + 1, sizeof(*groups));
-	sel = calloc(n + 1, sizeof(*sel));
-	if (!groups || !sel) {
-		free(groups);
-		free(sel);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n;) {
-		size_t j = i, k = i;
-
-		while (j < n && th[j].pid == th[i].pid)
-			j++;
-		while (k < j && !wp_view_thread(v, k))
-			k++;
-		if (k < j) {
-			groups[ng].first = i;
-			groups[ng].last = j;
-			sum_process(v, th, i, j, &groups[ng].sum);
-			ng++;
-		}
-		i = j;
-	}
-	qsort_r(groups, ng, sizeof(*groups), group_cmp, (void *)v);
-	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s", PAINT(v, C_BOLD), "PID/TID", "COMM", "WALL",
-		"ON-CPU", "BLOCKED");
+	err = wp_view_table(v, &t);
+	if (err)
+		return err;
+	shared = shared_names(v->an, &t);
+	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s", PAINT(v, C_BOLD), id_title[v->o.by], "COMM",
+		"WALL", "ON-CPU", "BLOCKED");
 	if (runnable)
 		fprintf(out, " %8s", "RUNNABLE");
 	fprintf(out, " %7s %4s %5s %5s %6s%s\n", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL",
 		PAINT(v, C_RESET));
-	shared = shared_names(groups, ng);
-	for (size_t g = 0; g < ng; g++) {
-		print_thread(&groups[g].sum, out, true, runnable);
-		print_identity(th, groups[g].first, groups[g].last, shared && shared[g], out);
-		ns = 0;
-		for (size_t k = groups[g].first; k < groups[g].last; k++)
-			if (wp_view_thread(v, k))
-				sel[ns++] = &th[k];
-		qsort_r(sel, ns, sizeof(*sel), thread_cmp, (void *)v);
-		for (size_t k = 0; k < ns; k++) {
-			print_thread(sel[k], out, false, runnable);
-			*approx |= sel[k]->approximate;
+	for (size_t i = 0; i < t.nr_rows; i++) {
+		const struct wp_table_row *r = &t.rows[i];
+
+		switch (r->kind) {
+		case WP_ROW_PROCESS:
+		case WP_ROW_ONE_THREAD:
+			snprintf(id, sizeof(id), "%" PRIu32, r->sum.pid);
+			break;
+		case WP_ROW_THREAD:
+			/* Under its process's row, or alone (--by thread). */
+			snprintf(id, sizeof(id), "%s%" PRIu32, v->o.by == WP_BY_PROCESS ? "  " : "",
+				 r->sum.tid);
+			break;
+		case WP_ROW_COMM:
+			snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, r->processes, r->threads);
+			break;
 		}
+		print_row(&r->sum, id, out, runnable);
+		*approx |= r->sum.approximate;
+		if (process_row(r))
+			print_identity(v->an, r->sum.pid, shared && shared[i], out);
 	}
 	free(shared);
-	free(groups);
-	free(sel);
+	if (t.rest_names)
+		fprintf(out, "... and %" PRIu64 " more %s: %" PRIu64 " %s in %" PRIu64 " %s "
+			"(%s wall, %s on-CPU)\n", t.rest_names, plural(t.rest_names, "name", "names"),
+			t.rest_threads, plural(t.rest_threads, "thread", "threads"),
+			t.rest_processes, plural(t.rest_processes, "process", "processes"),
+			DUR(t.rest.wall_ns, w), DUR(t.rest.on_cpu_ns, on));
+	else if (t.rest_threads)
+		fprintf(out, "... and %" PRIu64 " more %s in %" PRIu64 " %s (%s wall, %s on-CPU)\n",
+			t.rest_threads, plural(t.rest_threads, "thread", "threads"),
+			t.rest_processes, plural(t.rest_processes, "process", "processes"),
+			DUR(t.rest.wall_ns, w), DUR(t.rest.on_cpu_ns, on));
+	wp_view_table_release(&t);
 	return 0;
 }
 
@@ -490,7 +507,7 @@ static void print_idle(const struct wp_analysis *an, FILE *out)
 	}
 	span = (an->window_end ? an->window_end : an->end_ns) -
 	       (an->window_start ? an->window_start : an->start_ns);
-	fprintf(out, "%-9s %-12s %7s  idle, no thread:", "[idle]", "swapper",
+	fprintf(out, "\n%-9s %-12s %7s  idle, no thread:", "[idle]", "swapper",
 		DUR(idle, a));
 	for (size_t i = 0; i < n && i < 8; i++)
 		fprintf(out, "%s cpu%zu %s", i ? "," : "", i, DUR(c[i].idle_ns, a));
@@ -708,7 +725,11 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 	return 0;
 }
 
-static int print_top_stacks(struct wp_view *v, FILE *out)
+/*
+ * The top stacks of the view: under title when one is given (else one
+ * that names the mode), at most top of them.
+ */
+static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, unsigned int top)
 {
 	const struct wp_analysis *an = v->an;
 	const struct wp_thread_times *th;
@@ -757,9 +778,13 @@ static int print_top_stacks(struct wp_view *v, FILE *out)
 	static const char *const mode_title[] = { "wall", "on-CPU", "off-CPU", "blocked",
 						   "preempted", "runnable" };
 
-	fprintf(out, "\n%sTop stacks by %s time (%s in all):%s\n", PAINT(v, C_BOLD),
-		mode_title[v->o.mode], DUR(total, d), PAINT(v, C_RESET));
-	for (size_t i = 0; i < m && i < v->o.top; i++) {
+	if (title)
+		fprintf(out, "\n%s%s (%s in all):%s\n", PAINT(v, C_BOLD), title, DUR(total, d),
+			PAINT(v, C_RESET));
+	else
+		fprintf(out, "\n%sTop stacks by %s time (%s in all):%s\n", PAINT(v, C_BOLD),
+			mode_title[v->o.mode], DUR(total, d), PAINT(v, C_RESET));
+	for (size_t i = 0; i < m && i < top; i++) {
 		static const char *const part_color[] = { C_ON, C_BLOCKED, C_PREEMPTED,
 							  C_PREEMPTED };
 		char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
@@ -857,22 +882,56 @@ static int print_who_woke_whom(struct wp_view *v, FILE *out)
 	return 0;
 }
 
+/* The waits of busy threads that a system-wide report shows apart, at most. */
+#define BUSY_WAITS 5
+
+/*
+ * A system-wide recording without --mode: the time of the machine is
+ * where its CPUs went; the waits worth a look are those of the threads
+ * that work, not of the daemons that sleep the whole recording.
+ */
+static void print_system_default(const struct wp_view *v, FILE *out)
+{
+	fprintf(out, "# -a defaults: %sstacks by on-CPU time, then the waits of threads on-CPU "
+		"%d%% of their time or more (--mode wall: every wait%s)\n",
+		v->o.sort_given ? "" : "threads and ", WP_BUSY_PERCENT,
+		v->o.sort_given ? "" : ", --sort wall");
+}
+
 int wp_format_text(struct wp_view *v, FILE *out)
 {
+	struct wp_view on, waits;
 	bool approx = false;
+	char title[64];
 	int err;
 
 	if (v->base)
 		return wp_format_text_diff(v, out);
 	print_header(v->an, out);
+	if (v->system_default)
+		print_system_default(v, out);
 	err = print_threads(v, out, &approx);
-	if (!err)
-		print_idle(v->an, out);
-	if (!err)
-		err = print_top_stacks(v, out);
-	if (!err && wp_account_has_wakeups(v->an->account))
-		err = print_who_woke_whom(v, out);
+	if (err)
+		goto out;
+	print_idle(v->an, out);
+	if (v->system_default) {
+		wp_view_derive(v, WP_MODE_ON, false, &on);
+		wp_view_derive(v, WP_MODE_OFF, true, &waits);
+		snprintf(title, sizeof(title), "Waits of threads on-CPU %d%%+ of their time",
+			 WP_BUSY_PERCENT);
+		err = print_top_stacks(&on, out, NULL, v->o.top);
+		if (!err)
+			err = print_top_stacks(&waits, out, title,
+					       v->o.top < BUSY_WAITS ? v->o.top : BUSY_WAITS);
+		if (!err && wp_account_has_wakeups(v->an->account))
+			err = print_who_woke_whom(&waits, out);
+	} else {
+		err = print_top_stacks(v, out, NULL, v->o.top);
+		if (!err && wp_account_has_wakeups(v->an->account))
+			err = print_who_woke_whom(v, out);
+	}
 	if (!err)
 		print_footer(v, out, approx);
+out:
 	return err;
 }

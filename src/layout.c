@@ -654,3 +654,9 @@ int wp_build_id_parse(const struct perf_event_header *hdr, struct wp_build_id *o
 	out->filename = name;
 	return 0;
 }
+
+bool wp_mmap_is_anon(const char *filename)
+{
+	return !strncmp(filename, "//anon", 6) || !strncmp(filename, "[anon:", 6) ||
+	       !strncmp(filename, "/memfd:", 7) || !filename[0];
+}

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "debuginfod.h"
+#include "filecache.h"
 #include "layout.h"
 #include "log.h"
 #include "procmap.h"
@@ -223,8 +225,8 @@ static int record_mmap2(struct wp_procmap *pm, const struct perf_event_header *r
 	m.pgoff = mm.pgoff;
 	m.exec = true;
 	m.dso = WP_DSO_NONE;
-	/* memfd code has no file to open: anonymous, like a JIT's. */
-	if ((name[0] == '/' && strncmp(name, "/memfd:", 7)) || !strcmp(name, "[vdso]"))
+	/* Anonymous code, a JIT's (also in a memfd), has no file to open. */
+	if ((name[0] == '/' && !wp_mmap_is_anon(name)) || !strcmp(name, "[vdso]"))
 		m.dso = dso_lookup(pm, name, mm.maj, mm.min, mm.ino, mm.build_id, mm.build_id_size);
 	return process_map(pm, p, &m);
 }
@@ -389,10 +391,76 @@ static void hex_id(const uint8_t *id, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* Whether the file open at fd is the recorded one: by build id, else inode. */
+static bool dso_is_recorded(const struct wp_dso *d, int fd, char got[41])
+{
+	uint8_t id[20];
+	struct stat st;
+	int n;
+
+	strcpy(got, "none");
+	if (d->build_id_size) {
+		n = wp_build_id_read_fd(fd, id, sizeof(id));
+		if (n > 0)
+			hex_id(id, (size_t)n, got);
+		return n == d->build_id_size && !memcmp(id, d->build_id, (size_t)n);
+	}
+	return !d->ino || (!fstat(fd, &st) && st.st_ino == d->ino &&
+			   major(st.st_dev) == d->maj && minor(st.st_dev) == d->min);
+}
+
+/*
+ * The copy record kept of a file mapped in a chroot or another mount
+ * namespace (filecache.h), when the recorded path does not hold it.
+ */
+static bool dso_open_copy(struct wp_dso *d)
+{
+	char got[41];
+	int fd;
+
+	if (!d->build_id_size)
+		return false;
+	fd = wp_filecache_open(d->build_id, d->build_id_size, NULL);
+	if (fd < 0)
+		return false;
+	if (!dso_is_recorded(d, fd, got) ||
+	    asprintf(&d->open_path, "/proc/self/fd/%d", fd) < 0) {
+		d->open_path = NULL;
+		close(fd);
+		return false;
+	}
+	d->fd = fd;
+	return true;
+}
+
+/*
+ * The recorded file by its build id from debuginfod (when DEBUGINFOD_URLS
+ * names servers), when neither the recorded path nor a kept copy holds it.
+ */
+static bool dso_fetch(struct wp_dso *d)
+{
+	char got[41], *path;
+	int fd;
+
+	if (d->kind != WP_DSO_FILE || !d->build_id_size)
+		return false;
+	fd = wp_debuginfod_find(WP_DEBUGINFOD_EXECUTABLE, d->build_id, d->build_id_size, d->path,
+				&path);
+	if (fd < 0)
+		return false;
+	if (!dso_is_recorded(d, fd, got)) {
+		close(fd);
+		free(path);
+		return false;
+	}
+	d->fd = fd;
+	d->open_path = path;
+	return true;
+}
+
 bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 {
 	char q[WP_QUOTE_MSG];
-	uint8_t id[20];
 	struct stat st;
 	int n;
 
@@ -409,47 +477,55 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		d->fd = dup(fd);
 		if (asprintf(&d->open_path, "/proc/self/fd/%d", d->fd) < 0)
 			d->open_path = NULL;
-	} else {
-		/* The recording names the path: a FIFO or a device counts as missing. */
-		n = wp_open_regular(d->path, &st);
-		if (n < 0) {
-			pm->missing++;
-			if (n == -EINVAL)
-				wp_warn("'%s' is %s, not a regular file; its frames are shown as "
-					"addresses", wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT),
-					wp_file_kind(st.st_mode));
-			else
-				wp_warn("cannot open '%s' (%s); its frames are shown as addresses",
-					wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT), strerror(-n));
-			return false;
-		}
-		d->fd = n;
-		d->open_path = strdup(d->path);
+		if (!d->open_path)
+			goto unusable;
+		goto usable;
 	}
-	if (!d->open_path)
-		goto unusable;
-	if (d->build_id_size) {
-		n = wp_build_id_read_fd(d->fd, id, sizeof(id));
-		if (n != d->build_id_size || memcmp(id, d->build_id, (size_t)n)) {
-			char want[41], got[41] = "none";
+	/*
+	 * The recorded path first; a kept copy when it does not hold the file,
+	 * then debuginfod.
+	 */
+	n = wp_open_regular(d->path, &st);
+	if (n >= 0) {
+		char got[41], want[41];
 
+		d->fd = n;
+		if (dso_is_recorded(d, d->fd, got)) {
+			d->open_path = strdup(d->path);
+			if (!d->open_path)
+				goto unusable;
+			goto usable;
+		}
+		close(d->fd);
+		d->fd = -1;
+		if (dso_open_copy(d) || dso_fetch(d))
+			goto usable;
+		pm->mismatches++;
+		if (d->build_id_size) {
 			hex_id(d->build_id, d->build_id_size, want);
-			if (n > 0)
-				hex_id(id, (size_t)n, got);
-			pm->mismatches++;
 			wp_warn("'%s' has changed since it was recorded (build id %s, recorded %s); "
 				"its frames are shown as addresses",
 				wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT), got, want);
-			goto unusable;
+		} else {
+			wp_warn("'%s' is not the file that was recorded (another inode); "
+				"its frames are shown as addresses",
+				wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT));
 		}
-	} else if (d->ino && (fstat(d->fd, &st) || st.st_ino != d->ino ||
-			      major(st.st_dev) != d->maj || minor(st.st_dev) != d->min)) {
-		pm->mismatches++;
-		wp_warn("'%s' is not the file that was recorded (another inode); "
-			"its frames are shown as addresses",
-			wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT));
-		goto unusable;
+		return false;
 	}
+	if (dso_open_copy(d) || dso_fetch(d))
+		goto usable;
+	/* The recording names the path: a FIFO or a device counts as missing. */
+	pm->missing++;
+	if (n == -EINVAL)
+		wp_warn("'%s' is %s, not a regular file; its frames are shown as "
+			"addresses", wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT),
+			wp_file_kind(st.st_mode));
+	else
+		wp_warn("cannot open '%s' (%s); its frames are shown as addresses",
+			wp_quote(q, sizeof(q), d->path, WP_QUOTE_TEXT), strerror(-n));
+	return false;
+usable:
 	dso_read_loads(d);
 	if (!d->nr_loads)
 		goto unusable;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -17,10 +18,14 @@
 #include "arch.h"
 #include "buildid.h"
 #include "drain.h"
+#include "filecache.h"
+#include "jitmap.h"
 #include "kallsyms.h"
+#include "layout.h"
 #include "log.h"
 #include "quote.h"
 #include "session.h"
+#include "stackgate.h"
 #include "synth.h"
 #include "target.h"
 #include "util.h"
@@ -60,6 +65,9 @@ struct session {
 	bool attached_sorted;
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
+	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
+	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
+	size_t nr_synth_anon, cap_synth_anon;
 };
 
 static void fill_meta(struct session *s)
@@ -466,6 +474,32 @@ static int open_targets(struct session *s)
 	return err;
 }
 
+static int anon_pid_cmp(const void *a, const void *b)
+{
+	const struct wp_anon_code *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The anonymous code regions among synthesized records (the drain sees only the rings'). */
+static void note_synth_anon_code(struct session *s, const struct wp_buf *buf)
+{
+	for (size_t off = 0; off + sizeof(struct perf_event_header) <= buf->len;) {
+		const struct perf_event_header *h = (const void *)(buf->data + off);
+		struct wp_mmap2 m;
+
+		if (h->size < sizeof(*h) || h->size > buf->len - off)
+			break;
+		off += h->size;
+		if (h->type != PERF_RECORD_MMAP2 || wp_mmap2_parse(h, &m) ||
+		    !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename) ||
+		    WP_GROW(s->synth_anon, s->cap_synth_anon, s->nr_synth_anon + 1))
+			continue;
+		s->synth_anon[s->nr_synth_anon++] = (struct wp_anon_code){
+			m.pid, m.addr, m.addr + m.len };
+	}
+}
+
 /*
  * Names, threads and mappings of what already ran before we attached,
  * written first in the file and dated at the start of the recording, so
@@ -504,6 +538,7 @@ static int write_existing(struct session *s)
 	}
 	if (n < 0)
 		wp_warn("cannot read the state of the existing processes: %s", strerror(-n));
+	note_synth_anon_code(s, &buf);
 	err = buf.len ? wp_writer_write_records(s->writer, buf.data, buf.len) : 0;
 	wp_buf_release(&buf);
 	return err;
@@ -577,11 +612,26 @@ static void cut_short(struct session *s, int err, uint64_t when)
 			"before the error", (double)(when - s->meta.start_clock_ns) / 1e9);
 }
 
+static uint64_t gate_switch_outs(unsigned int cpu, void *arg)
+{
+	struct session *s = arg;
+
+	return wp_drain_switch_outs(s->drain, cpu);
+}
+
+static int gate_set(unsigned int cpu, bool open, void *arg)
+{
+	struct session *s = arg;
+
+	return wp_evlist_gate_switch_stacks(&s->ev, cpu, open);
+}
+
 /* Wait for a stop condition; returns the enum wp_stop_reason. */
 static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 {
 	const struct wp_record_opts *o = s->opts;
 	uint64_t deadline = o->duration > 0 ? start_ns + (uint64_t)(o->duration * 1e9) : 0;
+	uint64_t gate_ns = 0, tick_ns = 0;
 
 	for (;;) {
 		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
@@ -598,6 +648,14 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 			return WP_STOP_DURATION;
 		if (deadline && deadline - now < wait_ns)
 			wait_ns = deadline - now;
+		/* The switch-out stack budget is kept in slots of some 10 ms. */
+		if (s->gate && !s->write_err) {
+			if (now >= gate_ns)
+				gate_ns = wp_stackgate_step(s->gate, now, gate_switch_outs,
+							    gate_set, s);
+			if (gate_ns > now && gate_ns - now < wait_ns)
+				wait_ns = gate_ns - now;
+		}
 		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
 		sig = sigtimedwait(&s->sigs, NULL, &ts);
@@ -605,6 +663,11 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 			*signo = sig;
 			return WP_STOP_SIGNAL;
 		}
+		/* Woken for the budget alone: the rest waits for its tick. */
+		now = wp_clock_ns(CLOCK_MONOTONIC);
+		if (sig < 0 && now < tick_ns && (!deadline || now < deadline))
+			continue;
+		tick_ns = now + TICK_NS;
 		if (s->have_child) {
 			reap_child(s, WNOHANG);
 			if (s->child_status >= 0)
@@ -690,11 +753,130 @@ static int write_build_ids(struct session *s)
 	return err;
 }
 
+/*
+ * Keep a copy of every file that a process in a chroot or another mount
+ * namespace mapped (the drain opened them through /proc/PID/root), so
+ * that report finds them by build id even when the host has another file,
+ * or none, at the recorded path.  Not an error if it fails: report then
+ * names those frames by address, and says so.
+ */
+static void keep_foreign_files(struct session *s)
+{
+	const struct wp_mapped_file *files;
+	size_t n, kept = 0, wanted = 0;
+	int err = 0;
+
+	files = wp_drain_mapped_files(s->drain, &n);
+	for (size_t i = 0; i < n; i++) {
+		int e;
+
+		if (files[i].fd < 0)
+			continue;
+		wanted++;
+		if (s->opts->no_buildid_cache) {
+			err = -ECANCELED;
+			continue;
+		}
+		e = wp_filecache_store(files[i].fd, files[i].build_id, files[i].build_id_size);
+		if (!e || e == -EEXIST)
+			kept++;
+		else if (!err)
+			err = e;
+	}
+	if (!wanted)
+		return;
+	if (kept)
+		wp_info("kept copies of %zu file%s mapped in a chroot or another mount namespace "
+			"for report (see FILES in wallprof-record(1))", kept, kept == 1 ? "" : "s");
+	if (kept < wanted)
+		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept (%s); "
+			"report names their frames only while they stay at the recorded paths",
+			wanted - kept, wanted - kept == 1 ? "" : "s", wanted - kept == 1 ? "was" : "were",
+			err == -ECANCELED ? "the cache is off" : strerror(-err));
+}
+
 static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * Save the names of JIT code: the perf map (/tmp/perf-PID.map) of every
+ * process that ran code in anonymous memory, read at the end, when the
+ * JITs have written what they compiled (after their last mmap too), and
+ * cut to the entries inside those regions.  A map older than the program
+ * that ran under its pid in the recording is an earlier process's.
+ */
+static int write_jit_names(struct session *s)
+{
+	/* Kernel file times are coarse (a tick): a map written at once may look older. */
+	const uint64_t slack_ns = 50 * 1000000ULL;
+	const struct wp_anon_code *drained;
+	struct wp_anon_code *all;
+	struct wp_jit_range *ranges = NULL;
+	struct wp_jitmap jm = { 0 };
+	size_t nr_drained, n, over = 0, procs = 0;
+	char *text = NULL;
+	size_t len;
+	int err = 0;
+
+	drained = wp_drain_anon_code(s->drain, &nr_drained);
+	n = nr_drained + s->nr_synth_anon;
+	if (!n)
+		return 0;
+	all = malloc(n * sizeof(*all));
+	ranges = malloc(n * sizeof(*ranges));
+	if (!all || !ranges) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(all, drained, nr_drained * sizeof(*all));
+	memcpy(all + nr_drained, s->synth_anon, s->nr_synth_anon * sizeof(*all));
+	qsort(all, n, sizeof(*all), anon_pid_cmp);
+	for (size_t i = 0, j; i < n && !err; i = j) {
+		uint32_t pid = all[i].pid;
+		uint64_t since = wp_drain_program_start(s->drain, pid), not_before = 0;
+		struct wp_jit_read st;
+		int ret;
+
+		for (j = i; j < n && all[j].pid == pid; j++)
+			ranges[j - i] = (struct wp_jit_range){ all[j].start, all[j].end };
+		if (since > s->meta.start_clock_ns + slack_ns)
+			not_before = since - slack_ns - s->meta.start_clock_ns +
+				     s->meta.start_realtime_ns;
+		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, ranges, j - i, &st);
+		if (ret == -ENOMEM) {
+			err = ret;
+		} else if (ret == -ESTALE) {
+			wp_info("/tmp/perf-%u.map was written before process %u started: "
+				"not its JIT names", pid, pid);
+		} else if (ret && ret != -ENOENT) {
+			wp_warn("cannot read /tmp/perf-%u.map: %s", pid, strerror(-ret));
+		} else if (!ret) {
+			procs++;
+			over += st.over_limit;
+			wp_debug("/tmp/perf-%u.map: %zu entries kept, %zu outside its anonymous code, "
+				 "%zu malformed lines", pid, st.kept, st.outside, st.malformed);
+		}
+	}
+	if (over)
+		wp_warn("%zu JIT names were not saved: the recording keeps at most %u MiB of them",
+			over, WP_JITMAP_MAX_TEXT >> 20);
+	if (!err && jm.n) {
+		err = wp_jitmap_format(&jm, &text, &len);
+		if (!err)
+			err = wp_writer_write_jitmap(s->writer, text, len);
+		if (!err)
+			wp_debug("saved %zu JIT names of %zu processes", jm.n, procs);
+	}
+out:
+	free(text);
+	wp_jitmap_release(&jm);
+	free(ranges);
+	free(all);
+	return err;
 }
 
 /*
@@ -756,6 +938,29 @@ static int write_kernel_symbols(struct session *s)
  */
 #define SWITCH_STACKS_HINT 20000.0
 
+/* Where the switch-out stack budget turned stacks off, and for how long. */
+static void print_gate(struct session *s)
+{
+	char list[256] = "";
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < s->ev.nr_cpus; i++) {
+		double share = wp_stackgate_closed_share(s->gate, i, s->summary.end_clock_ns);
+
+		if (share < 0.005 || len >= sizeof(list) - 32)
+			continue;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%.0f%%)",
+					len ? ", " : "", i, 100 * share);
+	}
+	if (len)
+		wp_info("switch-out stacks were off for part of the time on CPU %s, to keep "
+			"within %llu a second per CPU; report estimates the rest", list,
+			(unsigned long long)s->meta.switch_stack_budget);
+	if (wp_stackgate_error(s->gate))
+		wp_warn("cannot turn switch-out stacks off and on: %s",
+			strerror(-wp_stackgate_error(s->gate)));
+}
+
 static void print_summary(struct session *s, const char *where, uint64_t bytes)
 {
 	const struct wp_summary *c = &s->summary;
@@ -781,8 +986,10 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 		else
 			wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20),
 				wp_quoted(where));
+		if (s->gate)
+			print_gate(s);
 		/* A switch storm: its stacks are what slowed the program most. */
-		if (secs > 0 && !s->opts->events.switch_stack_rate &&
+		if (secs > 0 && !s->opts->events.switch_stack_budget &&
 		    (double)c->switch_samples / secs > SWITCH_STACKS_HINT)
 			wp_info("%.0f off-CPU stacks a second slowed the program at each switch; "
 				"--switch-stacks=4000 bounds them, the rest estimated",
@@ -916,6 +1123,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = wp_evlist_describe(&s.ev, &s.meta);
 	if (err)
 		goto out;
+	if (s.meta.flags & WP_META_OFFCPU_STACKS)
+		s.meta.switch_stack_budget = opts->events.switch_stack_budget;
 	err = wp_writer_write_meta(s.writer, &s.meta);
 	if (err)
 		goto out;
@@ -961,6 +1170,12 @@ int wp_record_run(const struct wp_record_opts *opts)
 				goto out;
 		}
 	}
+	if (s.meta.switch_stack_budget) {
+		err = wp_stackgate_new(s.ev.nr_cpus, s.meta.switch_stack_budget,
+				       wp_clock_ns(CLOCK_MONOTONIC), &s.gate);
+		if (err)
+			goto out;
+	}
 
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
 	show_progress(&s, 0, true);
@@ -1000,9 +1215,13 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = write_build_ids(&s);
 	if (!err)
 		err = write_kernel_symbols(&s);
+	keep_foreign_files(&s);
+	if (!err)
+		err = write_jit_names(&s);
 	if (err && !s.write_err) {
 		if (!wp_writer_error(s.writer))
-			wp_error("cannot save the build IDs and kernel symbols: %s", strerror(-err));
+			wp_error("cannot save the build IDs, kernel and JIT symbols: %s",
+				 strerror(-err));
 		s.write_err = err;
 		s.cut_ns = s.summary.end_clock_ns;
 	}
@@ -1037,10 +1256,12 @@ out:
 		wp_child_finish(&s.child);
 		free(s.child.cmd);
 	}
+	wp_stackgate_free(s.gate);
 	wp_drain_free(s.drain);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
 	free(s.attached);
+	free(s.synth_anon);
 	wp_buf_release(&s.wakees);
 	s.meta.argv = NULL;	/* borrowed from opts */
 	s.meta.argc = 0;

@@ -14,8 +14,10 @@
 #include "buildid.h"
 #include "debuginfo.h"
 #include "frameinfo.h"
+#include "jitmap.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "plt.h"
 #include "quote.h"
 #include "symbols.h"
 #include "symcache.h"
@@ -34,6 +36,7 @@ struct dso_symbolizer {
 	struct wp_u64map cache;	/* ELF address -> offset in chains << 32 | length */
 	struct wp_symcache *kept;	/* from and for other reports, or NULL */
 	bool kept_tried;
+	struct wp_plt *plt;	/* its PLT stubs' names, or NULL */
 };
 
 /* A chain being resolved, as the symbol cache keeps it. */
@@ -59,6 +62,9 @@ struct wp_symbols {
 	struct wp_u64map unnamed;	/* unnamed token -> where (dso index) */
 	struct wp_frameinfo *frameinfo;	/* borrowed, or NULL */
 	int kept_dir;		/* the symbol cache's directory, or -1 */
+	struct wp_jitmap *jit;		/* borrowed: names of JIT code, or NULL */
+	struct wp_u64map jit_tried;	/* pid -> 1: its live perf map was looked for */
+	unsigned int jit_live;		/* processes named from a live perf map */
 };
 
 void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi)
@@ -99,6 +105,40 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->kept_dir = -1;
 	*out = s;
 	return 0;
+}
+
+void wp_symbols_use_jitmap(struct wp_symbols *s, struct wp_jitmap *jit)
+{
+	s->jit = jit;
+}
+
+unsigned int wp_symbols_jit_live(const struct wp_symbols *s)
+{
+	return s->jit_live;
+}
+
+/*
+ * The name of JIT code at pc in anonymous memory of process pid, from the
+ * recording's entries, or else (when it saved none for pid) from the
+ * process's perf map if it is still there.
+ */
+static const char *jit_name(struct wp_symbols *s, uint32_t pid, uint64_t pc)
+{
+	struct wp_jit_read st;
+	uint64_t start;
+
+	if (!s->jit)
+		return NULL;
+	if (!wp_u64map_get(&s->jit_tried, pid, NULL)) {
+		wp_u64map_put(&s->jit_tried, pid, 1);
+		if (!wp_jitmap_has_pid(s->jit, pid) &&
+		    !wp_jitmap_read_perf_map(s->jit, pid, 0, NULL, 0, &st) && st.kept) {
+			s->jit_live++;
+			wp_debug("JIT names of process %u read from /tmp/perf-%u.map: "
+				"the recording has none for it", pid, pid);
+		}
+	}
+	return wp_jitmap_find(s->jit, pid, pc, &start);
 }
 
 void wp_symbols_use_cache(struct wp_symbols *s, int dirfd)
@@ -193,9 +233,15 @@ static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso
 	ds->mod = dwfl_report_elf(ds->dwfl, dso->short_name, dso->open_path, fd, 0, true);
 	dwfl_report_end(ds->dwfl, NULL, NULL);
 	/* Source files are read from the line tables: only when asked for. */
-	if (ds->mod)
+	if (ds->mod) {
+		Dwarf_Addr bias;
+
 		wp_debuginfo_set_use(ds->mod, s->lines || s->frameinfo ? WP_DEBUG_LINES
 								      : WP_DEBUG_NAMES);
+		/* Stubs have no symbols: their names come from the relocations. */
+		if (wp_plt_read(dwfl_module_getelf(ds->mod, &bias), &ds->plt))
+			wp_debug("no memory for the PLT of '%s'", dso->short_name);
+	}
 	if (!ds->mod) {
 		char q[WP_QUOTE_MSG];
 
@@ -361,6 +407,12 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	r->n = 0;
 	if (!mod)
 		goto unnamed;
+	name = wp_plt_name(s->dsos[idx].plt, addr, &off);
+	if (name) {
+		/* No DWARF or symbol covers a stub, and it has no source line. */
+		chain[0] = named_frame(s, idx, dso, name, 0, off, NULL, 0, r);
+		return 1;
+	}
 	if (s->lines)
 		have_where = src_line(mod, addr, where, sizeof(where));
 	cudie = dwfl_module_addrdie(mod, addr, &bias);
@@ -497,6 +549,7 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 	struct dso_symbolizer *ds;
 	struct wp_dso *dso;
 	uint64_t cached;
+	const char *name;
 	unsigned int n;
 	char text[64];
 
@@ -504,6 +557,10 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 		return 0;
 	m = p ? wp_process_find_map(p, lookup) : NULL;
 	dso = m && m->dso != WP_DSO_NONE ? wp_procmap_dso(s->pm, m->dso) : NULL;
+	if (!dso && m && (name = jit_name(s, p->pid, lookup))) {
+		out[0] = token(s, name, 0);
+		return 1;
+	}
 	if (!dso) {
 		snprintf(text, sizeof(text), "[unknown] 0x%" PRIx64, pc);
 		out[0] = unnamed_token(s, text, 0, WP_DSO_NONE);
@@ -600,6 +657,7 @@ void wp_symbols_free(struct wp_symbols *s)
 			dwfl_end(s->dsos[i].dwfl);
 		wp_u64map_release(&s->dsos[i].cache);
 		wp_symcache_free(s->dsos[i].kept);
+		wp_plt_free(s->dsos[i].plt);
 	}
 	if (s->kept_dir >= 0)
 		close(s->kept_dir);
@@ -608,5 +666,6 @@ void wp_symbols_free(struct wp_symbols *s)
 	wp_kallsyms_release(&s->ksyms);
 	free(s->ksym_tokens);
 	wp_u64map_release(&s->unnamed);
+	wp_u64map_release(&s->jit_tried);
 	free(s);
 }

@@ -20,7 +20,7 @@
  * Bumped whenever what a file holds changes meaning: its layout, or the
  * way the symbolizer makes names (a file of another version is ignored).
  */
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2	/* 2: PLT stubs named (name@plt) */
 /* Bounds on a file, read or written: far above any real one. */
 #define MAX_FILE ((size_t)64 << 20)
 #define MAX_ENTRIES (1U << 20)

@@ -171,8 +171,11 @@ int wp_unwinder_new(struct wp_procmap *pm, const struct wp_arch *arch,
 		return -ENOMEM;
 	u->pm = pm;
 	u->arch = arch;
-	/* Debug info only from local files: no network lookups behind the user's back. */
-	unsetenv("DEBUGINFOD_URLS");
+	/*
+	 * Modules are reported with their descriptors and debug files found
+	 * by wp_debuginfo_find, so libdw's own debuginfod lookups never run:
+	 * debuginfod is asked through debuginfod.h, only with DEBUGINFOD_URLS.
+	 */
 	u->callbacks.find_elf = dwfl_build_id_find_elf;
 	u->callbacks.find_debuginfo = wp_debuginfo_find;
 	u->callbacks.debuginfo_path = &u->debuginfo_path;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "quote.h"
 #include "symbols.h"
+#include "util.h"
 #include "view.h"
 
 /* An anchored name regex: --comm foo matches the name foo, not foobar. */
@@ -66,6 +67,12 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		}
 		v->have_waker_re = true;
 	}
+	/* Who asks for wakers looks at waits: no system-wide default then. */
+	if (an->meta->flags & WP_META_CPU_WIDE) {
+		v->system_default = !o->mode_given && !o->waker_comm;
+		if (!o->sort_given)
+			v->o.sort = WP_SORT_ON;
+	}
 	if (o->grep) {
 		if (regcomp(&v->grep_re, o->grep, REG_EXTENDED | REG_NOSUB)) {
 			wp_error("--grep: '%s' is not a valid regular expression",
@@ -96,6 +103,16 @@ void wp_view_release(struct wp_view *v)
 	v->grep_cache = NULL;
 }
 
+void wp_view_derive(const struct wp_view *v, enum wp_mode mode, bool busy_only,
+		    struct wp_view *out)
+{
+	*out = *v;
+	out->o.mode = mode;
+	out->o.busy_only = busy_only;
+	out->base = NULL;
+	out->system_default = false;
+}
+
 static bool id_listed(const pid_t *ids, size_t n, uint32_t id)
 {
 	for (size_t i = 0; i < n; i++)
@@ -121,6 +138,8 @@ bool wp_view_thread(const struct wp_view *v, size_t idx)
 		return false;
 	/* Outside the --time window entirely. */
 	if (!th->wall_ns && v->an->has_window)
+		return false;
+	if (v->o.busy_only && th->on_cpu_ns * 100 < th->wall_ns * WP_BUSY_PERCENT)
 		return false;
 	return true;
 }
@@ -346,4 +365,286 @@ uint64_t wp_view_sort_key(const struct wp_view *v, const struct wp_thread_times 
 		return t->runnable_ns;
 	}
 	return 0;
+}
+
+const struct wp_view_word wp_groupings[] = {
+	{ "process", WP_BY_PROCESS, "processes, each with its busiest threads" },
+	{ "thread", WP_BY_THREAD, "threads" },
+	{ "comm", WP_BY_COMM, "thread names, each over every process" },
+	{ NULL, 0, NULL },
+};
+
+/* The rows of one process, thread or name while the table is made. */
+struct table_group {
+	struct wp_thread_times sum;
+	size_t first, n;	/* its threads: members[first, first + n) */
+	uint64_t processes;
+	bool one_thread;	/* a process with no other thread in the recording */
+	bool taken;		/* it has a row */
+	size_t shown;		/* by process: of its threads, those with a row */
+};
+
+struct table_ctx {
+	const struct wp_view *v;
+	const struct wp_thread_times *th;
+};
+
+static void add_times(struct wp_thread_times *sum, const struct wp_thread_times *t)
+{
+	sum->wall_ns += t->wall_ns;
+	sum->on_cpu_ns += t->on_cpu_ns;
+	sum->blocked_ns += t->blocked_ns;
+	sum->runnable_ns += t->runnable_ns;
+	sum->preempted_ns += t->preempted_ns;
+	sum->wakeups += t->wakeups;
+	sum->voluntary_switches += t->voluntary_switches;
+	sum->involuntary_switches += t->involuntary_switches;
+	sum->samples += t->samples;
+	sum->switch_samples += t->switch_samples;
+	sum->switch_outs_unsampled += t->switch_outs_unsampled;
+	sum->approximate |= t->approximate;
+}
+
+/* Threads by name, then pid and tid (the accounting's order). */
+static int member_by_comm(const void *x, const void *y, void *arg)
+{
+	const struct table_ctx *c = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int d = strncmp(c->th[a].comm, c->th[b].comm, sizeof(c->th->comm));
+
+	if (d)
+		return d;
+	return a < b ? -1 : a > b;
+}
+
+/* Threads by the sort key, then tid. */
+static int member_by_key(const void *x, const void *y, void *arg)
+{
+	const struct table_ctx *c = arg;
+	const struct wp_thread_times *a = &c->th[*(const uint32_t *)x];
+	const struct wp_thread_times *b = &c->th[*(const uint32_t *)y];
+	uint64_t ka = wp_view_sort_key(c->v, a), kb = wp_view_sort_key(c->v, b);
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* Groups by the sort key of their sums, then pid, tid and name. */
+static int group_by_key(const void *x, const void *y, void *arg)
+{
+	const struct table_ctx *c = arg;
+	const struct table_group *a = x, *b = y;
+	uint64_t ka = wp_view_sort_key(c->v, &a->sum), kb = wp_view_sort_key(c->v, &b->sum);
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	if (a->sum.pid != b->sum.pid)
+		return a->sum.pid < b->sum.pid ? -1 : 1;
+	if (a->sum.tid != b->sum.tid)
+		return a->sum.tid < b->sum.tid ? -1 : 1;
+	return strncmp(a->sum.comm, b->sum.comm, sizeof(a->sum.comm));
+}
+
+static int u32_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Distinct values among ids[0, n), which it sorts. */
+static uint64_t count_distinct(uint32_t *ids, size_t n)
+{
+	uint64_t d = 0;
+
+	qsort(ids, n, sizeof(*ids), u32_cmp);
+	for (size_t i = 0; i < n; i++)
+		d += !i || ids[i] != ids[i - 1];
+	return d;
+}
+
+/* Whether the process of thread idx has no other thread in the recording. */
+static bool process_of_one(const struct wp_view *v, const struct wp_thread_times *th, size_t n,
+			   size_t idx)
+{
+	size_t i = idx, others = 0;
+
+	while (i > 0 && th[i - 1].pid == th[idx].pid)
+		i--;
+	for (; i < n && th[i].pid == th[idx].pid; i++)
+		if (i != idx && (th[i].wall_ns || !v->an->has_window))
+			others++;
+	return !others;
+}
+
+/* The groups of members (each run of one process, one name or one thread). */
+static int make_groups(const struct table_ctx *c, size_t nth, uint32_t *members, size_t n,
+		       struct table_group **out, size_t *nr)
+{
+	enum wp_group_by by = c->v->o.by;
+	struct table_group *g;
+	uint32_t *pids = NULL;
+	size_t ng = 0;
+
+	g = calloc(n + 1, sizeof(*g));
+	pids = calloc(n + 1, sizeof(*pids));
+	if (!g || !pids) {
+		free(g);
+		free(pids);
+		return -ENOMEM;
+	}
+	if (by == WP_BY_COMM)
+		qsort_r(members, n, sizeof(*members), member_by_comm, (void *)c);
+	for (size_t i = 0; i < n;) {
+		const struct wp_thread_times *t = &c->th[members[i]];
+		struct table_group *grp = &g[ng++];
+		size_t j = i + 1;
+
+		if (by == WP_BY_PROCESS)
+			while (j < n && c->th[members[j]].pid == t->pid)
+				j++;
+		else if (by == WP_BY_COMM)
+			while (j < n && !strncmp(c->th[members[j]].comm, t->comm, sizeof(t->comm)))
+				j++;
+		grp->first = i;
+		grp->n = j - i;
+		grp->sum.pid = grp->sum.tid = t->pid;
+		memcpy(grp->sum.comm, t->comm, sizeof(t->comm));
+		if (by == WP_BY_THREAD)
+			grp->sum.tid = t->tid;
+		for (size_t k = i; k < j; k++) {
+			const struct wp_thread_times *m = &c->th[members[k]];
+
+			/* A process goes by its main thread's name. */
+			if (by == WP_BY_PROCESS && m->tid == m->pid)
+				memcpy(grp->sum.comm, m->comm, sizeof(m->comm));
+			add_times(&grp->sum, m);
+			pids[k - i] = m->pid;
+		}
+		grp->processes = count_distinct(pids, j - i);
+		grp->one_thread = by == WP_BY_PROCESS && j - i == 1 &&
+				  process_of_one(c->v, c->th, nth, members[i]);
+		qsort_r(members + i, j - i, sizeof(*members), member_by_key, (void *)c);
+		i = j;
+	}
+	free(pids);
+	qsort_r(g, ng, sizeof(*g), group_by_key, (void *)c);
+	*out = g;
+	*nr = ng;
+	return 0;
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Which groups and threads get a row, within the limit. */
+static void choose_rows(const struct wp_view *v, struct table_group *g, size_t ng)
+{
+	size_t limit = v->o.rows ? v->o.rows : SIZE_MAX, rows = 0;
+
+	for (size_t i = 0; i < ng && rows < limit; i++) {
+		g[i].taken = true;
+		rows++;
+		if (v->o.by != WP_BY_PROCESS || g[i].one_thread)
+			continue;
+		g[i].shown = min_size(g[i].n, min_size(WP_TABLE_THREADS, limit - rows));
+		rows += g[i].shown;
+	}
+	if (v->o.by != WP_BY_PROCESS)
+		return;
+	for (size_t i = 0; i < ng && rows < limit; i++) {
+		size_t more;
+
+		if (!g[i].taken || g[i].one_thread)
+			continue;
+		more = min_size(g[i].n - g[i].shown, limit - rows);
+		g[i].shown += more;
+		rows += more;
+	}
+}
+
+static int table_add(struct wp_table *t, size_t *cap, enum wp_row_kind kind,
+		     const struct wp_thread_times *sum, uint64_t threads, uint64_t processes)
+{
+	if (WP_GROW(t->rows, *cap, t->nr_rows + 1))
+		return -ENOMEM;
+	t->rows[t->nr_rows++] = (struct wp_table_row){ .kind = kind, .sum = *sum,
+						       .threads = threads,
+						       .processes = processes };
+	return 0;
+}
+
+int wp_view_table(const struct wp_view *v, struct wp_table *t)
+{
+	struct table_ctx c = { .v = v };
+	struct table_group *g = NULL;
+	uint32_t *members, *rest_pids;
+	size_t nth, n = 0, ng = 0, cap = 0, nrest = 0;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	c.th = wp_account_threads(v->an->account, &nth);
+	members = calloc(nth + 1, sizeof(*members));
+	rest_pids = calloc(nth + 1, sizeof(*rest_pids));
+	if (!members || !rest_pids) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nth; i++) {
+		if (!wp_view_thread(v, i))
+			continue;
+		add_times(&t->all, &c.th[i]);
+		rest_pids[n] = c.th[i].pid;
+		members[n++] = (uint32_t)i;
+	}
+	t->threads = n;
+	t->processes = count_distinct(rest_pids, n);
+	err = make_groups(&c, nth, members, n, &g, &ng);
+	if (err)
+		goto out;
+	choose_rows(v, g, ng);
+	for (size_t i = 0; i < ng; i++) {
+		const struct table_group *grp = &g[i];
+		bool alone = v->o.by != WP_BY_PROCESS || grp->one_thread;
+		enum wp_row_kind kind = v->o.by == WP_BY_COMM ? WP_ROW_COMM :
+					v->o.by == WP_BY_THREAD ? WP_ROW_THREAD :
+					grp->one_thread ? WP_ROW_ONE_THREAD : WP_ROW_PROCESS;
+
+		if (!grp->taken) {
+			t->rest_names += v->o.by == WP_BY_COMM;
+		} else {
+			err = table_add(t, &cap, kind, &grp->sum, grp->n, grp->processes);
+			for (size_t k = 0; !err && !alone && k < grp->shown; k++)
+				err = table_add(t, &cap, WP_ROW_THREAD, &c.th[members[grp->first + k]],
+						1, 1);
+			if (err)
+				goto out;
+		}
+		/* A row of a name, a thread or a process of one stands for its threads. */
+		for (size_t k = grp->taken ? (alone ? grp->n : grp->shown) : 0; k < grp->n; k++) {
+			const struct wp_thread_times *m = &c.th[members[grp->first + k]];
+
+			add_times(&t->rest, m);
+			rest_pids[nrest++] = m->pid;
+		}
+	}
+	t->rest_threads = nrest;
+	t->rest_processes = count_distinct(rest_pids, nrest);
+out:
+	if (err)
+		wp_view_table_release(t);
+	free(g);
+	free(members);
+	free(rest_pids);
+	return err;
+}
+
+void wp_view_table_release(struct wp_table *t)
+{
+	free(t->rows);
+	t->rows = NULL;
+	t->nr_rows = 0;
 }

@@ -66,6 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vo.thread_root = knobs & 64;
 	vo.per_thread = true;
 	vo.comm = knobs & 128 ? "^s" : "";
+	vo.by = (enum wp_group_by)((knobs >> 1) % 3);
+	vo.rows = knobs & 1 ? 2 : 0;	/* a cut table, or all of it */
+	vo.mode_given = knobs & 16;	/* -a recordings: with the defaults or not */
 	vo.grep = knobs & 32 ? "\\[k\\]|_" : NULL;
 	/* The last thread's process: one that the filter finds. */
 	threads = wp_account_threads(an.account, &nr_threads);

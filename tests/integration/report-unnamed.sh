@@ -26,6 +26,14 @@ check_num "the footer counts liblzma's frames as unnamed, percent" "${pct:-0}" -
 grep '^#   ' t.out | sed 's/^/# /'
 check "a footer line names $lib as having no symbols" \
 	grep -Eq "^#   [0-9.]+% in $lib: no symbols there" t.out
+share=$(sed -n "s|^#   [0-9.]*% in $lib: no symbols there (stacks of [0-9.]*[mun]*s, \([0-9]*\)\.[0-9]% of the time).*|\1|p" t.out)
+check_num "and the share of the time its stacks cover, percent" "${share:-0}" -ge 50
+id=$(readelf -n "$lib" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+if [ -n "$id" ]; then
+	debug=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+	check "and the debug file that would name them ($debug)" \
+		grep -q "^#   [0-9.]*% in $lib: .*[:,] [a-z ]*$debug\$" t.out
+fi
 pkg=$(dpkg-query -S "$lib" 2>/dev/null | sed -n '1s/:.*//p')
 [ -z "$pkg" ] && pkg=$(dpkg-query -S "${lib#/usr}" 2>/dev/null | sed -n '1s/:.*//p')
 if [ -n "$pkg" ]; then
@@ -37,10 +45,13 @@ check_num "report --format json exits 0" "$rc" -eq 0
 first=$(python3 -c 'import json, sys
 q = json.load(open(sys.argv[1]))["quality"]
 f = q["unnamed_files"][0]
-print(f["file"], f["reason"], f["package"], int(100 * f["frames"] / q["frames"]))' j.out)
+print(f["file"], f["reason"], f["package"], int(100 * f["frames"] / q["frames"]),
+      f["stack_ns"] > 0, f["debug_file"])' j.out)
 echo "# JSON: $first"
 check "JSON: the first unnamed place is liblzma, with no symbols" \
 	sh -c 'case "$1" in "$2 no-symbols "*) exit 0;; esac; exit 1' - "$first" "$lib"
+[ -n "$id" ] && check "JSON: with the time of its stacks and its debug file" \
+	sh -c 'case "$1" in *" True $2") exit 0;; esac; exit 1' - "$first" "$debug"
 [ -n "$pkg" ] && check "JSON: with its package" \
 	sh -c 'case "$1" in "$2 no-symbols $3 "*) exit 0;; esac; exit 1' - "$first" "$lib" "$pkg"
 finish

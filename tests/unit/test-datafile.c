@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "jitmap.h"
 #include "layout.h"
 #include "util.h"
 #include "log.h"
@@ -230,6 +231,7 @@ static void meta_fill(struct wp_meta *m, struct wp_event_desc ev[2])
 	m->target_mode = WP_TARGET_PID;
 	m->flags = WP_META_SWITCHES | WP_META_OFFCPU_STACKS | WP_META_CLOCK_FALLBACK;
 	m->sample_period_ns = 10101010;
+	m->switch_stack_budget = 3000;
 
 	strcpy(ev[0].name, "cpu-clock");
 	ev[0].role = WP_EVENT_ONCPU;
@@ -338,6 +340,8 @@ static void check_meta(const struct wp_meta *got, const struct wp_meta *want,
 	is_u64(got->page_size, want->page_size, "%s: meta page_size", label);
 	is_u64(got->target_mode, want->target_mode, "%s: meta target_mode", label);
 	is_u64(got->flags, want->flags, "%s: meta flags", label);
+	is_u64(got->switch_stack_budget, want->switch_stack_budget,
+	       "%s: meta switch_stack_budget", label);
 	is_u64(got->sample_period_ns, want->sample_period_ns, "%s: meta sample_period_ns",
 	       label);
 	if (is_u64(got->nr_events, want->nr_events, "%s: meta nr_events", label)) {
@@ -607,6 +611,185 @@ static void test_ksyms_block(int level)
 		wp_reader_close(r);
 	}
 	unlink(path);
+}
+
+/* A file of one record, a JITMAP block of text and the summary, at level. */
+static void write_jitmap_file(const char *path, int level, const char *text, size_t len)
+{
+	struct wp_meta m = { .clockid = 1, .sample_type = PERF_SAMPLE_TIME };
+	uint64_t rec[2] = { 0 };
+	struct perf_event_header *h = (void *)rec;
+	struct wp_writer *w;
+
+	h->type = PERF_RECORD_COMM;
+	h->size = sizeof(rec);
+	if (wp_writer_open(path, true, level, &w) || wp_writer_write_meta(w, &m) ||
+	    wp_writer_write_records(w, rec, sizeof(rec)) ||
+	    wp_writer_write_jitmap(w, text, len) ||
+	    wp_writer_write_summary(w, &summary) || wp_writer_commit(w))
+		fatal("cannot write a file with a JITMAP block");
+}
+
+/*
+ * The JITMAP block: its text comes back as written, and parses into the
+ * names report looks frames up in; records reading skips it.
+ */
+static void test_jitmap_block(int level)
+{
+	static const char text[] =
+		"4242 7f0000001000 40 JS:*hotLoop /tmp/busy.js:2:17\n"
+		"4242 7f0000001040 20 jit_spin_loop\n"
+		"4242 7f0000001040 10 recompiled\n"
+		"77 7f0000001000 1000 py::leaf_work\n";
+	struct wp_jitmap jm = { 0 };
+	const struct perf_event_header *got;
+	struct wp_reader *r;
+	char path[512], *jt = NULL, *out = NULL;
+	const char *name;
+	uint64_t start = 0;
+	size_t len = 0;
+	int n = 0;
+
+	path_in_tmp(path, sizeof(path), "jitmap.data");
+	write_jitmap_file(path, level, text, strlen(text));
+	if (!is_int(wp_reader_open(path, &r), 0, "jitmap (level %d): it opens", level))
+		return;
+	ok(wp_reader_jitmap(r, &jt, &len) == 0 && jt && len == strlen(text) && !strcmp(jt, text),
+	   "jitmap (level %d): the text is found before reading any record", level);
+	while (wp_reader_next(r, &got) > 0)
+		n++;
+	is_int(n, 1, "jitmap (level %d): reading records skips the block", level);
+	wp_reader_close(r);
+	unlink(path);
+	if (!jt)
+		return;
+	is_int(wp_jitmap_parse(&jm, jt, len), 0, "jitmap (level %d): the text parses", level);
+	name = wp_jitmap_find(&jm, 4242, 0x7f0000001010, &start);
+	ok(name && !strcmp(name, "JS:*hotLoop /tmp/busy.js:2:17") && start == 0x7f0000001000,
+	   "jitmap (level %d): a name with blanks, as written", level);
+	name = wp_jitmap_find(&jm, 4242, 0x7f0000001048, &start);
+	ok(name && !strcmp(name, "recompiled"),
+	   "jitmap (level %d): the later entry for a start wins", level);
+	ok(!wp_jitmap_find(&jm, 4242, 0x7f0000001058, &start),
+	   "jitmap (level %d): past an entry's size, no name", level);
+	name = wp_jitmap_find(&jm, 77, 0x7f0000001048, &start);
+	ok(name && !strcmp(name, "py::leaf_work"), "jitmap (level %d): names are per process",
+	   level);
+	ok(wp_jitmap_has_pid(&jm, 77) && !wp_jitmap_has_pid(&jm, 78),
+	   "jitmap (level %d): which processes have names", level);
+	ok(wp_jitmap_format(&jm, &out, &len) == 0 && out &&
+	   !strcmp(out, "77 7f0000001000 1000 py::leaf_work\n"
+			"4242 7f0000001000 40 JS:*hotLoop /tmp/busy.js:2:17\n"
+			"4242 7f0000001040 10 recompiled\n"),
+	   "jitmap (level %d): formatted back sorted, one entry per start", level);
+	free(out);
+	free(jt);
+	wp_jitmap_release(&jm);
+}
+
+/*
+ * Damaged JITMAP blocks: a flipped byte in the compressed payload, a file
+ * cut inside the block, and text that is not "pid start size name" lines
+ * all give -EBADMSG and nothing else; a file without the block has none.
+ */
+static void test_jitmap_damaged(void)
+{
+	static const char text[] = "4242 7f0000001000 40 JS:*hotLoop /tmp/busy.js:2:17\n"
+				   "4242 7f0000001040 20 jit_spin_loop\n";
+	static const char *const bad[] = {
+		"4242 7f0000001000 40\n",		/* no name */
+		"4242 7f00000010zz 40 f\n",		/* not hexadecimal */
+		"pid 7f0000001000 40 f\n",		/* no pid */
+		"4242 7f0000001000 0 f\n",		/* empty */
+		"4242 ffffffffffffffff 40 f\n",		/* wraps around */
+		"4242 17f00000010000000 40 f\n",	/* 17 digits */
+		"99999999999 1000 40 f\n",		/* pid too large */
+	};
+	struct block_pos b[4];
+	struct wp_jitmap jm = { 0 };
+	struct wp_reader *r;
+	char path[512], *jt;
+	uint8_t *img;
+	size_t len, nb;
+	int i, found = -1;
+
+	path_in_tmp(path, sizeof(path), "jitmap-bad.data");
+	write_jitmap_file(path, 3, text, strlen(text));
+	img = slurp(path, &len);
+	nb = find_blocks(img, len, b, 4);
+	for (i = 0; i < (int)nb; i++)
+		if (b[i].type == 4)
+			found = i;
+	if (!ok(found >= 0 && b[found].flags == 1, "jitmap damaged: the block is compressed")) {
+		free(img);
+		return;
+	}
+	/* A byte of the zstd frame flipped: its checksum tells. */
+	img[b[found].offset + 24 + b[found].size / 2] ^= 0x55;
+	spew(path, img, len);
+	if (!wp_reader_open(path, &r)) {
+		jt = (char *)1;
+		ok(wp_reader_jitmap(r, &jt, &len) == -EBADMSG && !jt,
+		   "jitmap damaged: a flipped byte gives -EBADMSG and no text");
+		wp_reader_close(r);
+	}
+	img[b[found].offset + 24 + b[found].size / 2] ^= 0x55;
+	/* Cut in the middle of the block. */
+	spew(path, img, b[found].offset + 24 + b[found].size / 2);
+	if (!wp_reader_open(path, &r)) {
+		jt = (char *)1;
+		ok(wp_reader_jitmap(r, &jt, &len) == -EBADMSG && !jt,
+		   "jitmap damaged: a block cut short gives -EBADMSG and no text");
+		wp_reader_close(r);
+	} else {
+		ok(0, "jitmap damaged: a file cut in its JITMAP block still opens");
+	}
+	free(img);
+	unlink(path);
+	/* Text that is not entries: nothing is kept, and earlier entries stay. */
+	is_int(wp_jitmap_parse(&jm, text, strlen(text)), 0, "jitmap damaged: good text parses");
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char buf[128];
+		uint64_t start;
+
+		snprintf(buf, sizeof(buf), "77 1000 10 fine\n%s", bad[k]);
+		ok(wp_jitmap_parse(&jm, buf, strlen(buf)) == -EBADMSG &&
+		   !wp_jitmap_has_pid(&jm, 77) && wp_jitmap_find(&jm, 4242, 0x7f0000001044, &start),
+		   "jitmap damaged: bad line %zu refused as a whole", k);
+	}
+	{
+		static const char nul[] = "77 1000 10 na\0me\n";
+
+		ok(wp_jitmap_parse(&jm, nul, sizeof(nul) - 1) == -EBADMSG,
+		   "jitmap damaged: a NUL in a name is refused");
+	}
+	wp_jitmap_release(&jm);
+}
+
+/* Perf maps as JITs write them: blanks, junk lines, a half-written end, ranges. */
+static void test_perf_map_text(void)
+{
+	static const char map[] =
+		"7f0000001000 40 JS:*hotLoop /tmp/busy.js:2:17\n"
+		"0x7f0000002000 0x20 LazyCompile:~main\r\n"
+		"not a line\n"
+		"7f0000009000 10 outside\n"
+		"7f0000003000 8 half";
+	static const struct wp_jit_range ranges[] = { { 0x7f0000000000, 0x7f0000008000 } };
+	struct wp_jitmap jm = { 0 };
+	struct wp_jit_read st;
+	const char *name;
+	uint64_t start;
+
+	is_int(wp_jitmap_add_perf_map(&jm, 9, map, strlen(map), ranges, 1, &st), 0,
+	       "perf map: it is read");
+	ok(st.kept == 3 && st.outside == 1 && st.malformed == 1 && !st.over_limit,
+	   "perf map: 3 kept, 1 outside the ranges, 1 malformed (got %zu %zu %zu)",
+	   st.kept, st.outside, st.malformed);
+	name = wp_jitmap_find(&jm, 9, 0x7f0000002004, &start);
+	ok(name && !strcmp(name, "LazyCompile:~main"), "perf map: 0x and a CR are taken");
+	ok(!wp_jitmap_find(&jm, 9, 0x7f0000009004, &start), "perf map: outside, not kept");
+	wp_jitmap_release(&jm);
 }
 
 /*
@@ -1490,6 +1673,10 @@ int main(void)
 	test_ksyms_block(0);
 	test_ksyms_block(3);
 	test_ksyms_changed_after_open();
+	test_jitmap_block(0);
+	test_jitmap_block(3);
+	test_jitmap_damaged();
+	test_perf_map_text();
 	test_huge_meta_lengths();
 	test_temporary_name();
 	test_existing_file();

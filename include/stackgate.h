@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * stackgate.h: a budget of switch-out stacks per CPU, kept by turning the
+ * switch-out event off and on.
+ *
+ * A stack at every context switch costs the kernel a sample each time; in
+ * a switch storm that is most of the profiler's cost.  The switch records
+ * (from another event) stay exact, so each CPU's rate of switch-outs is
+ * known all along.  While it is within the budget, the switch-out event
+ * stays on and every switch-out has its stack.  Above it, time is cut
+ * into slots of random length (10-30 ms) and each slot is open with
+ * probability budget / rate: the switch-outs that get a stack are a
+ * random sample of time, independent of what the threads do, so report
+ * can share the time of the others among them without bias (account.h).
+ * Owns its per-CPU state; the caller does the switching.
+ */
+#ifndef WALLPROF_STACKGATE_H
+#define WALLPROF_STACKGATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct wp_stackgate;
+
+/* budget: switch-out stacks a second per CPU (> 0). */
+int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
+		     struct wp_stackgate **out);
+
+/* Turn CPU cpu's switch-out stacks on or off; returns 0 or -errno. */
+typedef int (*wp_stackgate_set_fn)(unsigned int cpu, bool open, void *arg);
+
+/*
+ * Advance to now_ns: switch_outs(cpu) gives each CPU's switch-outs so far.
+ * Calls set for each CPU whose slot changes state.  Returns when to call
+ * again (CLOCK_MONOTONIC ns).
+ */
+uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
+			   uint64_t (*switch_outs)(unsigned int cpu, void *arg),
+			   wp_stackgate_set_fn set, void *arg);
+
+/* Share of the recorded time that CPU cpu's stacks were off, 0..1. */
+double wp_stackgate_closed_share(const struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns);
+
+/* The first error of set, or 0. */
+int wp_stackgate_error(const struct wp_stackgate *g);
+
+void wp_stackgate_free(struct wp_stackgate *g);
+
+#endif

@@ -1,0 +1,169 @@
+#!/bin/sh
+# report-scale.sh: the text report of a recording of hundreds of processes
+# fits on a screen: a single-thread process is one row, the table keeps
+# its first rows (--threads) and counts in a last line what it leaves
+# out, in numbers that add up with the JSON report's; --threads all,
+# --by thread and --by comm.  And a system-wide recording read without
+# --mode ranks stacks by on-CPU time: a spinner's stack comes first, not
+# the blocked time of the machine's sleeping daemons.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
+J="$TESTS_SRCDIR/integration/report-json.py"
+
+# table TEXT: the rows of the thread table (after its title line, up to
+# the blank line), the line of what was left out included; not the lines
+# under a process row that say who it was (names, cmdline).
+table() {
+	awk '/^(PID\/TID|TID|PROCS\/THR) / { t = 1; next } t && /^$/ { exit }
+		t && /^ +(names|cmdline): / { next } t' "$1"
+}
+# rows TABLE: its rows, less the line of what was left out.
+rows() { grep -v '^\.\.\. ' "$1"; }
+# NS: an awk function, a time as the text report prints it in ns.
+NS='function ns(s, m) {
+	m = s ~ /ns$/ ? 1 : s ~ /us$/ ? 1e3 : s ~ /ms$/ ? 1e6 : 1e9
+	sub(/[a-z]+$/, "", s)
+	return s * m
+}'
+# colsum ROWS FIELD: the times of one column of the rows added up, in ns.
+colsum() { awk "$NS"' { s += ns($'"$2"') } END { printf "%.0f\n", s }' "$1"; }
+# jsum FIELD [COMM]: a field of the JSON report's threads (of COMM) added up.
+jsum() {
+	awk -F '\t' -v f="$1" -v c="${2:-}" 'c == "" || $3 == c { s += $f }
+		END { printf "%.0f\n", s }' j.threads
+}
+# near NAME GOT WANT: within 0.2% and a microsecond (4 digits a row).
+near() {
+	_tol=$(($3 / 500 + 1000))
+	_d=$(($2 - $3))
+	[ $_d -lt 0 ] && _d=$((-_d))
+	check_num "$1 ($2 ns, want $3 ns)" "$_d" -le "$_tol"
+}
+
+# --- 300 short-lived processes ---------------------------------------------
+run rec.out rec.err "$WALLPROF" record -q -o S -- \
+	sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done'
+check_num "300 processes: record exits 0" "$rc" -eq 0
+run j.json j.err "$WALLPROF" report -i S --format json
+check_num "json: exit 0" "$rc" -eq 0
+python3 "$J" threads j.json >j.threads
+nth=$(grep -c . j.threads)
+nproc=$(cut -f1 j.threads | sort -u | grep -c .)
+sh_pid=$(awk -F '\t' '$3 == "sh" { print $1; exit }' j.threads)
+ntrue=$(awk -F '\t' '$3 == "true"' j.threads | grep -c .)
+check_num "json: every process (sh and 300 true) is there" "$nproc" -ge 301
+check_num "json: 300 'true'" "$ntrue" -eq 300
+check_num "json: every thread, every process, whatever the text shows" "$nth" -eq "$nproc"
+
+run t.txt t.err "$WALLPROF" report -i S
+check_num "text: exit 0" "$rc" -eq 0
+# The stacks are --top 10 of them, each with all its frames and the
+# wakers' stacks: what grows with the recording is the rest.
+check_num "text: header and thread table in under 60 lines" \
+	"$(awk '/^Top stacks/ { exit } { n++ } END { print n + 0 }' t.txt)" -lt 60
+table t.txt >t.table
+rows t.table >t.rows
+last=$(tail -n 1 t.table)
+check "text: the table ends with the line of what it left out ($last)" \
+	grep -Eq '^\.\.\. and [0-9]+ more threads in [0-9]+ processes \([0-9.]+[mun]?s wall, [0-9.]+[mun]?s on-CPU\)$' \
+	t.table
+shown=$(grep -c . t.rows)
+more=$(echo "$last" | awk '{ print $3 }')
+more_procs=$(echo "$last" | awk '{ print $7 }')
+check_num "text: 24 rows by default" "$shown" -eq 24
+check_num "text: rows + left out = every thread ($shown + $more)" $((shown + more)) -eq "$nth"
+check_num "text: one row per process, + left out = every process" \
+	$((shown + more_procs)) -eq "$nproc"
+check "text: no thread rows under single-thread processes" no_match '^  [0-9]' t.rows
+check_num "text: the single-thread sh is one row" \
+	"$(grep -Ec "^$sh_pid +sh " t.rows)" -eq 1
+want=$(sort -t "$(printf '\t')" -k4,4nr -k1,1n j.threads | head -n 24 | cut -f1 | tr '\n' ' ')
+got=$(awk '{ printf "%s ", $1 }' t.rows)
+check "text: the rows are the 24 processes of most wall time, in order" [ "$got" = "$want" ]
+rest_wall=$(echo "$last" | sed 's/.*(\([^ ]*\) wall.*/\1/' | awk "$NS"' { printf "%.0f\n", ns($1) }')
+rest_on=$(echo "$last" | sed 's/.*wall, \([^ ]*\) on-CPU.*/\1/' | awk "$NS"' { printf "%.0f\n", ns($1) }')
+near "text: wall of the rows + left out = of every thread in json" \
+	$(($(colsum t.rows 3) + rest_wall)) "$(jsum 4)"
+near "text: on-CPU of the rows + left out = of every thread in json" \
+	$(($(colsum t.rows 4) + rest_on)) "$(jsum 5)"
+
+run all.txt all.err "$WALLPROF" report -i S --threads all
+table all.txt >all.table
+check_num "--threads all: a row for every thread" "$(grep -c . all.table)" -eq "$nth"
+check "--threads all: no line of what was left out" no_match '^\.\.\. ' all.table
+check "--threads all: the rows are every process of the json" \
+	[ "$(awk '{ print $1 }' all.table | sort -n | tr '\n' ' ')" = \
+	  "$(cut -f1 j.threads | sort -n | tr '\n' ' ')" ]
+
+run t5.txt t5.err "$WALLPROF" report -i S --threads 5
+table t5.txt >t5.table
+check_num "--threads 5: 5 rows" "$(rows t5.table | grep -c .)" -eq 5
+check "--threads 5: and $((nth - 5)) more threads in $((nproc - 5)) processes" \
+	grep -q "^\.\.\. and $((nth - 5)) more threads in $((nproc - 5)) processes (" t5.table
+
+run c.txt c.err "$WALLPROF" report -i S --by comm
+table c.txt >c.table
+check "--by comm: titled PROCS/THR" grep -q '^PROCS/THR COMM ' c.txt
+check "--by comm: one row 300/300 true" grep -Eq '^300/300 +true ' c.table
+check "--by comm: one row 1/1 sh" grep -Eq '^1/1 +sh ' c.table
+grep -E ' true ' c.table >c.true
+near "--by comm: the wall of 'true' is its processes' in json" "$(colsum c.true 3)" \
+	"$(jsum 4 true)"
+near "--by comm: its on-CPU time too" "$(colsum c.true 4)" "$(jsum 5 true)"
+run c1.txt c1.err "$WALLPROF" report -i S --by comm --threads 1
+table c1.txt >c1.table
+n1=$(rows c1.table | awk '{ split($1, a, "/"); print a[2] }')
+check "--by comm --threads 1: one row, and 1 more name holding the other threads" \
+	grep -q "^\.\.\. and 1 more name: $((nth - ${n1:-0})) threads in" c1.table
+
+run th.txt th.err "$WALLPROF" report -i S --by thread
+table th.txt >th.table
+check "--by thread: titled TID" grep -q '^TID  ' th.txt
+check_num "--by thread: 24 rows" "$(rows th.table | grep -c .)" -eq 24
+check "--by thread: and $((nth - 24)) more threads" \
+	grep -q "^\.\.\. and $((nth - 24)) more threads in $((nproc - 24)) processes (" th.table
+
+# --- a process of several threads: the busiest three first, then more ------
+run wl.out rec.err "$WALLPROF" record -q -o W -- "$WORKLOADS/wallclock" 0.3
+check_num "wallclock: record exits 0" "$rc" -eq 0
+run w.txt w.err "$WALLPROF" report -i W
+table w.txt >w.table
+check_num "wallclock: the process and its 6 threads in the default table" \
+	"$(grep -c . w.table)" -eq 7
+run w3.txt w3.err "$WALLPROF" report -i W --threads 3
+table w3.txt >w3.table
+check "--threads 3: the process row, 2 threads, and 4 more threads in 1 process" \
+	[ "$(grep -Ec '^[0-9]' w3.table) $(grep -Ec '^  [0-9]' w3.table)" = "1 2" ]
+check "--threads 3: ... and 4 more threads in 1 process" \
+	grep -q '^\.\.\. and 4 more threads in 1 process (' w3.table
+
+# --- -a: the machine's time is on-CPU time ---------------------------------
+if ! "$WALLPROF" record -q -o probe.data -a -d 0.1 2>probe.err; then
+	echo "# -a is not allowed here, its part is skipped: $(head -n 1 probe.err)"
+	finish
+fi
+# Two spinners, so that they stand out even with other tests running.
+"$WORKLOADS/spin" 3.5 >spin1.out &
+bg_pids="$bg_pids $!"
+"$WORKLOADS/spin" 3.5 >spin2.out &
+bg_pids="$bg_pids $!"
+sleep 0.3
+run a.out a.err "$WALLPROF" record -q -o A -a -d 2
+check_num "-a: record exits 0" "$rc" -eq 0
+wait
+run a.txt a.err "$WALLPROF" report -i A
+check_num "-a: report exits 0" "$rc" -eq 0
+check "-a: the header says which defaults apply" grep -q '^# -a defaults: threads and stacks by on-CPU time' a.txt
+check "-a: stacks by on-CPU time" grep -q '^Top stacks by on-CPU time' a.txt
+first=$(awk '/^Top stacks/ { t = 1; next } t && /%/ { print; getline; print $1; exit }' a.txt |
+	tr '\n' ' ')
+check "-a: the spinner's on-CPU stack comes first ($first)" \
+	sh -c "echo '$first' | grep -Eq ' on-CPU +spinner +spin_leaf \$'"
+check "-a: then the waits of busy threads" grep -q '^Waits of threads on-CPU 10%+ of their time' a.txt
+check_num "-a: the table is cut too" "$(table a.txt | grep -c .)" -le 25
+run aw.txt aw.err "$WALLPROF" report -i A --mode wall
+check "-a --mode wall: stacks by wall time" grep -q '^Top stacks by wall time' aw.txt
+check "-a --mode wall: no -a defaults" no_match '^(# -a defaults|Waits of)' aw.txt
+finish

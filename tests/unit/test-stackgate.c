@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test-stackgate.c: the switch-out stack budget, on a simulated clock. */
+#include <stdlib.h>
+
+#include "stackgate.h"
+#include "tap.h"
+
+#define MS 1000000ULL
+
+/* Two CPUs: switch-outs at a fixed rate each, counted as time passes. */
+struct sim {
+	uint64_t now_ns;
+	double rate[2];		/* switch-outs a second */
+	bool open[2];
+	unsigned int changes[2];
+	uint64_t open_ns[2];	/* time spent open */
+	uint64_t stacks[2];	/* switch-outs while open */
+	int fail;		/* -errno for set to return */
+	unsigned int backwards;	/* steps that asked to be called in the past */
+};
+
+static uint64_t sim_switch_outs(unsigned int cpu, void *arg)
+{
+	struct sim *s = arg;
+
+	return (uint64_t)(s->rate[cpu] * (double)s->now_ns / 1e9);
+}
+
+static int sim_set(unsigned int cpu, bool open, void *arg)
+{
+	struct sim *s = arg;
+
+	s->open[cpu] = open;
+	s->changes[cpu]++;
+	return s->fail;
+}
+
+/* Run the gate for secs seconds of simulated time. */
+static void run(struct wp_stackgate *g, struct sim *s, double secs)
+{
+	uint64_t end = s->now_ns + (uint64_t)(secs * 1e9);
+	uint64_t next = s->now_ns;
+
+	while (s->now_ns < end) {
+		uint64_t step;
+
+		if (s->now_ns >= next)
+			next = wp_stackgate_step(g, s->now_ns, sim_switch_outs, sim_set, s);
+		if (next < s->now_ns)
+			s->backwards++;
+		step = (next > s->now_ns ? next : s->now_ns + MS) - s->now_ns;
+		if (s->now_ns + step > end)
+			step = end - s->now_ns;
+		for (int c = 0; c < 2; c++)
+			if (s->open[c]) {
+				s->open_ns[c] += step;
+				s->stacks[c] += (uint64_t)(s->rate[c] * (double)step / 1e9);
+			}
+		s->now_ns += step;
+	}
+}
+
+int main(void)
+{
+	struct sim s = { .now_ns = 5 * MS, .rate = { 1000, 100000 }, .open = { true, true } };
+	struct wp_stackgate *g = NULL;
+	double secs = 20;
+
+	is_int(wp_stackgate_new(2, 0, 0, &g), -22, "a budget of 0 is refused");
+	is_int(wp_stackgate_new(2, 5000, s.now_ns, &g), 0, "a gate of 5000 a second per CPU");
+	run(g, &s, secs);
+	is_int(s.changes[0], 0, "a CPU below the budget: never turned off");
+	ok(s.open_ns[0] >= (uint64_t)(secs * 1e9) - MS, "it stayed open all along");
+	ok(s.changes[1] > 100, "a CPU 20x over the budget: turned off and on (%u times)",
+	   s.changes[1]);
+	/* Slots of 10-30 ms, each open with p = 1/20: about 400 slots in 20 s. */
+	ok(s.stacks[1] > 5000 * secs * 0.7 && s.stacks[1] < 5000 * secs * 1.3,
+	   "its stacks come near the budget (%.0f a second)", (double)s.stacks[1] / secs);
+	{
+		double closed = wp_stackgate_closed_share(g, 1, s.now_ns);
+		double open = (double)s.open_ns[1] / (double)(s.now_ns - 5 * MS);
+
+		ok(closed > 0.9 && closed < 0.99, "closed %.1f%% of the time", 100 * closed);
+		ok(closed + open > 0.999 && closed + open < 1.001,
+		   "closed and open add up to the whole time");
+		ok(wp_stackgate_closed_share(g, 0, s.now_ns) == 0, "the calm CPU: never closed");
+	}
+	is_int(wp_stackgate_error(g), 0, "no error");
+	is_int(s.backwards, 0, "the next step is never in the past");
+	/* The storm ends: back to every stack. */
+	s.rate[1] = 100;
+	run(g, &s, 1);
+	ok(s.open[1], "when the rate falls below the budget, the event is on again");
+	s.fail = -9;
+	s.rate[1] = 100000;
+	run(g, &s, 1);
+	is_int(wp_stackgate_error(g), -9, "the first error of set is kept");
+	wp_stackgate_free(g);
+	return done_testing();
+}
