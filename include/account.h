@@ -13,7 +13,10 @@
  * Each thread is accounted over its window: from the later of record start
  * and its creation (FORK, or the exec of the launched command) to the
  * earlier of record end and its exit.  wall = on + blocked + runnable +
- * preempted, to the nanosecond.  Owns its thread table; formatters only read it.
+ * preempted, to the nanosecond.  A process's main thread also keeps every
+ * name the process exec'd under, with its command lines (CMDLINE records);
+ * a system-wide recording's CPUs keep their idle time (the idle task's).
+ * Owns its thread table, names and CPUs; formatters only read them.
  */
 #ifndef WALLPROF_ACCOUNT_H
 #define WALLPROF_ACCOUNT_H
@@ -46,6 +49,33 @@ enum wp_hist_kind {
  */
 struct wp_thread_hists;
 
+/* A process's command line as the recording read it (layout.h, WP_RECORD_CMDLINE). */
+struct wp_process_cmdline {
+	uint64_t time;		/* when it was read */
+	uint16_t source;	/* enum wp_cmdline_source */
+	bool truncated;		/* more than WP_CMDLINE_MAX bytes */
+	uint32_t len;
+	const char *args;	/* len bytes: the arguments, each NUL-terminated */
+};
+
+/*
+ * One name a process had: from its creation or an exec to its next exec,
+ * or its end.  The times are its main thread's, inside the window; a
+ * process's names add up to its main thread's wall time.
+ */
+struct wp_process_name {
+	char comm[16];
+	uint64_t start_ns;	/* when it took the name (or its window began) */
+	uint64_t wall_ns, on_cpu_ns;
+	/*
+	 * Its parent's name, from the fork to its first exec (a shell's
+	 * child before it runs the command).
+	 */
+	bool inherited;
+	/* The last command line read under this name, or NULL. */
+	const struct wp_process_cmdline *cmdline;
+};
+
 struct wp_thread_times {
 	uint32_t pid, tid;
 	char comm[16];
@@ -69,6 +99,12 @@ struct wp_thread_times {
 	bool approximate;		/* records were lost in its window */
 	uint32_t serial;		/* creation order from 0: the same in every pass */
 	const struct wp_thread_hists *hists;	/* NULL: no interval at all */
+	/*
+	 * A process's main thread that exec'd, or whose command line was
+	 * read: every name it had, in time order (else NULL and 0).
+	 */
+	const struct wp_process_name *names;
+	uint32_t nr_names;
 };
 
 /* Add the thread's histogram of one kind into h (zeroed by the caller). */
@@ -210,11 +246,12 @@ int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
 		      const struct wp_waker *waker);
 
 /*
- * A CPU switched from thread prev to thread next (sched_switch; either may
- * be another's, or 0 for the idle task) at time: the switch records of the
- * two that follow take its time, where schedstat's clocks turn.
+ * CPU cpu switched from thread prev to thread next (sched_switch; either
+ * may be another's, or 0 for the idle task) at time: the switch records
+ * of the two that follow take its time, where schedstat's clocks turn.
  */
-int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time);
+int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time,
+			    uint32_t cpu);
 
 /* The woken thread wakee reached a run queue (sched_wakeup): runnable from time. */
 int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time);
@@ -259,6 +296,36 @@ struct wp_switch_estimate {
 	uint64_t threads;
 };
 void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e);
+
+/*
+ * A system-wide recording's CPUs (-a, with switch records): each CPU's
+ * time splits into the on-CPU time of the threads that ran there and the
+ * idle task's (pid 0, "swapper"), which is no thread of the table.  Both
+ * are inside the window, from the CPU's switch records: busy + idle +
+ * unseen is the window's length, up to clock differences of microseconds.  A CPU that
+ * never switched is idle throughout when its samples were of the idle
+ * task, else busy.
+ */
+struct wp_cpu_time {
+	uint64_t idle_ns;
+	uint64_t busy_ns;
+	/*
+	 * Between a switch-out and the next switch-in that name different
+	 * tasks as the other: tasks that wrote no switch records of their own
+	 * ran there (one, then the idle task, say), in shares unknown.
+	 */
+	uint64_t unseen_ns;
+};
+
+/*
+ * Where an on-CPU sample of thread tid (0: the idle task) was taken, after
+ * its wp_account_sample (which takes none of the idle task's): the CPUs'
+ * ledger of a system-wide recording needs it; others ignore it.
+ */
+int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu);
+
+/* After finish: the CPUs' times (*n is 0 when the recording is not system-wide). */
+const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n);
 
 /* Records the kernel reported lost, as seen in LOST/LOST_SAMPLES records. */
 uint64_t wp_account_lost(const struct wp_account *a);

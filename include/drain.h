@@ -7,7 +7,8 @@
  * the bytes the kernel filled, counts what it sees and fills blocks; the
  * writer thread compresses and writes full blocks.  The drain thread never
  * touches the file, so slow storage or compression cannot make the kernel
- * drop records, up to WP_DRAIN_QUEUE_MAX bytes of queued blocks.
+ * drop records, up to WP_DRAIN_QUEUE_MAX bytes of queued blocks.  A
+ * third reads the command line of each process that execs (cmdline.h).
  */
 #ifndef WALLPROF_DRAIN_H
 #define WALLPROF_DRAIN_H
@@ -92,6 +93,18 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s);
  */
 size_t wp_drain_nr_kernel_ips(const struct wp_drain *d);
 size_t wp_drain_kernel_ips(const struct wp_drain *d, uint64_t *out, size_t max);
+
+/*
+ * The launched command's argv, for the recording: a WP_RECORD_CMDLINE of
+ * pid written with the command lines read after execs.  0 or -ENOMEM.
+ */
+int wp_drain_known_cmdline(struct wp_drain *d, uint32_t pid, char *const argv[]);
+
+/*
+ * Command lines not recorded after an exec: requests dropped (too many
+ * execs at once), and processes gone (or without one) when read.
+ */
+void wp_drain_cmdline_counts(struct wp_drain *d, uint64_t *dropped, uint64_t *gone);
 
 /*
  * Switch-outs read so far from the ring of CPU index cpu (the recording's

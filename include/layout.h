@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
+struct wp_buf;
+
 /*
  * Record types that wallprof writes itself.  They live above the kernel's
  * range (which ends below 64) and above perf's user types (64..99).
@@ -36,6 +38,8 @@ enum wp_record_type {
 	WP_RECORD_ATTACH = 103,
 	/* A trace event's format file, as tracefs gave it: struct wp_record_text. */
 	WP_RECORD_TRACE_FORMAT = 104,
+	/* A process's command line, as read: struct wp_record_cmdline + arguments. */
+	WP_RECORD_CMDLINE = 105,
 };
 
 /*
@@ -77,6 +81,35 @@ struct wp_record_attach {
 	uint64_t done;		/* event clock */
 	uint64_t ids[];		/* nr_ids event ids */
 };
+
+/* Where a command line was read: how much it can be trusted. */
+enum wp_cmdline_source {
+	WP_CMDLINE_LAUNCH = 0,	/* the launched command's argv, as wallprof ran it */
+	WP_CMDLINE_ATTACH = 1,	/* /proc/PID/cmdline when recording began */
+	WP_CMDLINE_EXEC = 2,	/* /proc/PID/cmdline after an exec the recording saw */
+};
+
+/* wp_record_cmdline.flags */
+#define WP_CMDLINE_TRUNCATED 1U	/* longer than the bytes kept */
+
+/*
+ * A process's command line.  The record's time is when it was read; the
+ * process may have exec'd again, or changed its arguments, by then.
+ */
+struct wp_record_cmdline {
+	struct perf_event_header header;
+	uint32_t pid;
+	uint16_t source;	/* enum wp_cmdline_source */
+	uint16_t flags;		/* WP_CMDLINE_* */
+	uint64_t time;		/* when it was read, event clock */
+	uint64_t exec_time;	/* of the exec it was read after (EXEC), else 0 */
+	uint32_t len;		/* bytes of args */
+	uint32_t reserved;
+	char args[];		/* the arguments, each NUL-terminated; padded to 8 */
+};
+
+/* The most bytes of a command line a recording keeps. */
+#define WP_CMDLINE_MAX 4096
 
 /* A text record: NUL-terminated, padded to 8 bytes. */
 struct wp_record_text {
@@ -285,6 +318,22 @@ uint64_t wp_attach_id(const struct wp_attach *a, uint32_t i);
 
 /* WP_RECORD_TRACE_FORMAT: the text, borrowed, NUL-terminated within the record. */
 int wp_text_parse(const struct perf_event_header *hdr, const char **text, size_t *len);
+
+/* WP_RECORD_CMDLINE: args borrowed, len bytes (the last one a NUL, when len > 0). */
+struct wp_cmdline {
+	uint32_t pid;
+	uint16_t source, flags;
+	uint64_t time, exec_time;
+	uint32_t len;
+	const char *args;
+};
+int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out);
+
+/*
+ * Append a WP_RECORD_CMDLINE record for c to out (args cut to
+ * WP_CMDLINE_MAX bytes, then flagged truncated): 0 or -ENOMEM.
+ */
+int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c);
 
 /* WP_RECORD_BUILD_ID */
 struct wp_build_id {

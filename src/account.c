@@ -20,6 +20,35 @@ enum run_state {
 };
 
 #define NO_WAKER UINT32_MAX
+#define NO_CPU UINT32_MAX
+
+/* One name of a process (wp_process_name) while it is being accounted. */
+struct name_span {
+	struct wp_process_name pub;
+	uint32_t serial;	/* of its main thread */
+	uint32_t next;		/* the thread's next name + 1, or 0 */
+	uint32_t cmdline;	/* index + 1 in cmdlines, or 0 */
+	uint64_t on_at_start;	/* the thread's on-CPU time when it took the name */
+};
+
+/* A CPU of a system-wide recording, by its idle task's switches. */
+enum cpu_state { CPU_UNKNOWN, CPU_IDLE, CPU_BUSY };
+
+struct cpu {
+	uint64_t since;		/* of the current idle stretch */
+	/*
+	 * When the last switch-out on it was counted, until a switch-in uses
+	 * it: the CPU's time from one to the next (the switch itself) is the
+	 * incoming task's, as the scheduler counts it, so none goes missing.
+	 */
+	uint64_t last_out;
+	uint32_t last_next;	/* the task that switch-out named as next */
+	uint64_t switch_time;	/* of its last sched_switch not yet used, or 0 */
+	uint32_t switch_prev, switch_next;	/* the tids it named */
+	uint32_t current;	/* the thread on it (serial + 1), or 0 */
+	uint8_t state;		/* enum cpu_state */
+	bool idle_sampled;	/* a sample of the idle task came from it */
+};
 
 /*
  * A thread is kept small (some 150 bytes): recordings of servers hold
@@ -43,6 +72,11 @@ struct thread {
 	bool woken_early;		/* waker is the early one: see thread_switch_out */
 	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool closed;
+	bool forked_process;		/* a FORK made it a new process's main thread */
+	bool exiting;			/* -a: after its EXIT, before its last switch-out */
+	uint64_t exit_time;		/* of its EXIT record, while exiting */
+	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
+	uint32_t cpu;			/* where it runs or last ran; NO_CPU: unknown */
 	/*
 	 * Off-CPU time of its switch-outs without a sampled stack, by kind
 	 * and log2 bucket of the part's length (see strata_note); owned,
@@ -114,6 +148,15 @@ struct wp_account {
 	size_t nr_wakes, cap_wakes;
 	int err;			/* -ENOMEM once memory ran out */
 	struct wp_thread_times *result;	/* built by wp_account_finish */
+	struct name_span *names;	/* processes' names, in the order taken */
+	size_t nr_names, cap_names;
+	struct wp_process_name *result_names;	/* by thread, then time, after finish */
+	struct wp_process_cmdline *cmdlines;	/* args owned */
+	size_t nr_cmdlines, cap_cmdlines;
+	struct cpu *cpus;		/* system-wide recordings with switches; else NULL */
+	struct wp_cpu_time *cpu_times;	/* as many */
+	uint32_t nr_cpus;
+	uint64_t end_ns;		/* of the recording, after finish */
 };
 
 /*
@@ -160,6 +203,7 @@ static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t ti
 	t->off_start = start;
 	t->waker = NO_WAKER;
 	t->early_waker = NO_WAKER;
+	t->cpu = NO_CPU;
 	t->pending_stack = NO_STACK;
 	t->off_stack = a->opts.unknown_stack;
 	if (a->lost)
@@ -442,6 +486,8 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 		t->t.on_cpu_ns += d;
 		if (d)
 			hist_add(a, t, WP_HIST_ON_SLICES, d);
+		if (a->cpus && t->cpu < a->nr_cpus)
+			a->cpu_times[t->cpu].busy_ns += d;
 		return;
 	}
 	if (t->state == STATE_BLOCKED)
@@ -568,6 +614,8 @@ static void thread_close(struct wp_account *a, struct thread *t, uint64_t end)
 		return;
 	if (end < t->t.start_ns)
 		end = t->t.start_ns;
+	if (end < t->since)
+		end = t->since;		/* an exit dated before its last switch-in */
 	if (t->state == STATE_UNKNOWN && a->no_switches) {
 		/*
 		 * Without switch records only the samples tell: on-CPU is
@@ -615,6 +663,19 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 		a->enqueues |= meta->events[e].role == WP_EVENT_ENQUEUED;
 	if (opts)
 		a->opts = *opts;
+	/* Idle time is the idle task's switches, seen only CPU-wide. */
+	if ((meta->flags & WP_META_CPU_WIDE) && !a->no_switches && meta->nr_cpus &&
+	    meta->nr_cpus <= 65536) {
+		a->cpus = calloc(meta->nr_cpus, sizeof(*a->cpus));
+		a->cpu_times = calloc(meta->nr_cpus, sizeof(*a->cpu_times));
+		if (!a->cpus || !a->cpu_times) {
+			free(a->cpus);
+			free(a->cpu_times);
+			free(a);
+			return -ENOMEM;
+		}
+		a->nr_cpus = meta->nr_cpus;
+	}
 	*out = a;
 	return 0;
 }
@@ -751,7 +812,8 @@ int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
 	return 0;
 }
 
-int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time)
+int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time,
+			    uint32_t cpu)
 {
 	struct thread *t;
 
@@ -766,6 +828,12 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 	if (t) {
 		t->sched_switch_time = time;
 		t->sched_switch_in = true;
+	}
+	/* The switch records of the idle task, and of exited tasks, take it likewise. */
+	if (a->cpus && cpu < a->nr_cpus) {
+		a->cpus[cpu].switch_time = time;
+		a->cpus[cpu].switch_prev = prev;
+		a->cpus[cpu].switch_next = next;
 	}
 	return 0;
 }
@@ -800,6 +868,279 @@ const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a,
 	return a->wakes;
 }
 
+/* The thread's on-CPU time up to now, as the accounting will count it. */
+static uint64_t on_so_far(const struct wp_account *a, const struct thread *t, uint64_t now)
+{
+	uint64_t on = t->t.on_cpu_ns;
+
+	/* A thread not switched yet that execs is running: since its start. */
+	if (t->state == STATE_ON || (t->state == STATE_UNKNOWN && !a->no_switches))
+		on += in_window(a, t->since, now > t->since ? now : t->since);
+	return on;
+}
+
+/*
+ * The process of main thread t takes the name comm at time (its exec);
+ * a name it had for no time at all is replaced.
+ */
+static void name_open(struct wp_account *a, struct thread *t, uint64_t time,
+		      const char comm[16], bool inherited)
+{
+	struct name_span *n;
+
+	if (t->name && a->names[t->name - 1].pub.start_ns >= time) {
+		n = &a->names[t->name - 1];
+		n->cmdline = 0;		/* the replaced image's */
+	} else {
+		if (a->nr_names >= UINT32_MAX - 1 ||
+		    WP_GROW(a->names, a->cap_names, a->nr_names + 1)) {
+			a->err = -ENOMEM;
+			return;
+		}
+		n = &a->names[a->nr_names++];
+		memset(n, 0, sizeof(*n));
+		n->serial = t->serial;
+		n->pub.start_ns = time;
+		n->on_at_start = on_so_far(a, t, time);
+		if (t->name)
+			a->names[t->name - 1].next = (uint32_t)a->nr_names;
+		t->name = (uint32_t)a->nr_names;
+	}
+	memcpy(n->pub.comm, comm, sizeof(n->pub.comm));
+	n->pub.comm[sizeof(n->pub.comm) - 1] = '\0';
+	n->pub.inherited = inherited;
+}
+
+/* Start keeping t's names: the one it has had since its start. */
+static void names_begin(struct wp_account *a, struct thread *t)
+{
+	if (!t->name)
+		name_open(a, t, t->t.start_ns, t->t.comm, t->forked_process);
+}
+
+/* A process's command line (WP_RECORD_CMDLINE): its current name's. */
+static int account_cmdline(struct wp_account *a, const struct perf_event_header *rec)
+{
+	struct wp_process_cmdline *pc;
+	struct wp_cmdline c;
+	struct thread *t;
+	char *args;
+
+	if (wp_cmdline_parse(rec, &c))
+		return 0;
+	t = thread_live(a, c.pid);
+	if (!t || t->t.pid != c.pid)
+		return 0;	/* gone by now, or none of the recording's */
+	args = malloc(c.len ? c.len : 1);
+	pc = wp_grow(a->cmdlines, &a->cap_cmdlines, a->nr_cmdlines + 1, sizeof(*a->cmdlines));
+	if (!args || !pc || a->nr_cmdlines >= UINT32_MAX - 1) {
+		free(args);
+		return a->err = -ENOMEM;
+	}
+	a->cmdlines = pc;
+	memcpy(args, c.args, c.len);
+	a->cmdlines[a->nr_cmdlines++] = (struct wp_process_cmdline){
+		.time = c.time, .source = c.source, .len = c.len, .args = args,
+		.truncated = c.flags & WP_CMDLINE_TRUNCATED,
+	};
+	names_begin(a, t);
+	if (t->name)
+		a->names[t->name - 1].cmdline = (uint32_t)a->nr_cmdlines;
+	return a->err;
+}
+
+/* Each name's times, once every thread is closed (threads still by serial). */
+static void names_close(struct wp_account *a)
+{
+	for (size_t i = 0; i < a->nr_names; i++) {
+		struct name_span *n = &a->names[i];
+		const struct thread *t = &a->threads[n->serial];
+		const struct name_span *next = n->next ? &a->names[n->next - 1] : NULL;
+		uint64_t from = n->pub.start_ns, to = next ? next->pub.start_ns : t->t.end_ns;
+		uint64_t on_end = next ? next->on_at_start : t->t.on_cpu_ns;
+
+		if (from < t->t.start_ns)
+			from = t->t.start_ns;
+		if (to > t->t.end_ns)
+			to = t->t.end_ns;
+		n->pub.start_ns = from;
+		n->pub.wall_ns = to > from ? to - from : 0;
+		n->pub.on_cpu_ns = on_end > n->on_at_start ? on_end - n->on_at_start : 0;
+	}
+}
+
+/*
+ * The names as the result has them: by thread, in time order, each
+ * thread's in one run its names point to.  A name of no time inside the
+ * window is left out, unless it is the last.
+ */
+static int names_result(struct wp_account *a)
+{
+	uint32_t *first = calloc(a->nr + 1, sizeof(*first));
+	size_t kept = 0;
+
+	if (!first)
+		return -ENOMEM;
+	for (size_t i = a->nr_names; i-- > 0;)
+		first[a->names[i].serial] = (uint32_t)i + 1;
+	a->result_names = calloc(a->nr_names + 1, sizeof(*a->result_names));
+	if (!a->result_names) {
+		free(first);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < a->nr; i++) {
+		struct wp_thread_times *t = &a->result[i];
+
+		t->names = &a->result_names[kept];
+		for (uint32_t k = first[t->serial]; k; k = a->names[k - 1].next) {
+			const struct name_span *n = &a->names[k - 1];
+
+			if (!n->pub.wall_ns && n->next)
+				continue;
+			a->result_names[kept] = n->pub;
+			if (n->cmdline)
+				a->result_names[kept].cmdline = &a->cmdlines[n->cmdline - 1];
+			kept++;
+			t->nr_names++;
+		}
+		if (!t->nr_names)
+			t->names = NULL;
+	}
+	free(first);
+	return 0;
+}
+
+/*
+ * The time of a switch record on CPU c that the CPU's last sched_switch
+ * (from prev to next; UINT32_MAX: any) stands for, or the record's own.
+ */
+static uint64_t cpu_sched_switch_time(struct cpu *c, uint32_t prev, uint32_t next,
+				      uint64_t time)
+{
+	uint64_t at = c->switch_time;
+
+	if (!at || (prev != UINT32_MAX && c->switch_prev != prev) ||
+	    (next != UINT32_MAX && c->switch_next != next) || at > time ||
+	    time - at > SCHED_SWITCH_LAG_NS)
+		return time;
+	c->switch_time = 0;
+	return at;
+}
+
+/*
+ * The last switch-out of an exiting thread t on cpu (NULL: the one on
+ * cpu, its tid already gone): it ran its exit path until now.
+ */
+static int exit_switch_out(struct wp_account *a, uint32_t cpu, struct thread *t, uint64_t time)
+{
+	struct cpu *c = cpu < a->nr_cpus ? &a->cpus[cpu] : NULL;
+
+	if (!t && c && c->current)
+		t = &a->threads[c->current - 1];
+	if (!t || !t->exiting || t->closed)
+		return 0;
+	if (c)
+		time = cpu_sched_switch_time(c, UINT32_MAX, UINT32_MAX, time);
+	thread_close(a, t, time);
+	if (c) {
+		c->last_out = t->t.end_ns;
+		c->current = 0;
+	}
+	return 0;
+}
+
+/*
+ * A switch-in on cpu at time (sw, of task self) starts where the
+ * switch-out before it ended.  When both name as the other a task that
+ * wrote no switch record of its own (the idle task now and then, and some
+ * others), that task ran in between: its time is counted as theirs say.
+ * When they name different ones, several ran unseen, in shares no record
+ * tells: that time is the CPU's unseen time.
+ */
+static uint64_t cpu_switch_in_time(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
+				   uint32_t self, uint64_t time)
+{
+	struct cpu *c = &a->cpus[cpu];
+	uint64_t out = c->last_out;
+	uint32_t other = sw->next_prev_tid;
+	struct thread *t;
+
+	c->last_out = 0;
+	if (!out || out > time)
+		return time;
+	if (!sw->cpu_wide || (c->last_next == self && time - out <= SCHED_SWITCH_LAG_NS))
+		return out;	/* the switch itself */
+	if (c->last_next == self) {
+		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);	/* records lost */
+		return time;
+	}
+	if (c->last_next != other || other == UINT32_MAX) {
+		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);
+		return time;
+	}
+	if (!other) {
+		a->cpu_times[cpu].idle_ns += in_window(a, out, time);
+		return time;
+	}
+	t = thread_get(a, sw->next_prev_pid, other);
+	if (!t)
+		a->err = -ENOMEM;
+	else if (!t->closed && t->state != STATE_ON && t->since <= out) {
+		t->cpu = cpu;
+		thread_switch_in(a, t, out);
+		thread_switch_out(a, t, time, false);
+	} else {
+		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);
+	}
+	return time;
+}
+
+/* The idle task of cpu switched out (the CPU got busy) or in, at time. */
+static void cpu_idle_switch(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
+			    uint64_t time)
+{
+	struct cpu *c = &a->cpus[cpu];
+	bool out = sw->out;
+
+	time = cpu_sched_switch_time(c, out ? 0 : UINT32_MAX, out ? UINT32_MAX : 0, time);
+	if (!out) {
+		time = cpu_switch_in_time(a, cpu, sw, 0, time);
+		c->state = CPU_IDLE;
+		c->since = time;
+		return;
+	}
+	c->last_out = time;
+	if (c->state == CPU_UNKNOWN)
+		c->since = a->start_ns;		/* idle since the start */
+	if (c->state != CPU_BUSY)
+		a->cpu_times[cpu].idle_ns += in_window(a, c->since,
+						       time > c->since ? time : c->since);
+	c->state = CPU_BUSY;
+}
+
+int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu)
+{
+	struct thread *t;
+
+	if (!a->cpus || cpu >= a->nr_cpus)
+		return 0;
+	if (!tid) {
+		a->cpus[cpu].idle_sampled = true;
+		return 0;
+	}
+	/* A thread that never switched: where it ran all along. */
+	t = thread_live(a, tid);
+	if (t && (t->state == STATE_UNKNOWN || t->cpu == NO_CPU))
+		t->cpu = cpu;
+	return 0;
+}
+
+const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n)
+{
+	*n = a->result && a->cpus ? a->nr_cpus : 0;
+	return *n ? a->cpu_times : NULL;
+}
+
 static int account_fork(struct wp_account *a, const struct perf_event_header *rec,
 			uint64_t time)
 {
@@ -818,14 +1159,16 @@ static int account_fork(struct wp_account *a, const struct perf_event_header *re
 		t->t.start_ns = time;
 		t->since = t->off_start = time;
 		t->state = t->initial_off = new_thread_state(a);
+		t->forked_process = te.pid != te.ppid;
 		return 0;
 	}
 	if (t)
-		thread_close(a, t, time);	/* a reused tid whose EXIT was lost */
+		thread_close(a, t, t->exiting ? t->exit_time : time);	/* its EXIT lost */
 	t = thread_add(a, te.pid, te.tid, time, new_thread_state(a));
 	if (!t)
 		return -ENOMEM;
 	t->initial_off = new_thread_state(a);
+	t->forked_process = te.pid != te.ppid;
 	parent = thread_find(a, te.ptid);
 	if (parent)
 		memcpy(t->t.comm, parent->t.comm, sizeof(t->t.comm));
@@ -836,6 +1179,7 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 			uint64_t time)
 {
 	struct wp_sample_id id;
+	char comm[16] = "";
 	struct thread *t;
 	struct wp_comm c;
 	size_t n;
@@ -856,10 +1200,18 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 	if (!t)
 		return -ENOMEM;
 	t->t.pid = c.pid;
-	n = c.len < sizeof(t->t.comm) ? c.len : sizeof(t->t.comm) - 1;
-	memcpy(t->t.comm, c.comm, n);
-	t->t.comm[n] = '\0';
-	return 0;
+	n = c.len < sizeof(comm) ? c.len : sizeof(comm) - 1;
+	memcpy(comm, c.comm, n);
+	comm[n] = '\0';
+	/* A process's main thread keeps every name it exec'd under. */
+	if (c.exec && c.pid == c.tid) {
+		names_begin(a, t);
+		name_open(a, t, time, comm, false);
+	} else if (t->name) {
+		memcpy(a->names[t->name - 1].pub.comm, comm, sizeof(comm));	/* renamed itself */
+	}
+	memcpy(t->t.comm, comm, sizeof(comm));
+	return a->err;
 }
 
 int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
@@ -877,15 +1229,49 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (wp_switch_parse(rec, &sw) || wp_sample_id_parse(&a->fmt, rec, &id) ||
-		    !id.tid || id.tid == UINT32_MAX)
+		if (wp_switch_parse(rec, &sw) || wp_sample_id_parse(&a->fmt, rec, &id))
+			return 0;
+		if (a->cpus && id.cpu < a->nr_cpus) {
+			if (sw.out)
+				a->cpus[id.cpu].last_next = sw.next_prev_tid;
+			if (!id.tid) {
+				cpu_idle_switch(a, id.cpu, &sw, time);
+				return a->err;
+			}
+			if (a->cpus[id.cpu].state == CPU_UNKNOWN) {
+				/* Idle since the start, says a switch-in from the idle task. */
+				if (!sw.out && sw.cpu_wide && !sw.next_prev_tid)
+					a->cpu_times[id.cpu].idle_ns += in_window(a, a->start_ns, time);
+				a->cpus[id.cpu].state = CPU_BUSY;	/* not idle so far */
+			}
+			if (id.tid == UINT32_MAX && sw.out)
+				return exit_switch_out(a, id.cpu, NULL, time);
+		}
+		if (!id.tid || id.tid == UINT32_MAX)
 			return 0;
 		t = thread_get(a, id.pid, id.tid);
 		if (!t)
 			return -ENOMEM;
 		if (t->closed)
 			return 0;	/* the last switch-out, after its EXIT */
+		/* Preempted on its exit path (freeing a large memory, say), it runs again. */
+		if (t->exiting && sw.out && !sw.preempted)
+			return exit_switch_out(a, id.cpu, t, time);
 		time = switch_time(t, time, !sw.out);
+		if (!a->cpus || id.cpu >= a->nr_cpus) {
+			/* Nothing of the CPUs: each thread's own records. */
+		} else if (sw.out) {
+			a->cpus[id.cpu].last_out = time > t->since ? time : t->since;
+		} else {
+			uint64_t in = cpu_switch_in_time(a, id.cpu, &sw, id.tid, time);
+
+			if (in >= t->since)
+				time = in;
+		}
+		if (a->cpus && id.cpu < a->nr_cpus) {
+			t->cpu = id.cpu;
+			a->cpus[id.cpu].current = sw.out ? 0 : t->serial + 1;
+		}
 		if (sw.out)
 			thread_switch_out(a, t, time, sw.preempted);
 		else
@@ -899,18 +1285,29 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		if (wp_task_event_parse(rec, &te))
 			return 0;
 		t = thread_live(a, te.tid);
-		if (t) {
+		if (t && !t->exiting) {
 			/* The exiting task runs its exit path until the end. */
 			if (t->state == STATE_UNKNOWN && !a->no_switches)
 				t->state = STATE_ON;
-			thread_close(a, t, time);
 			t->t.exited = true;
+			/*
+			 * -a: until its last switch-out, which the CPU's
+			 * ledger counts as its time (its tid is gone by then).
+			 */
+			if (a->cpus && t->state == STATE_ON) {
+				t->exiting = true;
+				t->exit_time = time;
+				return 0;
+			}
+			thread_close(a, t, time);
 		}
 		return 0;
 	case WP_RECORD_THREAD:
 		if (wp_thread_parse(rec, &th))
 			return 0;
 		return thread_get(a, th.pid, th.tid) ? 0 : -ENOMEM;
+	case WP_RECORD_CMDLINE:
+		return account_cmdline(a, rec);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!wp_lost_parse(rec, &lost_id, &v))
@@ -1271,7 +1668,22 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 	if (a->result)
 		return;		/* finished already */
 	for (size_t i = 0; i < a->nr; i++)
-		thread_close(a, &a->threads[i], end_ns);
+		thread_close(a, &a->threads[i],
+			     a->threads[i].exiting ? a->threads[i].exit_time : end_ns);
+	for (uint32_t c = 0; c < a->nr_cpus; c++) {
+		struct cpu *cpu = &a->cpus[c];
+
+		if (cpu->state == CPU_UNKNOWN && cpu->idle_sampled) {
+			cpu->state = CPU_IDLE;		/* idle throughout */
+			cpu->since = a->start_ns;
+		}
+		if (cpu->state == CPU_IDLE)
+			a->cpu_times[c].idle_ns += in_window(a, cpu->since, end_ns);
+		else if (cpu->last_out && !cpu->last_next)
+			/* Switched to the idle task, whose records did not come. */
+			a->cpu_times[c].idle_ns += in_window(a, cpu->last_out, end_ns);
+	}
+	names_close(a);
 	wp_u64map_release(&a->thread_index);
 	distribute_on_cpu(a);
 	if (estimate_switch_stacks(a))
@@ -1280,6 +1692,8 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 		a->threads = calloc(1, sizeof(*a->threads));	/* a result even of none */
 	if (a->threads && make_result(a))
 		a->err = -ENOMEM;	/* no threads to show; the hists stay theirs */
+	if (a->result && names_result(a))
+		a->err = -ENOMEM;
 	wp_u64map_release(&a->weight_index);
 }
 
@@ -1354,5 +1768,12 @@ void wp_account_free(struct wp_account *a)
 	free(a->wakers);
 	free(a->wakes);
 	wp_u64map_release(&a->waker_index);
+	free(a->names);
+	free(a->result_names);
+	for (size_t i = 0; i < a->nr_cmdlines; i++)
+		free((void *)a->cmdlines[i].args);
+	free(a->cmdlines);
+	free(a->cpus);
+	free(a->cpu_times);
 	free(a);
 }

@@ -406,7 +406,7 @@ static int deliver_sched_switch(struct pipeline *p, const struct wp_sample *s, u
 	if (!f || !wp_trace_field_int(wp_trace_field(f, "next_pid"), s->raw, s->raw_size, &next) ||
 	    next < 0 || next > UINT32_MAX)
 		return 0;
-	return wp_account_sched_switch(p->an->account, s->tid, (uint32_t)next, time);
+	return wp_account_sched_switch(p->an->account, s->tid, (uint32_t)next, time, s->cpu);
 }
 
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
@@ -415,6 +415,7 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	enum wp_event_role role = sample_role(p, s->id);
 	uint32_t stack;
 	unsigned int n;
+	int err;
 
 	if (role == WP_EVENT_WAKEUP)
 		return deliver_wakeup(p, rec, s, time);
@@ -424,6 +425,9 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		return 0;	/* the FORK tells as much */
 	if (role == WP_EVENT_SCHED_SWITCH)
 		return deliver_sched_switch(p, s, time);
+	/* The idle task (-a): its CPU was idle; nothing to unwind. */
+	if (!s->tid && role == WP_EVENT_ONCPU)
+		return wp_account_sample_cpu(p->an->account, 0, s->cpu);
 	n = sample_frames(p, rec, s, true);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s->ip) {
@@ -441,8 +445,11 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
 	if (stack == UINT32_MAX)
 		return -ENOMEM;
-	return wp_account_sample(p->an->account, s->pid, s->tid, time,
-				 role == WP_EVENT_SWITCH_OUT, stack);
+	err = wp_account_sample(p->an->account, s->pid, s->tid, time,
+				role == WP_EVENT_SWITCH_OUT, stack);
+	if (!err && role == WP_EVENT_ONCPU)
+		err = wp_account_sample_cpu(p->an->account, s->tid, s->cpu);
+	return err;
 }
 
 /* A tracepoint's format, as the recording's kernel described it. */

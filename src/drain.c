@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "cmdline.h"
 #include "drain.h"
 #include "layout.h"
 #include "log.h"
@@ -91,6 +92,10 @@ struct wp_drain {
 	struct wp_u64map wakees;	/* tid -> 1 */
 	/* Drain thread only: wake-ups of threads not known yet (see held_resolve). */
 	struct wp_buf held;
+
+	/* Reads the command line of each process that execs (owned). */
+	struct wp_cmdline_reader *cmdlines;
+	struct wp_buf cmdline_records;	/* drain thread only: taken from it */
 
 	/* Drain thread only: anchors (see note_task), not with -a. */
 	bool anchoring;
@@ -506,6 +511,47 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 	return 0;
 }
 
+/*
+ * A process exec'd: ask for its new command line (read on the reader's
+ * thread; what it read comes in at a later pass, dated when it was read).
+ */
+static void note_exec(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_sample_id id;
+	struct wp_comm c;
+
+	if (!d->cmdlines || wp_comm_parse(h, &c) || !c.exec ||
+	    wp_sample_id_parse(&d->ev->fmt, h, &id))
+		return;
+	wp_cmdline_request(d->cmdlines, c.pid, id.time);
+}
+
+/*
+ * The command lines read since the last pass, put in before it: they
+ * were read after every record of the passes before this one was
+ * written, so their times keep the order ROUND promises (order.h).
+ */
+static void drain_cmdlines(struct wp_drain *d)
+{
+	struct wp_buf *b = &d->cmdline_records;
+
+	if (!d->cmdlines || wp_cmdline_take(d->cmdlines, b) || !b->len)
+		return;
+	for (size_t off = 0; off + sizeof(struct perf_event_header) <= b->len;) {
+		const struct perf_event_header *h = (const void *)(b->data + off);
+		uint8_t *dst = drain_room(d, h->size);
+
+		if (!dst)
+			break;
+		memcpy(dst, h, h->size);
+		d->cur->len += h->size;
+		d->counts.records++;
+		d->counts.synthesized++;
+		off += h->size;
+	}
+	b->len = 0;
+}
+
 /* Count one record and copy it (stack trimmed) into the current block. */
 static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 {
@@ -568,6 +614,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		break;
 	case PERF_RECORD_COMM:
 		note_program_start(d, h);
+		note_exec(d, h);
 		break;
 	case PERF_RECORD_FORK:
 		note_program_start(d, h);
@@ -649,7 +696,10 @@ static uint64_t drain_sweep(struct wp_drain *d)
 static uint64_t drain_pass(struct wp_drain *d)
 {
 	struct wp_buf held = { 0 };
-	uint64_t total = drain_sweep(d);
+	uint64_t total;
+
+	drain_cmdlines(d);
+	total = drain_sweep(d);
 
 	for (int i = 0; d->held.len && i < HELD_SWEEPS; i++) {
 		struct wp_buf t = held;
@@ -830,6 +880,9 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	pthread_cond_init(&d->queue_cond, NULL);
 	pthread_cond_init(&d->space_cond, NULL);
 	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
+	/* Without it, only the command lines read at the start are kept. */
+	if (wp_cmdline_reader_start(CLOCK_MONOTONIC, &d->cmdlines))
+		wp_warn("the command lines of the processes that exec will not be recorded");
 
 	d->roles = calloc(ev->nr_fds + 1, sizeof(*d->roles));
 	d->switch_outs = calloc(ev->nr_cpus, sizeof(*d->switch_outs));
@@ -962,6 +1015,18 @@ size_t wp_drain_nr_kernel_ips(const struct wp_drain *d)
 	return d->kips.len;
 }
 
+int wp_drain_known_cmdline(struct wp_drain *d, uint32_t pid, char *const argv[])
+{
+	return d->cmdlines ? wp_cmdline_known(d->cmdlines, pid, argv) : 0;
+}
+
+void wp_drain_cmdline_counts(struct wp_drain *d, uint64_t *dropped, uint64_t *gone)
+{
+	*dropped = *gone = 0;
+	if (d->cmdlines)
+		wp_cmdline_counts(d->cmdlines, dropped, gone);
+}
+
 uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu)
 {
 	return cpu < d->ev->nr_cpus ? __atomic_load_n(&d->switch_outs[cpu], __ATOMIC_RELAXED) : 0;
@@ -1016,6 +1081,8 @@ void wp_drain_free(struct wp_drain *d)
 	free(d->anon);
 	wp_u64map_release(&d->program_start);
 	wp_u64map_release(&d->kips);
+	wp_cmdline_reader_free(d->cmdlines);
+	wp_buf_release(&d->cmdline_records);
 	free(d->roles);
 	free(d->switch_outs);
 	if (d->epfd >= 0)

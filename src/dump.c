@@ -199,6 +199,7 @@ static void print_other(const struct dump *d, const struct perf_event_header *h)
 static void print_wp_record(const struct dump *d, const struct perf_event_header *h)
 {
 	struct wp_record_thread t;
+	struct wp_cmdline cl;
 	struct wp_build_id b;
 	struct wp_attach a;
 	FILE *out = d->out;
@@ -222,6 +223,20 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		fprintf(out, "TRACE_FORMAT ");
 		wp_quote_write(out, text, strcspn(text, "\n"), WP_QUOTE_TEXT);
 		fprintf(out, ", %zu bytes\n", len);
+		break;
+	case WP_RECORD_CMDLINE:
+		if (wp_cmdline_parse(h, &cl))
+			goto bad;
+		print_time(out, cl.time);
+		fprintf(out, " CMDLINE %u %s", cl.pid, cl.source == WP_CMDLINE_LAUNCH ? "launch" :
+			cl.source == WP_CMDLINE_ATTACH ? "attach" : "exec");
+		if (cl.exec_time)
+			fprintf(out, " exec@%" PRIu64, cl.exec_time);
+		for (const char *arg = cl.args; arg < cl.args + cl.len; arg += strlen(arg) + 1) {
+			fputc(' ', out);
+			wp_quote_shell_word(out, arg);
+		}
+		fprintf(out, "%s\n", cl.flags & WP_CMDLINE_TRUNCATED ? " ..." : "");
 		break;
 	case WP_RECORD_ATTACH:
 		if (wp_attach_parse(h, &a))

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "layout.h"
 #include "quote.h"
 #include "symbols.h"
 
@@ -84,6 +85,71 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 	fputs("\n  },\n", out);
 }
 
+static const char *cmdline_source(uint16_t source)
+{
+	return source == WP_CMDLINE_LAUNCH ? "launch" : source == WP_CMDLINE_ATTACH ? "attach" :
+	       source == WP_CMDLINE_EXEC ? "exec" : "unknown";
+}
+
+/* A main thread's names (process identity), with the command line read under each. */
+static void print_names(const struct wp_thread_times *t, FILE *out)
+{
+	fprintf(out, ", \"names\": [");
+	for (uint32_t i = 0; i < t->nr_names; i++) {
+		const struct wp_process_name *n = &t->names[i];
+		const struct wp_process_cmdline *c = n->cmdline;
+
+		fprintf(out, "%s{\"comm\": ", i ? ", " : "");
+		json_str(out, n->comm);
+		fprintf(out, ", \"start_ns\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+			", \"on_cpu_ns\": %" PRIu64 ", \"inherited\": %s, \"cmdline\": ",
+			n->start_ns, n->wall_ns, n->on_cpu_ns, n->inherited ? "true" : "false");
+		if (!c) {
+			fputs("null}", out);
+			continue;
+		}
+		fprintf(out, "{\"args\": [");
+		for (const char *a = c->args; a < c->args + c->len; a += strlen(a) + 1) {
+			fprintf(out, "%s", a > c->args ? ", " : "");
+			json_str(out, a);
+		}
+		fprintf(out, "], \"read_ns\": %" PRIu64 ", \"source\": \"%s\", \"truncated\": %s}}",
+			c->time, cmdline_source(c->source), c->truncated ? "true" : "false");
+	}
+	fputc(']', out);
+}
+
+/* A system-wide recording's CPUs: the threads' on-CPU time and the idle task's. */
+static void print_cpus(const struct wp_view *v, FILE *out)
+{
+	const struct wp_analysis *an = v->an;
+	const struct wp_cpu_time *c;
+	uint64_t idle = 0, busy = 0, unseen = 0, span;
+	size_t n;
+
+	c = wp_account_cpus(an->account, &n);
+	fprintf(out, "  \"cpus\": ");
+	if (!n) {
+		fputs("null,\n", out);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		idle += c[i].idle_ns;
+		busy += c[i].busy_ns;
+		unseen += c[i].unseen_ns;
+	}
+	span = (an->window_end ? an->window_end : an->end_ns) -
+	       (an->window_start ? an->window_start : an->start_ns);
+	fprintf(out, "{\"nr_cpus\": %zu, \"capacity_ns\": %" PRIu64 ", \"on_cpu_ns\": %" PRIu64
+		", \"idle_ns\": %" PRIu64 ", \"unseen_ns\": %" PRIu64 ", \"per_cpu\": [", n,
+		span * n, busy, idle, unseen);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s{\"cpu\": %zu, \"on_cpu_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64
+			", \"unseen_ns\": %" PRIu64 "}", i ? ", " : "", i, c[i].busy_ns, c[i].idle_ns,
+			c[i].unseen_ns);
+	fputs("]},\n", out);
+}
+
 static void print_threads(const struct wp_view *v, FILE *out)
 {
 	const struct wp_thread_times *th;
@@ -107,13 +173,15 @@ static void print_threads(const struct wp_view *v, FILE *out)
 			", \"wakeups\": %" PRIu64 ", \"voluntary_switches\": %" PRIu64
 			", \"involuntary_switches\": %" PRIu64 ", \"samples\": %" PRIu64
 			", \"switch_samples\": %" PRIu64 ", \"switch_outs_unsampled\": %" PRIu64
-			", \"exited\": %s, \"approximate\": %s}",
+			", \"exited\": %s, \"approximate\": %s",
 			t->start_ns, t->end_ns, t->wall_ns, t->on_cpu_ns,
 			t->blocked_ns + t->runnable_ns + t->preempted_ns, t->blocked_ns,
 			t->runnable_ns, t->preempted_ns, t->wakeups,
 			t->voluntary_switches, t->involuntary_switches, t->samples,
 			t->switch_samples, t->switch_outs_unsampled, t->exited ? "true" : "false",
 			t->approximate ? "true" : "false");
+		print_names(t, out);
+		fputc('}', out);
 		first = false;
 	}
 	fprintf(out, "\n  ],\n");
@@ -267,6 +335,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		PACKAGE_VERSION);
 	print_header(v->an, out);
 	print_threads(v, out);
+	print_cpus(v, out);
 	err = print_stacks(v, out);
 	if (err)
 		return err;

@@ -263,6 +263,163 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");
 }
 
+/* The command line shown under a process, at most this many columns. */
+#define CMDLINE_COLUMNS 72
+
+/* A command line as shell words, cut to CMDLINE_COLUMNS ("..." then). */
+static void print_cmdline(const struct wp_process_cmdline *c, FILE *out)
+{
+	char *text = NULL;
+	size_t len = 0, cut;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return;
+	for (const char *a = c->args; a < c->args + c->len; a += strlen(a) + 1) {
+		if (a > c->args)
+			fputc(' ', mem);
+		wp_quote_shell_word(mem, a);	/* programs choose their arguments */
+	}
+	if (fclose(mem) || !text)
+		return;
+	cut = len;
+	if (len > CMDLINE_COLUMNS) {
+		cut = CMDLINE_COLUMNS - 3;
+		while (cut && ((unsigned char)text[cut] & 0xc0) == 0x80)
+			cut--;	/* not inside a character */
+	}
+	fwrite(text, 1, cut, out);
+	fputs(cut < len || c->truncated ? "...\n" : "\n", out);
+	free(text);
+}
+
+/* The main thread of process pid that kept its names (the latest), or NULL. */
+static const struct wp_thread_times *names_of(const struct wp_analysis *an, uint32_t pid)
+{
+	const struct wp_thread_times *th, *main = NULL;
+	size_t n, lo = 0, hi;
+
+	th = wp_account_threads(an->account, &n);
+	hi = n;
+	while (lo < hi) {	/* sorted by pid, then tid */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (th[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && th[lo].pid == pid; lo++)
+		if (th[lo].tid == pid && th[lo].nr_names)
+			main = &th[lo];
+	return main;
+}
+
+/*
+ * Who a process was, under its row, when its name alone does not tell:
+ * every name it exec'd under, with its main thread's time under each,
+ * and its command line when it had several names or shares its name with
+ * another process shown.  A name inherited from the parent at fork is not
+ * the process's own, and left out here (JSON has it).
+ */
+static void print_identity(const struct wp_analysis *an, uint32_t pid, bool shared, FILE *out)
+{
+	const struct wp_thread_times *main = names_of(an, pid);
+	const struct wp_process_cmdline *cmdline = NULL;
+	unsigned int own = 0;
+	char d[16];
+
+	if (!main)
+		return;
+	for (uint32_t i = 0; i < main->nr_names; i++) {
+		own += !main->names[i].inherited;
+		if (main->names[i].cmdline)
+			cmdline = main->names[i].cmdline;
+	}
+	if (own > 1) {
+		bool arrow = false;
+
+		fprintf(out, "%12snames: ", "");
+		for (uint32_t i = 0; i < main->nr_names; i++) {
+			const struct wp_process_name *n = &main->names[i];
+
+			if (n->inherited)
+				continue;
+			fputs(arrow ? " -> " : "", out);
+			wp_quote_puts(out, n->comm, WP_QUOTE_TEXT);
+			fprintf(out, " %s", DUR(n->wall_ns, d));
+			arrow = true;
+		}
+		fputc('\n', out);
+	}
+	if (cmdline && (own > 1 || shared)) {
+		fprintf(out, "%12scmdline: ", "");
+		print_cmdline(cmdline, out);
+	}
+}
+
+static bool process_row(const struct wp_table_row *r)
+{
+	return r->kind == WP_ROW_PROCESS || r->kind == WP_ROW_ONE_THREAD;
+}
+
+static int by_comm(const void *x, const void *y, void *rows)
+{
+	const struct wp_table_row *r = rows;
+
+	return strcmp(r[*(const size_t *)x].sum.comm, r[*(const size_t *)y].sum.comm);
+}
+
+/* The last command line recorded of process pid, or NULL. */
+static const struct wp_process_cmdline *last_cmdline(const struct wp_analysis *an, uint32_t pid)
+{
+	const struct wp_thread_times *main = names_of(an, pid);
+	const struct wp_process_cmdline *c = NULL;
+
+	for (uint32_t i = 0; main && i < main->nr_names; i++)
+		if (main->names[i].cmdline)
+			c = main->names[i].cmdline;
+	return c;
+}
+
+static bool same_cmdline(const struct wp_process_cmdline *a, const struct wp_process_cmdline *b)
+{
+	return a && b && a->len == b->len && !memcmp(a->args, b->args, a->len);
+}
+
+/*
+ * Which process rows share their name with another whose command line
+ * differs: theirs tells them apart (nine git processes of git gc), where
+ * three hundred /bin/true would only fill the table (calloc'ed; NULL: none).
+ */
+static bool *shared_names(const struct wp_analysis *an, const struct wp_table *t)
+{
+	size_t *order = malloc((t->nr_rows + 1) * sizeof(*order)), n = 0;
+	bool *shared = calloc(t->nr_rows + 1, sizeof(*shared));
+
+	if (!order || !shared) {
+		free(order);
+		free(shared);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nr_rows; i++)
+		if (process_row(&t->rows[i]))
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), by_comm, t->rows);
+	for (size_t i = 0, j; i < n; i = j) {
+		const struct wp_process_cmdline *first = last_cmdline(an, t->rows[order[i]].sum.pid);
+		bool differ = false;
+
+		for (j = i + 1; j < n && !strcmp(t->rows[order[j]].sum.comm,
+						 t->rows[order[i]].sum.comm); j++)
+			differ |= !same_cmdline(first, last_cmdline(an, t->rows[order[j]].sum.pid));
+		for (size_t k = i; differ && k < j; k++)
+			shared[order[k]] = true;
+	}
+	free(order);
+	return shared;
+}
+
 static const char *plural(uint64_t n, const char *one, const char *more)
 {
 	return n == 1 ? one : more;
@@ -278,11 +435,13 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 	bool runnable = wp_account_has_wakeups(v->an->account);
 	struct wp_table t;
 	char id[48], w[16], on[16];
+	bool *shared;
 	int err;
 
 	err = wp_view_table(v, &t);
 	if (err)
 		return err;
+	shared = shared_names(v->an, &t);
 	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s", PAINT(v, C_BOLD), id_title[v->o.by], "COMM",
 		"WALL", "ON-CPU", "BLOCKED");
 	if (runnable)
@@ -308,7 +467,10 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 		}
 		print_row(&r->sum, id, out, runnable);
 		*approx |= r->sum.approximate;
+		if (process_row(r))
+			print_identity(v->an, r->sum.pid, shared && shared[i], out);
 	}
+	free(shared);
 	if (t.rest_names)
 		fprintf(out, "... and %" PRIu64 " more %s: %" PRIu64 " %s in %" PRIu64 " %s "
 			"(%s wall, %s on-CPU)\n", t.rest_names, plural(t.rest_names, "name", "names"),
@@ -322,6 +484,40 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 			DUR(t.rest.wall_ns, w), DUR(t.rest.on_cpu_ns, on));
 	wp_view_table_release(&t);
 	return 0;
+}
+
+/*
+ * A system-wide recording: the CPUs' idle time, as a row that is no
+ * thread's, and the ledger of the CPUs' time.
+ */
+static void print_idle(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_cpu_time *c;
+	uint64_t idle = 0, busy = 0, unseen = 0, span;
+	char a[16], b[16], t[16], u[16], w[16];
+	size_t n;
+
+	c = wp_account_cpus(an->account, &n);
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		idle += c[i].idle_ns;
+		busy += c[i].busy_ns;
+		unseen += c[i].unseen_ns;
+	}
+	span = (an->window_end ? an->window_end : an->end_ns) -
+	       (an->window_start ? an->window_start : an->start_ns);
+	fprintf(out, "\n%-9s %-12s %7s  idle, no thread:", "[idle]", "swapper",
+		DUR(idle, a));
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(out, "%s cpu%zu %s", i ? "," : "", i, DUR(c[i].idle_ns, a));
+	fprintf(out, "%s\n", n > 8 ? ", ... (JSON has every CPU)" : "");
+	fprintf(out, "# CPU time: on-CPU %s + idle %s", DUR(busy, a), DUR(idle, b));
+	/* Tasks that wrote no switch records, in between: rare, and said. */
+	if (unseen)
+		fprintf(out, " + unseen %s", DUR(unseen, a));
+	fprintf(out, " = %s; %zu CPUs x %s = %s\n", DUR(busy + idle + unseen, t), n, DUR(span, u),
+		DUR(span * n, w));
 }
 
 /* A stack's time summed over the shown threads with the same name. */
@@ -717,6 +913,7 @@ int wp_format_text(struct wp_view *v, FILE *out)
 	err = print_threads(v, out, &approx);
 	if (err)
 		goto out;
+	print_idle(v->an, out);
 	if (v->system_default) {
 		wp_view_derive(v, WP_MODE_ON, false, &on);
 		wp_view_derive(v, WP_MODE_OFF, true, &waits);

@@ -22,6 +22,7 @@
 #include "format.h"
 #include "log.h"
 #include "quote.h"
+#include "util.h"
 #include "symbols.h"
 
 #define NO_STACK UINT32_MAX
@@ -265,6 +266,55 @@ static void put_meta(struct trace *t, const char *what, uint32_t pid, uint32_t t
 }
 
 /*
+ * A process whose main thread exec'd: its name is every name it had
+ * ("sh -> make -> cc1"), and its label its last command line read.
+ */
+static void put_identity(struct trace *t, const struct wp_thread_times *main)
+{
+	const struct wp_process_cmdline *cmdline = NULL;
+	struct wp_buf b = { 0 };
+	unsigned int own = 0;
+	int err = 0;
+
+	for (uint32_t i = 0; i < main->nr_names; i++) {
+		const struct wp_process_name *n = &main->names[i];
+
+		if (n->cmdline)
+			cmdline = n->cmdline;
+		if (n->inherited)
+			continue;
+		if (own++)
+			err |= wp_buf_append(&b, " -> ", 4);
+		err |= wp_buf_append(&b, n->comm, strlen(n->comm));
+	}
+	if (own > 1 && !err && !wp_buf_append(&b, "", 1))
+		put_meta(t, "process_name", main->pid, main->pid, (const char *)b.data);
+	else
+		put_meta(t, "process_name", main->pid, main->pid, main->comm);
+	if (cmdline) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+
+		/* As shell words: an argument's spaces stay inside it. */
+		for (const char *a = cmdline->args; mem && a < cmdline->args + cmdline->len;
+		     a += strlen(a) + 1) {
+			if (a > cmdline->args)
+				fputc(' ', mem);
+			wp_quote_shell_word(mem, a);
+		}
+		if (mem && !fclose(mem) && text) {
+			event_start(t, "M", "__metadata", main->pid, main->pid);
+			fputs("\"name\":\"process_labels\",\"args\":{\"labels\":", t->out);
+			put_str(t->out, text);
+			fputs("}}", t->out);
+		}
+		free(text);
+	}
+	wp_buf_release(&b);
+}
+
+/*
  * The names of the shown threads and of their processes (the name of the
  * thread whose tid is the pid, else of the first one shown), as they
  * were at the end.  Threads are sorted by pid, then tid.
@@ -281,12 +331,19 @@ static void put_names(struct trace *t, const struct wp_thread_times *th, size_t 
 				pname = th[j].comm;
 			put_meta(t, "thread_name", th[j].pid, th[j].tid, th[j].comm);
 		}
+		const struct wp_thread_times *main = NULL;
+
 		if (!pname)
 			continue;
 		for (size_t k = i; k < j; k++)
-			if (th[k].tid == th[k].pid)
+			if (th[k].tid == th[k].pid) {
 				pname = th[k].comm;
-		put_meta(t, "process_name", th[i].pid, th[i].pid, pname);
+				main = th[k].nr_names ? &th[k] : NULL;
+			}
+		if (main)
+			put_identity(t, main);
+		else
+			put_meta(t, "process_name", th[i].pid, th[i].pid, pname);
 	}
 }
 

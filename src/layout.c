@@ -366,6 +366,8 @@ const char *wp_record_type_name(uint32_t type)
 		return "ATTACH";
 	case WP_RECORD_TRACE_FORMAT:
 		return "TRACE_FORMAT";
+	case WP_RECORD_CMDLINE:
+		return "CMDLINE";
 	}
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];
@@ -539,6 +541,56 @@ int wp_thread_parse(const struct perf_event_header *hdr, struct wp_record_thread
 	if (hdr->type != WP_RECORD_THREAD || hdr->size < sizeof(*out))
 		return -EBADMSG;
 	memcpy(out, hdr, sizeof(*out));
+	return 0;
+}
+
+int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out)
+{
+	struct wp_record_cmdline c;
+	const char *args = (const char *)hdr + sizeof(c);
+
+	if (hdr->type != WP_RECORD_CMDLINE || hdr->size < sizeof(c))
+		return -EBADMSG;
+	memcpy(&c, hdr, sizeof(c));
+	/* Every argument ends with its NUL, inside the record. */
+	if (c.len > hdr->size - sizeof(c) || (c.len && args[c.len - 1]))
+		return -EBADMSG;
+	out->pid = c.pid;
+	out->source = c.source;
+	out->flags = c.flags;
+	out->time = c.time;
+	out->exec_time = c.exec_time;
+	out->len = c.len;
+	out->args = args;
+	return 0;
+}
+
+int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c)
+{
+	struct wp_record_cmdline r = {
+		.header = { .type = WP_RECORD_CMDLINE },
+		.pid = c->pid, .source = c->source, .flags = c->flags,
+		.time = c->time, .exec_time = c->exec_time, .len = c->len,
+	};
+	size_t size;
+	uint8_t *p;
+
+	if (r.len > WP_CMDLINE_MAX) {
+		r.len = WP_CMDLINE_MAX;
+		r.flags |= WP_CMDLINE_TRUNCATED;
+	}
+	/* Room for a NUL of our own when the arguments were cut inside one. */
+	size = ALIGN_UP(sizeof(r) + r.len + 1, (size_t)8);
+	r.header.size = (uint16_t)size;
+	p = wp_buf_reserve(out, size);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, size);
+	memcpy(p + sizeof(r), c->args, r.len);
+	if (r.len && p[sizeof(r) + r.len - 1])
+		r.len++;	/* the padding's first byte ends the last one */
+	memcpy(p, &r, sizeof(r));
+	out->len += size;
 	return 0;
 }
 

@@ -152,6 +152,11 @@ uint64_t wp_record_time(const struct wp_sample_format *fmt,
 
 		return wp_thread_parse(rec, &t) ? 0 : t.time;
 	}
+	if (rec->type == WP_RECORD_CMDLINE) {
+		struct wp_cmdline c;
+
+		return wp_cmdline_parse(rec, &c) ? 0 : c.time;
+	}
 	if (rec->type >= WP_RECORD_ROUND)
 		return 0;
 	{

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* session.c: one recording: set up, run until told to stop, close the file. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1157,6 +1158,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 			goto out;
 		}
 		s.child_start_ns = wp_clock_ns(CLOCK_MONOTONIC);
+		/* Its argv as we ran it, whatever /proc says once it exec'd. */
+		err = wp_drain_known_cmdline(s.drain, (uint32_t)s.child.pid, opts->command);
+		if (err)
+			goto out;
 		/* Its stub forked it while no event wrote FORK records. */
 		if (wp_evlist_has_wakeups(&s.ev)) {
 			uint32_t t = (uint32_t)s.child.pid;
@@ -1184,6 +1189,17 @@ int wp_record_run(const struct wp_record_opts *opts)
 	s.summary.stop_reason = reason;
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);
+	{
+		uint64_t dropped, gone;
+
+		wp_drain_cmdline_counts(s.drain, &dropped, &gone);
+		if (dropped)
+			wp_warn("%" PRIu64 " command lines after an exec were not read: more execs "
+				"than the reader kept up with", dropped);
+		if (gone)
+			wp_debug("%" PRIu64 " processes were gone, or had no command line, when "
+				 "read after their exec", gone);
+	}
 	if (err) {
 		uint64_t when;
 

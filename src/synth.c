@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cmdline.h"
 #include "synth.h"
 #include "target.h"
 
@@ -153,6 +154,9 @@ int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 		}
 		closedir(d);
 	}
+	/* Gone since, or a kernel thread's: no command line, and no matter. */
+	if (wp_cmdline_record(pid, WP_CMDLINE_ATTACH, time, 0, out) > 0)
+		count++;
 	err = synth_maps(fmt, pid, wp_live_thread(pid), time, out, &count);
 	if (err == -ENOENT)
 		err = -ESRCH;

@@ -30,7 +30,8 @@ THREAD_KEYS = ["pid", "tid", "comm", "wall_ns", "on_cpu_ns", "off_cpu_ns", "bloc
                "approximate", "start_ns", "end_ns", "runnable_ns", "wakeups"]
 STACK_KEYS = ["pid", "tid", "comm", "kind", "ns", "samples", "frames"]
 WAKER_KEYS = ["pid", "tid", "comm", "kind", "ns", "count", "frames"]
-TOP_KEYS = ["header", "threads", "mode", "stacks", "quality"]
+TOP_KEYS = ["header", "threads", "cpus", "mode", "stacks", "quality"]
+NAME_KEYS = ["comm", "start_ns", "wall_ns", "on_cpu_ns", "inherited", "cmdline"]
 
 
 def value(v):
@@ -60,6 +61,14 @@ def check(doc):
             problems.append("thread %d: comm is not a string" % i)
         if not isinstance(t.get("approximate"), bool):
             problems.append("thread %d: approximate is not a boolean" % i)
+        if not isinstance(t.get("names"), list):
+            problems.append("thread %d: names is not a list" % i)
+        for n in t.get("names") or []:
+            for k in NAME_KEYS:
+                if k not in n:
+                    problems.append("thread %d: a name without '%s'" % (i, k))
+        if t.get("names") and sum(n.get("wall_ns", 0) for n in t["names"]) != t.get("wall_ns"):
+            problems.append("thread %d: its names' wall_ns do not add up to its own" % i)
     for i, s in enumerate(doc.get("stacks", [])):
         for k in STACK_KEYS:
             if k not in s:

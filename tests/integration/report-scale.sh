@@ -13,9 +13,11 @@ command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"
 
 # table TEXT: the rows of the thread table (after its title line, up to
-# the blank line), the line of what was left out included.
+# the blank line), the line of what was left out included; not the lines
+# under a process row that say who it was (names, cmdline).
 table() {
-	awk '/^(PID\/TID|TID|PROCS\/THR) / { t = 1; next } t && /^$/ { exit } t' "$1"
+	awk '/^(PID\/TID|TID|PROCS\/THR) / { t = 1; next } t && /^$/ { exit }
+		t && /^ +(names|cmdline): / { next } t' "$1"
 }
 # rows TABLE: its rows, less the line of what was left out.
 rows() { grep -v '^\.\.\. ' "$1"; }

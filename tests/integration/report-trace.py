@@ -10,7 +10,8 @@
 #   - the documented fields: displayTimeUnit, otherData, traceEvents; each
 #     event's ph (M, X or i), pid, tid, name, ts (and dur for X);
 #   - the tracks are the JSON report's threads, no more: thread_name and
-#     process_name metadata for each, with its name;
+#     process_name metadata for each, with its name (and process_labels,
+#     a command line, for some processes);
 #   - a thread's slices never overlap and lie inside the report's window;
 #   - per thread and kind (on-cpu, blocked, runnable, preempted), the
 #     slices add up to the JSON report's time, to the nanosecond, and the
@@ -103,7 +104,8 @@ def main(argv):
                 thread_names[key] = e["args"]["name"]
             elif e["name"] == "process_name":
                 process_names[key[0]] = e["args"]["name"]
-            else:
+            elif e["name"] != "process_labels" or \
+                    not isinstance(e.get("args", {}).get("labels"), str):
                 bad.append(e)
         elif ph == "X":
             if e.get("cat") not in KINDS or not e["name"].startswith(e["cat"]) or \

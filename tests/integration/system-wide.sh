@@ -6,6 +6,9 @@
 # that hold for any recording.  (The other processes of the machine, other
 # tests among them, are in the recording too: only the invariants are
 # checked of them, not their names, which may be anything, even empty.)
+# With one spinner, each CPU's time must be its threads' on-CPU time plus
+# its idle time (the idle task's) within 1% of the duration, and the idle
+# time the other CPUs' worth less what the rest of the machine ran.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -58,11 +61,80 @@ check_range "churn: its on-CPU time is the kernel's (getrusage), percent" \
 kids=$(awk -F '\t' -v k="ck$pid" '$3 == k { n++ } END { print n + 0 }' c.threads)
 check_num "churn: one row per child process" "$kids" -eq "$forks"
 kon=$(awk -F '\t' -v k="ck$pid" '$3 == k { s += $5 } END { printf "%.0f\n", s }' c.threads)
-# Their exit path after the EXIT record (tens of microseconds of 2 ms) is
-# outside their window by design.
+# Their exit path after the EXIT record (tens of microseconds of 2 ms)
+# counts until their last switch-out: the CPUs' ledger needs it.
 check_range "churn: the children's on-CPU time is the kernel's, percent" \
 	$((kon * 100 / kids_cpu)) 85 110
 python3 "$J" stacks c.json >c.stacks
 dead=$(awk -F '\t' '$7 ~ /do_task_dead/ { s += $5 } END { printf "%.0f\n", s }' c.stacks)
 check_num "churn: no on-CPU time in stacks of dead tasks, ms" $((dead / 1000000)) -le 5
+
+# --- idle: each CPU's time is its threads' on-CPU time plus its idle time ---
+"$WORKLOADS/spin" 3 >spin.out 2>&1 &
+sp=$!
+bg_pids="$bg_pids $sp"
+sleep 0.2
+run i.out i.err "$WALLPROF" record -q -o i.data -a -d 2
+check_num "idle: record -a exits 0" "$rc" -eq 0
+run i.json i.err "$WALLPROF" report -i i.data --format json
+check_num "idle: report exits 0" "$rc" -eq 0
+# Per CPU, per mille of the duration that on-CPU + idle + unseen misses
+# (or adds), and the unseen part; then the spinner's, the other threads'
+# and the idle time in ms.
+python3 - i.json "$sp" >i.cpus <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+h, c = doc["header"], doc["cpus"]
+dur = (h["window_end_ns"] or h["end_ns"]) - (h["window_start_ns"] or h["start_ns"])
+for p in c["per_cpu"]:
+    print("cpu %d off_permille %d unseen_permille %d on_ms %d idle_ms %d" % (
+        p["cpu"], abs(p["on_cpu_ns"] + p["idle_ns"] + p["unseen_ns"] - dur) * 1000 // dur,
+        p["unseen_ns"] * 1000 // dur, p["on_cpu_ns"] // 10**6, p["idle_ns"] // 10**6))
+spin = sum(t["on_cpu_ns"] for t in doc["threads"] if t["pid"] == int(sys.argv[2]))
+total = sum(t["on_cpu_ns"] for t in doc["threads"])
+print("spin_ms %d others_ms %d idle_ms %d dur_ms %d cpus %d threads_vs_cpus_permille %d "
+      "unseen_ms %d lost %d" % (
+    spin // 10**6, (total - spin) // 10**6, c["idle_ns"] // 10**6, dur // 10**6, c["nr_cpus"],
+    abs(total - c["on_cpu_ns"]) * 1000 // max(total, 1), c["unseen_ns"] // 10**6,
+    h["lost_records"] + h["lost_samples"]))
+PY
+sed 's/^/# /' i.cpus
+ncpu=$(awk '$1 == "spin_ms" { print $10 }' i.cpus)
+check_num "idle: a row per CPU" "$(grep -c '^cpu ' i.cpus)" -eq "${ncpu:-0}"
+# The switch itself (microseconds) is the incoming task's; a task that
+# writes no switch record is counted from its neighbours' records, and
+# when two such ran in a row their time is unseen (tens of ms at most).
+# Lost records leave holes: then only the sums are checked, loosely.
+lost=$(awk '$1 == "spin_ms" { print $16 }' i.cpus)
+awk '$1 == "cpu" { print $2, $4, $6 }' i.cpus | while read -r cpu off unseen; do
+	check_num "idle: CPU $cpu: on-CPU + idle + unseen is the duration within 1%, per mille" \
+		"$off" -le $((lost > 0 ? 50 : 10))
+	check_num "idle: CPU $cpu: its unseen time is under 5% of it, per mille" "$unseen" \
+		-le $((lost > 0 ? 100 : 50))
+done >i.checks
+cat i.checks
+failures=$((failures + $(grep -c '^not ok' i.checks)))
+check_num "idle: the threads' on-CPU time is the CPUs', within 0.1%, per mille" \
+	"$(awk '$1 == "spin_ms" { print $12 }' i.cpus)" -le 1
+set -- $(awk '$1 == "spin_ms" { print $2, $4, $6, $8, $14 }' i.cpus)
+spin=$1 others=$2 idle=$3 dur=$4 unseen=$5
+# On a machine this busy, the spinner shares its CPU.
+check_range "idle: the spinner ran most of the time, ms" "${spin:-0}" \
+	$((others < dur / 4 ? dur * 9 / 10 : dur / 2)) $((dur * 102 / 100))
+# In all: CPUs x duration = the spinner's + the other threads' + idle + unseen.
+want=$((ncpu * dur - spin - others - unseen))
+check_range "idle: CPUs x duration less every thread's on-CPU and unseen time, within 1%, ms" \
+	"${idle:-0}" $((want - ncpu * dur / (lost > 0 ? 20 : 100))) \
+	$((want + ncpu * dur / (lost > 0 ? 20 : 100)))
+if [ "$others" -lt $((dur / 4)) ]; then
+	check_range "idle: a quiet machine: about the other CPUs' worth, ms" \
+		"$idle" $(((ncpu - 1) * dur * 7 / 10)) $(((ncpu - 1) * dur * 102 / 100))
+else
+	echo "# the machine is busy (${others} ms on-CPU of other threads): one CPU's worth is not expected"
+fi
+run i.txt i.err "$WALLPROF" report -i i.data
+check "idle: the text report has an [idle] row, no thread's" grep -Eq '^\[idle\] +swapper ' i.txt
+check "idle: and the CPUs' ledger" \
+	grep -Eq "^# CPU time: on-CPU .* \+ idle .* = .*; $ncpu CPUs x " i.txt
+kill "$sp" 2>/dev/null
 finish

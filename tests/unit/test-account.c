@@ -425,16 +425,16 @@ static void test_sched_switch(void)
 
 	a = new_account(0, 0, 0);
 	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
-	wp_account_sched_switch(a, 0, 101, START + 2 * MS - 20000);
+	wp_account_sched_switch(a, 0, 101, START + 2 * MS - 20000, UINT32_MAX);
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));		/* in at 1.98 ms */
-	wp_account_sched_switch(a, 101, 0, START + 10 * MS - 30000);
+	wp_account_sched_switch(a, 101, 0, START + 10 * MS - 30000, UINT32_MAX);
 	wp_account_sample(a, 100, 101, START + 10 * MS - 10000, true, STACK_B);
 	feed(a, switch_rec(101, 10 * MS, true, false, buf));		/* out at 9.97 ms */
-	wp_account_sched_switch(a, 0, 101, START + 12 * MS);
+	wp_account_sched_switch(a, 0, 101, START + 12 * MS, UINT32_MAX);
 	feed(a, switch_rec(101, 15 * MS, false, false, buf));		/* 3 ms: another's */
-	wp_account_sched_switch(a, 0, 101, START + 19 * MS);		/* in, not out */
+	wp_account_sched_switch(a, 0, 101, START + 19 * MS, UINT32_MAX);		/* in, not out */
 	feed(a, switch_rec(101, 20 * MS, true, true, buf));
-	wp_account_sched_switch(a, 999, 101, START + 21 * MS);	/* 999: not recorded */
+	wp_account_sched_switch(a, 999, 101, START + 21 * MS, UINT32_MAX);	/* 999: not recorded */
 	feed(a, switch_rec(101, 21 * MS + 40000, false, false, buf));
 	wp_account_finish(a, START + 30 * MS);
 	t = wp_account_threads(a, &n);

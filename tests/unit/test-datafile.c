@@ -27,6 +27,8 @@
 
 #include "datafile.h"
 #include "jitmap.h"
+#include "layout.h"
+#include "util.h"
 #include "log.h"
 #include "tap.h"
 
@@ -1567,6 +1569,93 @@ static void test_error_is_sticky(void)
 	tmpdir_clear();
 }
 
+/*
+ * WP_RECORD_CMDLINE: written into a RECORDS block and read back whole,
+ * hostile bytes and all; one too long is cut and flagged; a corrupt one
+ * is refused by its decoder (the report then ignores it).
+ */
+static void test_cmdline_records(int level)
+{
+	static const char hostile[] = "sh\0-c\0echo \033[2J\n\xff'$x'\0";
+	struct wp_cmdline c = { .pid = 4242, .source = WP_CMDLINE_EXEC, .time = 5000,
+				.exec_time = 4000, .len = sizeof(hostile) - 1, .args = hostile };
+	const struct perf_event_header *rec;
+	struct wp_buf b = { 0 };
+	struct wp_cmdline got[2];
+	struct wp_writer *w;
+	struct wp_reader *r;
+	unsigned int n = 0, bad = 0;
+	char path[512], *big = xmalloc(WP_CMDLINE_MAX + 100);
+	int ret;
+
+	memset(big, 'a', WP_CMDLINE_MAX + 100);
+	path_in_tmp(path, sizeof(path), "cmdline.data");
+	ok(!wp_cmdline_append(&b, &c), "cmdline %d: a hostile command line encoded", level);
+	c = (struct wp_cmdline){ .pid = 7, .source = WP_CMDLINE_LAUNCH, .time = 6000,
+				 .len = WP_CMDLINE_MAX + 100, .args = big };
+	ok(!wp_cmdline_append(&b, &c), "cmdline %d: one too long encoded", level);
+	ok(wp_writer_open(path, false, level, &w) == 0 && wp_writer_write_meta(w, &meta) == 0 &&
+	   wp_writer_write_records(w, b.data, b.len) == 0 && wp_writer_commit(w) == 0,
+	   "cmdline %d: written in a RECORDS block", level);
+	if (!is_int(wp_reader_open(path, &r), 0, "cmdline %d: the file opens", level))
+		goto out;
+	while ((ret = wp_reader_next(r, &rec)) > 0) {
+		if (n < 2 && !wp_cmdline_parse(rec, &got[n]))
+			n++;
+		else
+			bad++;
+	}
+	ok(ret == 0 && n == 2 && !bad, "cmdline %d: two CMDLINE records read back", level);
+	if (n == 2) {
+		ok(got[0].pid == 4242 && got[0].source == WP_CMDLINE_EXEC && got[0].time == 5000 &&
+		   got[0].exec_time == 4000 && got[0].flags == 0 &&
+		   got[0].len == sizeof(hostile) - 1 && !memcmp(got[0].args, hostile, got[0].len),
+		   "cmdline %d: the hostile one, byte for byte", level);
+		ok(got[1].pid == 7 && got[1].source == WP_CMDLINE_LAUNCH &&
+		   (got[1].flags & WP_CMDLINE_TRUNCATED) && got[1].len == WP_CMDLINE_MAX + 1 &&
+		   !got[1].args[WP_CMDLINE_MAX] && got[1].args[WP_CMDLINE_MAX - 1] == 'a',
+		   "cmdline %d: the long one cut at %d bytes, NUL-ended, flagged", level,
+		   WP_CMDLINE_MAX);
+	}
+	wp_reader_close(r);
+out:
+	unlink(path);
+	wp_buf_release(&b);
+	free(big);
+}
+
+/* Corrupt CMDLINE records, in synthetic bytes: each one refused. */
+static void test_cmdline_corrupt(void)
+{
+	uint64_t buf[64] = { 0 };
+	struct wp_record_cmdline *r = (void *)buf;
+	struct wp_cmdline c;
+
+	r->header.type = WP_RECORD_CMDLINE;
+	r->header.size = sizeof(*r) + 8;
+	r->len = 3;
+	memcpy(r->args, "ab", 3);
+	is_int(wp_cmdline_parse(&r->header, &c), 0, "cmdline corrupt: the sound one parses");
+	ok(c.len == 3 && !strcmp(c.args, "ab"), "cmdline corrupt: and reads \"ab\"");
+	r->len = 9;
+	is_int(wp_cmdline_parse(&r->header, &c), -EBADMSG,
+	       "cmdline corrupt: arguments past the record's end");
+	r->len = UINT32_MAX;
+	is_int(wp_cmdline_parse(&r->header, &c), -EBADMSG,
+	       "cmdline corrupt: a length of 2^32 - 1");
+	r->len = 2;
+	is_int(wp_cmdline_parse(&r->header, &c), -EBADMSG,
+	       "cmdline corrupt: the last argument without its NUL");
+	r->len = 0;
+	is_int(wp_cmdline_parse(&r->header, &c), 0, "cmdline corrupt: none at all is fine");
+	r->header.size = sizeof(*r) - 8;
+	is_int(wp_cmdline_parse(&r->header, &c), -EBADMSG,
+	       "cmdline corrupt: a record shorter than its fixed part");
+	r->header.size = sizeof(*r) + 8;
+	r->header.type = WP_RECORD_THREAD;
+	is_int(wp_cmdline_parse(&r->header, &c), -EBADMSG, "cmdline corrupt: another type");
+}
+
 int main(void)
 {
 	int status;
@@ -1608,6 +1697,9 @@ int main(void)
 	test_writer_open_errors();
 	test_flipped_zstd_byte();
 	test_error_is_sticky();
+	test_cmdline_records(0);
+	test_cmdline_records(3);
+	test_cmdline_corrupt();
 
 	status = done_testing();
 	tmpdir_clear();

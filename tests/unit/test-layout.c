@@ -664,6 +664,7 @@ static void test_record_type_names(void)
 	is_str(wp_record_type_name(PERF_RECORD_LOST), "LOST", "type name: LOST");
 	is_str(wp_record_type_name(WP_RECORD_ROUND), "ROUND", "type name: ROUND (100)");
 	is_str(wp_record_type_name(WP_RECORD_THREAD), "THREAD", "type name: THREAD");
+	is_str(wp_record_type_name(WP_RECORD_CMDLINE), "CMDLINE", "type name: CMDLINE");
 	is_str(wp_record_type_name(0), "UNKNOWN", "type name: 0 is unknown");
 	is_str(wp_record_type_name(99), "UNKNOWN", "type name: 99 is unknown");
 	is_str(wp_record_type_name(0xffffffffU), "UNKNOWN", "type name: 2^32-1 is unknown");

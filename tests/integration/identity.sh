@@ -1,0 +1,106 @@
+#!/bin/sh
+# identity.sh: who a process was.  One process execs twice under three
+# names (symlinks to the execchain workload, 0.2 s of CPU under each): the
+# text report names all three, with their times, under the process row;
+# JSON gives each name's time (adding up to the process's wall, each about
+# 0.2 s) and the command line read after each exec, argument by argument,
+# hostile bytes escaped; the trace names the process by its chain.  A
+# process attached to (-p) has the command line read at attach.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
+
+for n in stage-one stage-two stage-three; do
+	ln -s "$WORKLOADS/execchain" "$n" || { fail "symlink $n"; finish; }
+done
+esc=$(printf '\033')
+# The last stage gets an argument with a space and one with ESC.
+run rec.out rec.err "$WALLPROF" record -q -o x.data -- "$PWD/stage-one" 0.2 \
+	"$PWD/stage-two" 0.2 "$PWD/stage-three" 0.2 -- "two words" "esc${esc}[2Jx"
+check_num "record of the exec chain exits 0" "$rc" -eq 0
+
+# --- text ------------------------------------------------------------------
+run x.txt x.err "$WALLPROF" report -i x.data
+check_num "text: report exits 0" "$rc" -eq 0
+check "text: the process row is named by its last name" grep -Eq '^[0-9]+ +stage-three ' x.txt
+names=$(grep -E '^ +names: ' x.txt)
+echo "# $names"
+check "text: the names line has all three, in order, with times" \
+	sh -c "echo '$names' | grep -Eq 'names: stage-one [0-9.]+m?s -> stage-two [0-9.]+m?s -> stage-three [0-9.]+m?s$'"
+check "text: the command line read after the last exec, as shell words" \
+	grep -Eq "^ +cmdline: .*/stage-three 0\\.2 -- 'two words' .*esc.*2Jx" x.txt
+check "text: no raw ESC" no_match "$esc" x.txt
+
+# --- JSON ------------------------------------------------------------------
+run x.json x.err "$WALLPROF" report -i x.data --format json
+check_num "json: report exits 0" "$rc" -eq 0
+cat >names.py <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+main = [t for t in doc["threads"] if t["names"]]
+if len(main) != 1:
+    print("threads with names: %d" % len(main)); sys.exit(1)
+t = main[0]
+for n in t["names"]:
+    c = n["cmdline"]
+    print("name %s wall_ms %d on_ms %d inherited %s args %s source %s" % (
+        n["comm"], n["wall_ns"] // 1000000, n["on_cpu_ns"] // 1000000, n["inherited"],
+        json.dumps(c["args"] if c else None), c["source"] if c else None))
+print("sum_wall %d thread_wall %d" % (sum(n["wall_ns"] for n in t["names"]), t["wall_ns"]))
+print("starts_ordered %s" % all(a["start_ns"] < b["start_ns"] for a, b in zip(t["names"], t["names"][1:])))
+PY
+python3 names.py x.json >names.out
+cat names.out | sed 's/^/# /'
+check "json: three names, stage-one, stage-two, stage-three" \
+	[ "$(awk '$1 == "name" { printf "%s ", $2 }' names.out)" = "stage-one stage-two stage-three " ]
+for n in stage-one stage-two stage-three; do
+	w=$(awk -v n="$n" '$1 == "name" && $2 == n { print $4 }' names.out)
+	on=$(awk -v n="$n" '$1 == "name" && $2 == n { print $6 }' names.out)
+	check_range "json: $n's wall, ms" "${w:-0}" 170 400
+	check_range "json: $n's on-CPU, ms" "${on:-0}" 150 400
+done
+check "json: the names' times add up to the process's wall, to the nanosecond" \
+	awk '$1 == "sum_wall" { exit !($2 == $4) }' names.out
+check "json: the names in time order" grep -q 'starts_ordered True' names.out
+check "json: none inherited (the launched command starts at its exec)" \
+	no_match 'inherited True' names.out
+check "json: stage-two's command line as read after its exec" \
+	grep -q "name stage-two .*args \[\"$PWD/stage-two\", \"0.2\", \"$PWD/stage-three\", \"0.2\", \"--\", \"two words\", \"esc\\\\u001b\[2Jx\"\] source exec" names.out
+check "json: stage-three's command line" \
+	grep -q "name stage-three .*args \[\"$PWD/stage-three\", \"0.2\", \"--\", \"two words\", \"esc\\\\u001b\[2Jx\"\] source exec" names.out
+python3 "$TESTS_SRCDIR/integration/report-json.py" check x.json >x.check
+check "json: the schema holds" [ ! -s x.check ]
+
+# --- trace and dump ----------------------------------------------------------
+run x.trace x.err "$WALLPROF" report -i x.data --format trace
+check "trace: the process is named by its chain" \
+	grep -q '"process_name","args":{"name":"stage-one -> stage-two -> stage-three"}' x.trace
+check "trace: and labelled with its command line" grep -q '"process_labels"' x.trace
+dump x.data x.dump
+check_num "dump: a CMDLINE record for the launch and one after each exec" \
+	"$(grep -c ' CMDLINE ' x.dump)" -eq 4
+check "dump: one of them the launch's" grep -q ' CMDLINE [0-9]* launch ' x.dump
+
+# --- attach ------------------------------------------------------------------
+"$WORKLOADS/sleeper" 300 10 >sl.out 2>&1 &
+sl=$!
+bg_pids="$bg_pids $sl"
+sleep 0.3
+run a.out a.err "$WALLPROF" record -q -o p.data -p "$sl" -d 0.5
+check_num "attach: record exits 0" "$rc" -eq 0
+dump p.data p.dump
+check "attach: the command line read at attach" \
+	grep -Eq "CMDLINE $sl attach .*/sleeper 300 10" p.dump
+run p.json p.err "$WALLPROF" report -i p.data --format json
+python3 - p.json "$sl" >p.names <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for t in doc["threads"]:
+    if t["tid"] == int(sys.argv[2]):
+        for n in t["names"]:
+            print(n["comm"], json.dumps(n["cmdline"]["args"]), n["cmdline"]["source"])
+PY
+check "attach: JSON gives it, source attach" grep -q '"300", "10"\] attach$' p.names
+kill "$sl" 2>/dev/null
+finish
