@@ -108,9 +108,13 @@ void wp_drain_cmdline_counts(struct wp_drain *d, uint64_t *dropped, uint64_t *go
 
 /*
  * Switch-outs read so far from the ring of CPU index cpu (the recording's
- * threads', or with -a every task's).  Thread safe.
+ * threads', or with -a every task's): at least those written before
+ * *as_of_ns (CLOCK_MONOTONIC; 0 before the first pass).  Thread safe.
  */
-uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu);
+uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu, uint64_t *as_of_ns);
+
+/* Ask the drain thread for a pass now rather than at its timeout. */
+void wp_drain_kick(struct wp_drain *d);
 
 /* Executable mappings seen (valid until wp_drain_free). */
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n);

@@ -6,12 +6,14 @@
  * A stack at every context switch costs the kernel a sample each time; in
  * a switch storm that is most of the profiler's cost.  The switch records
  * (from another event) stay exact, so each CPU's rate of switch-outs is
- * known all along.  While it is within the budget, the switch-out event
- * stays on and every switch-out has its stack.  Above it, time is cut
- * into slots of random length (10-30 ms) and each slot is open with
- * probability budget / rate: the switch-outs that get a stack are a
- * random sample of time, independent of what the threads do, so report
- * can share the time of the others among them without bias (account.h).
+ * known all along.  While it is within the budget b, the switch-out
+ * event stays on and every switch-out has its stack.  Above it, at r
+ * switch-outs a second, time is cut into slots of random length, and a
+ * share (b / r)^2 of it is open, in short slots: about b * b / r stacks a
+ * second, fewer the harder the storm, whose cost they would multiply.
+ * The switch-outs that get a stack are a random sample of time,
+ * independent of what the threads do, so report can share the time of
+ * the others among them without bias (account.h).
  * Owns its per-CPU state; the caller does the switching.
  */
 #ifndef WALLPROF_STACKGATE_H
@@ -22,7 +24,7 @@
 
 struct wp_stackgate;
 
-/* budget: switch-out stacks a second per CPU (> 0). */
+/* budget: switch-outs a second per CPU that all get a stack (> 0). */
 int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
 		     struct wp_stackgate **out);
 
@@ -30,12 +32,12 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
 typedef int (*wp_stackgate_set_fn)(unsigned int cpu, bool open, void *arg);
 
 /*
- * Advance to now_ns: switch_outs(cpu) gives each CPU's switch-outs so far.
- * Calls set for each CPU whose slot changes state.  Returns when to call
- * again (CLOCK_MONOTONIC ns).
+ * Advance to now_ns: switch_outs(cpu) gives each CPU's switch-outs so far,
+ * counted as of *as_of_ns.  Calls set for each CPU whose slot changes
+ * state.  Returns when to call again (CLOCK_MONOTONIC ns).
  */
 uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
-			   uint64_t (*switch_outs)(unsigned int cpu, void *arg),
+			   uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg),
 			   wp_stackgate_set_fn set, void *arg);
 
 /* Share of the recorded time that CPU cpu's stacks were off, 0..1. */

@@ -81,6 +81,7 @@ struct wp_drain {
 	unsigned int cur_ring;		/* the ring being read */
 	/* Switch-outs read per ring (CPU): written here, read by any thread. */
 	uint64_t *switch_outs;
+	uint64_t swept_ns;		/* they count the records written before this */
 	struct wp_anon_code *anon;	/* sorted by pid, then start */
 	size_t nr_anon, cap_anon;
 	struct wp_u64map program_start;	/* pid -> time of its FORK or exec */
@@ -695,11 +696,13 @@ static uint64_t drain_sweep(struct wp_drain *d)
  */
 static uint64_t drain_pass(struct wp_drain *d)
 {
+	uint64_t start = wp_clock_ns(CLOCK_MONOTONIC);
 	struct wp_buf held = { 0 };
 	uint64_t total;
 
 	drain_cmdlines(d);
 	total = drain_sweep(d);
+	__atomic_store_n(&d->swept_ns, start, __ATOMIC_RELEASE);
 
 	for (int i = 0; d->held.len && i < HELD_SWEEPS; i++) {
 		struct wp_buf t = held;
@@ -1027,9 +1030,19 @@ void wp_drain_cmdline_counts(struct wp_drain *d, uint64_t *dropped, uint64_t *go
 		wp_cmdline_counts(d->cmdlines, dropped, gone);
 }
 
-uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu)
+uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu, uint64_t *as_of_ns)
 {
+	/* The time first: the counts may be newer than it, never older. */
+	*as_of_ns = __atomic_load_n(&d->swept_ns, __ATOMIC_ACQUIRE);
 	return cpu < d->ev->nr_cpus ? __atomic_load_n(&d->switch_outs[cpu], __ATOMIC_RELAXED) : 0;
+}
+
+void wp_drain_kick(struct wp_drain *d)
+{
+	uint64_t one = 1;
+
+	if (d->wakefd >= 0 && write(d->wakefd, &one, sizeof(one)) < 0)
+		wp_debug("cannot wake the drain thread; it wakes on its timeout");
 }
 
 const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n)

@@ -7,21 +7,25 @@
 
 #define MS 1000000ULL
 /*
- * Rates are measured over this much time (the first one sooner: the
- * event is on until then), and a slot lasts 10-30 ms.
+ * A rate is measured over at least this long between two counts (the
+ * first one sooner: every stack is taken until then).  A closed slot
+ * lasts 10-30 ms; an open one at most as long, shorter in a storm, so that
+ * one slot never brings a lump of stacks.
  */
-#define RATE_WINDOW_NS (50 * MS)
-#define FIRST_WINDOW_NS (10 * MS)
+#define RATE_SPAN_NS (50 * MS)
+#define FIRST_SPAN_NS (5 * MS)
+#define POLL_NS (10 * MS)
 #define SLOT_MIN_NS (10 * MS)
 #define SLOT_SPREAD_NS (20 * MS)
+#define SLOT_MEAN_NS (SLOT_MIN_NS + SLOT_SPREAD_NS / 2)
+#define OPEN_MIN_NS (MS / 2)
 
 struct gate_cpu {
 	bool open;
 	uint64_t slot_end_ns;
-	uint64_t window_start_ns, window_count;	/* switch-outs at the window's start */
-	double rate;			/* switch-outs a second, last window */
-	bool measured;			/* rate holds a measure */
-	bool started;			/* window_count holds a count */
+	uint64_t base_count, base_ns;	/* the count a rate is measured from, and as of when */
+	bool have_base, measured;
+	double rate;			/* switch-outs a second */
 	uint64_t closed_ns;		/* time spent closed */
 	uint64_t state_since_ns;
 };
@@ -69,7 +73,6 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
 	for (unsigned int i = 0; i < nr_cpus; i++) {
 		/* Open until a rate is known: the events start on. */
 		g->cpus[i].open = true;
-		g->cpus[i].window_start_ns = now_ns;
 		g->cpus[i].state_since_ns = now_ns;
 	}
 	*out = g;
@@ -93,41 +96,73 @@ static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint6
 		g->error = err;
 }
 
+/* A uniform draw of a length in [len / 2, len * 3 / 2). */
+static uint64_t spread(struct wp_stackgate *g, uint64_t len)
+{
+	return len / 2 + (len ? next_random(g) % len : 0);
+}
+
+/*
+ * The next slot of a CPU switching out at rate r against budget b: all
+ * open while r <= b.  Above, open a share (b / r)^2 of the time, which
+ * keeps b * b / r stacks a second: the harder the storm, the fewer stacks
+ * it needs, and the less they cost it.  An open slot lasts 20 ms * b / r
+ * (at least 0.5 ms), so that it holds some 0.02 b stacks.
+ */
+static void next_slot(struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns,
+		      wp_stackgate_set_fn set, void *arg)
+{
+	struct gate_cpu *c = &g->cpus[cpu];
+	double f = c->rate > (double)g->budget ? (double)g->budget / c->rate : 1.0;
+	double share = f * f, open_len, p;
+
+	if (f >= 1.0) {
+		c->slot_end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
+		set_state(g, cpu, true, now_ns, set, arg);
+		return;
+	}
+	open_len = 20.0 * MS * f;
+	if (open_len < OPEN_MIN_NS)
+		open_len = OPEN_MIN_NS;
+	/* Open slots of length o, closed ones of mean m: p o / (p o + (1 - p) m) = share. */
+	p = share * SLOT_MEAN_NS / (open_len + share * (SLOT_MEAN_NS - open_len));
+	if (next_unit(g) < p) {
+		c->slot_end_ns = now_ns + spread(g, (uint64_t)open_len);
+		set_state(g, cpu, true, now_ns, set, arg);
+	} else {
+		c->slot_end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
+		set_state(g, cpu, false, now_ns, set, arg);
+	}
+}
+
 uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
-			   uint64_t (*switch_outs)(unsigned int cpu, void *arg),
+			   uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg),
 			   wp_stackgate_set_fn set, void *arg)
 {
-	uint64_t next = now_ns + RATE_WINDOW_NS;
+	uint64_t next = now_ns + POLL_NS;
 
 	for (unsigned int i = 0; i < g->nr_cpus; i++) {
 		struct gate_cpu *c = &g->cpus[i];
+		uint64_t as_of, n = switch_outs(i, &as_of, arg);
 
-		uint64_t window = c->measured ? RATE_WINDOW_NS : FIRST_WINDOW_NS;
-
-		if (!c->started) {
-			c->window_count = switch_outs(i, arg);
-			c->window_start_ns = now_ns;
-			c->started = true;
-		} else if (now_ns - c->window_start_ns >= window) {
-			uint64_t n = switch_outs(i, arg);
-
-			c->rate = (double)(n - c->window_count) * 1e9 /
-				  (double)(now_ns - c->window_start_ns);
-			c->window_count = n;
-			c->window_start_ns = now_ns;
+		/* Counts come as of the drain thread's passes: rate between two. */
+		if (!c->have_base && as_of >= g->start_ns) {
+			c->base_count = n;
+			c->base_ns = as_of;
+			c->have_base = true;
+		} else if (c->have_base &&
+			   as_of - c->base_ns >= (c->measured ? RATE_SPAN_NS : FIRST_SPAN_NS)) {
+			c->rate = (double)(n - c->base_count) * 1e9 / (double)(as_of - c->base_ns);
+			c->base_count = n;
+			c->base_ns = as_of;
+			if (!c->measured)
+				c->slot_end_ns = now_ns;	/* the first rate: decide at once */
 			c->measured = true;
-			c->slot_end_ns = now_ns;	/* decide at once */
 		}
-		if (now_ns >= c->slot_end_ns) {
-			double p = c->rate > (double)g->budget ? (double)g->budget / c->rate : 1.0;
-
-			c->slot_end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
-			set_state(g, i, p >= 1.0 || next_unit(g) < p, now_ns, set, arg);
-		}
-		if (c->slot_end_ns < next)
+		if (c->measured && now_ns >= c->slot_end_ns)
+			next_slot(g, i, now_ns, set, arg);
+		if (c->measured && c->slot_end_ns < next)
 			next = c->slot_end_ns;
-		if (c->window_start_ns + window < next)
-			next = c->window_start_ns + window;
 	}
 	return next;
 }
