@@ -938,7 +938,8 @@ static int account_cmdline(struct wp_account *a, const struct perf_event_header 
 		return a->err = -ENOMEM;
 	}
 	a->cmdlines = pc;
-	memcpy(args, c.args, c.len);
+	if (c.len)
+		memcpy(args, c.args, c.len);
 	a->cmdlines[a->nr_cmdlines++] = (struct wp_process_cmdline){
 		.time = c.time, .source = c.source, .len = c.len, .args = args,
 		.truncated = c.flags & WP_CMDLINE_TRUNCATED,

@@ -211,8 +211,9 @@ int wp_cmdline_take(struct wp_cmdline_reader *r, struct wp_buf *out)
 void wp_cmdline_counts(struct wp_cmdline_reader *r, uint64_t *dropped, uint64_t *gone)
 {
 	pthread_mutex_lock(&r->lock);
-	*dropped = r->dropped + r->len;
-	*gone = r->gone;
+	/* Still queued when the recording ends: too late, like those gone. */
+	*dropped = r->dropped;
+	*gone = r->gone + r->len;
 	pthread_mutex_unlock(&r->lock);
 }
 

@@ -321,7 +321,7 @@ static void add_anon_code(struct wp_drain *d, uint32_t pid, uint64_t start, uint
 {
 	struct wp_anon_code key = { pid, start, end };
 
-	if (bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp) ||
+	if ((d->nr_anon && bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp)) ||
 	    WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1))
 		return;
 	d->anon[d->nr_anon++] = key;

@@ -250,7 +250,8 @@ static void jitmap_sort(struct wp_jitmap *jm)
 
 	if (jm->sorted)
 		return;
-	qsort(jm->v, jm->n, sizeof(*jm->v), entry_cmp);
+	if (jm->n)
+		qsort(jm->v, jm->n, sizeof(*jm->v), entry_cmp);
 	for (size_t i = 0; i < jm->n; i++) {
 		if (out && jm->v[out - 1].pid == jm->v[i].pid &&
 		    jm->v[out - 1].start == jm->v[i].start)

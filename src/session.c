@@ -835,8 +835,10 @@ static int write_jit_names(struct session *s)
 		err = -ENOMEM;
 		goto out;
 	}
-	memcpy(all, drained, nr_drained * sizeof(*all));
-	memcpy(all + nr_drained, s->synth_anon, s->nr_synth_anon * sizeof(*all));
+	if (nr_drained)
+		memcpy(all, drained, nr_drained * sizeof(*all));
+	if (s->nr_synth_anon)
+		memcpy(all + nr_drained, s->synth_anon, s->nr_synth_anon * sizeof(*all));
 	qsort(all, n, sizeof(*all), anon_pid_cmp);
 	for (size_t i = 0, j; i < n && !err; i = j) {
 		uint32_t pid = all[i].pid;

@@ -458,7 +458,8 @@ static uint64_t count_distinct(uint32_t *ids, size_t n)
 {
 	uint64_t d = 0;
 
-	qsort(ids, n, sizeof(*ids), u32_cmp);
+	if (n)
+		qsort(ids, n, sizeof(*ids), u32_cmp);
 	for (size_t i = 0; i < n; i++)
 		d += !i || ids[i] != ids[i - 1];
 	return d;
