@@ -220,12 +220,12 @@ static int open_foreign_file(pid_t pid, const char *path, struct wp_mapped_file 
 
 	if (asprintf(&proc, "/proc/%d/root%s", (int)pid, path) < 0)
 		return -1;
-	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* Only a regular file is opened: a FIFO or device put there is not. */
+	fd = wp_open_regular(proc, &st);
 	free(proc);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (!stat(path, &host) && host.st_dev == st.st_dev && host.st_ino == st.st_ino))
+	if (!stat(path, &host) && host.st_dev == st.st_dev && host.st_ino == st.st_ino)
 		goto no;
 	n = wp_build_id_read_fd(fd, id, sizeof(id));
 	if (n <= 0)
