@@ -58,7 +58,9 @@ for n in stage-one stage-two stage-three; do
 	w=$(awk -v n="$n" '$1 == "name" && $2 == n { print $4 }' names.out)
 	on=$(awk -v n="$n" '$1 == "name" && $2 == n { print $6 }' names.out)
 	check_range "json: $n's wall, ms" "${w:-0}" 170 400
-	check_range "json: $n's on-CPU, ms" "${on:-0}" 150 400
+	# (Each stage spins for 0.2 s of wall time; tests running beside this
+	# one on 2 CPUs have left it half of a CPU.)
+	check_range "json: $n's on-CPU, ms" "${on:-0}" 60 400
 done
 check "json: the names' times add up to the process's wall, to the nanosecond" \
 	awk '$1 == "sum_wall" { exit !($2 == $4) }' names.out
