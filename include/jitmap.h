@@ -62,7 +62,9 @@ int wp_jitmap_add_perf_map(struct wp_jitmap *jm, uint32_t pid, const char *text,
 			   struct wp_jit_read *st);
 
 /*
- * Read /tmp/perf-PID.map into jm as wp_jitmap_add_perf_map() does, unless
+ * Read /tmp/perf-PID.map into jm as wp_jitmap_add_perf_map() does (for a
+ * process in another pid namespace that has none there, the map in its
+ * own /tmp under its own pid, through /proc/PID/root), unless
  * it was last written before not_before (CLOCK_REALTIME ns; 0: any time):
  * then it is a map of an earlier process that had the same pid.
  * Returns 0, -ENOENT when there is none, -ESTALE when it is older,

@@ -148,6 +148,43 @@ int wp_jitmap_add_perf_map(struct wp_jitmap *jm, uint32_t pid, const char *text,
 	return 0;
 }
 
+/*
+ * The perf map of a process in a container: written in its own /tmp,
+ * under its pid in its own pid namespace (the last of the NSpid line of
+ * its status), and read through its root while it lives.  -1 with errno
+ * set when there is none.
+ */
+static int open_namespaced_map(uint32_t pid)
+{
+	char status[64], path[128], line[256];
+	unsigned long nspid = 0;
+	FILE *f;
+	int fd;
+
+	snprintf(status, sizeof(status), "/proc/%" PRIu32 "/status", pid);
+	f = fopen(status, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *p = line + 6, *end;
+
+			/* The innermost namespace's pid comes last. */
+			for (unsigned long v = strtoul(p, &end, 10); end != p;
+			     p = end, v = strtoul(p, &end, 10))
+				nspid = v;
+			break;
+		}
+	fclose(f);
+	if (!nspid || nspid == pid) {
+		errno = ENOENT;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/root/tmp/perf-%lu.map", pid, nspid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	return fd;
+}
+
 int wp_jitmap_read_perf_map(struct wp_jitmap *jm, uint32_t pid, uint64_t not_before,
 			    const struct wp_jit_range *ranges, size_t nr_ranges,
 			    struct wp_jit_read *st)
@@ -163,6 +200,8 @@ int wp_jitmap_read_perf_map(struct wp_jitmap *jm, uint32_t pid, uint64_t not_bef
 	snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
 	/* Only a regular file: never block on a FIFO someone left there. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT)
+		fd = open_namespaced_map(pid);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &sb)) {

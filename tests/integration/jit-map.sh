@@ -64,6 +64,36 @@ if [ "$(uname -m)" = x86_64 ]; then
 	run t.out t.err "$WALLPROF" report -i nomap.data
 	check "the footer says the names came from the live map" \
 		grep -q '^# frames:.*JIT code of 1 processes named from /tmp/perf-PID.map now' t.out
+
+	# A process in a container (its own pid and mount namespaces) writes
+	# its map in its own /tmp, under its own pid: read through its root
+	# while it lives (here: attached to, it outlives the recording).
+	if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 &&
+		command -v pgrep >/dev/null 2>&1; then
+		unshare -m -p -f --propagation private sh -c \
+			"mount -t tmpfs none /tmp && exec '$WORKLOADS/jit' 3" >ns.out 2>ns.err &
+		bg_pids="$bg_pids $!"
+		host=''
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			sleep 0.2
+			host=$(pgrep -f "^$WORKLOADS/jit 3" | head -1)
+			[ -n "$host" ] && break
+		done
+		if [ -n "$host" ]; then
+			sleep 0.3
+			run rec3.out rec3.err "$WALLPROF" record -o ns.data -p "$host" -d 1
+			check_num "container: record -p exits 0" "$rc" -eq 0
+			nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$host/status" 2>/dev/null)
+			check "container: the map is not in the host's /tmp" \
+				test ! -e "/tmp/perf-${nspid:-1}.map" -o "${nspid:-1}" = "$host"
+			wait
+			run t.out t.err "$WALLPROF" report -i ns.data --format folded
+			check_num "container: its JIT code named from its own /tmp, percent" \
+				"$(named_share t.out)" -ge 80
+		else
+			notok "container: the namespaced program did not start: $(cat ns.err)"
+		fi
+	fi
 else
 	echo "# not x86_64: no generated-code program"
 fi
