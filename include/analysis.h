@@ -85,6 +85,7 @@ struct wp_analysis {
 	uint64_t records;
 	uint64_t out_of_order;		/* records older than one already seen */
 	uint64_t impossible_times;	/* records dated well outside the recording */
+	uint64_t bad_stack_defs;	/* damaged stack table entries (stacktable.h) */
 	/* What it was run on: a format may run a pass of its own with an observer. */
 	const char *path;			/* borrowed from the caller */
 	struct wp_analysis_opts opts;

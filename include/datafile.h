@@ -42,6 +42,8 @@
 #define WP_META_CPU_WIDE	(1ULL << 5)	/* -a: every task on every CPU */
 #define WP_META_CLOCK_FALLBACK	(1ULL << 6)	/* a hardware event fell back */
 #define WP_META_WAKEUPS		(1ULL << 7)	/* wake-up tracepoints, per CPU */
+/* Stacks already unwound: a stack table, and samples that name its stacks. */
+#define WP_META_STACK_TABLE	(1ULL << 8)
 
 enum wp_callgraph {
 	WP_CALLGRAPH_NONE = 0,

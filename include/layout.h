@@ -40,6 +40,19 @@ enum wp_record_type {
 	WP_RECORD_TRACE_FORMAT = 104,
 	/* A process's command line, as read: struct wp_record_cmdline + arguments. */
 	WP_RECORD_CMDLINE = 105,
+	/*
+	 * The stack table (file format version 2): files, places and stacks,
+	 * each defined once before the records that use it, and samples that
+	 * name a stack.  See samplestack.h.
+	 */
+	/* A file that places are in: struct wp_record_dso + path. */
+	WP_RECORD_DSO = 106,
+	/* Where a frame's code is: struct wp_record_place. */
+	WP_RECORD_PLACE = 107,
+	/* A distinct stack: struct wp_record_stack + place ids. */
+	WP_RECORD_STACK = 108,
+	/* A sample, its stack named by id: struct wp_record_stack_sample. */
+	WP_RECORD_STACK_SAMPLE = 109,
 };
 
 /*
@@ -345,6 +358,99 @@ struct wp_build_id {
 	const char *filename;		/* borrowed */
 };
 int wp_build_id_parse(const struct perf_event_header *hdr, struct wp_build_id *out);
+
+/*
+ * WP_RECORD_DSO: a file that places of kind WP_PLACE_FILE name by dso,
+ * identified as MMAP2 and BUILD_ID records identify it.
+ */
+struct wp_record_dso {
+	struct perf_event_header header;
+	uint32_t dso;		/* its number in this file's places */
+	uint32_t maj, min;
+	uint8_t build_id_size;	/* bytes used in build_id[], 0: unknown */
+	uint8_t reserved[3];
+	uint64_t ino;
+	uint8_t build_id[24];
+	char filename[];	/* NUL-terminated, padded to 8 bytes */
+};
+
+struct wp_dso_def {
+	uint32_t dso;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint8_t build_id_size;		/* at most 24 */
+	const uint8_t *build_id;	/* borrowed */
+	const char *filename;		/* borrowed */
+};
+int wp_dso_def_parse(const struct perf_event_header *hdr, struct wp_dso_def *out);
+int wp_dso_def_append(struct wp_buf *out, const struct wp_dso_def *d);
+
+/* WP_RECORD_PLACE: procmap.h's struct wp_place, numbered. */
+#define WP_PLACE_ACTIVATION 1U	/* wp_record_place.flags */
+struct wp_record_place {
+	struct perf_event_header header;
+	uint32_t place;		/* its id */
+	uint8_t kind;		/* enum wp_place_kind */
+	uint8_t flags;		/* WP_PLACE_ACTIVATION */
+	uint16_t reserved;
+	uint32_t where;		/* FILE: a DSO record's dso; ANON: pid */
+	uint32_t reserved2;
+	uint64_t addr;
+	uint64_t pgoff;
+};
+
+struct wp_place_def {
+	uint32_t place;
+	uint8_t kind, flags;
+	uint32_t where;
+	uint64_t addr, pgoff;
+};
+int wp_place_def_parse(const struct perf_event_header *hdr, struct wp_place_def *out);
+int wp_place_def_append(struct wp_buf *out, const struct wp_place_def *pl);
+
+/* WP_RECORD_STACK: samplestack.h's struct wp_sample_stack, numbered. */
+struct wp_record_stack {
+	struct perf_event_header header;
+	uint32_t stack;		/* its id */
+	uint32_t flags;		/* WP_SSTACK_* */
+	uint32_t ip;		/* place of the sampled address, or UINT32_MAX */
+	uint16_t nr_chain, nr_user;
+	uint64_t needed;
+	uint32_t places[];	/* nr_chain then nr_user place ids; padded to 8 bytes */
+};
+
+struct wp_stack_def {
+	uint32_t stack, flags, ip;
+	uint16_t nr_chain, nr_user;
+	uint64_t needed;
+	const void *places;		/* borrowed, nr_chain + nr_user unaligned u32 */
+};
+int wp_stack_def_parse(const struct perf_event_header *hdr, struct wp_stack_def *out);
+uint32_t wp_stack_def_place(const struct wp_stack_def *d, unsigned int i);
+/* places: nr_chain + nr_user ids. */
+int wp_stack_def_append(struct wp_buf *out, const struct wp_stack_def *d, const uint32_t *places);
+
+/* WP_RECORD_STACK_SAMPLE; the header's misc is the sample's. */
+#define WP_STACK_SAMPLE_IRQ 1U	/* sched_waking in interrupt context */
+#define WP_NO_STACK UINT32_MAX	/* the idle task's: no stack */
+struct wp_record_stack_sample {
+	struct perf_event_header header;
+	uint64_t time;
+	uint64_t id;		/* the sample's event id */
+	uint32_t pid, tid;
+	uint32_t cpu;
+	uint32_t stack;		/* a STACK record's id, or WP_NO_STACK */
+	uint32_t wakee;		/* sched_waking: the woken thread, else 0 */
+	uint32_t flags;		/* WP_STACK_SAMPLE_* */
+};
+
+struct wp_stack_sample {
+	uint16_t misc;
+	uint64_t time, id;
+	uint32_t pid, tid, cpu, stack, wakee, flags;
+};
+int wp_stack_sample_parse(const struct perf_event_header *hdr, struct wp_stack_sample *out);
+int wp_stack_sample_append(struct wp_buf *out, const struct wp_stack_sample *ss);
 
 /* A short name for a record type ("SAMPLE", "MMAP2", "ROUND", ...). */
 const char *wp_record_type_name(uint32_t type);

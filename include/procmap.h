@@ -89,6 +89,47 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *dso);
 /* The ELF address of addr inside map (pc - load bias), or addr. */
 uint64_t wp_map_elf_addr(const struct wp_dso *dso, const struct wp_map *map, uint64_t addr);
 
+/*
+ * The ELF address of a file offset of dso, seen through a mapping at file
+ * offset pgoff (which picks the PT_LOAD), or the offset itself when no
+ * PT_LOAD holds it: what wp_map_elf_addr() gives for the same address.
+ */
+uint64_t wp_dso_elf_addr(const struct wp_dso *dso, uint64_t pgoff, uint64_t offset);
+
+/*
+ * Where a code address is, independently of any process's address space,
+ * so that it can be named later and elsewhere (symbols.h names places).
+ */
+enum wp_place_kind {
+	WP_PLACE_KERNEL = 0,	/* addr: a kernel address */
+	WP_PLACE_FILE = 1,	/* where: dso; addr: file offset looked up; pgoff: its mapping's */
+	WP_PLACE_ANON = 2,	/* where: pid; addr: pc, in anonymous (JIT) memory */
+	WP_PLACE_UNKNOWN = 3,	/* addr: pc, in no known mapping */
+};
+
+struct wp_place {
+	uint32_t kind;		/* enum wp_place_kind */
+	bool activation;	/* the pc is not a return address (ANON, UNKNOWN) */
+	uint32_t where;
+	uint64_t addr;
+	uint64_t pgoff;
+};
+
+/*
+ * The place of user address pc of process p (NULL: maps unknown); a
+ * return address (!activation) is looked up one byte earlier, as its call.
+ */
+void wp_process_place(const struct wp_process *p, uint64_t pc, bool activation,
+		      struct wp_place *out);
+
+/*
+ * The dso of a file named in a recording (added if new), as MMAP2 records
+ * name them: its index, or WP_DSO_NONE when out of memory.
+ */
+uint32_t wp_procmap_dso_intern(struct wp_procmap *pm, const char *path, uint32_t maj,
+			       uint32_t min, uint64_t ino, const uint8_t *build_id,
+			       uint8_t build_id_size);
+
 /* Load bias of a mapping: address - ELF virtual address. */
 uint64_t wp_map_bias(const struct wp_dso *dso, const struct wp_map *map);
 

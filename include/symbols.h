@@ -49,6 +49,13 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_t pc,
 			     bool activation, uint32_t *out, unsigned int max);
 
+/*
+ * The frames of a place (procmap.h), as wp_symbols_user() gives them for
+ * the address it was made from: at most max tokens.
+ */
+unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, uint32_t *out,
+			      unsigned int max);
+
 /* The frame for a kernel address (one token). */
 uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr);
 

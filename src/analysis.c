@@ -21,12 +21,13 @@
 #include "order.h"
 #include "procmap.h"
 #include "quote.h"
+#include "samplekind.h"
+#include "samplestack.h"
 #include "stacks.h"
+#include "stacktable.h"
 #include "symbols.h"
 #include "symcache.h"
-#include "tracefs.h"
 #include "ucache.h"
-#include "unwind.h"
 #include "util.h"
 
 #define MAX_STACK_TOKENS 512
@@ -37,78 +38,62 @@
  * than the largest budget is enough to tell.
  */
 #define USER_TOKENS (MAX_STACK_TOKENS + 1)
-#define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
-#define UCACHE_TOKENS (1U << 20)	/* their frames, in all */
 
 struct pipeline {
 	struct wp_analysis *an;
 	const struct wp_analysis_opts *opts;
 	struct wp_sample_format fmt;
 	struct wp_procmap *pm;
-	struct wp_unwinder *unwinder;
+	struct wp_resolver *resolver;	/* samples' stacks as places */
+	struct wp_stacktable *table;	/* the file's stacks already unwound */
 	struct wp_symbols *symbols;
 	struct wp_coverage *coverage;
 	struct wp_u64map unnamed_at;	/* where unnamed frames were -> how many */
 	uint32_t no_stack_marker;
-	struct wp_u64map roles;		/* event id -> enum wp_event_role */
-	struct wp_u64map configs;	/* event id -> its attr.config */
-	struct wp_trace_format formats[8];	/* of the recording's tracepoints */
-	unsigned int nr_formats;
+	struct wp_sample_kinds kinds;
 	uint32_t truncated_marker;
 	uint64_t last_time;
-	struct wp_ustack ustack;
+	struct wp_sample_stack sstack;	/* the stack of the sample being delivered */
 	uint32_t tokens[MAX_STACK_TOKENS];
 	uint32_t user_tokens[USER_TOKENS];	/* one user stack, before the budget */
-	struct wp_ucache *ucache;		/* NULL: no cache, only slower */
+	uint64_t bad_stacks;		/* stack samples naming no stack of the table */
 	uint64_t file_size, progress_step, next_progress;
 	char *ksyms_text;	/* the recording's saved kernel symbols, or NULL */
 	struct wp_jitmap jit;	/* the recording's names of JIT code */
 };
 
-static enum wp_event_role sample_role(const struct pipeline *p, uint64_t id)
+/* The frames of a place; an id the resolver does not know (no memory) has none. */
+static unsigned int place_frames(struct pipeline *p, uint32_t id, uint32_t *out, unsigned int max)
 {
-	uint64_t role = WP_EVENT_ONCPU;
+	struct wp_place pl;
 
-	wp_u64map_get(&p->roles, id, &role);
-	return (enum wp_event_role)role;
+	if (!wp_resolver_place(p->resolver, id, &pl))
+		return 0;
+	return wp_symbols_place(p->symbols, &pl, out, max);
 }
 
 /*
- * Unwind and name the user stack of s into tokens[n..]; returns the new n.
- * Whether it was unwound now or found in the cache, the whole stack goes
- * through the same budget and the same counters.
+ * Name the user stack of ss into tokens[n..]; returns the new n.  The
+ * whole stack goes through the same budget and the same counters.
  */
-static unsigned int user_frames(struct pipeline *p, struct wp_process *proc,
-				const struct wp_sample *s, unsigned int n)
+static unsigned int user_frames(struct pipeline *p, const struct wp_sample_stack *ss,
+				unsigned int n)
 {
 	struct wp_quality *q = &p->an->quality;
 	struct wp_ucache_stack st = { .tokens = p->user_tokens };
-	uint64_t key = 0;
 	bool cut;
 
-	if (p->ucache) {
-		key = wp_ucache_key(s->pid, proc->generation, s->regs, p->fmt.nr_regs);
-		if (wp_ucache_find(p->ucache, key, s->stack, s->stack_dyn_size, &st)) {
-			q->cache_hits++;
-			goto emit;
-		}
-	}
-	wp_unwind_sample(p->unwinder, &p->fmt, s, &p->ustack);
-	if (p->ustack.failed) {
+	q->samples++;
+	if (ss->flags & WP_SSTACK_FAILED) {
 		q->unwind_failed++;
 		return n;
 	}
-	for (unsigned int i = 0; i < p->ustack.n && st.len < USER_TOKENS; i++)
-		st.len += wp_symbols_user(p->symbols, proc, p->ustack.pc[i],
-					  p->ustack.activation[i], p->user_tokens + st.len,
-					  USER_TOKENS - st.len);
-	st.truncated = p->ustack.truncated;
-	st.too_deep = p->ustack.too_deep;
-	st.needed = p->ustack.needed;
-	if (p->ucache)
-		wp_ucache_insert(p->ucache, key, s->stack, s->stack_dyn_size,
-				 p->ustack.read_bytes, &st);
-emit:
+	for (unsigned int i = 0; i < ss->nr_user && st.len < USER_TOKENS; i++)
+		st.len += place_frames(p, ss->user[i], p->user_tokens + st.len,
+				       USER_TOKENS - st.len);
+	st.truncated = ss->flags & WP_SSTACK_TRUNCATED;
+	st.too_deep = ss->flags & WP_SSTACK_TOO_DEEP;
+	st.needed = ss->needed;
 	n += wp_ucache_emit(&st, p->truncated_marker, p->tokens + n, MAX_STACK_TOKENS - n, &cut);
 	/* Frames left out for want of room: deeper than shown, as at the frame limit. */
 	if (st.too_deep || cut)
@@ -121,41 +106,23 @@ emit:
 	return n;
 }
 
-/* Frames of a sample, innermost first: kernel, then user. */
-static unsigned int sample_frames(struct pipeline *p, const struct perf_event_header *rec,
-				  const struct wp_sample *s, bool user_frames_too)
+/* Frames of a sample's stack, innermost first: kernel, then user. */
+static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stack *ss)
 {
-	struct wp_quality *q = &p->an->quality;
-	struct wp_process *proc = wp_procmap_process(p->pm, s->pid);
-	struct wp_callchain_walk walk;
-	bool kernel, first_user = true;
 	unsigned int n = 0;
-	uint64_t ip;
 
-	wp_callchain_walk_init(&walk, rec, s);
-	while (n < MAX_STACK_TOKENS && wp_callchain_walk_next(&walk, &ip, &kernel)) {
-		if (kernel && !p->opts->no_kernel) {
-			p->tokens[n++] = wp_symbols_kernel(p->symbols, ip);
-		} else if (!kernel && !p->opts->no_user && user_frames_too) {
-			n += wp_symbols_user(p->symbols, proc, ip, first_user, p->tokens + n,
-					     MAX_STACK_TOKENS - n);
-			first_user = false;
-		}
+	for (unsigned int i = 0; i < ss->nr_chain && n < MAX_STACK_TOKENS; i++) {
+		struct wp_place pl;
+
+		if (!wp_resolver_place(p->resolver, ss->chain[i], &pl))
+			continue;
+		if (pl.kind == WP_PLACE_KERNEL ? p->opts->no_kernel : p->opts->no_user)
+			continue;
+		n += wp_symbols_place(p->symbols, &pl, p->tokens + n, MAX_STACK_TOKENS - n);
 	}
-	if (!(p->fmt.sample_type & PERF_SAMPLE_STACK_USER) || p->opts->no_user || !p->unwinder ||
-	    !user_frames_too)
+	if (!(ss->flags & WP_SSTACK_UNWOUND) || p->opts->no_user)
 		return n;
-	if (s->regs_abi == 0)
-		return n;	/* a kernel thread: no user stack */
-	/*
-	 * No known mappings: the user state of an image being replaced by
-	 * execve (a launched command's first samples), or of a process whose
-	 * maps were never seen.  Nothing to unwind or name it with.
-	 */
-	if (!proc || !proc->nr_maps)
-		return n;
-	q->samples++;
-	return user_frames(p, proc, s, n);
+	return user_frames(p, ss, n);
 }
 
 /* Frames of a sample, named and not (markers are not frames). */
@@ -302,11 +269,6 @@ static void explain_unnamed(struct pipeline *p)
 	q->nr_unnamed_files = (unsigned int)n;
 }
 
-/* Trace flags in common_flags (the kernel's trace.h): the context of the event. */
-#define TRACE_FLAG_HARDIRQ 0x08
-#define TRACE_FLAG_SOFTIRQ 0x10
-#define TRACE_FLAG_NMI 0x40
-
 /* A kernel frame that says a timer's expiry did the waking. */
 static bool timer_frame(const struct pipeline *p, uint32_t tok)
 {
@@ -328,40 +290,19 @@ static bool irq_entry_frame(const struct pipeline *p, uint32_t tok)
 	       !strncmp(wp_analysis_frame_name(p->an, tok), "asm_", 4);
 }
 
-/* The format of the tracepoint event id's samples come from, or NULL. */
-static const struct wp_trace_format *sample_format(const struct pipeline *p, uint64_t id)
-{
-	uint64_t config;
-
-	if (!wp_u64map_get(&p->configs, id, &config))
-		return NULL;
-	for (unsigned int i = 0; i < p->nr_formats; i++)
-		if (p->formats[i].id == config)
-			return &p->formats[i];
-	return NULL;
-}
-
 /*
- * sched:sched_waking, in the waker's context: the woken thread from its
- * raw data, the waker from the sample, unless the flags say the kernel
- * was in interrupt context (then whoever ran was not the waker, and its
- * user stack means nothing).
+ * sched_waking, in the waker's context: the woken thread wakee; the waker
+ * is the sample's thread unless the kernel was in interrupt context (irq:
+ * then whoever ran was not the waker, and its user stack means nothing,
+ * so ss has none).
  */
-static int deliver_wakeup(struct pipeline *p, const struct perf_event_header *rec,
-			  const struct wp_sample *s, uint64_t time)
+static int deliver_wakeup(struct pipeline *p, uint32_t pid, uint32_t tid, uint32_t wakee,
+			  bool irq, uint64_t time, const struct wp_sample_stack *ss)
 {
-	const struct wp_trace_format *f = sample_format(p, s->id);
-	struct wp_waker w = { .pid = s->pid, .tid = s->tid, .kind = WP_WAKER_THREAD };
-	int64_t wakee, flags = 0;
-	bool irq;
+	struct wp_waker w = { .pid = pid, .tid = tid, .kind = WP_WAKER_THREAD };
 	unsigned int n;
 
-	if (!f || !wp_trace_field_int(wp_trace_field(f, "pid"), s->raw, s->raw_size, &wakee) ||
-	    wakee <= 0)
-		return 0;
-	wp_trace_field_int(wp_trace_field(f, "common_flags"), s->raw, s->raw_size, &flags);
-	irq = flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI);
-	n = sample_frames(p, rec, s, !irq);
+	n = stack_frames(p, ss);
 	if (irq) {
 		w.kind = WP_WAKER_INTERRUPT;
 		for (unsigned int i = 0; i < n; i++) {
@@ -374,7 +315,7 @@ static int deliver_wakeup(struct pipeline *p, const struct perf_event_header *re
 			}
 		}
 		w.pid = w.tid = 0;
-	} else if (!s->tid) {
+	} else if (!tid) {
 		w.kind = WP_WAKER_IDLE;
 	}
 	if (!n)
@@ -382,13 +323,13 @@ static int deliver_wakeup(struct pipeline *p, const struct perf_event_header *re
 	w.stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
 	if (w.stack == UINT32_MAX)
 		return -ENOMEM;
-	return wp_account_wakeup(p->an->account, (uint32_t)wakee, time, &w);
+	return wp_account_wakeup(p->an->account, wakee, time, &w);
 }
 
 /* sched:sched_wakeup: the woken thread, from its raw data, is on a run queue. */
 static int deliver_enqueued(struct pipeline *p, const struct wp_sample *s, uint64_t time)
 {
-	const struct wp_trace_format *f = sample_format(p, s->id);
+	const struct wp_trace_format *f = wp_sample_kinds_trace(&p->kinds, s->id);
 	int64_t wakee;
 
 	if (!f || !wp_trace_field_int(wp_trace_field(f, "pid"), s->raw, s->raw_size, &wakee) ||
@@ -400,7 +341,7 @@ static int deliver_enqueued(struct pipeline *p, const struct wp_sample *s, uint6
 /* sched:sched_switch: the sample's thread leaves the CPU to next_pid. */
 static int deliver_sched_switch(struct pipeline *p, const struct wp_sample *s, uint64_t time)
 {
-	const struct wp_trace_format *f = sample_format(p, s->id);
+	const struct wp_trace_format *f = wp_sample_kinds_trace(&p->kinds, s->id);
 	int64_t next;
 
 	if (!f || !wp_trace_field_int(wp_trace_field(f, "next_pid"), s->raw, s->raw_size, &next) ||
@@ -409,16 +350,48 @@ static int deliver_sched_switch(struct pipeline *p, const struct wp_sample *s, u
 	return wp_account_sched_switch(p->an->account, s->tid, (uint32_t)next, time, s->cpu);
 }
 
-static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
-			  const struct wp_sample *s, uint64_t time)
+/* An on-CPU or switch-out sample of thread tid, whose stack is ss. */
+static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t pid, uint32_t tid,
+			 uint32_t cpu, uint64_t time, const struct wp_sample_stack *ss)
 {
-	enum wp_event_role role = sample_role(p, s->id);
 	uint32_t stack;
 	unsigned int n;
 	int err;
 
-	if (role == WP_EVENT_WAKEUP)
-		return deliver_wakeup(p, rec, s, time);
+	n = stack_frames(p, ss);
+	/* No call graph (-g none) or nothing unwound: the sampled address. */
+	if (!n && ss->ip != WP_NO_PLACE) {
+		struct wp_place pl;
+
+		if (wp_resolver_place(p->resolver, ss->ip, &pl) &&
+		    !(pl.kind == WP_PLACE_KERNEL ? p->opts->no_kernel : p->opts->no_user))
+			n = wp_symbols_place(p->symbols, &pl, p->tokens, MAX_STACK_TOKENS);
+	}
+	if (!n)
+		p->tokens[n++] = p->no_stack_marker;
+	count_frames(p, n);
+	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
+	if (stack == UINT32_MAX)
+		return -ENOMEM;
+	err = wp_account_sample(p->an->account, pid, tid, time, role == WP_EVENT_SWITCH_OUT, stack);
+	if (!err && role == WP_EVENT_ONCPU)
+		err = wp_account_sample_cpu(p->an->account, tid, cpu);
+	return err;
+}
+
+static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
+			  const struct wp_sample *s, uint64_t time)
+{
+	enum wp_event_role role = wp_sample_kinds_role(&p->kinds, s->id);
+	uint32_t wakee;
+	bool irq;
+
+	if (role == WP_EVENT_WAKEUP) {
+		if (!wp_sample_kinds_waking(&p->kinds, s, &wakee, &irq))
+			return 0;
+		wp_resolver_sample(p->resolver, rec, s, !irq, &p->sstack);
+		return deliver_wakeup(p, s->pid, s->tid, wakee, irq, time, &p->sstack);
+	}
 	if (role == WP_EVENT_ENQUEUED)
 		return deliver_enqueued(p, s, time);
 	if (role == WP_EVENT_WAKEUP_NEW)
@@ -428,46 +401,35 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	/* The idle task (-a): its CPU was idle; nothing to unwind. */
 	if (!s->tid && role == WP_EVENT_ONCPU)
 		return wp_account_sample_cpu(p->an->account, 0, s->cpu);
-	n = sample_frames(p, rec, s, true);
-	/* No call graph (-g none) or nothing unwound: the sampled address. */
-	if (!n && (p->fmt.sample_type & PERF_SAMPLE_IP) && s->ip) {
-		if (wp_sample_in_kernel(rec)) {
-			if (!p->opts->no_kernel)
-				p->tokens[n++] = wp_symbols_kernel(p->symbols, s->ip);
-		} else if (!p->opts->no_user) {
-			n = wp_symbols_user(p->symbols, wp_procmap_process(p->pm, s->pid), s->ip, true,
-					    p->tokens, MAX_STACK_TOKENS);
-		}
-	}
-	if (!n)
-		p->tokens[n++] = p->no_stack_marker;
-	count_frames(p, n);
-	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
-	if (stack == UINT32_MAX)
-		return -ENOMEM;
-	err = wp_account_sample(p->an->account, s->pid, s->tid, time,
-				role == WP_EVENT_SWITCH_OUT, stack);
-	if (!err && role == WP_EVENT_ONCPU)
-		err = wp_account_sample_cpu(p->an->account, s->tid, s->cpu);
-	return err;
+	wp_resolver_sample(p->resolver, rec, s, true, &p->sstack);
+	return deliver_stack(p, role, s->pid, s->tid, s->cpu, time, &p->sstack);
 }
 
-/* A tracepoint's format, as the recording's kernel described it. */
-static int note_format(struct pipeline *p, const struct perf_event_header *rec)
+/* A sample unwound before (liveunwind.h): its stack from the file's stack table. */
+static int deliver_stack_sample(struct pipeline *p, const struct perf_event_header *rec,
+				uint64_t time)
 {
-	const char *t;
-	char *text;
-	size_t len;
+	struct wp_stack_sample ss;
+	enum wp_event_role role;
 
-	if (wp_text_parse(rec, &t, &len) || p->nr_formats == ARRAY_SIZE(p->formats))
+	if (wp_stack_sample_parse(rec, &ss))
 		return 0;
-	text = strndup(t, len);
-	if (!text)
-		return -ENOMEM;
-	if (!wp_trace_format_parse(text, &p->formats[p->nr_formats]))
-		p->nr_formats++;
-	free(text);
-	return 0;
+	role = wp_sample_kinds_role(&p->kinds, ss.id);
+	if (!ss.tid && role == WP_EVENT_ONCPU)
+		return wp_account_sample_cpu(p->an->account, 0, ss.cpu);
+	if (!p->table || !wp_stacktable_get(p->table, ss.stack, &p->sstack)) {
+		/* A damaged file: the sample still counts, without its stack. */
+		p->bad_stacks++;
+		p->sstack.flags = 0;
+		p->sstack.nr_chain = p->sstack.nr_user = 0;
+		p->sstack.ip = WP_NO_PLACE;
+	}
+	if (role == WP_EVENT_WAKEUP)
+		return deliver_wakeup(p, ss.pid, ss.tid, ss.wakee, ss.flags & WP_STACK_SAMPLE_IRQ,
+				      time, &p->sstack);
+	if (role != WP_EVENT_ONCPU && role != WP_EVENT_SWITCH_OUT)
+		return 0;
+	return deliver_stack(p, role, ss.pid, ss.tid, ss.cpu, time, &p->sstack);
 }
 
 static void show_progress(struct pipeline *p)
@@ -494,7 +456,9 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 	if (!wp_coverage_keep(p->coverage, rec, s, time))
 		return 0;	/* the same thing, seen by two sets of events */
 	if (rec->type == WP_RECORD_TRACE_FORMAT)
-		return note_format(p, rec);
+		return wp_sample_kinds_format(&p->kinds, rec);
+	if (rec->type == WP_RECORD_STACK_SAMPLE)
+		return deliver_stack_sample(p, rec, time);
 	err = wp_procmap_record(p->pm, rec);
 	if (err)
 		return err;
@@ -522,32 +486,6 @@ static bool same_kernel(const struct wp_meta *m)
 	return true;
 }
 
-/*
- * The unwinder for the file's DWARF stacks, or none (and a warning) when
- * they were recorded on a machine whose registers this build cannot map.
- */
-static int unwinder_for(struct pipeline *p, const struct wp_reader *r, struct wp_unwinder **out)
-{
-	const struct wp_meta *m = wp_reader_meta(r);
-	const char *host = wp_arch_host_machine();
-	const char *rec = m->machine[0] ? m->machine : host;
-	const struct wp_arch *arch = wp_arch_find(rec);
-
-	*out = NULL;
-	if (!(m->sample_type & PERF_SAMPLE_STACK_USER))
-		return 0;
-	if (!arch || strcmp(rec, host)) {
-		char what[WP_QUOTE_SIZE(64)];
-
-		wp_warn("the stacks were recorded on %s; wallprof unwinds DWARF stacks only "
-			"on the machine kind they were recorded on, and only on %s: user frames "
-			"are left out", wp_quote(what, sizeof(what), rec, WP_QUOTE_TEXT),
-			wp_arch_supported());
-		return 0;
-	}
-	return wp_unwinder_new(p->pm, arch, out);
-}
-
 static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 			 const struct wp_analysis_opts *opts)
 {
@@ -560,12 +498,9 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	p->an = an;
 	p->opts = opts;
 	wp_sample_format_init(&p->fmt, m->sample_type, m->regs_mask);
-	for (uint32_t e = 0; e < m->nr_events; e++)
-		for (uint32_t i = 0; i < m->events[e].nr_ids; i++)
-			if (wp_u64map_put(&p->roles, m->events[e].ids[i], m->events[e].role) ||
-			    wp_u64map_put(&p->configs, m->events[e].ids[i], m->events[e].attr.config))
-				return -ENOMEM;
-	err = wp_strpool_new(&an->names);
+	err = wp_sample_kinds_init(&p->kinds, m);
+	if (!err)
+		err = wp_strpool_new(&an->names);
 	if (!err)
 		err = wp_stacks_new(&an->stacks);
 	/* Some DWARF lookups more per address symbolized: only when wanted. */
@@ -574,7 +509,9 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	if (!err)
 		err = wp_procmap_new(same_kernel(m), &p->pm);
 	if (!err)
-		err = unwinder_for(p, an->reader, &p->unwinder);
+		err = wp_resolver_new(p->pm, m, &p->resolver);
+	if (!err && (m->flags & WP_META_STACK_TABLE))
+		err = wp_stacktable_new(p->pm, p->resolver, &p->table);
 	if (!err)
 		err = wp_coverage_new(&p->fmt, &p->coverage);
 	if (!err) {
@@ -614,8 +551,6 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	}
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
 	p->no_stack_marker = wp_symbols_marker(p->symbols, "[no stack]");
-	/* Without the cache everything still works, only slower. */
-	wp_ucache_new(UCACHE_SLOTS, UCACHE_TOKENS, &p->ucache);
 	frame = wp_symbols_marker(p->symbols, "[unsampled]");
 	ao.unsampled_stack = wp_stacks_intern(an->stacks, &frame, 1);
 	frame = wp_symbols_marker(p->symbols, "[off-cpu: not sampled]");
@@ -642,14 +577,13 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 
 static void pipeline_release(struct pipeline *p)
 {
-	wp_ucache_free(p->ucache);
 	free(p->ksyms_text);
 	wp_symbols_free(p->symbols);
 	wp_jitmap_release(&p->jit);
-	wp_unwinder_free(p->unwinder);
+	wp_stacktable_free(p->table);
+	wp_resolver_free(p->resolver);
 	wp_coverage_free(p->coverage);
-	wp_u64map_release(&p->roles);
-	wp_u64map_release(&p->configs);
+	wp_sample_kinds_release(&p->kinds);
 	wp_u64map_release(&p->unnamed_at);
 	wp_procmap_free(p->pm);
 }
@@ -692,6 +626,19 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	while ((ret = wp_reader_next(an->reader, &rec)) > 0) {
 		struct wp_block_ref *hold = NULL;
 
+		/*
+		 * The stack table's definitions come before their first use
+		 * in the file: taken as read, never queued.
+		 */
+		if (wp_stacktable_is_def(rec)) {
+			err = p->table ? wp_stacktable_define(p->table, rec) : 0;
+			if (err == -EBADMSG)
+				an->bad_stack_defs++;
+			else if (err)
+				goto out;
+			err = 0;
+			continue;
+		}
 		/* Rounds are not queued: they need no reference on the block. */
 		if (rec->type != WP_RECORD_ROUND)
 			hold = wp_reader_block_get(an->reader);
@@ -758,6 +705,11 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	an->quality.changed_files = wp_procmap_mismatches(p->pm);
 	an->quality.missing_files = wp_procmap_missing(p->pm);
 	an->quality.jit_live_maps = wp_symbols_jit_live(p->symbols);
+	an->quality.cache_hits = wp_resolver_cache_hits(p->resolver);
+	if (an->bad_stack_defs || p->bad_stacks)
+		wp_warn("'%s': %" PRIu64 " stack table entries are damaged and %" PRIu64
+			" samples name no stack of it; those samples count without their stacks",
+			wp_quoted(path), an->bad_stack_defs, p->bad_stacks);
 out:
 	wp_order_free(order);
 	pipeline_release(p);

@@ -368,6 +368,14 @@ const char *wp_record_type_name(uint32_t type)
 		return "TRACE_FORMAT";
 	case WP_RECORD_CMDLINE:
 		return "CMDLINE";
+	case WP_RECORD_DSO:
+		return "DSO";
+	case WP_RECORD_PLACE:
+		return "PLACE";
+	case WP_RECORD_STACK:
+		return "STACK";
+	case WP_RECORD_STACK_SAMPLE:
+		return "STACK_SAMPLE";
 	}
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];
@@ -659,4 +667,160 @@ bool wp_mmap_is_anon(const char *filename)
 {
 	return !strncmp(filename, "//anon", 6) || !strncmp(filename, "[anon:", 6) ||
 	       !strncmp(filename, "/memfd:", 7) || !filename[0];
+}
+
+int wp_dso_def_parse(const struct perf_event_header *hdr, struct wp_dso_def *out)
+{
+	struct wp_record_dso d;
+	const char *name = (const char *)hdr + sizeof(d);
+	size_t max;
+
+	if (hdr->type != WP_RECORD_DSO || hdr->size <= sizeof(d))
+		return -EBADMSG;
+	max = hdr->size - sizeof(d);
+	if (strnlen(name, max) == max)
+		return -EBADMSG;
+	memcpy(&d, hdr, sizeof(d));
+	out->dso = d.dso;
+	out->maj = d.maj;
+	out->min = d.min;
+	out->ino = d.ino;
+	out->build_id_size = d.build_id_size <= sizeof(d.build_id) ? d.build_id_size
+								   : sizeof(d.build_id);
+	out->build_id = (const uint8_t *)hdr + offsetof(struct wp_record_dso, build_id);
+	out->filename = name;
+	return 0;
+}
+
+int wp_dso_def_append(struct wp_buf *out, const struct wp_dso_def *d)
+{
+	struct wp_record_dso r = {
+		.header = { .type = WP_RECORD_DSO },
+		.dso = d->dso, .maj = d->maj, .min = d->min, .ino = d->ino,
+		.build_id_size = d->build_id_size <= sizeof(r.build_id) ? d->build_id_size
+									 : sizeof(r.build_id),
+	};
+	size_t len = strlen(d->filename), size = ALIGN_UP(sizeof(r) + len + 1, (size_t)8);
+	uint8_t *p;
+
+	if (size > UINT16_MAX)
+		return -E2BIG;
+	memcpy(r.build_id, d->build_id, r.build_id_size);
+	r.header.size = (uint16_t)size;
+	p = wp_buf_reserve(out, size);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, size);
+	memcpy(p, &r, sizeof(r));
+	memcpy(p + sizeof(r), d->filename, len);
+	out->len += size;
+	return 0;
+}
+
+int wp_place_def_parse(const struct perf_event_header *hdr, struct wp_place_def *out)
+{
+	struct wp_record_place r;
+
+	if (hdr->type != WP_RECORD_PLACE || hdr->size < sizeof(r))
+		return -EBADMSG;
+	memcpy(&r, hdr, sizeof(r));
+	out->place = r.place;
+	out->kind = r.kind;
+	out->flags = r.flags;
+	out->where = r.where;
+	out->addr = r.addr;
+	out->pgoff = r.pgoff;
+	return 0;
+}
+
+int wp_place_def_append(struct wp_buf *out, const struct wp_place_def *pl)
+{
+	struct wp_record_place r = {
+		.header = { .type = WP_RECORD_PLACE, .size = sizeof(r) },
+		.place = pl->place, .kind = pl->kind, .flags = pl->flags, .where = pl->where,
+		.addr = pl->addr, .pgoff = pl->pgoff,
+	};
+
+	return wp_buf_append(out, &r, sizeof(r));
+}
+
+int wp_stack_def_parse(const struct perf_event_header *hdr, struct wp_stack_def *out)
+{
+	struct wp_record_stack r;
+
+	if (hdr->type != WP_RECORD_STACK || hdr->size < sizeof(r))
+		return -EBADMSG;
+	memcpy(&r, hdr, sizeof(r));
+	if ((size_t)r.nr_chain + r.nr_user > (hdr->size - sizeof(r)) / sizeof(uint32_t))
+		return -EBADMSG;
+	out->stack = r.stack;
+	out->flags = r.flags;
+	out->ip = r.ip;
+	out->nr_chain = r.nr_chain;
+	out->nr_user = r.nr_user;
+	out->needed = r.needed;
+	out->places = (const uint8_t *)hdr + sizeof(r);
+	return 0;
+}
+
+uint32_t wp_stack_def_place(const struct wp_stack_def *d, unsigned int i)
+{
+	uint32_t id;
+
+	memcpy(&id, (const uint8_t *)d->places + (size_t)i * sizeof(id), sizeof(id));
+	return id;
+}
+
+int wp_stack_def_append(struct wp_buf *out, const struct wp_stack_def *d, const uint32_t *places)
+{
+	struct wp_record_stack r = {
+		.header = { .type = WP_RECORD_STACK },
+		.stack = d->stack, .flags = d->flags, .ip = d->ip,
+		.nr_chain = d->nr_chain, .nr_user = d->nr_user, .needed = d->needed,
+	};
+	size_t n = (size_t)d->nr_chain + d->nr_user;
+	size_t size = ALIGN_UP(sizeof(r) + n * sizeof(uint32_t), (size_t)8);
+	uint8_t *p;
+
+	if (size > UINT16_MAX)
+		return -E2BIG;
+	r.header.size = (uint16_t)size;
+	p = wp_buf_reserve(out, size);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, size);
+	memcpy(p, &r, sizeof(r));
+	memcpy(p + sizeof(r), places, n * sizeof(uint32_t));
+	out->len += size;
+	return 0;
+}
+
+int wp_stack_sample_parse(const struct perf_event_header *hdr, struct wp_stack_sample *out)
+{
+	struct wp_record_stack_sample r;
+
+	if (hdr->type != WP_RECORD_STACK_SAMPLE || hdr->size < sizeof(r))
+		return -EBADMSG;
+	memcpy(&r, hdr, sizeof(r));
+	out->misc = r.header.misc;
+	out->time = r.time;
+	out->id = r.id;
+	out->pid = r.pid;
+	out->tid = r.tid;
+	out->cpu = r.cpu;
+	out->stack = r.stack;
+	out->wakee = r.wakee;
+	out->flags = r.flags;
+	return 0;
+}
+
+int wp_stack_sample_append(struct wp_buf *out, const struct wp_stack_sample *ss)
+{
+	struct wp_record_stack_sample r = {
+		.header = { .type = WP_RECORD_STACK_SAMPLE, .misc = ss->misc, .size = sizeof(r) },
+		.time = ss->time, .id = ss->id, .pid = ss->pid, .tid = ss->tid, .cpu = ss->cpu,
+		.stack = ss->stack, .wakee = ss->wakee, .flags = ss->flags,
+	};
+
+	return wp_buf_append(out, &r, sizeof(r));
 }

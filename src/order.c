@@ -157,6 +157,11 @@ uint64_t wp_record_time(const struct wp_sample_format *fmt,
 
 		return wp_cmdline_parse(rec, &c) ? 0 : c.time;
 	}
+	if (rec->type == WP_RECORD_STACK_SAMPLE) {
+		struct wp_stack_sample ss;
+
+		return wp_stack_sample_parse(rec, &ss) ? 0 : ss.time;
+	}
 	if (rec->type >= WP_RECORD_ROUND)
 		return 0;
 	{

@@ -538,16 +538,56 @@ unusable:
 	return false;
 }
 
-uint64_t wp_map_bias(const struct wp_dso *dso, const struct wp_map *map)
+/* p_vaddr - p_offset of the PT_LOAD whose file range holds a mapping's offset, or 0. */
+static uint64_t load_delta(const struct wp_dso *dso, uint64_t pgoff)
 {
-	/* The PT_LOAD whose file range holds the mapping's offset. */
 	for (unsigned int i = 0; dso && i < dso->nr_loads; i++) {
 		uint64_t off = dso->load_offset[i] & ~4095ULL;
 
-		if (map->pgoff >= off && map->pgoff < dso->load_offset[i] + dso->load_filesz[i])
-			return map->start - map->pgoff - dso->load_vaddr_minus_offset[i];
+		if (pgoff >= off && pgoff < dso->load_offset[i] + dso->load_filesz[i])
+			return dso->load_vaddr_minus_offset[i];
 	}
-	return map->start - map->pgoff;
+	return 0;
+}
+
+uint64_t wp_map_bias(const struct wp_dso *dso, const struct wp_map *map)
+{
+	return map->start - map->pgoff - load_delta(dso, map->pgoff);
+}
+
+uint64_t wp_dso_elf_addr(const struct wp_dso *dso, uint64_t pgoff, uint64_t offset)
+{
+	return offset + load_delta(dso, pgoff);
+}
+
+void wp_process_place(const struct wp_process *p, uint64_t pc, bool activation,
+		      struct wp_place *out)
+{
+	uint64_t lookup = activation ? pc : pc - 1;
+	const struct wp_map *m = p ? wp_process_find_map(p, lookup) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->activation = activation;
+	out->addr = pc;
+	if (!m) {
+		out->kind = WP_PLACE_UNKNOWN;
+	} else if (m->dso == WP_DSO_NONE) {
+		out->kind = WP_PLACE_ANON;
+		out->where = p->pid;
+	} else {
+		out->kind = WP_PLACE_FILE;
+		out->where = m->dso;
+		out->addr = lookup - m->start + m->pgoff;
+		out->pgoff = m->pgoff;
+	}
+}
+
+uint32_t wp_procmap_dso_intern(struct wp_procmap *pm, const char *path, uint32_t maj,
+			       uint32_t min, uint64_t ino, const uint8_t *build_id,
+			       uint8_t build_id_size)
+{
+	return dso_lookup(pm, path, maj, min, ino, build_id,
+			  build_id_size <= 20 ? build_id_size : 20);
 }
 
 uint64_t wp_map_elf_addr(const struct wp_dso *dso, const struct wp_map *map, uint64_t addr)

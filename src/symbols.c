@@ -539,15 +539,14 @@ static unsigned int kept_chain(struct wp_symbols *s, struct wp_symcache *kept, u
 	return n;
 }
 
-unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_t pc,
-			     bool activation, uint32_t *out, unsigned int max)
+unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, uint32_t *out,
+			      unsigned int max)
 {
-	uint64_t lookup = activation ? pc : pc - 1;
+	uint64_t lookup = pl->addr;
 	uint32_t chain[MAX_CHAIN];
 	const uint32_t *hit;
-	const struct wp_map *m;
 	struct dso_symbolizer *ds;
-	struct wp_dso *dso;
+	struct wp_dso *dso = NULL;
 	uint64_t cached;
 	const char *name;
 	unsigned int n;
@@ -555,41 +554,56 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 
 	if (!max)
 		return 0;
-	m = p ? wp_process_find_map(p, lookup) : NULL;
-	dso = m && m->dso != WP_DSO_NONE ? wp_procmap_dso(s->pm, m->dso) : NULL;
-	if (!dso && m && (name = jit_name(s, p->pid, lookup))) {
+	if (pl->kind == WP_PLACE_KERNEL) {
+		out[0] = wp_symbols_kernel(s, pl->addr);
+		return 1;
+	}
+	if (pl->kind == WP_PLACE_FILE)
+		dso = wp_procmap_dso(s->pm, pl->where);
+	if (pl->kind == WP_PLACE_ANON &&
+	    (name = jit_name(s, pl->where, pl->activation ? pl->addr : pl->addr - 1))) {
 		out[0] = token(s, name, 0);
 		return 1;
 	}
 	if (!dso) {
-		snprintf(text, sizeof(text), "[unknown] 0x%" PRIx64, pc);
+		snprintf(text, sizeof(text), "[unknown] 0x%" PRIx64, pl->addr);
 		out[0] = unnamed_token(s, text, 0, WP_DSO_NONE);
 		return 1;
 	}
 	if (!dso->opened)
 		wp_procmap_dso_open(s->pm, dso);
-	lookup = dso->usable ? wp_map_elf_addr(dso, m, lookup) : lookup - m->start + m->pgoff;
-	ds = dso_state(s, m->dso);
+	if (dso->usable)
+		lookup = wp_dso_elf_addr(dso, pl->pgoff, pl->addr);
+	ds = dso_state(s, pl->where);
 	if (ds && wp_u64map_get(&ds->cache, lookup, &cached)) {
 		hit = s->chains + (cached >> 32);
 		n = (uint32_t)cached;
 	} else {
 		struct wp_symcache *kept = ds && dso->usable ? kept_of(s, ds, dso) : NULL;
 
-		n = kept_chain(s, kept, m->dso, dso, lookup, chain);
+		n = kept_chain(s, kept, pl->where, dso, lookup, chain);
 		if (!n) {
 			struct resolved r;
 
-			n = resolve_user(s, m->dso, dso, lookup, chain, &r);
+			n = resolve_user(s, pl->where, dso, lookup, chain, &r);
 			if (kept)
 				wp_symcache_put(kept, lookup, r.frames, r.n);
 		}
-		hit = cache_put(s, m->dso, lookup, chain, n);
+		hit = cache_put(s, pl->where, lookup, chain, n);
 	}
 	if (n > max)
 		n = max;
 	memcpy(out, hit, n * sizeof(*out));
 	return n;
+}
+
+unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_t pc,
+			     bool activation, uint32_t *out, unsigned int max)
+{
+	struct wp_place pl;
+
+	wp_process_place(p, pc, activation, &pl);
+	return wp_symbols_place(s, &pl, out, max);
 }
 
 /*
