@@ -27,7 +27,12 @@
 #include <linux/perf_event.h>
 
 #define WP_FILE_MAGIC "WALLPROF"
-#define WP_FILE_VERSION 1
+/*
+ * Version 2 added the stack table (WP_META_STACK_TABLE); a file without
+ * one is still written as version 1, which older builds read.
+ */
+#define WP_FILE_VERSION 2
+#define WP_FILE_VERSION_RAW 1
 #define WP_FILE_BYTE_ORDER 0x01020304U
 
 /* Largest payload a block may declare (a bound against corrupt sizes). */

@@ -439,15 +439,19 @@ struct wp_record_stack_sample {
 	uint64_t id;		/* the sample's event id */
 	uint32_t pid, tid;
 	uint32_t cpu;
-	uint32_t stack;		/* a STACK record's id, or WP_NO_STACK */
-	uint32_t wakee;		/* sched_waking: the woken thread, else 0 */
+	uint32_t stack;		/* a STACK record's id, or WP_NO_STACK (no stack taken) */
+	/*
+	 * The thread a scheduler tracepoint names: woken (sched_waking,
+	 * sched_wakeup) or next to run (sched_switch); else 0.
+	 */
+	uint32_t thread;
 	uint32_t flags;		/* WP_STACK_SAMPLE_* */
 };
 
 struct wp_stack_sample {
 	uint16_t misc;
 	uint64_t time, id;
-	uint32_t pid, tid, cpu, stack, wakee, flags;
+	uint32_t pid, tid, cpu, stack, thread, flags;
 };
 int wp_stack_sample_parse(const struct perf_event_header *hdr, struct wp_stack_sample *out);
 int wp_stack_sample_append(struct wp_buf *out, const struct wp_stack_sample *ss);

@@ -47,6 +47,16 @@ const struct wp_trace_format *wp_sample_kinds_trace(const struct wp_sample_kinds
 bool wp_sample_kinds_waking(const struct wp_sample_kinds *k, const struct wp_sample *s,
 			    uint32_t *wakee, bool *irq);
 
+/*
+ * The thread a sched_wakeup sample names (woken, on a run queue: its
+ * "pid", above 0), or a sched_switch sample (the next to run: its
+ * "next_pid", 0 for the idle task): false when it names none.
+ */
+bool wp_sample_kinds_woken(const struct wp_sample_kinds *k, const struct wp_sample *s,
+			   uint32_t *tid);
+bool wp_sample_kinds_next(const struct wp_sample_kinds *k, const struct wp_sample *s,
+			  uint32_t *tid);
+
 void wp_sample_kinds_release(struct wp_sample_kinds *k);
 
 #endif

@@ -45,6 +45,12 @@ struct wp_sample_stack {
 struct wp_resolver;
 
 /*
+ * Whether the recording was made on this machine's running kernel, in
+ * this boot: then its [vdso] and kernel addresses are this kernel's.
+ */
+bool wp_same_kernel(const struct wp_meta *m);
+
+/*
  * A resolver for the samples of a recording with meta m, over the
  * processes of pm (borrowed; the caller feeds it the recording's records).
  * Unwinds DWARF stacks only when they were recorded on this machine kind

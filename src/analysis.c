@@ -326,30 +326,6 @@ static int deliver_wakeup(struct pipeline *p, uint32_t pid, uint32_t tid, uint32
 	return wp_account_wakeup(p->an->account, wakee, time, &w);
 }
 
-/* sched:sched_wakeup: the woken thread, from its raw data, is on a run queue. */
-static int deliver_enqueued(struct pipeline *p, const struct wp_sample *s, uint64_t time)
-{
-	const struct wp_trace_format *f = wp_sample_kinds_trace(&p->kinds, s->id);
-	int64_t wakee;
-
-	if (!f || !wp_trace_field_int(wp_trace_field(f, "pid"), s->raw, s->raw_size, &wakee) ||
-	    wakee <= 0)
-		return 0;
-	return wp_account_enqueued(p->an->account, (uint32_t)wakee, time);
-}
-
-/* sched:sched_switch: the sample's thread leaves the CPU to next_pid. */
-static int deliver_sched_switch(struct pipeline *p, const struct wp_sample *s, uint64_t time)
-{
-	const struct wp_trace_format *f = wp_sample_kinds_trace(&p->kinds, s->id);
-	int64_t next;
-
-	if (!f || !wp_trace_field_int(wp_trace_field(f, "next_pid"), s->raw, s->raw_size, &next) ||
-	    next < 0 || next > UINT32_MAX)
-		return 0;
-	return wp_account_sched_switch(p->an->account, s->tid, (uint32_t)next, time, s->cpu);
-}
-
 /* An on-CPU or switch-out sample of thread tid, whose stack is ss. */
 static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t pid, uint32_t tid,
 			 uint32_t cpu, uint64_t time, const struct wp_sample_stack *ss)
@@ -383,21 +359,25 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 			  const struct wp_sample *s, uint64_t time)
 {
 	enum wp_event_role role = wp_sample_kinds_role(&p->kinds, s->id);
-	uint32_t wakee;
+	uint32_t tid;
 	bool irq;
 
 	if (role == WP_EVENT_WAKEUP) {
-		if (!wp_sample_kinds_waking(&p->kinds, s, &wakee, &irq))
+		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &irq))
 			return 0;
 		wp_resolver_sample(p->resolver, rec, s, !irq, &p->sstack);
-		return deliver_wakeup(p, s->pid, s->tid, wakee, irq, time, &p->sstack);
+		return deliver_wakeup(p, s->pid, s->tid, tid, irq, time, &p->sstack);
 	}
+	/* sched:sched_wakeup: the woken thread is on a run queue. */
 	if (role == WP_EVENT_ENQUEUED)
-		return deliver_enqueued(p, s, time);
+		return wp_sample_kinds_woken(&p->kinds, s, &tid) ?
+		       wp_account_enqueued(p->an->account, tid, time) : 0;
 	if (role == WP_EVENT_WAKEUP_NEW)
 		return 0;	/* the FORK tells as much */
+	/* sched:sched_switch: the sample's thread leaves the CPU to the next. */
 	if (role == WP_EVENT_SCHED_SWITCH)
-		return deliver_sched_switch(p, s, time);
+		return wp_sample_kinds_next(&p->kinds, s, &tid) ?
+		       wp_account_sched_switch(p->an->account, s->tid, tid, time, s->cpu) : 0;
 	/* The idle task (-a): its CPU was idle; nothing to unwind. */
 	if (!s->tid && role == WP_EVENT_ONCPU)
 		return wp_account_sample_cpu(p->an->account, 0, s->cpu);
@@ -405,7 +385,10 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	return deliver_stack(p, role, s->pid, s->tid, s->cpu, time, &p->sstack);
 }
 
-/* A sample unwound before (liveunwind.h): its stack from the file's stack table. */
+/*
+ * A sample made compact before (liveunwind.h): what the ledger reads of
+ * it, and its stack from the file's stack table.
+ */
 static int deliver_stack_sample(struct pipeline *p, const struct perf_event_header *rec,
 				uint64_t time)
 {
@@ -415,8 +398,20 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 	if (wp_stack_sample_parse(rec, &ss))
 		return 0;
 	role = wp_sample_kinds_role(&p->kinds, ss.id);
-	if (!ss.tid && role == WP_EVENT_ONCPU)
-		return wp_account_sample_cpu(p->an->account, 0, ss.cpu);
+	switch (role) {
+	case WP_EVENT_ENQUEUED:
+		return wp_account_enqueued(p->an->account, ss.thread, time);
+	case WP_EVENT_WAKEUP_NEW:
+		return 0;
+	case WP_EVENT_SCHED_SWITCH:
+		return wp_account_sched_switch(p->an->account, ss.tid, ss.thread, time, ss.cpu);
+	case WP_EVENT_ONCPU:
+		if (!ss.tid)
+			return wp_account_sample_cpu(p->an->account, 0, ss.cpu);
+		break;
+	default:
+		break;
+	}
 	if (!p->table || !wp_stacktable_get(p->table, ss.stack, &p->sstack)) {
 		/* A damaged file: the sample still counts, without its stack. */
 		p->bad_stacks++;
@@ -425,10 +420,8 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 		p->sstack.ip = WP_NO_PLACE;
 	}
 	if (role == WP_EVENT_WAKEUP)
-		return deliver_wakeup(p, ss.pid, ss.tid, ss.wakee, ss.flags & WP_STACK_SAMPLE_IRQ,
+		return deliver_wakeup(p, ss.pid, ss.tid, ss.thread, ss.flags & WP_STACK_SAMPLE_IRQ,
 				      time, &p->sstack);
-	if (role != WP_EVENT_ONCPU && role != WP_EVENT_SWITCH_OUT)
-		return 0;
 	return deliver_stack(p, role, ss.pid, ss.tid, ss.cpu, time, &p->sstack);
 }
 
@@ -467,25 +460,6 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 	return wp_account_record(p->an->account, rec, time);
 }
 
-/* Was the recording made on this machine's running kernel, in this boot? */
-static bool same_kernel(const struct wp_meta *m)
-{
-	char host[256] = "", boot[40] = "";
-	struct utsname u;
-
-	if (uname(&u) || gethostname(host, sizeof(host) - 1))
-		return false;
-	if (strcmp(u.release, m->os_release) || strcmp(host, m->hostname))
-		return false;
-	/* Kernel addresses change at every boot (KASLR). */
-	if (m->boot_id[0] &&
-	    !wp_read_text_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot))) {
-		boot[strcspn(boot, "\n")] = '\0';
-		return !strcmp(boot, m->boot_id);
-	}
-	return true;
-}
-
 static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 			 const struct wp_analysis_opts *opts)
 {
@@ -507,7 +481,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	if (!err && opts->frame_info)
 		err = wp_frameinfo_new(&an->frames);
 	if (!err)
-		err = wp_procmap_new(same_kernel(m), &p->pm);
+		err = wp_procmap_new(wp_same_kernel(m), &p->pm);
 	if (!err)
 		err = wp_resolver_new(p->pm, m, &p->resolver);
 	if (!err && (m->flags & WP_META_STACK_TABLE))
@@ -520,7 +494,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		/* A damaged KSYMS block only costs the kernel names. */
 		if (wp_reader_ksyms(an->reader, &p->ksyms_text, &len) == -EBADMSG)
 			wp_warn("the saved kernel symbols are damaged; kernel frames may be shown as addresses");
-		err = wp_symbols_new(p->pm, an->names, opts->lines, same_kernel(m),
+		err = wp_symbols_new(p->pm, an->names, opts->lines, wp_same_kernel(m),
 				     p->ksyms_text, &p->symbols);
 	}
 	if (!err) {

@@ -461,7 +461,7 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 	struct wp_tag_switch_stacks sws = { .budget = m->switch_stack_budget };
 	struct wp_file_header fh = {
 		.magic = WP_FILE_MAGIC,
-		.version = WP_FILE_VERSION,
+		.version = m->flags & WP_META_STACK_TABLE ? WP_FILE_VERSION : WP_FILE_VERSION_RAW,
 		.byte_order = WP_FILE_BYTE_ORDER,
 	};
 	size_t cmd_len = cmdline_len(m);
@@ -1168,7 +1168,7 @@ int wp_reader_open(const char *path, struct wp_reader **out)
 	}
 	if (fh.version > WP_FILE_VERSION || fh.version == 0) {
 		err = -EPROTO;
-		wp_error("'%s' has file format version %u; this wallprof reads version %d",
+		wp_error("'%s' has file format version %u; this wallprof reads versions 1 to %d",
 			 r->path, fh.version, WP_FILE_VERSION);
 		goto out_close;
 	}

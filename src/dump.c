@@ -44,7 +44,8 @@ static void print_header(const struct dump *d)
 
 	if (localtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
-	fprintf(out, "# wallprof data, format version %d\n", WP_FILE_VERSION);
+	fprintf(out, "# wallprof data, format version %d\n",
+		m->flags & WP_META_STACK_TABLE ? WP_FILE_VERSION : WP_FILE_VERSION_RAW);
 	/* Every name in a recording is quoted: one record, one line, no escapes. */
 	fprintf(out, "# command line:");
 	for (uint32_t i = 0; i < m->argc; i++) {
@@ -202,6 +203,10 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 	struct wp_cmdline cl;
 	struct wp_build_id b;
 	struct wp_attach a;
+	struct wp_dso_def dso;
+	struct wp_place_def pl;
+	struct wp_stack_def st;
+	struct wp_stack_sample ss;
 	FILE *out = d->out;
 	const char *text;
 	size_t len;
@@ -252,6 +257,52 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 			fprintf(out, "%02x", b.build_id[i]);
 		fputc(' ', out);
 		wp_quote_puts(out, b.filename, WP_QUOTE_TEXT);
+		fputc('\n', out);
+		break;
+	case WP_RECORD_DSO:
+		if (wp_dso_def_parse(h, &dso))
+			goto bad;
+		fprintf(out, "DSO %u ", dso.dso);
+		for (unsigned int i = 0; i < dso.build_id_size; i++)
+			fprintf(out, "%02x", dso.build_id[i]);
+		fprintf(out, "%s%u:%u/%" PRIu64 " ", dso.build_id_size ? " " : "", dso.maj, dso.min,
+			dso.ino);
+		wp_quote_puts(out, dso.filename, WP_QUOTE_TEXT);
+		fputc('\n', out);
+		break;
+	case WP_RECORD_PLACE:
+		if (wp_place_def_parse(h, &pl))
+			goto bad;
+		fprintf(out, "PLACE %u %s", pl.place,
+			pl.kind == 0 ? "kernel" : pl.kind == 1 ? "file" : pl.kind == 2 ? "anon" : "unknown");
+		if (pl.kind == 1)
+			fprintf(out, " dso %u +0x%" PRIx64 " pgoff 0x%" PRIx64 "\n", pl.where, pl.addr,
+				pl.pgoff);
+		else if (pl.kind == 2)
+			fprintf(out, " pid %u 0x%" PRIx64 "%s\n", pl.where, pl.addr,
+				pl.flags & WP_PLACE_ACTIVATION ? "" : " return");
+		else
+			fprintf(out, " 0x%" PRIx64 "\n", pl.addr);
+		break;
+	case WP_RECORD_STACK:
+		if (wp_stack_def_parse(h, &st))
+			goto bad;
+		fprintf(out, "STACK %u flags 0x%x chain %u user %u:", st.stack, st.flags, st.nr_chain,
+			st.nr_user);
+		for (unsigned int i = 0; i < (unsigned int)st.nr_chain + st.nr_user; i++)
+			fprintf(out, " %u", wp_stack_def_place(&st, i));
+		fputc('\n', out);
+		break;
+	case WP_RECORD_STACK_SAMPLE:
+		if (wp_stack_sample_parse(h, &ss))
+			goto bad;
+		print_time(out, ss.time);
+		fprintf(out, " STACK_SAMPLE %u/%u cpu %u id %" PRIu64 " stack %d", ss.pid, ss.tid,
+			ss.cpu, ss.id, ss.stack == WP_NO_STACK ? -1 : (int)ss.stack);
+		if (ss.thread)
+			fprintf(out, " thread %u", ss.thread);
+		if (ss.flags & WP_STACK_SAMPLE_IRQ)
+			fprintf(out, " irq");
 		fputc('\n', out);
 		break;
 	default:

@@ -809,7 +809,7 @@ int wp_stack_sample_parse(const struct perf_event_header *hdr, struct wp_stack_s
 	out->tid = r.tid;
 	out->cpu = r.cpu;
 	out->stack = r.stack;
-	out->wakee = r.wakee;
+	out->thread = r.thread;
 	out->flags = r.flags;
 	return 0;
 }
@@ -819,7 +819,7 @@ int wp_stack_sample_append(struct wp_buf *out, const struct wp_stack_sample *ss)
 	struct wp_record_stack_sample r = {
 		.header = { .type = WP_RECORD_STACK_SAMPLE, .misc = ss->misc, .size = sizeof(r) },
 		.time = ss->time, .id = ss->id, .pid = ss->pid, .tid = ss->tid, .cpu = ss->cpu,
-		.stack = ss->stack, .wakee = ss->wakee, .flags = ss->flags,
+		.stack = ss->stack, .thread = ss->thread, .flags = ss->flags,
 	};
 
 	return wp_buf_append(out, &r, sizeof(r));

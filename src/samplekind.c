@@ -76,6 +76,32 @@ bool wp_sample_kinds_waking(const struct wp_sample_kinds *k, const struct wp_sam
 	return true;
 }
 
+bool wp_sample_kinds_woken(const struct wp_sample_kinds *k, const struct wp_sample *s,
+			   uint32_t *tid)
+{
+	const struct wp_trace_format *f = wp_sample_kinds_trace(k, s->id);
+	int64_t pid;
+
+	if (!f || !wp_trace_field_int(wp_trace_field(f, "pid"), s->raw, s->raw_size, &pid) ||
+	    pid <= 0 || pid > UINT32_MAX)
+		return false;
+	*tid = (uint32_t)pid;
+	return true;
+}
+
+bool wp_sample_kinds_next(const struct wp_sample_kinds *k, const struct wp_sample *s,
+			  uint32_t *tid)
+{
+	const struct wp_trace_format *f = wp_sample_kinds_trace(k, s->id);
+	int64_t next;
+
+	if (!f || !wp_trace_field_int(wp_trace_field(f, "next_pid"), s->raw, s->raw_size, &next) ||
+	    next < 0 || next > UINT32_MAX)
+		return false;
+	*tid = (uint32_t)next;
+	return true;
+}
+
 void wp_sample_kinds_release(struct wp_sample_kinds *k)
 {
 	wp_u64map_release(&k->roles);

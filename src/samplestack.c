@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "arch.h"
 #include "log.h"
@@ -10,6 +12,7 @@
 #include "samplestack.h"
 #include "stacks.h"
 #include "ucache.h"
+#include "util.h"
 
 #define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
 #define UCACHE_PLACES (1U << 20)	/* their places, in all */
@@ -24,6 +27,25 @@ struct wp_resolver {
 	struct wp_ustack ustack;
 	uint64_t cache_hits;
 };
+
+/* Was the recording made on this machine's running kernel, in this boot? */
+bool wp_same_kernel(const struct wp_meta *m)
+{
+	char host[256] = "", boot[40] = "";
+	struct utsname u;
+
+	if (uname(&u) || gethostname(host, sizeof(host) - 1))
+		return false;
+	if (strcmp(u.release, m->os_release) || strcmp(host, m->hostname))
+		return false;
+	/* Kernel addresses change at every boot (KASLR). */
+	if (m->boot_id[0] &&
+	    !wp_read_text_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot))) {
+		boot[strcspn(boot, "\n")] = '\0';
+		return !strcmp(boot, m->boot_id);
+	}
+	return true;
+}
 
 /*
  * The unwinder for the file's DWARF stacks, or none (and a warning) when

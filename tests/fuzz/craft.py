@@ -202,7 +202,7 @@ def files():
         "corpus-reader": {
             "crafted-empty": b"",
             "crafted-magic-only": b"WALLPROF",
-            "crafted-newer-version": header(m, version=2),
+            "crafted-newer-version": header(m, version=3),
             "crafted-other-byte-order": header(m, order=0x04030201),
             "crafted-meta-only": header(m),
             "crafted-meta-unknown-tag": header(meta(extra=tlv(999, b"future"))),

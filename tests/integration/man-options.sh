@@ -81,6 +81,7 @@ fi
 
 compare record
 compare report
+compare convert
 
 # The words of the options that take one of a set, from their tables.
 for cw in report:format report:mode report:sort report:by record:event record:wakeups; do
@@ -108,5 +109,8 @@ if [ -n "$have_bash" ]; then
 	complete r > offered.txt
 	printf 'record\nreport\n' > want.txt
 	check "the completion offers the commands" cmp -s want.txt offered.txt
+	complete c > offered.txt
+	printf 'convert\n' > want.txt
+	check "the completion offers convert" cmp -s want.txt offered.txt
 fi
 finish

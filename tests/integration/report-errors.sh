@@ -47,10 +47,10 @@ check "the intact recording has no frame outside the mapped files ([unknown])" \
 
 # A newer format version: the u32 after the 8-byte magic.
 cp R future.data
-printf '\002\000\000\000' | dd of=future.data bs=1 seek=8 conv=notrunc 2>/dev/null
-refused "format version 2" -i future.data
-check "format version 2: says which version it is and which it reads" \
-	grep -Eq 'version 2.*version 1' err
+printf '\003\000\000\000' | dd of=future.data bs=1 seek=8 conv=notrunc 2>/dev/null
+refused "format version 3" -i future.data
+check "format version 3: says which version it is and which it reads" \
+	grep -Eq 'version 3.*versions 1 to 2' err
 
 # Cut in the middle of a block of records that is not the first (so that
 # there is something before the cut): the report of what came before the

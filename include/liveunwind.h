@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * liveunwind.h: samples made into references to a table of distinct stacks.
+ *
+ * Takes a recording's records in time order and gives back those of a
+ * file with a stack table (format version 2, WP_META_STACK_TABLE): each
+ * on-CPU, switch-out and sched_waking sample becomes a STACK_SAMPLE record
+ * (time, thread, CPU, event, and a stack id), and each stack, each place
+ * and each file it uses is defined by a STACK, PLACE and DSO record just
+ * before its first use.  Every other record passes unchanged, so the
+ * process model, the switch records and all the accounting reads stay
+ * exact.  Stacks are resolved by samplestack.h over the process model of
+ * procmap.h, fed these same records as they come (exec, mmap, fork and
+ * exit followed as they happen): the one way report resolves samples, so
+ * reporting the output gives what reporting the input gives.  Places are
+ * kept unnamed (file and offset, kernel address, JIT address): report
+ * names them, on any machine with the files.  Records that another set of
+ * events already gave (coverage.h) are dropped.  Owns its process model,
+ * resolver and tables.
+ */
+#ifndef WALLPROF_LIVEUNWIND_H
+#define WALLPROF_LIVEUNWIND_H
+
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#include "datafile.h"
+#include "layout.h"
+#include "util.h"
+
+struct wp_liveunwind;
+
+struct wp_liveunwind_stats {
+	uint64_t samples;	/* made into STACK_SAMPLE records */
+	uint64_t stacks, places, dsos;	/* definitions written */
+	uint64_t dropped;	/* duplicates (coverage.h) */
+};
+
+/* For the records of a recording with meta m (borrowed).  0 or -errno. */
+int wp_liveunwind_new(const struct wp_meta *m, struct wp_liveunwind **out);
+
+/*
+ * Take one record (time: as the time ordering delivered it) and append
+ * what it becomes to out.  Returns 0, -EPROTO for the records of a stack
+ * table (the input was unwound already), -ENOMEM.
+ */
+int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_header *rec,
+			 uint64_t time, struct wp_buf *out);
+
+const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu);
+
+/* NULL is fine. */
+void wp_liveunwind_free(struct wp_liveunwind *lu);
+
+#endif

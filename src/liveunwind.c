@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* liveunwind.c: samples in, stack table definitions and stack samples out. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coverage.h"
+#include "liveunwind.h"
+#include "procmap.h"
+#include "samplekind.h"
+#include "samplestack.h"
+#include "stacks.h"
+
+/* A stack's words, as interned: flags, ip, needed (two), nr_chain, nr_user, places. */
+#define HEAD_WORDS 6
+
+struct wp_liveunwind {
+	struct wp_sample_format fmt;
+	struct wp_procmap *pm;
+	struct wp_resolver *resolver;
+	struct wp_coverage *coverage;
+	struct wp_sample_kinds kinds;
+	struct wp_stacks *stacks;	/* a stack's words -> its id */
+	uint8_t *place_written;		/* per resolver place: its PLACE record is out */
+	size_t cap_places;
+	uint8_t *dso_written;		/* per procmap dso: its DSO record is out */
+	size_t cap_dsos;
+	struct wp_sample_stack sstack;
+	uint32_t words[HEAD_WORDS + WP_SSTACK_CHAIN + WP_MAX_FRAMES];
+	struct wp_liveunwind_stats stats;
+};
+
+int wp_liveunwind_new(const struct wp_meta *m, struct wp_liveunwind **out)
+{
+	struct wp_liveunwind *lu = calloc(1, sizeof(*lu));
+	int err;
+
+	*out = NULL;
+	if (!lu)
+		return -ENOMEM;
+	wp_sample_format_init(&lu->fmt, m->sample_type, m->regs_mask);
+	err = wp_sample_kinds_init(&lu->kinds, m);
+	if (!err)
+		err = wp_procmap_new(wp_same_kernel(m), &lu->pm);
+	if (!err)
+		err = wp_resolver_new(lu->pm, m, &lu->resolver);
+	if (!err)
+		err = wp_coverage_new(&lu->fmt, &lu->coverage);
+	if (!err)
+		err = wp_stacks_new(&lu->stacks);
+	if (err) {
+		wp_liveunwind_free(lu);
+		return err;
+	}
+	*out = lu;
+	return 0;
+}
+
+/* Mark byte i of a growing array; returns 1 if it was already, 0, or -ENOMEM. */
+static int mark(uint8_t **v, size_t *cap, size_t i)
+{
+	size_t had = *cap;
+
+	if (i >= had) {
+		if (WP_GROW(*v, *cap, i + 1))
+			return -ENOMEM;
+		memset(*v + had, 0, *cap - had);
+	}
+	if ((*v)[i])
+		return 1;
+	(*v)[i] = 1;
+	return 0;
+}
+
+static int define_dso(struct wp_liveunwind *lu, uint32_t idx, struct wp_buf *out)
+{
+	const struct wp_dso *dso = wp_procmap_dso(lu->pm, idx);
+	struct wp_dso_def d;
+	int err;
+
+	if (!dso)
+		return 0;
+	err = mark(&lu->dso_written, &lu->cap_dsos, idx);
+	if (err)
+		return err < 0 ? err : 0;
+	d.dso = idx;
+	d.maj = dso->maj;
+	d.min = dso->min;
+	d.ino = dso->ino;
+	d.build_id_size = dso->build_id_size;
+	d.build_id = dso->build_id;
+	d.filename = dso->path;
+	lu->stats.dsos++;
+	return wp_dso_def_append(out, &d);
+}
+
+static int define_place(struct wp_liveunwind *lu, uint32_t id, struct wp_buf *out)
+{
+	struct wp_place_def d;
+	struct wp_place pl;
+	int err;
+
+	if (id == WP_NO_PLACE || !wp_resolver_place(lu->resolver, id, &pl))
+		return 0;
+	err = mark(&lu->place_written, &lu->cap_places, id);
+	if (err)
+		return err < 0 ? err : 0;
+	if (pl.kind == WP_PLACE_FILE) {
+		err = define_dso(lu, pl.where, out);
+		if (err)
+			return err;
+	}
+	d.place = id;
+	d.kind = (uint8_t)pl.kind;
+	d.flags = pl.activation ? WP_PLACE_ACTIVATION : 0;
+	d.where = pl.where;
+	d.addr = pl.addr;
+	d.pgoff = pl.pgoff;
+	lu->stats.places++;
+	return wp_place_def_append(out, &d);
+}
+
+/* The id of the stack just resolved, defining it (and what it uses) when new. */
+static int intern_stack(struct wp_liveunwind *lu, struct wp_buf *out, uint32_t *id)
+{
+	const struct wp_sample_stack *ss = &lu->sstack;
+	size_t n = (size_t)ss->nr_chain + ss->nr_user;
+	struct wp_stack_def d;
+	uint32_t *w = lu->words;
+	int err;
+
+	w[0] = ss->flags;
+	w[1] = ss->ip;
+	w[2] = (uint32_t)ss->needed;
+	w[3] = (uint32_t)(ss->needed >> 32);
+	w[4] = ss->nr_chain;
+	w[5] = ss->nr_user;
+	memcpy(w + HEAD_WORDS, ss->chain, ss->nr_chain * sizeof(*w));
+	memcpy(w + HEAD_WORDS + ss->nr_chain, ss->user, ss->nr_user * sizeof(*w));
+	*id = wp_stacks_intern(lu->stacks, w, (unsigned int)(HEAD_WORDS + n));
+	if (*id == UINT32_MAX)
+		return -ENOMEM;
+	if (*id < lu->stats.stacks)
+		return 0;	/* defined before: ids come in order */
+	err = define_place(lu, ss->ip, out);
+	for (size_t i = 0; !err && i < n; i++)
+		err = define_place(lu, w[HEAD_WORDS + i], out);
+	if (err)
+		return err;
+	d.stack = *id;
+	d.flags = ss->flags;
+	d.ip = ss->ip;
+	d.nr_chain = (uint16_t)ss->nr_chain;
+	d.nr_user = (uint16_t)ss->nr_user;
+	d.needed = ss->needed;
+	lu->stats.stacks++;
+	return wp_stack_def_append(out, &d, w + HEAD_WORDS);
+}
+
+/*
+ * A sample whose stack the table can hold: 1 when it was written as a
+ * STACK_SAMPLE, 0 when it is to pass as it is.
+ */
+static int convert_sample(struct wp_liveunwind *lu, const struct perf_event_header *rec,
+			  const struct wp_sample *s, struct wp_buf *out)
+{
+	enum wp_event_role role = wp_sample_kinds_role(&lu->kinds, s->id);
+	struct wp_stack_sample ss = {
+		.misc = rec->misc, .time = s->time, .id = s->id, .pid = s->pid, .tid = s->tid,
+		.cpu = s->cpu, .stack = WP_NO_STACK,
+	};
+	bool irq = false, unwind = true;
+	int err;
+
+
+	switch (role) {
+	case WP_EVENT_WAKEUP:
+		if (!wp_sample_kinds_waking(&lu->kinds, s, &ss.thread, &irq))
+			return 0;
+		ss.flags = irq ? WP_STACK_SAMPLE_IRQ : 0;
+		break;
+	/* The other tracepoints' samples take no stack: only who and when. */
+	case WP_EVENT_ENQUEUED:
+		if (!wp_sample_kinds_woken(&lu->kinds, s, &ss.thread))
+			return 0;
+		unwind = false;
+		break;
+	case WP_EVENT_SCHED_SWITCH:
+		if (!wp_sample_kinds_next(&lu->kinds, s, &ss.thread))
+			return 0;
+		unwind = false;
+		break;
+	case WP_EVENT_WAKEUP_NEW:
+		unwind = false;
+		break;
+	case WP_EVENT_ONCPU:
+		unwind = s->tid;	/* the idle task (-a) is counted, never unwound */
+		break;
+	case WP_EVENT_SWITCH_OUT:
+		break;
+	default:
+		return 0;
+	}
+	if (unwind) {
+		wp_resolver_sample(lu->resolver, rec, s, !irq, &lu->sstack);
+		err = intern_stack(lu, out, &ss.stack);
+		if (err)
+			return err;
+	}
+	lu->stats.samples++;
+	err = wp_stack_sample_append(out, &ss);
+	return err ? err : 1;
+}
+
+int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_header *rec,
+			 uint64_t time, struct wp_buf *out)
+{
+	struct wp_sample s;
+	bool parsed = false;
+	int err;
+
+	if (rec->type == WP_RECORD_STACK_SAMPLE || rec->type == WP_RECORD_DSO ||
+	    rec->type == WP_RECORD_PLACE || rec->type == WP_RECORD_STACK)
+		return -EPROTO;
+	if (rec->type == PERF_RECORD_SAMPLE)
+		parsed = !wp_sample_parse(&lu->fmt, rec, &s);
+	if (!wp_coverage_keep(lu->coverage, rec, parsed ? &s : NULL, time)) {
+		lu->stats.dropped++;
+		return 0;
+	}
+	if (rec->type == WP_RECORD_TRACE_FORMAT) {
+		err = wp_sample_kinds_format(&lu->kinds, rec);
+		if (err)
+			return err;
+	}
+	err = wp_procmap_record(lu->pm, rec);
+	if (err)
+		return err;
+	if (parsed) {
+		err = convert_sample(lu, rec, &s, out);
+		if (err)
+			return err < 0 ? err : 0;
+	}
+	return wp_buf_append(out, rec, rec->size);
+}
+
+const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu)
+{
+	return &lu->stats;
+}
+
+void wp_liveunwind_free(struct wp_liveunwind *lu)
+{
+	if (!lu)
+		return;
+	wp_stacks_free(lu->stacks);
+	wp_coverage_free(lu->coverage);
+	wp_resolver_free(lu->resolver);
+	wp_procmap_free(lu->pm);
+	wp_sample_kinds_release(&lu->kinds);
+	free(lu->place_written);
+	free(lu->dso_written);
+	free(lu);
+}
