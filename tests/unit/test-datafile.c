@@ -1656,6 +1656,56 @@ static void test_cmdline_corrupt(void)
 	is_int(wp_cmdline_parse(&r->header, &c), -EBADMSG, "cmdline corrupt: another type");
 }
 
+/*
+ * A file with a stack table is version 2 and reads back with its flag and
+ * records; one without stays version 1, which older readers take.
+ */
+static void test_stack_table_version(void)
+{
+	struct wp_stack_sample ss = { .time = 77, .id = 11, .pid = 1, .tid = 2, .stack = 0 };
+	const struct perf_event_header *rec;
+	struct wp_meta m = meta;
+	struct wp_buf b = { 0 };
+	struct wp_reader *r;
+	struct wp_writer *w;
+	char path[512];
+	uint32_t version = 0;
+	uint8_t *img;
+	size_t len;
+	int ret, n = 0;
+
+	path_in_tmp(path, sizeof(path), "table.data");
+	m.flags |= WP_META_STACK_TABLE;
+	ok(!wp_stack_sample_append(&b, &ss), "table: a STACK_SAMPLE encoded");
+	ok(wp_writer_open(path, false, 3, &w) == 0 && wp_writer_write_meta(w, &m) == 0 &&
+	   wp_writer_write_records(w, b.data, b.len) == 0 && wp_writer_commit(w) == 0,
+	   "table: written");
+	img = slurp(path, &len);
+	if (len >= 12)
+		memcpy(&version, img + 8, 4);
+	is_int(version, 2, "table: the file is version 2");
+	free(img);
+	if (is_int(wp_reader_open(path, &r), 0, "table: version 2 opens")) {
+		ok(wp_reader_meta(r)->flags & WP_META_STACK_TABLE, "table: its flag reads back");
+		while ((ret = wp_reader_next(r, &rec)) > 0)
+			n += rec->type == WP_RECORD_STACK_SAMPLE;
+		ok(ret == 0 && n == 1, "table: the STACK_SAMPLE reads back");
+		wp_reader_close(r);
+	}
+	unlink(path);
+	m.flags &= ~WP_META_STACK_TABLE;
+	ok(wp_writer_open(path, false, 0, &w) == 0 && wp_writer_write_meta(w, &m) == 0 &&
+	   wp_writer_commit(w) == 0, "table: a file without one written");
+	img = slurp(path, &len);
+	version = 0;
+	if (len >= 12)
+		memcpy(&version, img + 8, 4);
+	is_int(version, 1, "table: without a stack table, version 1");
+	free(img);
+	unlink(path);
+	wp_buf_release(&b);
+}
+
 int main(void)
 {
 	int status;
@@ -1670,6 +1720,7 @@ int main(void)
 
 	test_round_trips();
 	test_minimal_meta();
+	test_stack_table_version();
 	test_ksyms_block(0);
 	test_ksyms_block(3);
 	test_ksyms_changed_after_open();

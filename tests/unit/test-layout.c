@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "util.h"
 #include "tap.h"
 
 #define FULL_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
@@ -711,8 +712,82 @@ static void test_callchain_walk(void)
 	ok(!wp_sample_in_kernel(&h), "cpumode: a guest user sample is not");
 }
 
+/* The stack table's records: encoded, read back, and their corrupt forms refused. */
+static void test_stack_table_records(void)
+{
+	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
+					 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	struct wp_dso_def dso = { .dso = 7, .maj = 8, .min = 1, .ino = 123456789012ULL,
+				  .build_id_size = 20, .build_id = bid,
+				  .filename = "/usr/lib/libc.so.6" }, gd;
+	struct wp_place_def pl = { .place = 3, .kind = 1, .flags = 0, .where = 7,
+				   .addr = 0x1234567, .pgoff = 0x26000 }, gp;
+	const uint32_t places[5] = { 3, 0xffffffffU, 9, 10, 11 };
+	struct wp_stack_def st = { .stack = 42, .flags = 5, .ip = 3, .nr_chain = 2, .nr_user = 3,
+				   .needed = 70000 }, gs;
+	struct wp_stack_sample ss = { .misc = PERF_RECORD_MISC_USER, .time = 1ULL << 62,
+				      .id = 0xfedcba9876543210ULL, .pid = 100, .tid = 101,
+				      .cpu = 3, .stack = 42, .thread = 555,
+				      .flags = WP_STACK_SAMPLE_IRQ }, gss;
+	struct wp_buf b = { 0 };
+	struct perf_event_header *h;
+	size_t off = 0;
+
+	ok(!wp_dso_def_append(&b, &dso) && !wp_place_def_append(&b, &pl) &&
+	   !wp_stack_def_append(&b, &st, places) && !wp_stack_sample_append(&b, &ss),
+	   "stack table: four records encoded");
+	h = (void *)(b.data + off);
+	ok(h->type == WP_RECORD_DSO && h->size % 8 == 0 && !wp_dso_def_parse(h, &gd) &&
+	   gd.dso == 7 && gd.maj == 8 && gd.min == 1 && gd.ino == 123456789012ULL &&
+	   gd.build_id_size == 20 && !memcmp(gd.build_id, bid, 20) &&
+	   !strcmp(gd.filename, "/usr/lib/libc.so.6"), "DSO: every field read back");
+	is_str(wp_record_type_name(h->type), "DSO", "DSO: its type name");
+	off += h->size;
+	h = (void *)(b.data + off);
+	ok(h->type == WP_RECORD_PLACE && h->size == sizeof(struct wp_record_place) &&
+	   !wp_place_def_parse(h, &gp) && gp.place == 3 && gp.kind == 1 && gp.flags == 0 &&
+	   gp.where == 7 && gp.addr == 0x1234567 && gp.pgoff == 0x26000,
+	   "PLACE: every field read back");
+	off += h->size;
+	h = (void *)(b.data + off);
+	ok(h->type == WP_RECORD_STACK && h->size % 8 == 0 && !wp_stack_def_parse(h, &gs) &&
+	   gs.stack == 42 && gs.flags == 5 && gs.ip == 3 && gs.nr_chain == 2 &&
+	   gs.nr_user == 3 && gs.needed == 70000 && wp_stack_def_place(&gs, 0) == 3 &&
+	   wp_stack_def_place(&gs, 1) == 0xffffffffU && wp_stack_def_place(&gs, 4) == 11,
+	   "STACK: every field and place read back");
+	/* More places than the record holds. */
+	((struct wp_record_stack *)h)->nr_user = 5;
+	is_int(wp_stack_def_parse(h, &gs), -EBADMSG, "STACK: more places than bytes is refused");
+	((struct wp_record_stack *)h)->nr_user = 3;
+	h->size = sizeof(struct wp_record_stack) - 8;
+	is_int(wp_stack_def_parse(h, &gs), -EBADMSG, "STACK: shorter than its fixed part");
+	h->size = (uint16_t)ALIGN_UP(sizeof(struct wp_record_stack) + 5 * 4, (size_t)8);
+	off += h->size;
+	h = (void *)(b.data + off);
+	ok(h->type == WP_RECORD_STACK_SAMPLE && h->size == 48 && !wp_stack_sample_parse(h, &gss) &&
+	   gss.misc == PERF_RECORD_MISC_USER && gss.time == 1ULL << 62 &&
+	   gss.id == 0xfedcba9876543210ULL && gss.pid == 100 && gss.tid == 101 && gss.cpu == 3 &&
+	   gss.stack == 42 && gss.thread == 555 && gss.flags == WP_STACK_SAMPLE_IRQ,
+	   "STACK_SAMPLE: every field read back");
+	h->size = 40;
+	is_int(wp_stack_sample_parse(h, &gss), -EBADMSG, "STACK_SAMPLE: a short one is refused");
+	h->type = WP_RECORD_PLACE;
+	is_int(wp_place_def_parse(h, &gp), 0, "PLACE: 40 bytes of another layout still parse");
+	h->size = 32;
+	is_int(wp_place_def_parse(h, &gp), -EBADMSG, "PLACE: a short one is refused");
+	/* A DSO whose name runs to the end of the record without its NUL. */
+	h = (void *)b.data;
+	memset((uint8_t *)h + sizeof(struct wp_record_dso), 'x',
+	       h->size - sizeof(struct wp_record_dso));
+	is_int(wp_dso_def_parse(h, &gd), -EBADMSG, "DSO: a name without its NUL is refused");
+	h->type = WP_RECORD_BUILD_ID;
+	is_int(wp_dso_def_parse(h, &gd), -EBADMSG, "DSO: another type is refused");
+	wp_buf_release(&b);
+}
+
 int main(void)
 {
+	test_stack_table_records();
 	test_callchain_walk();
 	test_format_init();
 	test_parse_every_field();
