@@ -31,6 +31,7 @@ enum {
 	OPT_SWITCH_STACKS,
 	OPT_KEEP_CAPS,
 	OPT_NO_BUILDID_CACHE,
+	OPT_UNWIND,
 };
 
 static const struct cmd_option record_options[] = {
@@ -48,6 +49,9 @@ static const struct cmd_option record_options[] = {
 	  "estimated (default 10000)", NULL },
 	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>", "wake-ups and their wakers:",
 	  wp_wakeups_word },
+	{ "unwind", OPT_UNWIND, OPTION_ARG, "=<when>",
+	  "when to unwind stacks: 'report' (default: the file\nkeeps stack copies) or 'live' "
+	  "(while recording:\na table of distinct stacks, a far smaller file)", NULL },
 	{ NULL, 0, 0, NULL, "Target:", NULL },
 	{ "pid", 'p', OPTION_ARG, " <pid,...>",
 	  "attach to running processes and their new threads", NULL },
@@ -262,6 +266,14 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_NO_BUILDID_CACHE:
 			o.no_buildid_cache = true;
+			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "live") && strcmp(optarg, "report")) {
+				ret = usage_error("record", "--unwind: '%s' is neither 'report' nor 'live'",
+						  optarg);
+				goto out;
+			}
+			o.unwind_live = !strcmp(optarg, "live");
 			break;
 		case 'm':
 			ret = parse_mmap_pages(optarg, &o.events);

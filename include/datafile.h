@@ -159,6 +159,8 @@ struct wp_summary {
 	 */
 	uint32_t cut_short_errno;
 	uint64_t wakeups;		/* wake-up samples (after the fields above, new) */
+	/* With a stack table: samples written raw, the live unwinder behind (newer). */
+	uint64_t raw_samples;
 };
 
 struct wp_writer;

@@ -63,6 +63,14 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 void wp_drain_release_writer(struct wp_drain *d);
 
 /*
+ * Before wp_drain_release_writer(): the writer thread hands each block to
+ * sink (with arg) instead of writing it to w; sink returns 0 or -errno,
+ * as wp_writer_write_records() does (livestage.h's unwinder takes them).
+ */
+typedef int (*wp_drain_sink_fn)(void *arg, const void *buf, size_t len);
+void wp_drain_set_sink(struct wp_drain *d, wp_drain_sink_fn sink, void *arg);
+
+/*
  * Keep the wake-ups of these threads (the recording's at its start), and
  * of the threads born from then on (FORK and EXIT records say which), of
  * all the kernel's filter lets through (wp_evlist_filter_wakees).

@@ -32,6 +32,7 @@ struct wp_liveunwind;
 
 struct wp_liveunwind_stats {
 	uint64_t samples;	/* made into STACK_SAMPLE records */
+	uint64_t raw_samples;	/* passed raw (wp_liveunwind_pass) */
 	uint64_t stacks, places, dsos;	/* definitions written */
 	uint64_t dropped;	/* duplicates (coverage.h) */
 };
@@ -46,6 +47,14 @@ int wp_liveunwind_new(const struct wp_meta *m, struct wp_liveunwind **out);
  */
 int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_header *rec,
 			 uint64_t time, struct wp_buf *out);
+
+/*
+ * Take one record as wp_liveunwind_record() does, following the processes
+ * all the same, but append it unchanged, a sample too (when there is no
+ * time to unwind it: report unwinds it).
+ */
+int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header *rec,
+		       uint64_t time, struct wp_buf *out);
 
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu);
 

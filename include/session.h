@@ -31,6 +31,7 @@ struct wp_record_opts {
 	bool keep_caps;		/* --keep-capabilities: the command keeps root's */
 	bool any_process;	/* --any-process: capabilities reach every process */
 	bool no_buildid_cache;	/* --no-buildid-cache: keep no copies of files */
+	bool unwind_live;	/* --unwind=live: a stack table, unwound as it comes */
 	bool quiet;
 	bool progress;		/* live status line on stderr */
 	int argc;		/* wallprof's own command line, for the header */

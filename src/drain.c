@@ -59,6 +59,8 @@ struct wp_drain {
 	uint64_t queued_bytes;
 	bool writer_done;		/* no more blocks will come */
 	bool writer_held;		/* the caller still writes to w itself */
+	wp_drain_sink_fn sink;		/* takes the blocks instead of w, or NULL */
+	void *sink_arg;
 	int write_err;			/* the first one: nothing is written after it */
 	uint64_t write_err_ns;		/* when it happened */
 	struct wp_summary written;	/* the counts of what was written */
@@ -840,7 +842,8 @@ static void *writer_main(void *arg)
 		if (!d->write_err) {
 			pthread_mutex_unlock(&d->lock);
 			note_kernel_ips(d, b->data, b->len);
-			err = wp_writer_write_records(d->w, b->data, b->len);
+			err = d->sink ? d->sink(d->sink_arg, b->data, b->len)
+				      : wp_writer_write_records(d->w, b->data, b->len);
 			pthread_mutex_lock(&d->lock);
 		}
 		if (err && !d->write_err) {
@@ -849,7 +852,9 @@ static void *writer_main(void *arg)
 		} else if (!d->write_err) {
 			d->written = b->counts;
 		}
-		d->bytes_written = wp_writer_bytes(d->w);
+		/* With a sink, another thread writes to w. */
+		if (!d->sink)
+			d->bytes_written = wp_writer_bytes(d->w);
 		d->queued_bytes -= b->len;
 		if (d->nr_free_blocks < SPARE_BLOCKS) {
 			b->next = d->free_blocks;
@@ -937,6 +942,14 @@ out_free:
 	wp_error("cannot start the drain threads: %s", strerror(-err));
 	wp_drain_free(d);
 	return err;
+}
+
+void wp_drain_set_sink(struct wp_drain *d, wp_drain_sink_fn sink, void *arg)
+{
+	pthread_mutex_lock(&d->lock);
+	d->sink = sink;
+	d->sink_arg = arg;
+	pthread_mutex_unlock(&d->lock);
 }
 
 void wp_drain_release_writer(struct wp_drain *d)

@@ -212,8 +212,8 @@ static int convert_sample(struct wp_liveunwind *lu, const struct perf_event_head
 	return err ? err : 1;
 }
 
-int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_header *rec,
-			 uint64_t time, struct wp_buf *out)
+static int take(struct wp_liveunwind *lu, const struct perf_event_header *rec, uint64_t time,
+		bool unwind, struct wp_buf *out)
 {
 	struct wp_sample s;
 	bool parsed = false;
@@ -236,12 +236,26 @@ int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_heade
 	err = wp_procmap_record(lu->pm, rec);
 	if (err)
 		return err;
-	if (parsed) {
+	if (parsed && unwind) {
 		err = convert_sample(lu, rec, &s, out);
 		if (err)
 			return err < 0 ? err : 0;
+	} else if (parsed) {
+		lu->stats.raw_samples++;
 	}
 	return wp_buf_append(out, rec, rec->size);
+}
+
+int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_header *rec,
+			 uint64_t time, struct wp_buf *out)
+{
+	return take(lu, rec, time, true, out);
+}
+
+int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header *rec,
+		       uint64_t time, struct wp_buf *out)
+{
+	return take(lu, rec, time, false, out);
 }
 
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu)

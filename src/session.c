@@ -22,6 +22,7 @@
 #include "jitmap.h"
 #include "kallsyms.h"
 #include "layout.h"
+#include "livestage.h"
 #include "log.h"
 #include "quote.h"
 #include "session.h"
@@ -51,6 +52,7 @@ struct session {
 	struct wp_evlist ev;
 	struct wp_writer *writer;
 	struct wp_drain *drain;
+	struct wp_livestage *live;	/* --unwind=live: takes every record, or NULL */
 	struct wp_child child;
 	bool have_child;
 	int child_status;	/* wait status, -1 while running */
@@ -323,6 +325,18 @@ static int attach_processes(struct session *s)
  * The wake-up tracepoints' format files, so that report decodes their raw
  * data as this kernel lays it out, on any machine.
  */
+/* Records that come before the drain's: through the live unwinder when there is one. */
+static int write_records(struct session *s, const void *buf, size_t len)
+{
+	return s->live ? wp_livestage_write(s->live, buf, len)
+		       : wp_writer_write_records(s->writer, buf, len);
+}
+
+static int live_sink(void *arg, const void *buf, size_t len)
+{
+	return wp_livestage_write(arg, buf, len);
+}
+
 static int write_trace_formats(struct session *s)
 {
 	struct wp_buf buf = { 0 };
@@ -349,7 +363,7 @@ static int write_trace_formats(struct session *s)
 		buf.len += size;
 	}
 	if (!err && buf.len)
-		err = wp_writer_write_records(s->writer, buf.data, buf.len);
+		err = write_records(s, buf.data, buf.len);
 	wp_buf_release(&buf);
 	return err;
 }
@@ -539,7 +553,7 @@ static int write_existing(struct session *s)
 	if (n < 0)
 		wp_warn("cannot read the state of the existing processes: %s", strerror(-n));
 	note_synth_anon_code(s, &buf);
-	err = buf.len ? wp_writer_write_records(s->writer, buf.data, buf.len) : 0;
+	err = buf.len ? write_records(s, buf.data, buf.len) : 0;
 	wp_buf_release(&buf);
 	return err;
 }
@@ -1131,10 +1145,16 @@ int wp_record_run(const struct wp_record_opts *opts)
 		goto out;
 	if (s.meta.flags & WP_META_OFFCPU_STACKS)
 		s.meta.switch_stack_budget = opts->events.switch_stack_budget;
+	if (opts->unwind_live)
+		s.meta.flags |= WP_META_STACK_TABLE;
 	err = wp_writer_write_meta(s.writer, &s.meta);
+	if (!err && opts->unwind_live)
+		err = wp_livestage_start(&s.meta, s.writer, &s.live);
 	if (err)
 		goto out;
 	err = wp_drain_start(&s.ev, s.writer, &s.drain);
+	if (!err && s.live)
+		wp_drain_set_sink(s.drain, live_sink, s.live);
 	if (!err)
 		err = write_trace_formats(&s);
 	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide)
@@ -1194,6 +1214,20 @@ int wp_record_run(const struct wp_record_opts *opts)
 	s.summary.stop_reason = reason;
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);
+	if (s.live) {
+		struct wp_liveunwind_stats st;
+		int lerr = wp_livestage_stop(s.live, &st);
+
+		s.live = NULL;
+		s.summary.raw_samples = st.raw_samples;
+		if (st.raw_samples)
+			wp_warn("%" PRIu64 " samples were written with their stack copies: the "
+				"unwinder fell behind (report unwinds them)", st.raw_samples);
+		if (lerr && !err) {
+			err = lerr;
+			cut_short(&s, err, s.summary.end_clock_ns);
+		}
+	}
 	{
 		uint64_t dropped, gone;
 
@@ -1264,6 +1298,8 @@ out:
 	}
 	wp_stackgate_free(s.gate);
 	wp_drain_free(s.drain);
+	if (s.live)
+		wp_livestage_stop(s.live, NULL);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
 	free(s.attached);

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* livestage.c: the unwinder thread between the drained records and the file. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "livestage.h"
+#include "log.h"
+#include "order.h"
+#include "util.h"
+
+struct qblock {
+	struct qblock *next;
+	size_t len;
+	uint8_t data[];
+};
+
+struct wp_livestage {
+	pthread_mutex_t lock;
+	pthread_cond_t work_cond, space_cond;
+	struct qblock *head, *tail;
+	size_t queued;			/* bytes of the blocks in the queue */
+	bool done;			/* no more blocks will come */
+	int err;			/* the first error */
+	pthread_t thread;
+	/* The thread's own: */
+	struct wp_writer *w;
+	struct wp_sample_format fmt;
+	struct wp_liveunwind *lu;
+	struct wp_order *order;
+	struct wp_buf out;
+	bool behind;			/* samples pass raw */
+	/* A test's slowed unwinder: this long per block (WALLPROF_TEST_UNWIND_DELAY_US). */
+	long delay_us;
+};
+
+static void set_error(struct wp_livestage *ls, int err)
+{
+	pthread_mutex_lock(&ls->lock);
+	if (!ls->err)
+		ls->err = err;
+	pthread_mutex_unlock(&ls->lock);
+}
+
+static int deliver(const struct perf_event_header *rec, const struct wp_sample *s,
+		   uint64_t time, void *arg)
+{
+	struct wp_livestage *ls = arg;
+
+	(void)s;
+	if (ls->behind)
+		return wp_liveunwind_pass(ls->lu, rec, time, &ls->out);
+	return wp_liveunwind_record(ls->lu, rec, time, &ls->out);
+}
+
+/* Write what came out, closed by a ROUND: it is in time order. */
+static int flush(struct wp_livestage *ls)
+{
+	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
+	int err;
+
+	if (!ls->out.len)
+		return 0;
+	err = wp_buf_append(&ls->out, &round, sizeof(round));
+	if (!err)
+		err = wp_writer_write_records(ls->w, ls->out.data, ls->out.len);
+	ls->out.len = 0;
+	return err;
+}
+
+static int take_block(struct wp_livestage *ls, const struct qblock *b)
+{
+	size_t off = 0;
+	int err = 0;
+
+	if (ls->delay_us > 0 && !ls->behind) {
+		struct timespec ts = { ls->delay_us / 1000000, ls->delay_us % 1000000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	while (!err && off + sizeof(struct perf_event_header) <= b->len) {
+		const struct perf_event_header *h = (const void *)(b->data + off);
+
+		/* The drain made these records: a bad size is a bug, not input. */
+		if (h->size < sizeof(*h) || off + h->size > b->len)
+			return -EBADMSG;
+		err = wp_order_push(ls->order, h, NULL, 0);
+		off += h->size;
+	}
+	return err ? err : flush(ls);
+}
+
+static void *stage_main(void *arg)
+{
+	struct wp_livestage *ls = arg;
+	int err = 0;
+
+	pthread_mutex_lock(&ls->lock);
+	for (;;) {
+		struct qblock *b;
+
+		while (!ls->head && !ls->done)
+			pthread_cond_wait(&ls->work_cond, &ls->lock);
+		b = ls->head;
+		if (!b)
+			break;
+		ls->head = b->next;
+		if (!ls->head)
+			ls->tail = NULL;
+		/* What waits behind this block says whether there is time to unwind it. */
+		ls->behind = ls->queued > WP_LIVE_BEHIND;
+		pthread_mutex_unlock(&ls->lock);
+		if (!err)
+			err = take_block(ls, b);
+		pthread_mutex_lock(&ls->lock);
+		if (err && !ls->err)
+			ls->err = err;
+		ls->queued -= b->len;
+		free(b);
+		pthread_cond_broadcast(&ls->space_cond);
+	}
+	pthread_mutex_unlock(&ls->lock);
+	ls->behind = false;
+	if (!err)
+		err = wp_order_flush(ls->order);
+	if (!err)
+		err = flush(ls);
+	if (err)
+		set_error(ls, err);
+	return NULL;
+}
+
+int wp_livestage_start(const struct wp_meta *m, struct wp_writer *w, struct wp_livestage **out)
+{
+	struct wp_livestage *ls = calloc(1, sizeof(*ls));
+	const char *delay = getenv("WALLPROF_TEST_UNWIND_DELAY_US");
+	int err;
+
+	*out = NULL;
+	if (!ls)
+		return -ENOMEM;
+	ls->w = w;
+	if (delay)
+		ls->delay_us = strtol(delay, NULL, 10);
+	wp_sample_format_init(&ls->fmt, m->sample_type, m->regs_mask);
+	pthread_mutex_init(&ls->lock, NULL);
+	pthread_cond_init(&ls->work_cond, NULL);
+	pthread_cond_init(&ls->space_cond, NULL);
+	err = wp_liveunwind_new(m, &ls->lu);
+	if (!err)
+		err = wp_order_new(&ls->fmt, deliver, ls, NULL, &ls->order);
+	if (!err)
+		err = -pthread_create(&ls->thread, NULL, stage_main, ls);
+	if (err) {
+		wp_order_free(ls->order);
+		wp_liveunwind_free(ls->lu);
+		pthread_cond_destroy(&ls->work_cond);
+		pthread_cond_destroy(&ls->space_cond);
+		pthread_mutex_destroy(&ls->lock);
+		free(ls);
+		return err;
+	}
+	*out = ls;
+	return 0;
+}
+
+int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len)
+{
+	struct qblock *b;
+	int err;
+
+	if (!len)
+		return 0;
+	b = malloc(sizeof(*b) + len);
+	if (!b)
+		return -ENOMEM;
+	b->next = NULL;
+	b->len = len;
+	memcpy(b->data, buf, len);
+	pthread_mutex_lock(&ls->lock);
+	while (ls->queued > WP_LIVE_QUEUE_MAX && !ls->err)
+		pthread_cond_wait(&ls->space_cond, &ls->lock);
+	err = ls->err;
+	if (!err) {
+		if (ls->tail)
+			ls->tail->next = b;
+		else
+			ls->head = b;
+		ls->tail = b;
+		ls->queued += len;
+		b = NULL;
+		pthread_cond_signal(&ls->work_cond);
+	}
+	pthread_mutex_unlock(&ls->lock);
+	free(b);
+	return err;
+}
+
+int wp_livestage_stop(struct wp_livestage *ls, struct wp_liveunwind_stats *stats)
+{
+	int err;
+
+	pthread_mutex_lock(&ls->lock);
+	ls->done = true;
+	pthread_cond_signal(&ls->work_cond);
+	pthread_mutex_unlock(&ls->lock);
+	pthread_join(ls->thread, NULL);
+	err = ls->err;
+	if (stats)
+		*stats = *wp_liveunwind_stats(ls->lu);
+	while (ls->head) {
+		struct qblock *b = ls->head;
+
+		ls->head = b->next;
+		free(b);
+	}
+	wp_order_free(ls->order);
+	wp_liveunwind_free(ls->lu);
+	wp_buf_release(&ls->out);
+	pthread_cond_destroy(&ls->work_cond);
+	pthread_cond_destroy(&ls->space_cond);
+	pthread_mutex_destroy(&ls->lock);
+	free(ls);
+	return err;
+}
