@@ -343,13 +343,15 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"truncated_stacks\": %" PRIu64 ", \"truncated_needed_bytes\": %" PRIu64
 		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
-		", \"unwind_cache_hits\": %" PRIu64 ", \"unsampled_on_cpu_ns\": %" PRIu64
+		", \"unwind_cache_hits\": %" PRIu64 ", \"live_raw_samples\": %" PRIu64
+		", \"unsampled_on_cpu_ns\": %" PRIu64
 		", \"unsampled_threads\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
 		", \"rate_per\": \"%s\", \"switch_outs\": %" PRIu64 ", \"unsampled\": %" PRIu64
 		", \"estimated_ns\": %" PRIu64 ", \"unattributed_ns\": %" PRIu64
 		", \"threads\": %" PRIu64 "}, \"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
-		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits, unsampled_ns,
+		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits,
+		v->an->summary.raw_samples, unsampled_ns,
 		unsampled_threads, wp_meta_switch_stack_rate(v->an->meta),
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
 		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads);

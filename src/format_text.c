@@ -243,8 +243,12 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 		if (q->too_deep)
 			fprintf(out, ", %.1f%% stopped at the frame limit",
 				100.0 * (double)q->too_deep / (double)q->samples);
-		fprintf(out, ", %.1f%% not unwound\n",
+		fprintf(out, ", %.1f%% not unwound",
 			100.0 * (double)q->unwind_failed / (double)q->samples);
+		if (s->raw_samples)
+			fprintf(out, ", %" PRIu64 " by report: the live unwinder fell behind",
+				s->raw_samples);
+		fputc('\n', out);
 	}
 	fprintf(out, "# frames: %.1f%% unnamed",
 		q->frames ? 100.0 * (double)q->unnamed / (double)q->frames : 0.0);

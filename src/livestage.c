@@ -33,8 +33,13 @@ struct wp_livestage {
 	struct wp_order *order;
 	struct wp_buf out;
 	bool behind;			/* samples pass raw */
-	/* A test's slowed unwinder: this long per block (WALLPROF_TEST_UNWIND_DELAY_US). */
+	bool stopping;			/* the recording has ended */
+	/*
+	 * A test's slowed unwinder: this long per block while recording
+	 * (WALLPROF_TEST_UNWIND_DELAY_US).
+	 */
 	long delay_us;
+	size_t behind_bytes;		/* WP_LIVE_BEHIND, or 0 when slowed for a test */
 };
 
 static void set_error(struct wp_livestage *ls, int err)
@@ -76,7 +81,7 @@ static int take_block(struct wp_livestage *ls, const struct qblock *b)
 	size_t off = 0;
 	int err = 0;
 
-	if (ls->delay_us > 0 && !ls->behind) {
+	if (ls->delay_us > 0 && !ls->behind && !ls->stopping) {
 		struct timespec ts = { ls->delay_us / 1000000, ls->delay_us % 1000000 * 1000 };
 
 		nanosleep(&ts, NULL);
@@ -111,7 +116,8 @@ static void *stage_main(void *arg)
 		if (!ls->head)
 			ls->tail = NULL;
 		/* What waits behind this block says whether there is time to unwind it. */
-		ls->behind = ls->queued > WP_LIVE_BEHIND;
+		ls->behind = ls->queued > ls->behind_bytes;
+		ls->stopping = ls->done;
 		pthread_mutex_unlock(&ls->lock);
 		if (!err)
 			err = take_block(ls, b);
@@ -143,8 +149,12 @@ int wp_livestage_start(const struct wp_meta *m, struct wp_writer *w, struct wp_l
 	if (!ls)
 		return -ENOMEM;
 	ls->w = w;
+	ls->behind_bytes = WP_LIVE_BEHIND;
 	if (delay)
 		ls->delay_us = strtol(delay, NULL, 10);
+	/* Slowed for a test, behind as soon as a block waits: whatever the load. */
+	if (ls->delay_us > 0)
+		ls->behind_bytes = 0;
 	wp_sample_format_init(&ls->fmt, m->sample_type, m->regs_mask);
 	pthread_mutex_init(&ls->lock, NULL);
 	pthread_cond_init(&ls->work_cond, NULL);
