@@ -274,6 +274,10 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 	case WP_RECORD_PLACE:
 		if (wp_place_def_parse(h, &pl))
 			goto bad;
+		if (pl.kind > 3) {
+			fprintf(out, "PLACE %u kind %u\n", pl.place, pl.kind);
+			break;
+		}
 		fprintf(out, "PLACE %u %s", pl.place,
 			pl.kind == 0 ? "kernel" : pl.kind == 1 ? "file" : pl.kind == 2 ? "anon" : "unknown");
 		if (pl.kind == 1)

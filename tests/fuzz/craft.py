@@ -33,6 +33,7 @@ SAMPLE_TYPE = (SAMPLE_IDENTIFIER | SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME |
 RECORD_MMAP2, RECORD_COMM, RECORD_EXIT, RECORD_FORK = 10, 3, 4, 7
 RECORD_SAMPLE, RECORD_LOST, RECORD_SWITCH = 9, 2, 14
 RECORD_ROUND, RECORD_THREAD = 100, 102
+RECORD_DSO, RECORD_PLACE, RECORD_STACK, RECORD_STACK_SAMPLE = 106, 107, 108, 109
 MISC_USER, MISC_KERNEL = 2, 1
 MISC_COMM_EXEC = MISC_SWITCH_OUT = 0x2000
 MISC_SWITCH_OUT_PREEMPT = 0x4000
@@ -41,6 +42,7 @@ CONTEXT_KERNEL, CONTEXT_USER = 2**64 - 128, 2**64 - 512
 # wp_meta.flags
 META_KERNEL_SAMPLES, META_KERNEL_STACKS, META_SWITCHES = 1, 2, 4
 META_OFFCPU_STACKS = 8
+META_STACK_TABLE = 0x100
 
 START = 1000 * 10**9          # record start on the event clock
 ONCPU_ID, SWITCH_ID = 11, 12  # event ids
@@ -62,7 +64,7 @@ def event(name, role, typ, config, period, ids):
                bytes(attr) + b"".join(struct.pack("<Q", i) for i in ids))
 
 
-def meta(host="crafted", extra=b""):
+def meta(host="crafted", extra=b"", flags=0):
     return b"".join([
         tlv(TAG_CLOCK, struct.pack("<iIQQ", 1, 0, START, 1700000000 * 10**9)),
         tlv(TAG_HOSTNAME, host.encode() + b"\0"),
@@ -73,7 +75,7 @@ def meta(host="crafted", extra=b""):
         tlv(TAG_SAMPLE_FORMAT, struct.pack("<QQIIQ", SAMPLE_TYPE, 0, 0, 1, 5000000)),
         tlv(TAG_SYSTEM, struct.pack("<II", 2, 4096)),
         tlv(TAG_TARGET, struct.pack("<IIQ", 0, 0, META_KERNEL_SAMPLES | META_KERNEL_STACKS |
-                                    META_SWITCHES | META_OFFCPU_STACKS)),
+                                    META_SWITCHES | META_OFFCPU_STACKS | flags)),
         event("cpu-clock", 0, 1, 0, 5000000, [ONCPU_ID]),
         event("context-switches", 1, 1, 3, 1, [SWITCH_ID]),
         extra,
@@ -164,6 +166,47 @@ def records():
     return r
 
 
+def stack_table():
+    """Version 2: a stack table, with definitions sound and not, and samples of both kinds."""
+    t, ms = START, 10**6
+    r = records()
+
+    def place(ident, kind, where, addr, pgoff=0, flags=0):
+        return rec(RECORD_PLACE, 0, struct.pack("<IBBHIIQQ", ident, kind, flags, 0, where, 0,
+                                                addr, pgoff))
+
+    def stack(ident, flags, ip, chain, user, needed=0):
+        ids = b"".join(struct.pack("<I", i) for i in chain + user)
+        return rec(RECORD_STACK, 0, pad8(struct.pack("<IIIHHQ", ident, flags, ip, len(chain),
+                                                     len(user), needed) + ids))
+
+    def stack_sample(tid, time, ident, stk, thread=0, flags=0):
+        return rec(RECORD_STACK_SAMPLE, MISC_USER, struct.pack("<QQIIIIII", time, ident, PID,
+                                                               tid, 0, stk, thread, flags))
+
+    table = [
+        rec(RECORD_DSO, 0, pad8(struct.pack("<IIIB3xQ24s", 5, 8, 1, 4, 77, b"\xde\xad\xbe\xef") +
+                                b"/nonexistent/craft\0")),
+        place(0, 1, 5, 0x100, 0),             # in the DSO above
+        place(1, 0, 0, 0xffffffff81000100),    # kernel
+        place(2, 2, PID, 0x7f0000001000, 0, 1),  # anonymous, an activation
+        place(3, 3, 0, 0x1234),                # no mapping
+        place(4, 9, 0, 0x1),                   # a kind of the future
+        place(5, 1, 99, 0x200, 0),             # a DSO never defined
+        stack(0, 1 | 4, 3, [1], [0, 2, 4, 5], 70000),
+        stack(1, 2, 0xffffffff, [1, 4000], []),  # an undefined place
+        stack(2, 8, 0, [], [0] * 3),
+        rec(RECORD_STACK, 0, struct.pack("<IIIHHQ", 3, 0, 0, 65535, 65535, 0)),  # too short
+        rec(RECORD_DSO, 0, struct.pack("<IIIB3xQ24s", 6, 0, 0, 0, 0, b"") + b"noend123"),
+        stack_sample(PID, t + 3 * ms + 10, ONCPU_ID, 0),
+        stack_sample(PID + 1, t + 5 * ms + 10, ONCPU_ID, 77),   # no such stack
+        stack_sample(0, t + 5 * ms + 20, ONCPU_ID, 0xffffffff),  # idle
+        stack_sample(PID, t + 4 * ms, SWITCH_ID, 2),
+        stack_sample(PID, t + 4 * ms + 5, 999, 1, PID + 1, 1),  # an unknown event
+    ]
+    return b"".join(r[:3] + table + r[3:])
+
+
 def impossible_time():
     """A switch-in dated 2^64 - 2^60 ns: an off-CPU interval of more than 2^63 ns."""
     t, ms = START, 10**6
@@ -224,6 +267,11 @@ def files():
             "bug-zstd-bomb": header(m) + bomb(BOMB_BLOCKS, BOMB_MIB),
             "bug-ksyms-blank-lines": header(m) + block(BLOCK_RECORDS, flat) +
             block(BLOCK_KSYMS, BLANK_KSYMS, BLOCK_ZSTD, zstd(BLANK_KSYMS)) + summary(),
+            "crafted-stack-table": header(meta(flags=META_STACK_TABLE), version=2) +
+            block(BLOCK_RECORDS, stack_table()) + block(BLOCK_KSYMS, KSYMS) + summary(),
+            # Stack table records in a file that does not say it has them.
+            "crafted-stack-table-unflagged": header(m) + block(BLOCK_RECORDS, stack_table()) +
+            summary(),
         },
     }
 
