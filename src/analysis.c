@@ -6,11 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "analysis.h"
-#include "arch.h"
 #include "buildid.h"
 #include "coverage.h"
 #include "debuginfo.h"
