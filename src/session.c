@@ -26,6 +26,7 @@
 #include "quote.h"
 #include "session.h"
 #include "stackgate.h"
+#include "cgroup.h"
 #include "synth.h"
 #include "target.h"
 #include "util.h"
@@ -66,6 +67,7 @@ struct session {
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
+	struct wp_cgroup cgroup;	/* the command's, for its switch-out stacks */
 	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
 	size_t nr_synth_anon, cap_synth_anon;
 };
@@ -456,7 +458,10 @@ static int open_targets(struct session *s)
 	}
 	if (s->have_child) {
 		snprintf(what, sizeof(what), "'%s'", s->child.cmd);
-		return wp_evlist_open_task(&s->ev, s->child.stub, what);
+		err = wp_evlist_open_task(&s->ev, s->child.stub, what);
+		if (!err && s->ev.cgroup_descs)
+			err = wp_evlist_open_cgroup_events(&s->ev);
+		return err;
 	}
 	if (o->nr_pids)
 		return attach_processes(s);
@@ -1102,6 +1107,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 		if (err)
 			goto out;
 		s.have_child = true;
+		/* Without a cgroup, the switch-out event is the threads' own. */
+		if (s.ev.meta_flags & WP_META_OFFCPU_STACKS && !opts->events.cpu_wide &&
+		    !wp_cgroup_create(&s.cgroup, s.child.stub))
+			wp_evlist_use_cgroup(&s.ev, s.cgroup.fd);
 	}
 	/*
 	 * A closed standard error (EPIPE) or a file size limit (EFBIG) is an
@@ -1135,6 +1144,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (err)
 		goto out;
 	err = wp_drain_start(&s.ev, s.writer, &s.drain);
+	if (!err && s.have_child)
+		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
 	if (!err)
 		err = write_trace_formats(&s);
 	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide)
@@ -1266,6 +1277,7 @@ out:
 	wp_drain_free(s.drain);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
+	wp_cgroup_remove(&s.cgroup);
 	free(s.attached);
 	free(s.synth_anon);
 	wp_buf_release(&s.wakees);
