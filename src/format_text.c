@@ -563,14 +563,20 @@ static int top_cmp(const void *x, const void *y)
 	return c;
 }
 
-static int key_cmp(const void *x, const void *y)
+/* Order for merging: by stack, part and thread name (threads of a name side by side). */
+static int key_cmp(const void *x, const void *y, void *threads)
 {
 	const struct top_entry *a = x, *b = y;
+	const struct wp_thread_times *th = threads;
+	int c;
 
 	if (a->stack != b->stack)
 		return a->stack < b->stack ? -1 : 1;
 	if (a->part != b->part)
 		return (int)a->part - (int)b->part;
+	c = strcmp(th[a->thread].comm, th[b->thread].comm);
+	if (c)
+		return c;
 	return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
@@ -897,7 +903,7 @@ static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, uns
 		}
 	}
 	/* Merge the same stack and part across threads of the same name. */
-	qsort(e, ne, sizeof(*e), key_cmp);
+	qsort_r(e, ne, sizeof(*e), key_cmp, (void *)th);
 	for (size_t i = 0; i < ne; i++) {
 		if (m && e[m - 1].stack == e[i].stack && e[m - 1].part == e[i].part &&
 		    !strcmp(th[e[m - 1].thread].comm, th[e[i].thread].comm)) {

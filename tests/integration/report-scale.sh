@@ -45,6 +45,34 @@ near() {
 	check_num "$1 ($2 ns, want $3 ns)" "$_d" -le "$_tol"
 }
 
+# jgroups DATA: the JSON report's stacks (one per thread) added up by
+# thread name, kind and frames, as the text report adds them up: lines of
+# "ns<TAB>comm<TAB>kind<TAB>frames", the most time first.
+KIND='{ k = $4 == "on-cpu" ? "on-CPU" : $4 }'
+jgroups() {
+	"$WALLPROF" report -i "$1" --format json --top 1000000 >"$1.all.json" 2>"$1.all.err"
+	python3 "$J" stacks "$1.all.json" |
+		awk -F '\t' "$KIND"' { ns[$3 "\t" k "\t" $7] += $5 }
+			END { for (s in ns) printf "%d\t%s\n", ns[s], s }' |
+		sort -t "$(printf '\t')" -k1,1nr
+}
+# STACK: the first line of a stack in the text report, full or compact.
+STACK='^ *[0-9.]+% +~?[0-9.]+[mun]?s +(on-CPU|blocked|preempted|runnable) '
+# same_stacks WHAT TEXT GROUPS: the stacks of the text report TEXT are the
+# first of GROUPS (jgroups), in order, each with its time.
+same_stacks() {
+	grep -E "$STACK" "$2" | awk '{ sub(/^~/, "", $2); print $2, $3, $4 }' >"$2.got"
+	_i=0
+	while read -r _t _kind _comm; do
+		_i=$((_i + 1))
+		_w=$(sed -n "${_i}p" "$3" | awk -F '\t' '{ print $1, $3, $2 }')
+		check "$1: stack $_i is the JSON's ($_kind $_comm, ${_w%% *} ns)" \
+			[ "$_kind $_comm" = "${_w#* }" ]
+		near "$1: stack $_i's time" \
+			"$(echo "$_t" | awk "$NS"' { printf "%.0f", ns($1) }')" "${_w%% *}"
+	done <"$2.got"
+}
+
 # --- 300 short-lived processes ---------------------------------------------
 run rec.out rec.err "$WALLPROF" record -q -o S -- \
 	sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done'
@@ -95,29 +123,13 @@ near "text: on-CPU of the rows + left out = of every thread in json" \
 # The compact stacks: a line each, in the order and with the times of
 # the JSON report's stacks (one per thread) added up over the threads of
 # a name; what they leave out is the rest of them.
-KIND='{ k = $4 == "on-cpu" ? "on-CPU" : $4 }'
-run jall.json j.err "$WALLPROF" report -i S --format json --top 1000000
-python3 "$J" stacks jall.json |
-	awk -F '\t' "$KIND"' { ns[$3 "\t" k "\t" $7] += $5 }
-		END { for (s in ns) printf "%d\t%s\n", ns[s], s }' |
-	sort -t "$(printf '\t')" -k1,1nr >j.groups
-STACK='^ *[0-9.]+% +~?[0-9.]+[mun]?s +(on-CPU|blocked|preempted|runnable) '
+jgroups S >j.groups
 grep -E "$STACK" t.txt >t.stacks
 check_num "compact: the --top 10 stacks, a line each" "$(nlines t.stacks)" -eq 10
 check "compact: no frame lines" no_match '^ {19}[^ 0-9]' t.txt
 check "compact: its wakers a line each, no stacks under them" \
 	grep -Eq '^ +[0-9.]+% woken by true, [0-9]+ times, [0-9.]+[mun]?s(;|$)' t.txt
-awk '{ sub(/^~/, "", $2); print $2, $3, $4 }' t.stacks >t.got
-head -n 10 j.groups | awk -F '\t' '{ print $1, $3, $2 }' >j.want
-i=0
-while read -r t kind comm; do
-	i=$((i + 1))
-	w=$(sed -n "${i}p" j.want)
-	check "compact: stack $i is the JSON's ($kind $comm, ${w%% *} ns)" \
-		[ "$kind $comm" = "${w#* }" ]
-	near "compact: stack $i's time" "$(echo "$t" | awk "$NS"' { printf "%.0f", ns($1) }')" \
-		"${w%% *}"
-done <t.got
+same_stacks compact t.txt j.groups
 ngroups=$(nlines j.groups)
 more_stacks=$(echo "$last_line" | awk '{ print $3 }')
 check_num "compact: shown + left out = every stack of the JSON ($ngroups)" \
@@ -214,6 +226,15 @@ check "--threads 3: the process row, 2 threads, and 4 more threads in 1 process"
 	[ "$(grep -Ec '^[0-9]' w3.table) $(grep -Ec '^  [0-9]' w3.table)" = "1 2" ]
 check "--threads 3: ... and 4 more threads in 1 process" \
 	grep -q '^\.\.\. and 4 more threads in 1 process (' w3.table
+
+# --- two processes of the same threads: stacks add up by thread name ------
+# (locker and locker2 run the same code: their stacks are the same ones.)
+run w2.out rec.err "$WALLPROF" record -q -o W2 -- \
+	sh -c "$WORKLOADS/wallclock 0.3 & $WORKLOADS/wallclock 0.3; wait"
+check_num "two wallclocks: record exits 0" "$rc" -eq 0
+jgroups W2 >w2.groups
+run w2.txt w2.err "$WALLPROF" report -i W2
+same_stacks "two wallclocks" w2.txt w2.groups
 
 # --- -a: the machine's time is on-CPU time ---------------------------------
 if ! "$WALLPROF" record -q -o probe.data -a -d 0.1 2>probe.err; then
