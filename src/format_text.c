@@ -659,8 +659,9 @@ static int print_path(const struct wp_view *v, uint32_t stack, int room, FILE *o
 		/* Room for the count after it too: " (+123)". */
 		if (shown && path.len + strlen(sep) + name.len + 7 > (size_t)room)
 			break;
-		if (wp_buf_append(&path, sep, strlen(sep)) ||
-		    wp_buf_append(&path, name.data, name.len)) {
+		/* (Nothing appended is empty: an empty buffer's data may be NULL.) */
+		if ((shown && wp_buf_append(&path, sep, strlen(sep))) ||
+		    (name.len && wp_buf_append(&path, name.data, name.len))) {
 			err = -ENOMEM;
 			goto out;
 		}
