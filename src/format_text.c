@@ -514,31 +514,25 @@ static bool table_approximate(const struct wp_table *t)
 static void print_idle(const struct wp_analysis *an, FILE *out)
 {
 	const struct wp_cpu_time *c;
-	uint64_t idle = 0, busy = 0, unseen = 0, span;
+	struct wp_cpu_time sum;
 	char a[16], b[16], t[16], u[16], w[16];
+	uint64_t span;
 	size_t n;
 
-	c = wp_account_cpus(an->account, &n);
-	if (!n)
+	c = wp_analysis_cpus(an, &n, &sum, &span);
+	if (!c)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		idle += c[i].idle_ns;
-		busy += c[i].busy_ns;
-		unseen += c[i].unseen_ns;
-	}
-	span = (an->window_end ? an->window_end : an->end_ns) -
-	       (an->window_start ? an->window_start : an->start_ns);
 	fprintf(out, "\n%-9s %-12s %7s  idle, no thread:", "[idle]", "swapper",
-		DUR(idle, a));
+		DUR(sum.idle_ns, a));
 	for (size_t i = 0; i < n && i < 8; i++)
 		fprintf(out, "%s cpu%zu %s", i ? "," : "", i, DUR(c[i].idle_ns, a));
 	fprintf(out, "%s\n", n > 8 ? ", ... (JSON has every CPU)" : "");
-	fprintf(out, "# CPU time: on-CPU %s + idle %s", DUR(busy, a), DUR(idle, b));
+	fprintf(out, "# CPU time: on-CPU %s + idle %s", DUR(sum.busy_ns, a), DUR(sum.idle_ns, b));
 	/* Tasks that wrote no switch records, in between: rare, and said. */
-	if (unseen)
-		fprintf(out, " + unseen %s", DUR(unseen, a));
-	fprintf(out, " = %s; %zu CPUs x %s = %s\n", DUR(busy + idle + unseen, t), n, DUR(span, u),
-		DUR(span * n, w));
+	if (sum.unseen_ns)
+		fprintf(out, " + unseen %s", DUR(sum.unseen_ns, a));
+	fprintf(out, " = %s; %zu CPUs x %s = %s\n",
+		DUR(sum.busy_ns + sum.idle_ns + sum.unseen_ns, t), n, DUR(span, u), DUR(span * n, w));
 }
 
 /* A stack's time summed over the shown threads with the same name. */
