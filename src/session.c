@@ -622,7 +622,7 @@ static uint64_t gate_switch_outs(unsigned int cpu, uint64_t *as_of_ns, void *arg
 	struct session *s = arg;
 
 	/* Fresh counts for the next look: the drain's own pace is 50 ms. */
-	if (cpu == 0)
+	if (cpu == 0 && wp_stackgate_wants_fresh_counts(s->gate))
 		wp_drain_kick(s->drain);
 	return wp_drain_switch_outs(s->drain, cpu, as_of_ns);
 }
