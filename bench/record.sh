@@ -32,6 +32,8 @@
 #       wallprof        wallprof record with its defaults
 #       wallprof-all    wallprof --switch-stacks=all: a stack at every
 #                       switch-out, as perf here
+#       wallprof-live   wallprof --unwind=live: stacks unwound while
+#                       recording, a stack table in the file
 #       wallprof-rate   wallprof --switch-stacks=$BENCH_SWITCH_RATE (default
 #                       4000 a second per CPU): switch-out stacks bounded,
 #                       the rest estimated
@@ -121,6 +123,7 @@ cfg_label() {
 	perf-nostacks) echo "perf, no switch stacks" ;;
 	wallprof) echo "wallprof" ;;
 	wallprof-all) echo "wallprof --switch-stacks=all" ;;
+	wallprof-live) echo "wallprof --unwind=live" ;;
 	wallprof-rate) echo "wallprof --switch-stacks=$switch_rate" ;;
 	wallprof-alt) if [ -n "$wp_has_nc" ]; then echo "wallprof --no-compress"; else echo "wallprof -z"; fi ;;
 	wallprof-nc) echo "wallprof --no-compress" ;;
@@ -139,6 +142,7 @@ set_prof() {
 	wallprof) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-rate) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_rate[@]+"${wp_rate[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-all) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_all[@]+"${wp_all[@]}"} -o "$d/W.data" -f --) ;;
+	wallprof-live) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --unwind=live -o "$d/W.data" -f --) ;;
 	wallprof-alt)
 		if [ -n "$wp_has_nc" ]; then
 			prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --no-compress -o "$d/W.data" -f --)
