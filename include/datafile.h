@@ -120,6 +120,8 @@ enum wp_stop_reason {
 	WP_STOP_SIGNAL = 1,
 	WP_STOP_DURATION = 2,
 	WP_STOP_ERROR = 3,
+	WP_STOP_ROTATED = 4,	/* --rotate: the next file goes on */
+	WP_STOP_DUMPED = 5,	/* --flight-recorder: written on SIGUSR1; recording went on */
 };
 
 /* Totals written last; their presence marks a complete file. */
