@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <zstd.h>
 
 #include "layout.h"
 #include "log.h"
@@ -41,13 +42,20 @@ struct model {
 	uint64_t pruned;		/* when exited was last pruned */
 };
 
-/* Records kept by the flight recorder: one drained block's. */
+/*
+ * Records kept by the flight recorder: one drained block's, compressed
+ * (stack copies shrink some 100 times, as in the file).
+ */
 struct chunk {
 	struct chunk *next;
 	uint64_t max_time;
+	size_t raw_len;
 	size_t len;
 	uint8_t data[];
 };
+
+/* Level 1: the file's default, fast enough for the writer thread. */
+#define CHUNK_ZSTD_LEVEL 1
 
 struct id_role {
 	uint64_t id;
@@ -72,7 +80,11 @@ struct wp_rotate {
 
 	/* --flight-recorder */
 	struct chunk *head, *tail;
-	size_t kept_bytes;
+	size_t kept_bytes;		/* compressed */
+	ZSTD_CCtx *cctx;
+	ZSTD_DCtx *dctx;
+	struct wp_buf zbuf;		/* a chunk being compressed */
+	struct wp_buf raw;		/* a chunk's records, decompressed */
 	uint64_t kept_since;		/* the state of the model is as of then */
 	uint64_t evicted;
 	uint64_t dump_asked;		/* atomic: a time, or 0 */
@@ -662,6 +674,21 @@ static int rotate_now(struct wp_rotate *r)
 	return err;
 }
 
+/* The records of a chunk, in r->raw (valid until the next call). */
+static int chunk_records(struct wp_rotate *r, const struct chunk *k)
+{
+	size_t n;
+
+	r->raw.len = 0;
+	if (!wp_buf_reserve(&r->raw, k->raw_len))
+		return -ENOMEM;
+	n = ZSTD_decompressDCtx(r->dctx, r->raw.data, k->raw_len, k->data, k->len);
+	if (ZSTD_isError(n) || n != k->raw_len)
+		return -EIO;	/* our own bytes: cannot happen */
+	r->raw.len = n;
+	return 0;
+}
+
 /* --flight-recorder: a file of the records kept, from kept_since to end. */
 static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last)
 {
@@ -673,8 +700,9 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 	err = file_open(r, r->kept_since, &w, &c);
 	for (struct chunk *k = r->head; !err && k; k = k->next) {
 		out.len = 0;
-		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= k->len;) {
-			const struct perf_event_header *h = (const void *)(k->data + off);
+		err = chunk_records(r, k);
+		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= r->raw.len;) {
+			const struct perf_event_header *h = (const void *)(r->raw.data + off);
 			uint64_t t = record_time(r, h);
 
 			off += h->size;
@@ -706,9 +734,11 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	       (r->head->max_time + r->o.window_ns < newest || r->kept_bytes > max)) {
 		struct chunk *k = r->head;
 
-		err = model_apply_all(r, k->data, k->len);
-		for (size_t off = 0; off + sizeof(struct perf_event_header) <= k->len;) {
-			const struct perf_event_header *h = (const void *)(k->data + off);
+		err = chunk_records(r, k);
+		if (!err)
+			err = model_apply_all(r, r->raw.data, r->raw.len);
+		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= r->raw.len;) {
+			const struct perf_event_header *h = (const void *)(r->raw.data + off);
 
 			off += h->size;
 			r->evicted += h->type != WP_RECORD_ROUND;
@@ -723,38 +753,51 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	return err;
 }
 
-static int keep(struct wp_rotate *r, const void *buf, size_t len)
+static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
+	uint64_t max_time = 0;
 	struct chunk *k;
+	size_t whole = 0, n;
 
-	if (!len)
+	for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
+		const struct perf_event_header *h = (const void *)(buf + off);
+		uint64_t t;
+
+		if (h->size < sizeof(*h) || h->size > len - off)
+			break;
+		off += h->size;
+		whole = off;	/* whole records only */
+		t = record_time(r, h);
+		if (t > max_time)
+			max_time = t;
+	}
+	if (!whole)
 		return 0;
-	k = malloc(sizeof(*k) + len);
+	if (!r->cctx && !(r->cctx = ZSTD_createCCtx()))
+		return -ENOMEM;
+	if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
+		return -ENOMEM;
+	r->zbuf.len = 0;
+	if (!wp_buf_reserve(&r->zbuf, ZSTD_compressBound(whole)))
+		return -ENOMEM;
+	n = ZSTD_compressCCtx(r->cctx, r->zbuf.data, ZSTD_compressBound(whole), buf, whole,
+			      CHUNK_ZSTD_LEVEL);
+	if (ZSTD_isError(n))
+		return -ENOMEM;	/* only out of memory makes zstd fail here */
+	k = malloc(sizeof(*k) + n);
 	if (!k)
 		return -ENOMEM;
 	k->next = NULL;
-	k->len = len;
-	k->max_time = 0;
-	memcpy(k->data, buf, len);
-	for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
-		const struct perf_event_header *h = (const void *)(k->data + off);
-		uint64_t t;
-
-		if (h->size < sizeof(*h) || h->size > len - off) {
-			k->len = off;	/* whole records only */
-			break;
-		}
-		off += h->size;
-		t = record_time(r, h);
-		if (t > k->max_time)
-			k->max_time = t;
-	}
+	k->raw_len = whole;
+	k->len = n;
+	k->max_time = max_time;
+	memcpy(k->data, r->zbuf.data, n);
 	if (r->tail)
 		r->tail->next = k;
 	else
 		r->head = k;
 	r->tail = k;
-	r->kept_bytes += k->len;
+	r->kept_bytes += n;
 	return 0;
 }
 
@@ -919,6 +962,10 @@ void wp_rotate_free(struct wp_rotate *r)
 		free(k);
 	}
 	model_release(&r->m);
+	ZSTD_freeCCtx(r->cctx);
+	ZSTD_freeDCtx(r->dctx);
+	wp_buf_release(&r->zbuf);
+	wp_buf_release(&r->raw);
 	wp_buf_release(&r->prelude);
 	wp_buf_release(&r->out);
 	wp_buf_release(&r->pending);
