@@ -182,6 +182,15 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m);
 int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
 
 /*
+ * Append a RECORDS block whose payload is already one zstd frame (with
+ * its checksum) of raw_len bytes of whole records: records kept
+ * compressed in memory are written without compressing them again.
+ * -EINVAL when w stores blocks uncompressed (compress_level 0).
+ */
+int wp_writer_write_records_zstd(struct wp_writer *w, const void *frame, size_t len,
+				 size_t raw_len);
+
+/*
  * Append the KSYMS block: the kernel symbols the recording's stacks use,
  * as "hexaddr name" lines sorted by address.
  */

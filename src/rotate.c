@@ -49,8 +49,10 @@ struct model {
 struct chunk {
 	struct chunk *next;
 	uint64_t max_time;
+	struct wp_summary counts;	/* of its records */
 	size_t raw_len;
-	size_t len;
+	size_t len;			/* of the zstd frame in data */
+	size_t state_len;		/* its state records, uncompressed, after the frame */
 	uint8_t data[];
 };
 
@@ -84,12 +86,14 @@ struct wp_rotate {
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
 	struct wp_buf zbuf;		/* a chunk being compressed */
+	struct wp_buf state;		/* its state records */
 	struct wp_buf raw;		/* a chunk's records, decompressed */
 	uint64_t kept_since;		/* the state of the model is as of then */
 	uint64_t evicted;
 	uint64_t dump_asked;		/* atomic: a time, or 0 */
 
-	unsigned int nr_files;
+	unsigned int nr_files;		/* written */
+	unsigned int numbered;		/* names used, written or not */
 	char *first_name, *last_name;
 	uint64_t bytes_done;		/* of the files closed */
 	int err;
@@ -385,7 +389,6 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 	struct wp_task_event te;
 	struct wp_cmdline cl;
 	struct wp_sample_id id;
-	struct wp_sample s;
 	struct st_thread *t;
 	struct st_proc *p;
 	struct wp_mmap2 mm;
@@ -435,16 +438,6 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 		if (!wp_task_event_parse(h, &te))
 			thread_exit(m, te.tid, time);
 		return 0;
-	case PERF_RECORD_SAMPLE: {
-		int role = sample_role(r, h);
-
-		/* A scheduler tracepoint's task is the CPU's, not the thread's. */
-		if (role != WP_EVENT_WAKEUP && role != WP_EVENT_WAKEUP_NEW &&
-		    role != WP_EVENT_ENQUEUED && role != WP_EVENT_SCHED_SWITCH &&
-		    !wp_sample_parse(&r->fmt, h, &s))
-			thread_get(m, s.pid, s.tid, time);
-		return 0;
-	}
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (!wp_sample_id_parse(&r->fmt, h, &id))
@@ -452,6 +445,25 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 		return 0;
 	}
 	return 0;
+}
+
+/*
+ * The records that tell what lives: every thread is announced by one of
+ * them (a FORK, an exec's COMM, or a THREAD or COMM written at attach),
+ * so switches and samples need not be kept aside.
+ */
+static bool is_state_record(const struct perf_event_header *h)
+{
+	switch (h->type) {
+	case WP_RECORD_THREAD:
+	case WP_RECORD_CMDLINE:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return true;
+	}
+	return false;
 }
 
 /* Every record of buf applied to the model, in order. */
@@ -537,7 +549,8 @@ static int file_open(struct wp_rotate *r, uint64_t start, struct wp_writer **out
 {
 	struct wp_meta meta = *r->meta;
 	struct wp_buf state = { 0 };
-	char *name = wp_rotate_name(r->o.output, r->nr_files + 1);
+	/* A name that failed is not tried again: the next file gets the next one. */
+	char *name = wp_rotate_name(r->o.output, ++r->numbered);
 	int err;
 
 	*out = NULL;
@@ -629,7 +642,9 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 			continue;
 		}
 		count_record(r, &r->counts, h);
-		err = model_apply(r, h, t);
+		if (is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
+		    h->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			err = model_apply(r, h, t);
 		if (!err)
 			err = wp_buf_append(&r->out, h, h->size);
 	}
@@ -689,7 +704,10 @@ static int chunk_records(struct wp_rotate *r, const struct chunk *k)
 	return 0;
 }
 
-/* --flight-recorder: a file of the records kept, from kept_since to end. */
+/*
+ * --flight-recorder: a file of the records kept, from kept_since to end.
+ * A chunk all before end goes in as it is kept, compressed.
+ */
 static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last)
 {
 	struct wp_summary c;
@@ -699,14 +717,30 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 
 	err = file_open(r, r->kept_since, &w, &c);
 	for (struct chunk *k = r->head; !err && k; k = k->next) {
+		if (k->max_time <= end) {
+			err = wp_writer_write_records_zstd(w, k->data, k->len, k->raw_len);
+			if (!err) {
+				c.records += k->counts.records;
+				c.samples += k->counts.samples;
+				c.switch_samples += k->counts.switch_samples;
+				c.switches += k->counts.switches;
+				c.lost_records += k->counts.lost_records;
+				c.lost_samples += k->counts.lost_samples;
+				c.throttles += k->counts.throttles;
+				c.wakeups += k->counts.wakeups;
+				c.synthesized += k->counts.synthesized;
+				continue;
+			}
+			if (err != -EINVAL)
+				break;	/* else the file is not compressed: as below */
+		}
 		out.len = 0;
 		err = chunk_records(r, k);
 		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= r->raw.len;) {
 			const struct perf_event_header *h = (const void *)(r->raw.data + off);
-			uint64_t t = record_time(r, h);
 
 			off += h->size;
-			if (t > end)
+			if (record_time(r, h) > end)
 				continue;	/* after the request: the next file's */
 			count_record(r, &c, h);
 			err = wp_buf_append(&out, h, h->size);
@@ -734,15 +768,8 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	       (r->head->max_time + r->o.window_ns < newest || r->kept_bytes > max)) {
 		struct chunk *k = r->head;
 
-		err = chunk_records(r, k);
-		if (!err)
-			err = model_apply_all(r, r->raw.data, r->raw.len);
-		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= r->raw.len;) {
-			const struct perf_event_header *h = (const void *)(r->raw.data + off);
-
-			off += h->size;
-			r->evicted += h->type != WP_RECORD_ROUND;
-		}
+		err = model_apply_all(r, k->data + k->len, k->state_len);
+		r->evicted += k->counts.records;
 		if (k->max_time > r->kept_since)
 			r->kept_since = k->max_time;
 		r->head = k->next;
@@ -755,11 +782,14 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 
 static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
+	struct wp_summary counts = { 0 };
 	uint64_t max_time = 0;
 	struct chunk *k;
 	size_t whole = 0, n;
+	int err = 0;
 
-	for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
+	r->state.len = 0;
+	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= len;) {
 		const struct perf_event_header *h = (const void *)(buf + off);
 		uint64_t t;
 
@@ -770,34 +800,47 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 		t = record_time(r, h);
 		if (t > max_time)
 			max_time = t;
+		count_record(r, &counts, h);
+		if (is_state_record(h))
+			err = wp_buf_append(&r->state, h, h->size);
 	}
-	if (!whole)
-		return 0;
-	if (!r->cctx && !(r->cctx = ZSTD_createCCtx()))
-		return -ENOMEM;
+	if (err || !whole)
+		return err;
+	if (!r->cctx) {
+		r->cctx = ZSTD_createCCtx();
+		/* As the file's writer makes them: the frames go in as they are. */
+		if (!r->cctx ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(r->cctx, ZSTD_c_compressionLevel,
+							CHUNK_ZSTD_LEVEL)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(r->cctx, ZSTD_c_checksumFlag, 1)))
+			return -ENOMEM;
+	}
 	if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
 		return -ENOMEM;
 	r->zbuf.len = 0;
 	if (!wp_buf_reserve(&r->zbuf, ZSTD_compressBound(whole)))
 		return -ENOMEM;
-	n = ZSTD_compressCCtx(r->cctx, r->zbuf.data, ZSTD_compressBound(whole), buf, whole,
-			      CHUNK_ZSTD_LEVEL);
+	n = ZSTD_compress2(r->cctx, r->zbuf.data, ZSTD_compressBound(whole), buf, whole);
 	if (ZSTD_isError(n))
 		return -ENOMEM;	/* only out of memory makes zstd fail here */
-	k = malloc(sizeof(*k) + n);
+	k = malloc(sizeof(*k) + n + r->state.len);
 	if (!k)
 		return -ENOMEM;
 	k->next = NULL;
 	k->raw_len = whole;
 	k->len = n;
+	k->state_len = r->state.len;
 	k->max_time = max_time;
+	k->counts = counts;
 	memcpy(k->data, r->zbuf.data, n);
+	if (r->state.len)
+		memcpy(k->data + n, r->state.data, r->state.len);
 	if (r->tail)
 		r->tail->next = k;
 	else
 		r->head = k;
 	r->tail = k;
-	r->kept_bytes += n;
+	r->kept_bytes += n + k->state_len;
 	return 0;
 }
 
@@ -851,8 +894,11 @@ int wp_rotate_end(struct wp_rotate *r, const struct wp_summary *whole)
 	int err = 0, e;
 
 	if (r->o.rotate_ns) {
-		/* Every record is in: close each file whose span ended. */
-		while (!err && r->w && r->end_ns < end)
+		/*
+		 * Every record is in: close each file whose span ended (after a
+		 * write error, the file being written is the last one).
+		 */
+		while (!err && !r->err && r->w && r->end_ns < end)
 			err = rotate_now(r);
 		r->end_ns = end;
 		if (!err)
@@ -965,6 +1011,7 @@ void wp_rotate_free(struct wp_rotate *r)
 	ZSTD_freeCCtx(r->cctx);
 	ZSTD_freeDCtx(r->dctx);
 	wp_buf_release(&r->zbuf);
+	wp_buf_release(&r->state);
 	wp_buf_release(&r->raw);
 	wp_buf_release(&r->prelude);
 	wp_buf_release(&r->out);

@@ -1144,8 +1144,13 @@ static int end_rotated(struct session *s)
 	int err;
 
 	if (s->write_err) {
+		/* The recording ends where the error cut it. */
 		s->summary.stop_reason = WP_STOP_ERROR;
 		s->summary.cut_short_errno = (uint32_t)-s->write_err;
+		if (s->cut_ns < s->summary.end_clock_ns) {
+			s->summary.end_realtime_ns -= s->summary.end_clock_ns - s->cut_ns;
+			s->summary.end_clock_ns = s->cut_ns;
+		}
 	}
 	err = wp_rotate_end(s->rot, &s->summary);
 	if (err && !s->write_err) {
