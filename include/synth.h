@@ -33,7 +33,7 @@ int wp_synth_exit(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, uint
 
 /*
  * A thread known without /proc: its THREAD record and a COMM record of
- * name comm (cut to 15 bytes).  0 or -errno.
+ * name comm (cut to 15 bytes; none when comm is empty).  0 or -errno.
  */
 int wp_synth_thread(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, const char *comm,
 		    uint64_t time, struct wp_buf *out);

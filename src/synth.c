@@ -60,7 +60,7 @@ int wp_synth_thread(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, co
 	c.len = strlen(name);
 	n = wp_comm_body(&c, body, sizeof(body));
 	err = wp_buf_append(out, &th, sizeof(th));
-	if (!err)
+	if (!err && c.len)
 		err = synth_emit(fmt, out, PERF_RECORD_COMM, 0, body, n, pid, tid, time);
 	return err;
 }
