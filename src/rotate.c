@@ -48,7 +48,7 @@ struct model {
  */
 struct chunk {
 	struct chunk *next;
-	uint64_t max_time;
+	uint64_t min_time, max_time;	/* of its timed records */
 	struct wp_summary counts;	/* of its records */
 	size_t raw_len;
 	size_t len;			/* of the zstd frame in data */
@@ -710,12 +710,25 @@ static int chunk_records(struct wp_rotate *r, const struct chunk *k)
  */
 static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last)
 {
+	uint64_t start = r->kept_since, from;
 	struct wp_summary c;
 	struct wp_writer *w;
 	struct wp_buf out = { 0 };
 	int err, e;
 
-	err = file_open(r, r->kept_since, &w, &c);
+	/*
+	 * The state is as of the newest record let go; when nothing came
+	 * for long after it, the file starts a window before its end (or at
+	 * its oldest record).
+	 */
+	if (end > r->o.window_ns && end - r->o.window_ns > start) {
+		from = end - r->o.window_ns;
+		if (r->head && r->head->min_time && r->head->min_time < from)
+			from = r->head->min_time;
+		if (from > start)
+			start = from;
+	}
+	err = file_open(r, start, &w, &c);
 	for (struct chunk *k = r->head; !err && k; k = k->next) {
 		if (k->max_time <= end) {
 			err = wp_writer_write_records_zstd(w, k->data, k->len, k->raw_len);
@@ -750,8 +763,7 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 	}
 	wp_buf_release(&out);
 	if (w) {
-		e = file_close(r, w, &c, end > r->kept_since ? end : r->kept_since,
-			       WP_STOP_DUMPED, last);
+		e = file_close(r, w, &c, end > start ? end : start, WP_STOP_DUMPED, last);
 		if (!err)
 			err = e;
 	}
@@ -764,7 +776,7 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	size_t max = r->o.memory_max ? r->o.memory_max : WP_FLIGHT_MEMORY_MAX;
 	int err = 0;
 
-	while (!err && r->head && r->head != r->tail &&
+	while (!err && r->head &&
 	       (r->head->max_time + r->o.window_ns < newest || r->kept_bytes > max)) {
 		struct chunk *k = r->head;
 
@@ -783,7 +795,7 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
 	struct wp_summary counts = { 0 };
-	uint64_t max_time = 0;
+	uint64_t min_time = UINT64_MAX, max_time = 0;
 	struct chunk *k;
 	size_t whole = 0, n;
 	int err = 0;
@@ -800,6 +812,8 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 		t = record_time(r, h);
 		if (t > max_time)
 			max_time = t;
+		if (t && t < min_time)
+			min_time = t;
 		count_record(r, &counts, h);
 		if (is_state_record(h))
 			err = wp_buf_append(&r->state, h, h->size);
@@ -830,6 +844,7 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	k->raw_len = whole;
 	k->len = n;
 	k->state_len = r->state.len;
+	k->min_time = min_time == UINT64_MAX ? 0 : min_time;
 	k->max_time = max_time;
 	k->counts = counts;
 	memcpy(k->data, r->zbuf.data, n);

@@ -658,6 +658,12 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 	const struct wp_record_opts *o = s->opts;
 	uint64_t deadline = o->duration > 0 ? start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	uint64_t gate_ns = 0, tick_ns = 0, dump_flush_ns = 0;
+	/*
+	 * --rotate: a pass handed over just after each file's end closes it,
+	 * even when no record comes to carry one.
+	 */
+	uint64_t rotate_ns = (uint64_t)(o->rotate * 1e9);
+	uint64_t rotate_flush_ns = rotate_ns ? start_ns + rotate_ns + 2 * WP_ROTATE_SLACK_NS : 0;
 
 	for (;;) {
 		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
@@ -688,6 +694,13 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 		}
 		if (dump_flush_ns && dump_flush_ns - now < wait_ns)
 			wait_ns = dump_flush_ns - now;
+		if (rotate_flush_ns && now >= rotate_flush_ns) {
+			wp_drain_flush(s->drain);
+			while (rotate_flush_ns <= now)
+				rotate_flush_ns += rotate_ns;
+		}
+		if (rotate_flush_ns && rotate_flush_ns - now < wait_ns)
+			wait_ns = rotate_flush_ns - now;
 		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
 		sig = sigtimedwait(&s->sigs, NULL, &ts);

@@ -150,6 +150,20 @@ tid=$(wl_field wl2.out spinner tid)
 check_num "-p: the spinner ($tid) is in every file" "$(lf "$tid" files)" -eq "$n"
 check_num "-p: the spinner's spans join exactly" "$(lf "$tid" gaps)" -eq 0
 
+# 2b. A quiet command (no record for seconds): each file is complete on
+# time all the same.
+"$WALLPROF" record -q --rotate 1 -o quiet.data -- sleep 3 >/dev/null 2>&1 &
+wp=$!
+bg_pids="$bg_pids $wp"
+sleep 1.8
+check "quiet: quiet.0001.data is complete 0.8 s after its end" [ -f quiet.0001.data ]
+wait "$wp"
+check_num "quiet: exit status 0" $? -eq 0
+for f in $(files quiet); do
+	run out err "$WALLPROF" report -i "$f"
+	check_num "quiet: report -i $f exits 0" "$rc" -eq 0
+done
+
 # 3. SIGINT: the last file ends at the signal, complete; SIGKILL: the file
 # being written stays under its temporary name, and report reads it.
 "$WALLPROF" record -q --rotate 1 -o int.data -- "$WORKLOADS/spin" 30 >/dev/null 2>int.err &
