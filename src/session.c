@@ -69,6 +69,8 @@ struct session {
 	uint64_t cut_ns;	/* when */
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
 	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
+	/* A rotating recording's closing blocks warn once, not at every file. */
+	bool warned_closing;
 	size_t nr_synth_anon, cap_synth_anon;
 };
 
@@ -913,10 +915,10 @@ static int write_jit_names(struct session *s, struct wp_writer *w)
 		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, ranges, j - i, &st);
 		if (ret == -ENOMEM) {
 			err = ret;
-		} else if (ret == -ESTALE) {
+		} else if (ret == -ESTALE && !s->warned_closing) {
 			wp_info("/tmp/perf-%u.map was written before process %u started: "
 				"not its JIT names", pid, pid);
-		} else if (ret && ret != -ENOENT) {
+		} else if (ret && ret != -ENOENT && ret != -ESTALE && !s->warned_closing) {
 			wp_warn("cannot read /tmp/perf-%u.map: %s", pid, strerror(-ret));
 		} else if (!ret) {
 			procs++;
@@ -925,7 +927,7 @@ static int write_jit_names(struct session *s, struct wp_writer *w)
 				 "%zu malformed lines", pid, st.kept, st.outside, st.malformed);
 		}
 	}
-	if (over)
+	if (over && !s->warned_closing)
 		wp_warn("%zu JIT names were not saved: the recording keeps at most %u MiB of them",
 			over, WP_JITMAP_MAX_TEXT >> 20);
 	if (!err && jm.n) {
@@ -967,7 +969,7 @@ static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 	if (err) {
 		free(ips);
 		/* Not fatal: report falls back to /proc/kallsyms on this boot. */
-		if (err == -EPERM)
+		if (err == -EPERM && !s->warned_closing)
 			wp_kallsyms_warn_hidden("kernel stacks were recorded without their symbols");
 		else
 			wp_debug("kernel symbols not saved: %s", strerror(-err));
@@ -1009,6 +1011,7 @@ static int finish_rotated_file(void *arg, struct wp_writer *w)
 		err = write_kernel_symbols(s, w);
 	if (!err)
 		err = write_jit_names(s, w);
+	s->warned_closing = true;
 	return err;
 }
 
