@@ -357,7 +357,7 @@ static int proc_fork(struct wp_rotate *r, struct st_proc *child, uint32_t ppid)
 		return 0;
 	wp_buf_release(&child->maps);
 	err = wp_buf_append(&child->maps, parent->maps.data, parent->maps.len);
-	/* child may have moved: parent's array grew when it was made, not since */
+	/* The copies are the child's: its pid and tid. */
 	for (size_t off = 0; !err && off < child->maps.len;) {
 		struct perf_event_header *h = (void *)(child->maps.data + off);
 
