@@ -150,8 +150,8 @@ tid=$(wl_field wl2.out spinner tid)
 check_num "-p: the spinner ($tid) is in every file" "$(lf "$tid" files)" -eq "$n"
 check_num "-p: the spinner's spans join exactly" "$(lf "$tid" gaps)" -eq 0
 
-# 2b. A quiet command (no record for seconds; -d 0: no limit): each file is complete on
-# time all the same.
+# 2b. A quiet command (no record for seconds; -d 0: no limit): each file
+# is complete on time all the same.
 "$WALLPROF" record -q --rotate 1 -d 0 -o quiet.data -- sleep 3 >/dev/null 2>&1 &
 wp=$!
 bg_pids="$bg_pids $wp"
