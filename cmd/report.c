@@ -47,6 +47,7 @@ enum {
 	OPT_NO_CACHE,
 	OPT_THREADS,
 	OPT_BY,
+	OPT_STACKS,
 };
 
 /* The words of --format, --mode and --sort, from the tables that own them. */
@@ -74,6 +75,12 @@ static const char *by_word(size_t i, const char **help)
 	return wp_groupings[i].name;
 }
 
+static const char *stacks_word(size_t i, const char **help)
+{
+	*help = wp_stack_styles[i].help;
+	return wp_stack_styles[i].name;
+}
+
 static const struct cmd_option report_options[] = {
 	{ NULL, 0, 0, NULL, "Input and output:", NULL },
 	{ "input", 'i', OPTION_ARG, " <file>", "data file to read (default wallprof.data)", NULL },
@@ -92,6 +99,8 @@ static const struct cmd_option report_options[] = {
 	{ "threads", OPT_THREADS, OPTION_ARG, " <n|all>",
 	  "text: rows of the thread table (default 24)", NULL },
 	{ "by", OPT_BY, OPTION_ARG, " <rows>", "text: the thread table's rows:", by_word },
+	{ "stacks", OPT_STACKS, OPTION_ARG, " <style>", "text: how stacks are shown:",
+	  stacks_word },
 	{ "per-thread", OPT_PER_THREAD, OPTION_NO_ARG, NULL,
 	  "hist: one set of histograms per thread", NULL },
 	{ "unit", OPT_UNIT, OPTION_ARG, " <unit>", "folded: weights in ns, us (default) or ms",
@@ -272,6 +281,14 @@ int cmd_report(int argc, char **argv)
 			}
 			vo.by = (enum wp_group_by)word->value;
 			break;
+		case OPT_STACKS:
+			word = wp_view_word_find(wp_stack_styles, optarg);
+			if (!word) {
+				ret = unknown_word("report", "--stacks", "style", stacks_word, optarg);
+				goto out_free;
+			}
+			vo.stacks = (enum wp_stacks_style)word->value;
+			break;
 		case OPT_THREADS:
 			if (!strcmp(optarg, "all")) {
 				vo.rows = 0;
@@ -291,6 +308,7 @@ int cmd_report(int argc, char **argv)
 				goto out_free;
 			}
 			vo.top = (unsigned int)val;
+			vo.top_given = true;
 			break;
 		case OPT_PER_THREAD:
 			vo.per_thread = true;

@@ -104,4 +104,12 @@ const char *wp_analysis_frame_name(const struct wp_analysis *an, uint32_t token)
 
 void wp_analysis_release(struct wp_analysis *an);
 
+/*
+ * A system-wide recording's CPUs (wp_account_cpus) and their times added
+ * up in *sum, with the time span they cover (the window, if any) in
+ * *span_ns: *n CPUs of span_ns each.  NULL, *n 0, when not system-wide.
+ */
+const struct wp_cpu_time *wp_analysis_cpus(const struct wp_analysis *an, size_t *n,
+					   struct wp_cpu_time *sum, uint64_t *span_ns);
+
 #endif

@@ -94,6 +94,13 @@ void wp_drain_unlock_state(struct wp_drain *d);
  */
 int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n);
 
+/*
+ * The launch stub (target.h), which shares the command's cgroup
+ * (cgroup.h): its switch-out stacks are left out.  Call before the drain
+ * reads any record.
+ */
+void wp_drain_skip_stub(struct wp_drain *d, uint32_t pid);
+
 /* Counters so far (for a live status line).  Thread safe. */
 void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written);
 

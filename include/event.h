@@ -91,6 +91,8 @@ struct wp_evlist {
 	struct wp_event_desc descs[2 + WP_NR_SCHED_EVENTS];	/* samples, switch-outs, sched */
 	unsigned int nr_descs;
 	unsigned int cpu_wide_descs;	/* bit per desc: opened per CPU, never per task */
+	unsigned int cgroup_descs;	/* bit per desc: opened per CPU on cgroup_fd */
+	int cgroup_fd;			/* borrowed from the options */
 	/* sched_waking, sched_wakeup_new, sched_wakeup, sched_switch, in that order. */
 	char *sched_formats[WP_NR_SCHED_EVENTS];	/* their format files, as read */
 	/*
@@ -178,6 +180,16 @@ int wp_evlist_open_cpu_events(struct wp_evlist *ev);
  */
 int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
 			    uint32_t newer_than);
+
+/*
+ * Take the switch-out stacks per CPU on cgroup_fd, a cgroup that holds the
+ * launched command (cgroup.h), out of its threads' own perf contexts.
+ * Call after wp_evlist_init, before the events are opened; false when
+ * there is no switch-out event to move.  wp_evlist_open_cgroup_events
+ * then opens and enables it.
+ */
+bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd);
+int wp_evlist_open_cgroup_events(struct wp_evlist *ev);
 
 /* Whether the recording has wake-up events. */
 bool wp_evlist_has_wakeups(const struct wp_evlist *ev);

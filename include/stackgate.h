@@ -40,6 +40,13 @@ uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
 			   uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg),
 			   wp_stackgate_set_fn set, void *arg);
 
+/*
+ * Whether counts fresher than the drain thread's own pace would serve:
+ * a CPU has no rate yet, or one above a quarter of the budget.  A calm
+ * recording is left to that pace (a storm is seen within 100 ms).
+ */
+bool wp_stackgate_wants_fresh_counts(const struct wp_stackgate *g);
+
 /* Share of the recorded time that CPU cpu's stacks were off, 0..1. */
 double wp_stackgate_closed_share(const struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns);
 

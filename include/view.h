@@ -51,6 +51,19 @@ enum wp_group_by {
 };
 
 /*
+ * The stacks of the text report (--stacks): whole, one per stack and
+ * frame per line, or compact, one line per stack; auto: compact when the
+ * recording's shown threads are more than the thread table's default
+ * rows (WP_TABLE_ROWS), so that a report of hundreds of processes fits on
+ * a screen or two.
+ */
+enum wp_stacks_style {
+	WP_STACKS_AUTO,
+	WP_STACKS_FULL,
+	WP_STACKS_COMPACT,
+};
+
+/*
  * A thread on-CPU this share of its wall time or more is busy: in a
  * system-wide recording, its waits are worth a look (wp_view_system_default).
  */
@@ -71,6 +84,8 @@ struct wp_view_opts {
 	bool wakers;		/* folded: the waker's stack after the blocked one */
 	bool per_thread;	/* hist: one histogram per thread */
 	unsigned int top;	/* text/json: number of stacks */
+	bool top_given;		/* --top was given */
+	enum wp_stacks_style stacks;	/* text */
 	enum wp_group_by by;	/* text: rows of the thread table */
 	unsigned int rows;	/* text: thread table rows at most; 0: all */
 	bool mode_given;	/* --mode was given: no system-wide default */
@@ -238,7 +253,8 @@ struct wp_table {
 int wp_view_table(const struct wp_view *v, struct wp_table *t);
 void wp_view_table_release(struct wp_table *t);
 
-/* The words of --by, as wp_modes. */
+/* The words of --by and --stacks, as wp_modes. */
 extern const struct wp_view_word wp_groupings[];
+extern const struct wp_view_word wp_stack_styles[];
 
 #endif

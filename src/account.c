@@ -61,6 +61,7 @@ struct thread {
 	uint64_t since;			/* start of the current state */
 	uint32_t serial;		/* creation order, stable across sorting */
 	uint32_t pending_stack;		/* from the switch-out sample */
+	uint64_t pending_time;		/* its time */
 	uint32_t off_stack;		/* stack of the current off-CPU interval */
 	uint32_t waker;			/* of the blocked interval ending now */
 	uint32_t early_waker;		/* a wake-up seen while it still ran */
@@ -572,7 +573,13 @@ static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t n
 	t->early_waker = NO_WAKER;
 	t->state = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
 	t->off_start = now;
-	if (t->pending_stack != NO_STACK)
+	/*
+	 * A stack sampled long before is no part of this switch (lost
+	 * records).  now may be the sched_switch's, a little before it.
+	 */
+	if (t->pending_stack != NO_STACK &&
+	    (t->pending_time <= now ? now - t->pending_time : t->pending_time - now) <=
+	    SCHED_SWITCH_LAG_NS)
 		t->off_stack = t->pending_stack;
 	else if (a->opts.switch_stacks_sampled)
 		t->off_stack = a->opts.unsampled_switch_stack;
@@ -700,6 +707,7 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 		if (in_window(a, time, time + 1))
 			t->t.switch_samples++;
 		t->pending_stack = stack;
+		t->pending_time = time;
 		return 0;
 	}
 	/* Sampled on a CPU while we thought it off: a lost switch-in. */

@@ -775,6 +775,22 @@ const char *wp_analysis_frame_name(const struct wp_analysis *an, uint32_t token)
 	return wp_strpool_get(an->names, WP_FRAME_NAME(token));
 }
 
+const struct wp_cpu_time *wp_analysis_cpus(const struct wp_analysis *an, size_t *n,
+					   struct wp_cpu_time *sum, uint64_t *span_ns)
+{
+	const struct wp_cpu_time *c = wp_account_cpus(an->account, n);
+
+	memset(sum, 0, sizeof(*sum));
+	for (size_t i = 0; i < *n; i++) {
+		sum->idle_ns += c[i].idle_ns;
+		sum->busy_ns += c[i].busy_ns;
+		sum->unseen_ns += c[i].unseen_ns;
+	}
+	*span_ns = (an->window_end ? an->window_end : an->end_ns) -
+		   (an->window_start ? an->window_start : an->start_ns);
+	return *n ? c : NULL;
+}
+
 void wp_analysis_release(struct wp_analysis *an)
 {
 	wp_account_free(an->account);

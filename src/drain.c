@@ -81,6 +81,10 @@ struct wp_drain {
 	struct wp_summary counts;
 	uint64_t last_flush_ns;
 	struct id_role *roles;
+	/* Switch-out stacks from per-CPU events on the command's cgroup. */
+	bool switch_outs_per_cpu;
+	uint32_t stub_pid;	/* in that cgroup, but not recorded; 0: none yet */
+	struct wp_u64map born;	/* tid -> time of its FORK or exec, for those */
 	size_t nr_roles;
 	struct wp_mapped_file *files;
 	size_t nr_files, cap_files;
@@ -492,7 +496,9 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
 /* A kept sample of a scheduler tracepoint: switch times are no wake-ups. */
 static void count_sched_sample(struct wp_drain *d, int role)
 {
-	if (role != WP_EVENT_SCHED_SWITCH)
+	if (role == WP_EVENT_SWITCH_OUT)
+		d->counts.switch_samples++;
+	else if (role != WP_EVENT_SCHED_SWITCH)
 		d->counts.wakeups++;
 }
 
@@ -512,6 +518,8 @@ static int held_add(struct wp_drain *d, const struct perf_event_header *h)
  * precedes the first wake-up of its thread, so by now it has been read
  * if there is one.  Keep those of the recording's threads, drop the rest.
  */
+static int switch_out_recorded(struct wp_drain *d, const struct perf_event_header *h);
+
 static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 {
 	for (size_t off = 0; off + sizeof(struct perf_event_header) <= held->len;) {
@@ -520,7 +528,8 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		uint8_t *dst;
 
 		off += h->size;
-		if (wakee_known(d, h, role) != 1)
+		if ((role == WP_EVENT_SWITCH_OUT ? switch_out_recorded(d, h) :
+		     wakee_known(d, h, role)) != 1)
 			continue;
 		dst = drain_room(d, h->size);
 		if (!dst)
@@ -575,6 +584,58 @@ static void drain_cmdlines(struct wp_drain *d)
 	b->len = 0;
 }
 
+/*
+ * A switch-out stack from the command's cgroup is for the recording when
+ * the per-task events would have taken it: not the stub's, not before
+ * the thread's FORK or the command's exec (the events start there), not
+ * on the thread's way out, once it has left its memory and its events (no
+ * user registers).  1: keep, 0: drop, -1: its thread's FORK or exec may
+ * still be in another CPU's ring (held_resolve asks again).
+ */
+static int switch_out_recorded(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_sample s;
+	uint64_t born;
+
+	if (wp_sample_parse(&d->ev->fmt, h, &s))
+		return 1;	/* the reader will say what is wrong with it */
+	if (s.pid == __atomic_load_n(&d->stub_pid, __ATOMIC_RELAXED))
+		return 0;
+	if (d->ev->fmt.sample_type & PERF_SAMPLE_REGS_USER &&
+	    s.regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return 0;
+	if (!wp_u64map_get(&d->born, s.tid, &born))
+		return -1;
+	return s.time >= born;
+}
+
+/* A thread's FORK, or an exec: its switch-out stacks count from then. */
+static void note_born(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_sample_id sid;
+	struct wp_task_event te;
+	struct wp_comm c;
+	uint32_t tid;
+
+	if (!d->switch_outs_per_cpu || wp_sample_id_parse(&d->ev->fmt, h, &sid))
+		return;
+	if (h->type == PERF_RECORD_FORK && !wp_task_event_parse(h, &te))
+		tid = te.tid;
+	else if (h->type == PERF_RECORD_COMM && !wp_comm_parse(h, &c) && c.exec)
+		tid = c.tid;
+	else
+		return;
+	/* An exec of a thread already born changes nothing. */
+	if (!wp_u64map_get(&d->born, tid, NULL))
+		wp_u64map_put(&d->born, tid, sid.time);
+}
+
+void wp_drain_skip_stub(struct wp_drain *d, uint32_t pid)
+{
+	/* Before the stub runs again: wp_child_start comes after. */
+	__atomic_store_n(&d->stub_pid, pid, __ATOMIC_RELAXED);
+}
+
 /* Count one record and copy it (stack trimmed) into the current block. */
 static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 {
@@ -591,6 +652,14 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		role = sample_role(d, h);
 		switch (role) {
 		case WP_EVENT_SWITCH_OUT:
+			switch (d->switch_outs_per_cpu ? switch_out_recorded(d, h) : 1) {
+			case 0:
+				d->counts.records--;	/* as if never read */
+				return 0;
+			case -1:
+				d->counts.records--;	/* counted if kept */
+				return held_add(d, h);
+			}
 			d->counts.switch_samples++;
 			break;
 		case WP_EVENT_WAKEUP:
@@ -637,10 +706,12 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		break;
 	case PERF_RECORD_COMM:
 		note_program_start(d, h);
+		note_born(d, h);
 		note_exec(d, h);
 		break;
 	case PERF_RECORD_FORK:
 		note_program_start(d, h);
+		note_born(d, h);
 		/* fallthrough */
 	case PERF_RECORD_EXIT:
 		note_wakee(d, h);
@@ -931,6 +1002,8 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	for (size_t i = 0; i < ev->nr_fds; i++) {
 		d->roles[i].id = ev->fds[i].id;
 		d->roles[i].role = ev->descs[ev->fds[i].desc].role;
+		if (ev->cgroup_descs & (1U << ev->fds[i].desc))
+			d->switch_outs_per_cpu = true;
 	}
 	d->nr_roles = ev->nr_fds;
 	qsort(d->roles, d->nr_roles, sizeof(*d->roles), id_role_cmp);
@@ -1154,6 +1227,7 @@ void wp_drain_free(struct wp_drain *d)
 	free(d->files);
 	free(d->anon);
 	wp_u64map_release(&d->program_start);
+	wp_u64map_release(&d->born);
 	wp_u64map_release(&d->kips);
 	wp_cmdline_reader_free(d->cmdlines);
 	wp_buf_release(&d->cmdline_records);

@@ -526,22 +526,28 @@ static int evlist_open_fd(struct wp_evlist *ev, pid_t pid, unsigned int cpu_idx,
 {
 	struct perf_event_attr attr = ev->descs[desc].attr;
 	int cpu = ev->cpus[cpu_idx], fd;
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+
+	if (ev->cgroup_descs & (1U << desc)) {
+		pid = ev->cgroup_fd;
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
 
 	/* Only the ring owner wakes the drain thread, at a quarter full. */
 	attr.wakeup_watermark = (uint32_t)((uint64_t)ev->mmap_pages *
 					   (uint64_t)sysconf(_SC_PAGESIZE) / 4);
-	fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = sys_perf_event_open(&attr, pid, cpu, -1, flags);
 	if (fd == -EINVAL && attr.build_id) {
 		/* Kernels before 5.12 know no build_id bit. */
 		attr.build_id = 0;
-		fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = sys_perf_event_open(&attr, pid, cpu, -1, flags);
 		if (fd >= 0)
 			ev->descs[desc].attr.build_id = 0;
 	}
 	if (fd == -EINVAL && (attr.read_format & PERF_FORMAT_LOST)) {
 		/* Nor before 6.0 PERF_FORMAT_LOST. */
 		attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-		fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = sys_perf_event_open(&attr, pid, cpu, -1, flags);
 		if (fd >= 0)
 			ev->descs[desc].attr.read_format = attr.read_format;
 	}
@@ -585,7 +591,7 @@ static int evlist_open(struct wp_evlist *ev, pid_t pid, const char *what)
 			int fd, err;
 
 			/* Per-CPU events are not opened per task. */
-			if (pid > 0 && (ev->cpu_wide_descs & (1U << d)))
+			if (pid > 0 && ((ev->cpu_wide_descs | ev->cgroup_descs) & (1U << d)))
 				continue;
 			fd = evlist_open_fd(ev, pid, c, d);
 
@@ -637,6 +643,47 @@ static int evlist_open_anchor(struct wp_evlist *ev, pid_t tid)
 	}
 	ev->anchor_fds = na;
 	ev->anchor_fds[ev->nr_anchor_fds++] = fd;
+	return 0;
+}
+
+bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd)
+{
+	for (unsigned int d = 0; d < ev->nr_descs; d++) {
+		struct perf_event_attr *a = &ev->descs[d].attr;
+
+		if (ev->descs[d].role != WP_EVENT_SWITCH_OUT || (ev->cpu_wide_descs & (1U << d)) ||
+		    ev->meta_flags & WP_META_CPU_WIDE)
+			continue;
+		a->inherit = 0;
+		a->enable_on_exec = 0;	/* a task's context only: enabled at open */
+		ev->cgroup_descs |= 1U << d;
+		ev->cgroup_fd = cgroup_fd;
+	}
+	return ev->cgroup_descs != 0;
+}
+
+int wp_evlist_open_cgroup_events(struct wp_evlist *ev)
+{
+	for (unsigned int c = 0; c < ev->nr_cpus; c++) {
+		for (unsigned int d = 0; d < ev->nr_descs; d++) {
+			int fd, err;
+
+			if (!(ev->cgroup_descs & (1U << d)))
+				continue;
+			fd = evlist_open_fd(ev, -1, c, d);
+			if (fd == -ENODEV)
+				continue;
+			if (fd < 0) {
+				wp_priv_explain_open_error(&ev->priv, fd, "the command's cgroup");
+				return fd;
+			}
+			err = evlist_setup_fd(ev, fd, -1, c, d, "the command's cgroup");
+			if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+				err = -errno;
+			if (err)
+				return err;
+		}
+	}
 	return 0;
 }
 

@@ -122,27 +122,20 @@ static void print_names(const struct wp_thread_times *t, FILE *out)
 /* A system-wide recording's CPUs: the threads' on-CPU time and the idle task's. */
 static void print_cpus(const struct wp_view *v, FILE *out)
 {
-	const struct wp_analysis *an = v->an;
 	const struct wp_cpu_time *c;
-	uint64_t idle = 0, busy = 0, unseen = 0, span;
+	struct wp_cpu_time sum;
+	uint64_t span;
 	size_t n;
 
-	c = wp_account_cpus(an->account, &n);
+	c = wp_analysis_cpus(v->an, &n, &sum, &span);
 	fprintf(out, "  \"cpus\": ");
-	if (!n) {
+	if (!c) {
 		fputs("null,\n", out);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		idle += c[i].idle_ns;
-		busy += c[i].busy_ns;
-		unseen += c[i].unseen_ns;
-	}
-	span = (an->window_end ? an->window_end : an->end_ns) -
-	       (an->window_start ? an->window_start : an->start_ns);
 	fprintf(out, "{\"nr_cpus\": %zu, \"capacity_ns\": %" PRIu64 ", \"on_cpu_ns\": %" PRIu64
 		", \"idle_ns\": %" PRIu64 ", \"unseen_ns\": %" PRIu64 ", \"per_cpu\": [", n,
-		span * n, busy, idle, unseen);
+		span * n, sum.busy_ns, sum.idle_ns, sum.unseen_ns);
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s{\"cpu\": %zu, \"on_cpu_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64
 			", \"unseen_ns\": %" PRIu64 "}", i ? ", " : "", i, c[i].busy_ns, c[i].idle_ns,

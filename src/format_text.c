@@ -203,7 +203,18 @@ static void print_unnamed(const struct wp_quality *q, FILE *out)
 	}
 }
 
-static void print_footer(const struct wp_view *v, FILE *out, bool approx)
+static void print_approximate(FILE *out)
+{
+	fprintf(out, "~ approximate: records were lost, or switch records contradicted "
+		"each other, while the thread ran\n");
+}
+
+/*
+ * The quality lines: at the end of the report, or, in a compact one
+ * (after_header), under the header, so that the report ends with what
+ * its stacks leave out.
+ */
+static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool after_header)
 {
 	const struct wp_analysis *an = v->an;
 	const struct wp_summary *s = &an->summary;
@@ -211,10 +222,11 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	uint64_t lost = s->lost_records + s->lost_samples + s->lost_unreported, first, last;
 	char a[16], b[16];
 
-	if (approx)
-		fprintf(out, "\n~ approximate: records were lost, or switch records contradicted "
-			"each other, while the thread ran\n");
-	fprintf(out, "\n# quality: %" PRIu64 " records", an->records);
+	if (approx && !after_header) {
+		fputc('\n', out);
+		print_approximate(out);
+	}
+	fprintf(out, "%s# quality: %" PRIu64 " records", after_header ? "" : "\n", an->records);
 	if (an->complete)
 		fprintf(out, ", %" PRIu64 " lost (%.2f%%)", lost,
 			s->records + lost ? 100.0 * (double)lost / (double)(s->records + lost) : 0);
@@ -261,6 +273,8 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx)
 	if ((an->meta->flags & WP_META_SWITCHES) && !wp_account_has_wakeups(an->account))
 		fprintf(out, "# wake-ups were not recorded: blocked time includes the wait for a "
 			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");
+	if (approx && after_header)
+		print_approximate(out);
 }
 
 /* The command line shown under a process, at most this many columns. */
@@ -407,12 +421,18 @@ static bool *shared_names(const struct wp_analysis *an, const struct wp_table *t
 			order[n++] = i;
 	qsort_r(order, n, sizeof(*order), by_comm, t->rows);
 	for (size_t i = 0, j; i < n; i = j) {
-		const struct wp_process_cmdline *first = last_cmdline(an, t->rows[order[i]].sum.pid);
+		const struct wp_process_cmdline *first = NULL, *c;
 		bool differ = false;
 
-		for (j = i + 1; j < n && !strcmp(t->rows[order[j]].sum.comm,
-						 t->rows[order[i]].sum.comm); j++)
-			differ |= !same_cmdline(first, last_cmdline(an, t->rows[order[j]].sum.pid));
+		/* A command line never read (the process was too quick) tells nothing. */
+		for (j = i; j < n && !strcmp(t->rows[order[j]].sum.comm,
+					     t->rows[order[i]].sum.comm); j++) {
+			c = last_cmdline(an, t->rows[order[j]].sum.pid);
+			if (!first)
+				first = c;
+			else if (c)
+				differ |= !same_cmdline(first, c);
+		}
 		for (size_t k = i; differ && k < j; k++)
 			shared[order[k]] = true;
 	}
@@ -429,27 +449,22 @@ static const char *plural(uint64_t n, const char *one, const char *more)
  * The thread table: the rows the view chose (--by, --threads), then a
  * line that says what they leave out, so that nothing goes unseen.
  */
-static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
+static void print_threads(const struct wp_view *v, const struct wp_table *t, FILE *out)
 {
 	static const char *const id_title[] = { "PID/TID", "TID", "PROCS/THR" };
 	bool runnable = wp_account_has_wakeups(v->an->account);
-	struct wp_table t;
 	char id[48], w[16], on[16];
 	bool *shared;
-	int err;
 
-	err = wp_view_table(v, &t);
-	if (err)
-		return err;
-	shared = shared_names(v->an, &t);
+	shared = shared_names(v->an, t);
 	fprintf(out, "\n%s%-9s %-12s %7s %7s %7s", PAINT(v, C_BOLD), id_title[v->o.by], "COMM",
 		"WALL", "ON-CPU", "BLOCKED");
 	if (runnable)
 		fprintf(out, " %8s", "RUNNABLE");
 	fprintf(out, " %7s %4s %5s %5s %6s%s\n", "PREEMPT", "%ON", "VOL", "INVOL", "SAMPL",
 		PAINT(v, C_RESET));
-	for (size_t i = 0; i < t.nr_rows; i++) {
-		const struct wp_table_row *r = &t.rows[i];
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		const struct wp_table_row *r = &t->rows[i];
 
 		switch (r->kind) {
 		case WP_ROW_PROCESS:
@@ -466,24 +481,30 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 			break;
 		}
 		print_row(&r->sum, id, out, runnable);
-		*approx |= r->sum.approximate;
 		if (process_row(r))
 			print_identity(v->an, r->sum.pid, shared && shared[i], out);
 	}
 	free(shared);
-	if (t.rest_names)
+	if (t->rest_names)
 		fprintf(out, "... and %" PRIu64 " more %s: %" PRIu64 " %s in %" PRIu64 " %s "
-			"(%s wall, %s on-CPU)\n", t.rest_names, plural(t.rest_names, "name", "names"),
-			t.rest_threads, plural(t.rest_threads, "thread", "threads"),
-			t.rest_processes, plural(t.rest_processes, "process", "processes"),
-			DUR(t.rest.wall_ns, w), DUR(t.rest.on_cpu_ns, on));
-	else if (t.rest_threads)
+			"(%s wall, %s on-CPU)\n", t->rest_names, plural(t->rest_names, "name", "names"),
+			t->rest_threads, plural(t->rest_threads, "thread", "threads"),
+			t->rest_processes, plural(t->rest_processes, "process", "processes"),
+			DUR(t->rest.wall_ns, w), DUR(t->rest.on_cpu_ns, on));
+	else if (t->rest_threads)
 		fprintf(out, "... and %" PRIu64 " more %s in %" PRIu64 " %s (%s wall, %s on-CPU)\n",
-			t.rest_threads, plural(t.rest_threads, "thread", "threads"),
-			t.rest_processes, plural(t.rest_processes, "process", "processes"),
-			DUR(t.rest.wall_ns, w), DUR(t.rest.on_cpu_ns, on));
-	wp_view_table_release(&t);
-	return 0;
+			t->rest_threads, plural(t->rest_threads, "thread", "threads"),
+			t->rest_processes, plural(t->rest_processes, "process", "processes"),
+			DUR(t->rest.wall_ns, w), DUR(t->rest.on_cpu_ns, on));
+}
+
+/* Whether a row of the table is approximate (a note then says what ~ means). */
+static bool table_approximate(const struct wp_table *t)
+{
+	for (size_t i = 0; i < t->nr_rows; i++)
+		if (t->rows[i].sum.approximate)
+			return true;
+	return false;
 }
 
 /*
@@ -493,31 +514,25 @@ static int print_threads(const struct wp_view *v, FILE *out, bool *approx)
 static void print_idle(const struct wp_analysis *an, FILE *out)
 {
 	const struct wp_cpu_time *c;
-	uint64_t idle = 0, busy = 0, unseen = 0, span;
+	struct wp_cpu_time sum;
 	char a[16], b[16], t[16], u[16], w[16];
+	uint64_t span;
 	size_t n;
 
-	c = wp_account_cpus(an->account, &n);
-	if (!n)
+	c = wp_analysis_cpus(an, &n, &sum, &span);
+	if (!c)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		idle += c[i].idle_ns;
-		busy += c[i].busy_ns;
-		unseen += c[i].unseen_ns;
-	}
-	span = (an->window_end ? an->window_end : an->end_ns) -
-	       (an->window_start ? an->window_start : an->start_ns);
 	fprintf(out, "\n%-9s %-12s %7s  idle, no thread:", "[idle]", "swapper",
-		DUR(idle, a));
+		DUR(sum.idle_ns, a));
 	for (size_t i = 0; i < n && i < 8; i++)
 		fprintf(out, "%s cpu%zu %s", i ? "," : "", i, DUR(c[i].idle_ns, a));
 	fprintf(out, "%s\n", n > 8 ? ", ... (JSON has every CPU)" : "");
-	fprintf(out, "# CPU time: on-CPU %s + idle %s", DUR(busy, a), DUR(idle, b));
+	fprintf(out, "# CPU time: on-CPU %s + idle %s", DUR(sum.busy_ns, a), DUR(sum.idle_ns, b));
 	/* Tasks that wrote no switch records, in between: rare, and said. */
-	if (unseen)
-		fprintf(out, " + unseen %s", DUR(unseen, a));
-	fprintf(out, " = %s; %zu CPUs x %s = %s\n", DUR(busy + idle + unseen, t), n, DUR(span, u),
-		DUR(span * n, w));
+	if (sum.unseen_ns)
+		fprintf(out, " + unseen %s", DUR(sum.unseen_ns, a));
+	fprintf(out, " = %s; %zu CPUs x %s = %s\n",
+		DUR(sum.busy_ns + sum.idle_ns + sum.unseen_ns, t), n, DUR(span, u), DUR(span * n, w));
 }
 
 /* A stack's time summed over the shown threads with the same name. */
@@ -542,14 +557,20 @@ static int top_cmp(const void *x, const void *y)
 	return c;
 }
 
-static int key_cmp(const void *x, const void *y)
+/* Order for merging: by stack, part and thread name (threads of a name side by side). */
+static int key_cmp(const void *x, const void *y, void *threads)
 {
 	const struct top_entry *a = x, *b = y;
+	const struct wp_thread_times *th = threads;
+	int c;
 
 	if (a->stack != b->stack)
 		return a->stack < b->stack ? -1 : 1;
 	if (a->part != b->part)
 		return (int)a->part - (int)b->part;
+	c = strcmp(th[a->thread].comm, th[b->thread].comm);
+	if (c)
+		return c;
 	return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
@@ -580,6 +601,78 @@ static void print_frames(const struct wp_view *v, uint32_t stack, int indent, FI
 	}
 }
 
+/* A compact stack's line fits in the thread table's width (the first frame whole). */
+#define COMPACT_COLUMNS 80
+#define COMPACT_COLUMNS_RUNNABLE 89
+
+/*
+ * A stack at the end of a compact line: its innermost named user frames
+ * (named kernel frames after "[k] " when it has no named user frame; its
+ * innermost frame when none is named), innermost first, joined by " < "
+ * (" <..< " where frames are left out between two), as many as fit in
+ * room columns and the first one always; then, in parentheses, how many
+ * of its frames that leaves out: kernel ones, unnamed ones and those past
+ * the room.
+ */
+static int print_path(const struct wp_view *v, uint32_t stack, int room, FILE *out)
+{
+	const struct wp_analysis *an = v->an;
+	struct wp_buf path = { 0 }, name = { 0 };
+	unsigned int n, shown = 0, last = 0;
+	uint32_t skip = WP_FRAME_UNNAMED | WP_FRAME_KERNEL;
+	const uint32_t *frames;
+	int err = 0;
+
+	frames = wp_stacks_get(an->stacks, stack, &n);
+	for (int pass = 0; pass < 2; pass++) {
+		unsigned int f = 0;
+
+		while (f < n && (frames[f] & skip))
+			f++;
+		if (f < n)
+			break;
+		skip = pass ? 0 : WP_FRAME_UNNAMED;	/* none of those: fewer left out */
+	}
+	for (unsigned int f = 0; f < n; f++) {
+		bool k = frames[f] & WP_FRAME_KERNEL;
+		const char *sep = !shown ? "" : f == last + 1 ? " < " : " <..< ";
+
+		if (frames[f] & skip)
+			continue;
+		/* Kernel frames are shown only when the stack has no named user frame. */
+		if (!shown && k && wp_buf_append(&path, "[k] ", 4)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		name.len = 0;
+		/* Frame names hold file names, which programs choose. */
+		err = wp_quote_buf(&name, wp_analysis_frame_name(an, frames[f]),
+				   strlen(wp_analysis_frame_name(an, frames[f])), WP_QUOTE_TEXT);
+		if (err)
+			goto out;
+		/* Room for the count after it too: " (+123)". */
+		if (shown && path.len + strlen(sep) + name.len + 7 > (size_t)room)
+			break;
+		/* (Nothing appended is empty: an empty buffer's data may be NULL.) */
+		if ((shown && wp_buf_append(&path, sep, strlen(sep))) ||
+		    (name.len && wp_buf_append(&path, name.data, name.len))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		shown++;
+		last = f;
+	}
+	if (path.len)
+		fwrite(path.data, 1, path.len, out);
+	if (n > shown)
+		fprintf(out, " (+%u)", n - shown);
+	fputc('\n', out);
+out:
+	wp_buf_release(&path);
+	wp_buf_release(&name);
+	return err;
+}
+
 /* Blocked time that one waker ended, for a stack or a thread. */
 struct woken {
 	uint32_t waker;		/* index into wp_account_wakers() */
@@ -608,6 +701,16 @@ static int by_waker_name_stack(const void *x, const void *y, void *wakers)
 	if (wk[a->waker].stack != wk[b->waker].stack)
 		return wk[a->waker].stack < wk[b->waker].stack ? -1 : 1;
 	return 0;
+}
+
+/* Order for merging wakers of one compact stack, whose stacks are not shown: by name. */
+static int by_waker_name(const void *x, const void *y, void *wakers)
+{
+	const struct woken *a = x, *b = y;
+	const struct wp_waker *wk = wakers;
+	char na[32], nb[32];
+
+	return strcmp(woken_name(wk, a, na, sizeof(na)), woken_name(wk, b, nb, sizeof(nb)));
 }
 
 static int by_ns(const void *x, const void *y)
@@ -666,17 +769,19 @@ static size_t woken_merge(struct woken *x, size_t n,
 
 /*
  * Under a blocked stack: who ended that blocked time, merged like the
- * stack is (by name), with the share of the stack's blocked time each ended.
+ * stack is (by name; and by stack unless compact, as its stack is shown
+ * then), with the share of the stack's blocked time each ended.
  */
-static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e, FILE *out)
+static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e, bool compact,
+			      FILE *out)
 {
 	const struct wp_thread_times *th;
 	const struct wp_stack_weight *w;
 	const struct wp_waker *wk;
-	size_t nth, nw, nwk, nx = 0, cap = 0, m = 0;
+	size_t nth, nw, nwk, nx = 0, cap = 0, m = 0, lines;
 	struct woken *x = NULL;
-	uint64_t shown = 0;
-	char d[16], buf[32];
+	uint64_t shown = 0, unwoken = 0;
+	char d[16], buf[32], tail[32] = "";
 	const char *comm = NULL;
 
 	th = wp_account_threads(v->an->account, &nth);
@@ -692,7 +797,17 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 			return -ENOMEM;
 		}
 	}
-	m = woken_merge(x, nx, by_waker_name_stack, wk);
+	m = woken_merge(x, nx, compact ? by_waker_name : by_waker_name_stack, wk);
+	for (size_t i = 0; i < m; i++)
+		shown += x[i].ns;
+	/* Blocked at the end of the recording, or woken unseen (lost records). */
+	if (!v->have_waker_re && e->ns > shown)
+		unwoken = e->ns - shown;
+	lines = (m < WAKERS_PER_STACK ? m : WAKERS_PER_STACK) + (m > WAKERS_PER_STACK);
+	/* Compact, the share not woken ends the last waker line, not a line of its own. */
+	if (compact && lines && unwoken)
+		snprintf(tail, sizeof(tail), "; %.1f%% not woken",
+			 100.0 * (double)unwoken / (double)e->ns);
 	for (size_t i = 0; i < m && i < WAKERS_PER_STACK; i++) {
 		const struct wp_waker *a = &wk[x[i].waker];
 		char name[WP_QUOTE_SIZE(32)];
@@ -703,33 +818,52 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 			name);
 		if (a->kind == WP_WAKER_THREAD && x[i].one_thread)
 			fprintf(out, " (%" PRIu32 "/%" PRIu32 ")", a->pid, a->tid);
-		fprintf(out, ", %" PRIu64 " time%s, %s:\n", x[i].count, x[i].count == 1 ? "" : "s",
-			DUR(x[i].ns, d));
-		print_frames(v, a->stack, 25, out);
-		shown += x[i].ns;
+		fprintf(out, ", %" PRIu64 " time%s, %s%s\n", x[i].count, x[i].count == 1 ? "" : "s",
+			DUR(x[i].ns, d), compact ? (i + 1 == lines ? tail : "") : ":");
+		if (!compact)
+			print_frames(v, a->stack, 25, out);
 	}
 	if (m > WAKERS_PER_STACK) {
 		uint64_t rest = 0;
 
 		for (size_t i = WAKERS_PER_STACK; i < m; i++)
 			rest += x[i].ns;
-		fprintf(out, "%19s%5.1f%% woken by %zu other wakers\n", "",
-			e->ns ? 100.0 * (double)rest / (double)e->ns : 0.0, m - WAKERS_PER_STACK);
-		shown += rest;
+		fprintf(out, "%19s%5.1f%% woken by %zu other wakers%s\n", "",
+			e->ns ? 100.0 * (double)rest / (double)e->ns : 0.0, m - WAKERS_PER_STACK,
+			tail);
 	}
-	/* Blocked at the end of the recording, or woken unseen (lost records). */
-	if (!v->have_waker_re && e->ns > shown)
+	if (unwoken && !tail[0])
 		fprintf(out, "%19s%5.1f%% not woken in the recording\n", "",
-			100.0 * (double)(e->ns - shown) / (double)e->ns);
+			100.0 * (double)unwoken / (double)e->ns);
 	free(x);
 	return 0;
 }
 
 /*
- * The top stacks of the view: under title when one is given (else one
- * that names the mode), at most top of them.
+ * The last line of compact stacks: the n stacks (of m in all) that were
+ * left out and their time, and the options that show them and whole stacks.
  */
-static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, unsigned int top)
+static void print_stacks_left_out(const struct top_entry *rest, size_t n, size_t m, FILE *out)
+{
+	uint64_t ns = 0;
+	char d[16];
+
+	for (size_t i = 0; i < n; i++)
+		ns += rest[i].ns;
+	if (n)
+		fprintf(out, "... and %zu more %s (%s); --top %zu shows them, --stacks full "
+			"every frame\n", n, n == 1 ? "stack" : "stacks", DUR(ns, d), m);
+	else
+		fprintf(out, "... every stack is shown; --stacks full shows every frame\n");
+}
+
+/*
+ * The top stacks of the view: under title when one is given (else one
+ * that names the mode), at most top of them; compact, a line each, and
+ * then a line that counts the stacks left out.
+ */
+static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, unsigned int top,
+			    bool compact)
 {
 	const struct wp_analysis *an = v->an;
 	const struct wp_thread_times *th;
@@ -764,7 +898,7 @@ static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, uns
 		}
 	}
 	/* Merge the same stack and part across threads of the same name. */
-	qsort(e, ne, sizeof(*e), key_cmp);
+	qsort_r(e, ne, sizeof(*e), key_cmp, (void *)th);
 	for (size_t i = 0; i < ne; i++) {
 		if (m && e[m - 1].stack == e[i].stack && e[m - 1].part == e[i].part &&
 		    !strcmp(th[e[m - 1].thread].comm, th[e[i].thread].comm)) {
@@ -795,19 +929,31 @@ static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, uns
 
 		snprintf(ns, sizeof(ns), "%s%s",
 			 wp_estimated_enough(e[i].estimated_ns, e[i].ns) ? "~" : "", DUR(e[i].ns, d));
-		fprintf(out, "\n%s%6.2f%%%s %9s  %s%-9s%s  %s\n", PAINT(v, C_BOLD),
-			total ? 100.0 * (double)e[i].ns / (double)total : 0.0, PAINT(v, C_RESET),
-			ns, PAINT(v, part_color[e[i].part]), part_name(e[i].part),
-			PAINT(v, C_RESET), comm);
-		print_frames(v, e[i].stack, 19, out);
-		if (e[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account)) {
-			err = print_stack_wakers(v, &e[i], out);
-			if (err)
-				break;
+		fprintf(out, "%s%s%6.2f%%%s %9s  %s%-9s%s  %s", compact ? "" : "\n",
+			PAINT(v, C_BOLD), total ? 100.0 * (double)e[i].ns / (double)total : 0.0,
+			PAINT(v, C_RESET), ns, PAINT(v, part_color[e[i].part]),
+			part_name(e[i].part), PAINT(v, C_RESET), comm);
+		if (compact) {
+			/* Columns so far: the share, time and kind, then the name. */
+			int used = 30 + (int)strlen(comm), width;
+
+			width = wp_account_has_wakeups(an->account) ? COMPACT_COLUMNS_RUNNABLE :
+								       COMPACT_COLUMNS;
+			used += fprintf(out, "%*s  ", used < 42 ? 42 - used : 0, "");
+			err = print_path(v, e[i].stack, width - used, out);
+		} else {
+			fputc('\n', out);
+			print_frames(v, e[i].stack, 19, out);
 		}
+		if (!err && e[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account))
+			err = print_stack_wakers(v, &e[i], compact, out);
+		if (err)
+			break;
 	}
 	if (!m)
 		fprintf(out, "  (none)\n");
+	else if (compact && !err)
+		print_stacks_left_out(e + (m < top ? m : top), m < top ? 0 : m - top, m, out);
 	free(e);
 	return err;
 }
@@ -833,8 +979,11 @@ static void print_thread_id(const struct wp_thread_times *t, char *buf, size_t s
 	snprintf(buf, size, "%" PRIu32 "/%" PRIu32 " %s", t->pid, t->tid, comm);
 }
 
-/* Waiting thread by waker thread: how often, and how much blocked time it ended. */
-static int print_who_woke_whom(struct wp_view *v, FILE *out)
+/*
+ * Waiting thread by waker thread: how often, and how much blocked time it
+ * ended; at most rows lines, then a line that counts the pairs left out.
+ */
+static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 {
 	const struct wp_thread_times *th;
 	const struct wp_stack_weight *w;
@@ -861,7 +1010,7 @@ static int print_who_woke_whom(struct wp_view *v, FILE *out)
 	if (m)
 		fprintf(out, "%s%-30s %-30s %7s %8s%s\n", PAINT(v, C_BOLD), "WAITING", "WAKER",
 			"COUNT", "BLOCKED", PAINT(v, C_RESET));
-	for (size_t i = 0; i < m && i < v->o.top; i++) {
+	for (size_t i = 0; i < m && i < rows; i++) {
 		const struct wp_waker *a = &wk[x[i].waker];
 		char name[WP_QUOTE_SIZE(32)];
 
@@ -874,10 +1023,16 @@ static int print_who_woke_whom(struct wp_view *v, FILE *out)
 		fprintf(out, "%-30s %-30s %7" PRIu64 " %8s\n", who, by, x[i].count,
 			DUR(x[i].ns, d));
 	}
-	if (!m)
+	if (!m) {
 		fprintf(out, "  (none)\n");
-	else if (m > v->o.top)
-		fprintf(out, "  (%zu more pairs; --top shows more)\n", m - v->o.top);
+	} else if (m > rows) {
+		uint64_t rest = 0;
+
+		for (size_t i = rows; i < m; i++)
+			rest += x[i].ns;
+		fprintf(out, "... and %zu more %s (%s blocked); --top %zu shows them\n", m - rows,
+			m - rows == 1 ? "pair" : "pairs", DUR(rest, d), m);
+	}
 	free(x);
 	return 0;
 }
@@ -898,40 +1053,74 @@ static void print_system_default(const struct wp_view *v, FILE *out)
 		v->o.sort_given ? "" : ", --sort wall");
 }
 
+/* The lines of who woke whom in a compact report, unless --top says. */
+#define COMPACT_PAIRS 3
+
+/*
+ * Full or compact (--stacks): by default compact when the shown threads
+ * are more than the thread table's default rows, whatever --threads says
+ * (the recording is large, not the table).
+ */
+static bool stacks_compact(const struct wp_view *v, const struct wp_table *t)
+{
+	if (v->o.stacks != WP_STACKS_AUTO)
+		return v->o.stacks == WP_STACKS_COMPACT;
+	return t->threads > WP_TABLE_ROWS;
+}
+
+/*
+ * Full: the header, the thread table, the stacks with all their frames,
+ * who woke whom, the quality lines.  Compact: the quality lines under the
+ * header, the table, who woke whom (shortened), the stacks a line each,
+ * and last the line of what the stacks leave out.
+ */
 int wp_format_text(struct wp_view *v, FILE *out)
 {
-	struct wp_view on, waits;
-	bool approx = false;
+	bool wakeups = wp_account_has_wakeups(v->an->account), compact, approx;
+	unsigned int pairs = v->o.top;
+	struct wp_view on, waits, *wakers = v;
+	struct wp_table t;
 	char title[64];
 	int err;
 
 	if (v->base)
 		return wp_format_text_diff(v, out);
+	err = wp_view_table(v, &t);
+	if (err)
+		return err;
+	compact = stacks_compact(v, &t);
+	approx = table_approximate(&t);
+	if (compact && !v->o.top_given && pairs > COMPACT_PAIRS)
+		pairs = COMPACT_PAIRS;
 	print_header(v->an, out);
 	if (v->system_default)
 		print_system_default(v, out);
-	err = print_threads(v, out, &approx);
-	if (err)
-		goto out;
+	if (compact)
+		print_footer(v, out, approx, true);
+	print_threads(v, &t, out);
 	print_idle(v->an, out);
 	if (v->system_default) {
 		wp_view_derive(v, WP_MODE_ON, false, &on);
 		wp_view_derive(v, WP_MODE_OFF, true, &waits);
+		wakers = &waits;
+	}
+	if (compact && wakeups)
+		err = print_who_woke_whom(wakers, pairs, out);
+	if (!err && v->system_default) {
 		snprintf(title, sizeof(title), "Waits of threads on-CPU %d%%+ of their time",
 			 WP_BUSY_PERCENT);
-		err = print_top_stacks(&on, out, NULL, v->o.top);
+		err = print_top_stacks(&on, out, NULL, v->o.top, compact);
 		if (!err)
 			err = print_top_stacks(&waits, out, title,
-					       v->o.top < BUSY_WAITS ? v->o.top : BUSY_WAITS);
-		if (!err && wp_account_has_wakeups(v->an->account))
-			err = print_who_woke_whom(&waits, out);
-	} else {
-		err = print_top_stacks(v, out, NULL, v->o.top);
-		if (!err && wp_account_has_wakeups(v->an->account))
-			err = print_who_woke_whom(v, out);
+					       v->o.top_given || v->o.top < BUSY_WAITS ?
+					       v->o.top : BUSY_WAITS, compact);
+	} else if (!err) {
+		err = print_top_stacks(v, out, NULL, v->o.top, compact);
 	}
-	if (!err)
-		print_footer(v, out, approx);
-out:
+	if (!err && !compact && wakeups)
+		err = print_who_woke_whom(wakers, pairs, out);
+	if (!err && !compact)
+		print_footer(v, out, approx, false);
+	wp_view_table_release(&t);
 	return err;
 }

@@ -27,6 +27,7 @@
 #include "rotate.h"
 #include "session.h"
 #include "stackgate.h"
+#include "cgroup.h"
 #include "synth.h"
 #include "target.h"
 #include "util.h"
@@ -68,6 +69,7 @@ struct session {
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
+	struct wp_cgroup cgroup;	/* the command's, for its switch-out stacks */
 	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
 	/* A rotating recording's closing blocks warn once, not at every file. */
 	bool warned_closing;
@@ -478,7 +480,10 @@ static int open_targets(struct session *s)
 	}
 	if (s->have_child) {
 		snprintf(what, sizeof(what), "'%s'", s->child.cmd);
-		return wp_evlist_open_task(&s->ev, s->child.stub, what);
+		err = wp_evlist_open_task(&s->ev, s->child.stub, what);
+		if (!err && s->ev.cgroup_descs)
+			err = wp_evlist_open_cgroup_events(&s->ev);
+		return err;
 	}
 	if (o->nr_pids)
 		return attach_processes(s);
@@ -642,7 +647,7 @@ static uint64_t gate_switch_outs(unsigned int cpu, uint64_t *as_of_ns, void *arg
 	struct session *s = arg;
 
 	/* Fresh counts for the next look: the drain's own pace is 50 ms. */
-	if (cpu == 0)
+	if (cpu == 0 && wp_stackgate_wants_fresh_counts(s->gate))
 		wp_drain_kick(s->drain);
 	return wp_drain_switch_outs(s->drain, cpu, as_of_ns);
 }
@@ -1236,6 +1241,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 		if (err)
 			goto out;
 		s.have_child = true;
+		/* Without a cgroup, the switch-out event is the threads' own. */
+		if (s.ev.meta_flags & WP_META_OFFCPU_STACKS && !opts->events.cpu_wide &&
+		    !wp_cgroup_create(&s.cgroup, s.child.stub))
+			wp_evlist_use_cgroup(&s.ev, s.cgroup.fd);
 	}
 	/*
 	 * A closed standard error (EPIPE) or a file size limit (EFBIG) is an
@@ -1271,6 +1280,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = wp_drain_start(&s.ev, s.writer, &s.drain);
 	if (!err && s.rot)
 		wp_drain_divert(s.drain, wp_rotate_records, s.rot);
+	if (!err && s.have_child)
+		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
 	if (!err)
 		err = write_trace_formats(&s);
 	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide)
@@ -1412,6 +1423,7 @@ out:
 	wp_rotate_free(s.rot);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
+	wp_cgroup_remove(&s.cgroup);
 	free(s.attached);
 	free(s.synth_anon);
 	wp_buf_release(&s.wakees);

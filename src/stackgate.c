@@ -135,6 +135,14 @@ static void next_slot(struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns,
 	}
 }
 
+bool wp_stackgate_wants_fresh_counts(const struct wp_stackgate *g)
+{
+	for (unsigned int i = 0; i < g->nr_cpus; i++)
+		if (!g->cpus[i].measured || g->cpus[i].rate * 4 > (double)g->budget)
+			return true;
+	return false;
+}
+
 uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
 			   uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg),
 			   wp_stackgate_set_fn set, void *arg)

@@ -374,6 +374,13 @@ const struct wp_view_word wp_groupings[] = {
 	{ NULL, 0, NULL },
 };
 
+const struct wp_view_word wp_stack_styles[] = {
+	{ "auto", WP_STACKS_AUTO, "compact above 24 threads, else full" },
+	{ "full", WP_STACKS_FULL, "every frame of each stack and of its wakers" },
+	{ "compact", WP_STACKS_COMPACT, "a line a stack, its innermost named frames" },
+	{ NULL, 0, NULL },
+};
+
 /* The rows of one process, thread or name while the table is made. */
 struct table_group {
 	struct wp_thread_times sum;

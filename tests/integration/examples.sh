@@ -311,7 +311,7 @@ function stage(s,    j) {
 function takes_arg(cmd, o) {
 	if (cmd == "record")
 		return o ~ /^(-F|--freq|-e|--event|-g|--call-graph|-p|--pid|-t|--tid|--user|-d|--duration|-o|--output|-m|--mmap-pages)$/
-	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--threads|--by|--unit|--pid|--tid|--comm|--waker-comm|--time|--min-block|--grep|--title|--diff)$/
+	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--threads|--by|--stacks|--unit|--pid|--tid|--comm|--waker-comm|--time|--min-block|--grep|--title|--diff)$/
 }
 # setv(TEXT): replace the value of the option just parsed (OPT, VI, PRE).
 function setv(text) {

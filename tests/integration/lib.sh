@@ -97,6 +97,23 @@ samples() {
 		(tid == "" || $3 ~ ("/" tid "$")) { n++ } END { print n + 0 }' "$2"
 }
 
+# switch_event DUMP: the switch-out stacks' event as the dump's SAMPLE
+# lines name it (a tracepoint used twice gets its index: "NAME#N").
+switch_event() {
+	awk '/^# event [0-9]+: .*, switch-out stacks, / {
+		n = $3; sub(/:$/, "", n); e = $4; sub(/,$/, "", e); print e; exit }' "$1" >"$1.sw"
+	_e=$(cat "$1.sw")
+	if [ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ]; then
+		_e="$_e#$(awk '/^# event [0-9]+: .*, switch-out stacks, / {
+			n = $3; sub(/:$/, "", n); print n; exit }' "$1")"
+	fi
+	rm -f "$1.sw"
+	echo "${_e:-none}"
+}
+
+# switch_samples DUMP [TID]: SAMPLE lines with a switch-out stack.
+switch_samples() { samples "$(switch_event "$1")" "$1" "${2:-}"; }
+
 # wl_field OUT THREAD KEY: from a workload's "thread NAME pid P tid T oncpu_ns N
 # ..." line in OUT, the value after KEY (pid, tid, oncpu_ns, sleeps, ...).
 wl_field() {

@@ -2,10 +2,10 @@
 # Every option that a subcommand's --help lists (made from its option
 # table) is documented in its man page's OPTIONS section, and every option
 # documented there exists; the completion script offers exactly those
-# options; and every word of report's --format, --mode, --sort and --by and
-# record's --event and --wakeups (from the tables that, e.g., `wallprof
-# report --format help` prints) is documented under its option and offered
-# by the completion.
+# options; and every word of report's --format, --mode, --sort, --by and
+# --stacks and record's --event and --wakeups (from the tables that, e.g.,
+# `wallprof report --format help` prints) is documented under its option
+# and offered by the completion.
 set -u
 . "$TESTS_SRCDIR/integration/lib.sh"
 top=$TESTS_SRCDIR/..
@@ -83,7 +83,7 @@ compare record
 compare report
 
 # The words of the options that take one of a set, from their tables.
-for cw in report:format report:mode report:sort report:by record:event record:wakeups; do
+for cw in report:format report:mode report:sort report:by report:stacks record:event record:wakeups; do
 	c=${cw%%:*} o=${cw#*:}
 	"$WALLPROF" "$c" --$o help > words.txt
 	check_num "$c --$o help exits 0" "$?" -eq 0

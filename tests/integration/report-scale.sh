@@ -3,9 +3,12 @@
 # fits on a screen: a single-thread process is one row, the table keeps
 # its first rows (--threads) and counts in a last line what it leaves
 # out, in numbers that add up with the JSON report's; --threads all,
-# --by thread and --by comm.  And a system-wide recording read without
-# --mode ranks stacks by on-CPU time: a spinner's stack comes first, not
-# the blocked time of the machine's sleeping daemons.
+# --by thread and --by comm.  Its stacks are compact, a line each, and the
+# report's last line counts the stacks left out, whose times add up with
+# the JSON report's stacks; --stacks full gives every frame.  And a
+# system-wide recording read without --mode ranks stacks by on-CPU time: a
+# spinner's stack comes first, not the blocked time of the machine's
+# sleeping daemons.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -42,6 +45,34 @@ near() {
 	check_num "$1 ($2 ns, want $3 ns)" "$_d" -le "$_tol"
 }
 
+# jgroups DATA: the JSON report's stacks (one per thread) added up by
+# thread name, kind and frames, as the text report adds them up: lines of
+# "ns<TAB>comm<TAB>kind<TAB>frames", the most time first.
+KIND='{ k = $4 == "on-cpu" ? "on-CPU" : $4 }'
+jgroups() {
+	"$WALLPROF" report -i "$1" --format json --top 1000000 >"$1.all.json" 2>"$1.all.err"
+	python3 "$J" stacks "$1.all.json" |
+		awk -F '\t' "$KIND"' { ns[$3 "\t" k "\t" $7] += $5 }
+			END { for (s in ns) printf "%d\t%s\n", ns[s], s }' |
+		sort -t "$(printf '\t')" -k1,1nr
+}
+# STACK: the first line of a stack in the text report, full or compact.
+STACK='^ *[0-9.]+% +~?[0-9.]+[mun]?s +(on-CPU|blocked|preempted|runnable) '
+# same_stacks WHAT TEXT GROUPS: the stacks of the text report TEXT are the
+# first of GROUPS (jgroups), in order, each with its time.
+same_stacks() {
+	grep -E "$STACK" "$2" | awk '{ sub(/^~/, "", $2); print $2, $3, $4 }' >"$2.got"
+	_i=0
+	while read -r _t _kind _comm; do
+		_i=$((_i + 1))
+		_w=$(sed -n "${_i}p" "$3" | awk -F '\t' '{ print $1, $3, $2 }')
+		check "$1: stack $_i is the JSON's ($_kind $_comm, ${_w%% *} ns)" \
+			[ "$_kind $_comm" = "${_w#* }" ]
+		near "$1: stack $_i's time" \
+			"$(echo "$_t" | awk "$NS"' { printf "%.0f", ns($1) }')" "${_w%% *}"
+	done <"$2.got"
+}
+
 # --- 300 short-lived processes ---------------------------------------------
 run rec.out rec.err "$WALLPROF" record -q -o S -- \
 	sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done'
@@ -59,10 +90,10 @@ check_num "json: every thread, every process, whatever the text shows" "$nth" -e
 
 run t.txt t.err "$WALLPROF" report -i S
 check_num "text: exit 0" "$rc" -eq 0
-# The stacks are --top 10 of them, each with all its frames and the
-# wakers' stacks: what grows with the recording is the rest.
-check_num "text: header and thread table in under 60 lines" \
-	"$(awk '/^Top stacks/ { exit } { n++ } END { print n + 0 }' t.txt)" -lt 60
+check_num "text: the whole report in under 60 lines" "$(nlines t.txt)" -lt 60
+last_line=$(tail -n 1 t.txt)
+check "text: the last line counts the stacks left out ($last_line)" \
+	sh -c "echo '$last_line' | grep -Eq '^\.\.\. and [0-9]+ more stacks? \([0-9.]+[mun]?s\); --top [0-9]+ shows them, --stacks full every frame\$'"
 table t.txt >t.table
 rows t.table >t.rows
 last=$(tail -n 1 t.table)
@@ -88,6 +119,54 @@ near "text: wall of the rows + left out = of every thread in json" \
 	$(($(colsum t.rows 3) + rest_wall)) "$(jsum 4)"
 near "text: on-CPU of the rows + left out = of every thread in json" \
 	$(($(colsum t.rows 4) + rest_on)) "$(jsum 5)"
+
+# The compact stacks: a line each, in the order and with the times of
+# the JSON report's stacks (one per thread) added up over the threads of
+# a name; what they leave out is the rest of them.
+jgroups S >j.groups
+grep -E "$STACK" t.txt >t.stacks
+check_num "compact: the --top 10 stacks, a line each" "$(nlines t.stacks)" -eq 10
+check "compact: no frame lines" no_match '^ {19}[^ 0-9]' t.txt
+check "compact: its wakers a line each, no stacks under them" \
+	grep -Eq '^ +[0-9.]+% woken by true, [0-9]+ times, [0-9.]+[mun]?s(;|$)' t.txt
+same_stacks compact t.txt j.groups
+ngroups=$(nlines j.groups)
+more_stacks=$(echo "$last_line" | awk '{ print $3 }')
+check_num "compact: shown + left out = every stack of the JSON ($ngroups)" \
+	$((10 + more_stacks)) -eq "$ngroups"
+check "compact: --top N in the last line is every stack" \
+	sh -c "echo '$last_line' | grep -q -- '--top $ngroups shows them'"
+rest_stacks=$(echo "$last_line" | sed 's/.*stacks (\([^)]*\)).*/\1/' |
+	awk "$NS"' { printf "%.0f\n", ns($1) }')
+near "compact: the time left out is the JSON's other stacks'" "$rest_stacks" \
+	"$(tail -n +11 j.groups | awk '{ s += $1 } END { printf "%.0f\n", s }')"
+total=$(sed -n 's/^Top stacks by wall time (\([^ ]*\) in all):$/\1/p' t.txt |
+	awk "$NS"' { printf "%.0f\n", ns($1) }')
+near "compact: the title's total is every JSON stack's" "${total:-0}" \
+	"$(awk '{ s += $1 } END { printf "%.0f\n", s }' j.groups)"
+# Who woke whom: three lines, then the pairs left out, which --top shows.
+pairs() { awk '/^WAITING / { t = 1; next } t && /^$/ { exit } t' "$1"; }
+pairs t.txt >t.pairs
+check_num "compact: who woke whom has 3 lines and what it leaves out" \
+	"$(grep -c '^[0-9]' t.pairs)" -eq 3
+more_pairs=$(sed -n 's/^\.\.\. and \([0-9]*\) more pairs (.* blocked); --top \([0-9]*\) shows them$/\1 \2/p' t.pairs)
+check "compact: ... and N more pairs; --top M shows them" [ -n "$more_pairs" ]
+check "compact: the quality lines come before the table" \
+	[ "$(grep -n '^# quality' t.txt | cut -d: -f1)" -lt "$(grep -n '^PID/TID' t.txt | cut -d: -f1)" ]
+
+run f.txt f.err "$WALLPROF" report -i S --stacks full --top "${more_pairs#* }"
+check_num "--stacks full: exit 0" "$rc" -eq 0
+check "--stacks full: every frame, a line each" grep -Eq '^ {19}__GI___wait4$' f.txt
+check "--stacks full: the wakers' frames" grep -Eq '^ {25}try_to_wake_up \[k\]$' f.txt
+check "--stacks full: ends with the quality lines" sh -c "tail -n 1 f.txt | grep -q '^# '"
+check "--stacks full: no line of stacks left out" no_match '^\.\.\. and [0-9]+ more stacks?' f.txt
+pairs f.txt >f.pairs
+check_num "--stacks full --top M: every pair of who woke whom" \
+	"$(grep -c '^[0-9]' f.pairs)" -eq $((3 + ${more_pairs%% *}))
+run f10.txt f.err "$WALLPROF" report -i S --stacks full
+grep -E "$STACK" f10.txt >f10.stacks
+check "--stacks full: the same stacks as compact, with the same times" \
+	[ "$(awk '{ print $1, $2, $3, $4 }' f10.stacks)" = "$(awk '{ print $1, $2, $3, $4 }' t.stacks)" ]
 
 run all.txt all.err "$WALLPROF" report -i S --threads all
 table all.txt >all.table
@@ -132,12 +211,30 @@ run w.txt w.err "$WALLPROF" report -i W
 table w.txt >w.table
 check_num "wallclock: the process and its 6 threads in the default table" \
 	"$(grep -c . w.table)" -eq 7
+check "wallclock: a few threads, full stacks: every frame, a line each" \
+	grep -Eq '^ {19}wc_spin_leaf$' w.txt
+check "wallclock: no line of stacks left out" no_match '^\.\.\. .* stacks' w.txt
+run wc.txt w.err "$WALLPROF" report -i W --stacks compact
+check "wallclock --stacks compact: a line a stack" \
+	grep -Eq ' (on-CPU|preempted) +spinner +wc_spin_leaf( |$)' wc.txt
+check "wallclock --stacks compact: no frame lines" no_match '^ {19}wc_spin_leaf$' wc.txt
+check "wallclock --stacks compact: ends with the stacks left out" \
+	sh -c "tail -n 1 wc.txt | grep -Eq '^\.\.\. and [0-9]+ more stacks?'"
 run w3.txt w3.err "$WALLPROF" report -i W --threads 3
 table w3.txt >w3.table
 check "--threads 3: the process row, 2 threads, and 4 more threads in 1 process" \
 	[ "$(grep -Ec '^[0-9]' w3.table) $(grep -Ec '^  [0-9]' w3.table)" = "1 2" ]
 check "--threads 3: ... and 4 more threads in 1 process" \
 	grep -q '^\.\.\. and 4 more threads in 1 process (' w3.table
+
+# --- two processes of the same threads: stacks add up by thread name ------
+# (locker and locker2 run the same code: their stacks are the same ones.)
+run w2.out rec.err "$WALLPROF" record -q -o W2 -- \
+	sh -c "$WORKLOADS/wallclock 0.3 & $WORKLOADS/wallclock 0.3; wait"
+check_num "two wallclocks: record exits 0" "$rc" -eq 0
+jgroups W2 >w2.groups
+run w2.txt w2.err "$WALLPROF" report -i W2
+same_stacks "two wallclocks" w2.txt w2.groups
 
 # --- -a: the machine's time is on-CPU time ---------------------------------
 if ! "$WALLPROF" record -q -o probe.data -a -d 0.1 2>probe.err; then
@@ -157,10 +254,11 @@ run a.txt a.err "$WALLPROF" report -i A
 check_num "-a: report exits 0" "$rc" -eq 0
 check "-a: the header says which defaults apply" grep -q '^# -a defaults: threads and stacks by on-CPU time' a.txt
 check "-a: stacks by on-CPU time" grep -q '^Top stacks by on-CPU time' a.txt
-first=$(awk '/^Top stacks/ { t = 1; next } t && /%/ { print; getline; print $1; exit }' a.txt |
-	tr '\n' ' ')
-check "-a: the spinner's on-CPU stack comes first ($first)" \
-	sh -c "echo '$first' | grep -Eq ' on-CPU +spinner +spin_leaf \$'"
+first=$(awk '/^Top stacks/ { t = 1; next } t && /%/ { print; exit }' a.txt)
+check "-a: compact, the spinner's on-CPU stack comes first ($first)" \
+	sh -c "echo '$first' | grep -Eq ' on-CPU +spinner +spin_leaf( |\$)'"
+check "-a: the last line counts the waits left out" \
+	sh -c "tail -n 1 a.txt | grep -Eq '^\.\.\. (and [0-9]+ more stacks?|every stack is shown)'"
 check "-a: then the waits of busy threads" grep -q '^Waits of threads on-CPU 10%+ of their time' a.txt
 check_num "-a: the table is cut too" "$(table a.txt | grep -c .)" -le 25
 run aw.txt aw.err "$WALLPROF" report -i A --mode wall

@@ -113,7 +113,7 @@ check "-p nobody's own process: no message" [ ! -s err ]
 sed 's/^/# /' err
 dump data/own.data d
 check_num "-p nobody's own process: switch-out stacks (1.5 s of 100 ms sleeps)" \
-	"$(samples context-switches d)" -ge 5
+	"$(switch_samples d)" -ge 5
 # And its own command, as before.
 run out err as_nobody ./wallprof-caps record -q -o data/cmd.data -- ./sleeper 100 3
 check_num "a command of nobody's: exit status 0" "$rc" -eq 0

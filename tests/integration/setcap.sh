@@ -56,7 +56,7 @@ dump out/F.data d
 check "the file has off-CPU stacks (kernel-mode sampling allowed)" grep -q 'off-cpu-stacks' d
 tid=$(wl_field cmd.out sleeper tid)
 check_num "switch-out stacks of the sleeper thread" \
-	"$(samples context-switches d "${tid:-x}")" -ge 5
+	"$(switch_samples d "${tid:-x}")" -ge 5
 
 # Report as nobody without capabilities: kernel names can only come from
 # the symbols that record saved, not from /proc/kallsyms.
@@ -77,7 +77,7 @@ check_num "record without cap_syslog exits 0" "$rc" -eq 0
 dump out/G.data g
 tid=$(wl_field cmd.out sleeper tid)
 check_num "without cap_syslog: switch-out stacks of the sleeper thread" \
-	"$(samples context-switches g "${tid:-x}")" -ge 5
+	"$(switch_samples g "${tid:-x}")" -ge 5
 if [ "$kptr" -eq 0 ] && [ "$paranoid" -le 1 ]; then
 	echo "# kernel.perf_event_paranoid is $paranoid: everyone sees kernel addresses"
 	check "at paranoid $paranoid, no warning" no_match 'warning' cmd.err

@@ -1,7 +1,7 @@
 # sleeper.sh: the off-CPU records of a thread that sleeps a known number of
 # times.  As root, every switch-out of a profiled thread gives one
 # SWITCH_OUT record (and a SWITCH_IN when it runs again) and one
-# context-switches sample with the off-CPU stack.
+# switch-out sample with the off-CPU stack.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -20,14 +20,15 @@ check_num "report --dump exits 0" $? -eq 0
 check_num "report --dump prints nothing on stderr" "$(nlines d.err)" -eq 0
 
 outs=$(count SWITCH_OUT d "$tid")
+sw=$(switch_event d)
 ins=$(count SWITCH_IN d "$tid")
 blocked=$(awk -v tid="$tid" '$2 == "SWITCH_OUT" && $3 ~ ("/" tid "$") && $6 == "blocked" { n++ }
 	END { print n + 0 }' d)
 check_range "SWITCH_OUT records of the sleeper thread $tid" "$outs" $SLEEPS $((SLEEPS + EXTRA))
 check_range "SWITCH_IN records match SWITCH_OUT (+-1)" "$ins" $((outs - 1)) $((outs + 1))
 check_num "every sleep is a 'blocked' switch-out" "$blocked" -ge $SLEEPS
-check_num "one context-switches sample per SWITCH_OUT" "$(samples context-switches d "$tid")" -eq "$outs"
-nostack=$(awk -v tid="$tid" '$2 == "SAMPLE" && $6 == "context-switches" && $3 ~ ("/" tid "$") &&
+check_num "one switch-out stack sample ($sw) per SWITCH_OUT" "$(switch_samples d "$tid")" -eq "$outs"
+nostack=$(awk -v tid="$tid" -v e="$sw" '$2 == "SAMPLE" && $6 == e && $3 ~ ("/" tid "$") &&
 	!(/ callchain [1-9]/ && / stack [0-9]+\/[1-9]/) { n++ } END { print n + 0 }' d)
 check_num "off-CPU samples carry a kernel callchain and a user stack" "$nostack" -eq 0
 check "the header flags switches and off-cpu-stacks" \
@@ -43,7 +44,7 @@ dump G d
 check_num "--no-off-cpu: report --dump exits 0" $? -eq 0
 check_num "--no-off-cpu: no SWITCH_OUT records" "$(count SWITCH_OUT d)" -eq 0
 check_num "--no-off-cpu: no SWITCH_IN records" "$(count SWITCH_IN d)" -eq 0
-check_num "--no-off-cpu: no context-switches samples" "$(samples context-switches d)" -eq 0
+check_num "--no-off-cpu: no switch-out stack samples" "$(switch_samples d)" -eq 0
 check "--no-off-cpu: the header has no switches flag" no_match '^# flags:.* switches' d
 check "--no-off-cpu: nothing was lost" grep -q '^# lost: 0 records, 0 samples' d
 

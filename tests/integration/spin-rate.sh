@@ -65,7 +65,7 @@ check "-g none: the header says call graph none" grep -q '^# sample_type: .*, ca
 check_num "-g none: cpu-clock samples recorded" "$(samples cpu-clock d)" -gt 0
 check_num "-g none: no sample has a callchain, registers or stack" \
 	"$(awk '$2 == "SAMPLE" && / (callchain|regs|stack) / { n++ } END { print n + 0 }' d)" -eq 0
-check_num "-g none: no context-switches samples" "$(samples context-switches d)" -eq 0
+check_num "-g none: no switch-out stack samples" "$(switch_samples d)" -eq 0
 check_num "-g none: switches are still recorded" "$(count SWITCH_OUT d)" -gt 0
 check "-g none: the recording finished" grep -q '^# summary: ' d
 

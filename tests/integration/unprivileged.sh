@@ -42,8 +42,8 @@ check "as nobody: no kernel-samples flag" no_match '^# flags:.* kernel-' d
 # Its 10 sleeps, and a few more blocks at start and exit as in sleeper.sh.
 check_range "as nobody: SWITCH_OUT records of the sleeper thread" "$(count SWITCH_OUT d "$tid")" 10 15
 check_num "as nobody: SWITCH_IN records of the sleeper thread" "$(count SWITCH_IN d "$tid")" -ge 10
-check_num "as nobody: no context-switches samples" "$(samples context-switches d)" -eq 0
-check "as nobody: no context-switches event" no_match '^# event .*context-switches' d
+check_num "as nobody: no switch-out stack samples" "$(switch_samples d)" -eq 0
+check "as nobody: no switch-out stacks event" no_match '^# event .*, switch-out stacks, ' d
 check "as nobody: nothing was lost" grep -q '^# lost: 0 records, 0 samples' d
 
 # What nobody may not do: someone else's process, every CPU.

@@ -70,7 +70,9 @@ int main(void)
 
 	is_int(wp_stackgate_new(2, 0, 0, &g), -22, "a budget of 0 is refused");
 	is_int(wp_stackgate_new(2, 5000, s.now_ns, &g), 0, "a gate of 5000 a second per CPU");
+	ok(wp_stackgate_wants_fresh_counts(g), "fresh counts wanted until a rate is known");
 	run(g, &s, secs);
+	ok(wp_stackgate_wants_fresh_counts(g), "fresh counts wanted while a CPU storms");
 	is_int(s.changes[0], 0, "a CPU below the budget: never turned off");
 	ok(s.open_ns[0] >= (uint64_t)(secs * 1e9) - MS, "it stayed open all along");
 	ok(s.changes[1] > 2, "a CPU 20x over the budget: turned off and on (%u times)",
@@ -94,6 +96,7 @@ int main(void)
 	s.rate[1] = 100;
 	run(g, &s, 1);
 	ok(s.open[1], "when the rate falls below the budget, the event is on again");
+	ok(!wp_stackgate_wants_fresh_counts(g), "calm CPUs: the drain's own pace will do");
 	s.fail = -9;
 	s.rate[1] = 100000;
 	run(g, &s, 1);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cgroup.h: a cgroup (v2) of the launched command's own, for events that
+ * count per CPU but only while its processes run.
+ *
+ * An event in a task's own perf context is scheduled out and in at each
+ * of the task's context switches, at a cost that in a switch storm is a
+ * few percent even while the event is turned off.  The switch-out stack
+ * event, opened per CPU on a cgroup that holds the command and everything
+ * it starts, costs nothing while it is off.  The cgroup is made under
+ * wallprof's own, so every controller that limits wallprof limits the
+ * command as before; it is removed at the end (what is still in it goes
+ * back to wallprof's cgroup).  Owns the cgroup's directory and its fd.
+ */
+#ifndef WALLPROF_CGROUP_H
+#define WALLPROF_CGROUP_H
+
+#include <sys/types.h>
+
+struct wp_cgroup {
+	int fd;		/* the directory, for PERF_FLAG_PID_CGROUP; -1 when none */
+	char *path;	/* its path, malloc'ed */
+	char *parent;	/* wallprof's own cgroup's path, malloc'ed */
+};
+
+/*
+ * Make a cgroup for pid (not yet running its command) under wallprof's
+ * own cgroup in the cgroup v2 hierarchy, and move pid into it.  0, or
+ * -errno (no cgroup v2, no right to make one, ...), with *cg left empty.
+ */
+int wp_cgroup_create(struct wp_cgroup *cg, pid_t pid);
+
+/* Move what is left in the cgroup back to wallprof's, and remove it. */
+void wp_cgroup_remove(struct wp_cgroup *cg);
+
+#endif

@@ -1,0 +1,67 @@
+#!/bin/sh
+# switch-cgroup.sh: a launched command runs in a cgroup of its own (under
+# wallprof's, in the cgroup v2 hierarchy) on which the switch-out stacks
+# are taken per CPU; the cgroup is gone when record ends, what the command
+# left running is back in wallprof's cgroup, a cgroup a killed wallprof
+# left is removed by the next; the stub that launches the command is not
+# in the recording.  Without cgroup v2 (hidden in a mount namespace of its
+# own) the per-task events take the same stacks.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "making cgroups needs root"
+mnt=$(awk '$(NF - 2) == "cgroup2" || ($(NF - 3) == "-" && $(NF - 2) == "cgroup2") { print $5; exit }' \
+	/proc/self/mountinfo)
+[ -n "$mnt" ] || skip "no cgroup v2 hierarchy mounted"
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+[ "$own" = / ] && own=
+parent="$mnt$own"
+[ -w "$parent" ] || skip "cannot make cgroups in $parent"
+
+# --- the command's cgroup, while it runs and after -------------------------
+# A cgroup as a killed wallprof leaves it: named after a process gone.
+stale="$parent/wallprof-2147483646"
+mkdir "$stale" 2>/dev/null || true
+run out.txt rec.err "$WALLPROF" record -q -o A -- sh -c \
+	'sed -n "s/^0:://p" /proc/self/cgroup; sleep 5 >/dev/null 2>&1 & echo "left $!"; sleep 0.3'
+check_num "record exits 0" "$rc" -eq 0
+cg=$(head -n 1 out.txt)
+left=$(awk '$1 == "left" { print $2 }' out.txt)
+bg_pids="$bg_pids $left"
+echo "# the command ran in $cg"
+check "the command ran in a cgroup of its own, under wallprof's" \
+	test "${cg%/wallprof-*}" = "${own:-}" -a "$cg" != "${own:-/}"
+check "its cgroup is gone" test ! -e "$mnt$cg"
+check "what it left running is back in wallprof's cgroup" \
+	test "$(sed -n 's/^0:://p' "/proc/$left/cgroup" 2>/dev/null)" = "${own:-/}"
+check "a cgroup a killed wallprof left is gone" test ! -e "$stale"
+kill "$left" 2>/dev/null
+rmdir "$stale" 2>/dev/null
+
+# --- switch-out stacks, and no stub ----------------------------------------
+run wl.out rec.err "$WALLPROF" record -q -o S -- "$WORKLOADS/sleeper" 30 10
+check_num "sleeper: record exits 0" "$rc" -eq 0
+dump S d
+tid=$(wl_field wl.out sleeper tid)
+outs=$(count SWITCH_OUT d "$tid")
+check_num "sleeper: a switch-out stack per switch-out ($outs)" "$(switch_samples d "$tid")" -eq "$outs"
+check_num "sleeper: no switch-out stack of another process" \
+	"$(awk -v e="$(switch_event d)" -v p="$(wl_field wl.out sleeper pid)" \
+		'$2 == "SAMPLE" && $6 == e && $3 !~ ("^" p "/") { n++ } END { print n + 0 }' d)" -eq 0
+run j.txt j.err "$WALLPROF" report -i S --format folded --mode blocked
+check "sleeper: its sleeps have their stack" grep -q 'sleep_once;.*nanosleep' j.txt
+
+# --- without cgroup v2: the threads' own events ----------------------------
+if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
+	run wl2.out rec2.err unshare -m sh -c 'umount -l "$1" && shift && exec "$@"' sh "$mnt" \
+		"$WALLPROF" record -q -o N -- "$WORKLOADS/sleeper" 30 10
+	check_num "no cgroup v2: record exits 0" "$rc" -eq 0
+	dump N d2
+	tid=$(wl_field wl2.out sleeper tid)
+	outs=$(count SWITCH_OUT d2 "$tid")
+	check_num "no cgroup v2: a switch-out stack per switch-out ($outs)" \
+		"$(switch_samples d2 "$tid")" -eq "$outs"
+	run j2.txt j2.err "$WALLPROF" report -i N --format folded --mode blocked
+	check "no cgroup v2: its sleeps have their stack" grep -q 'sleep_once;.*nanosleep' j2.txt
+fi
+finish
