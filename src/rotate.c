@@ -83,6 +83,7 @@ struct wp_rotate {
 	/* --flight-recorder */
 	struct chunk *head, *tail;
 	size_t kept_bytes;		/* compressed */
+	size_t kept_peak;		/* the most kept_bytes has been */
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
 	struct wp_buf zbuf;		/* a chunk being compressed */
@@ -856,6 +857,8 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 		r->head = k;
 	r->tail = k;
 	r->kept_bytes += n + k->state_len;
+	if (r->kept_bytes > r->kept_peak)
+		r->kept_peak = r->kept_bytes;
 	return 0;
 }
 
@@ -932,6 +935,8 @@ int wp_rotate_end(struct wp_rotate *r, const struct wp_summary *whole)
 		err = evict(r, end);
 		if (!err)
 			err = dump(r, end, whole);
+		wp_debug("the flight recorder kept at most %zu bytes of records at once",
+			 r->kept_peak);
 	}
 	note_error(r, err);
 	return r->err;
