@@ -52,7 +52,7 @@ struct chunk {
 	struct wp_summary counts;	/* of its records */
 	size_t raw_len;
 	size_t len;			/* of the zstd frame in data */
-	size_t state_len;		/* its state records, uncompressed, after the frame */
+	size_t state_at, state_len;	/* its state records, uncompressed, after the frame */
 	uint8_t data[];
 };
 
@@ -781,7 +781,7 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	       (r->head->max_time + r->o.window_ns < newest || r->kept_bytes > max)) {
 		struct chunk *k = r->head;
 
-		err = model_apply_all(r, k->data + k->len, k->state_len);
+		err = model_apply_all(r, k->data + k->state_at, k->state_len);
 		r->evicted += k->counts.records;
 		if (k->max_time > r->kept_since)
 			r->kept_since = k->max_time;
@@ -838,25 +838,27 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	n = ZSTD_compress2(r->cctx, r->zbuf.data, ZSTD_compressBound(whole), buf, whole);
 	if (ZSTD_isError(n))
 		return -ENOMEM;	/* only out of memory makes zstd fail here */
-	k = malloc(sizeof(*k) + n + r->state.len);
+	/* Records are read in place: 8-byte aligned. */
+	k = malloc(sizeof(*k) + ALIGN_UP(n, (size_t)8) + r->state.len);
 	if (!k)
 		return -ENOMEM;
 	k->next = NULL;
 	k->raw_len = whole;
 	k->len = n;
+	k->state_at = ALIGN_UP(n, (size_t)8);
 	k->state_len = r->state.len;
 	k->min_time = min_time == UINT64_MAX ? 0 : min_time;
 	k->max_time = max_time;
 	k->counts = counts;
 	memcpy(k->data, r->zbuf.data, n);
 	if (r->state.len)
-		memcpy(k->data + n, r->state.data, r->state.len);
+		memcpy(k->data + k->state_at, r->state.data, r->state.len);
 	if (r->tail)
 		r->tail->next = k;
 	else
 		r->head = k;
 	r->tail = k;
-	r->kept_bytes += n + k->state_len;
+	r->kept_bytes += k->state_at + k->state_len;
 	if (r->kept_bytes > r->kept_peak)
 		r->kept_peak = r->kept_bytes;
 	return 0;
