@@ -544,7 +544,7 @@ static void note_error(struct wp_rotate *r, int err)
 		r->err = err;
 }
 
-/* Start file number nr_files + 1, spanning from start: meta, prelude, state. */
+/* Start the next file, spanning from start: meta, prelude, state. */
 static int file_open(struct wp_rotate *r, uint64_t start, struct wp_writer **out,
 		     struct wp_summary *c)
 {
