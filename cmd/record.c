@@ -32,7 +32,13 @@ enum {
 	OPT_KEEP_CAPS,
 	OPT_NO_BUILDID_CACHE,
 	OPT_UNWIND,
+	OPT_ROTATE,
+	OPT_FLIGHT_RECORDER,
 };
+
+/* Files shorter than a second would be mostly their own state records. */
+#define MIN_FILE_SECONDS 1.0
+#define MAX_FILE_SECONDS (7 * 24 * 3600.0)
 
 static const struct cmd_option record_options[] = {
 	{ NULL, 0, 0, NULL, "Sampling:", NULL },
@@ -64,10 +70,16 @@ static const struct cmd_option record_options[] = {
 	  NULL },
 	{ "any-process", OPT_ANY_PROCESS, OPTION_NO_ARG, NULL,
 	  "let file capabilities reach processes of other\nusers (-p, -t, -a)", NULL },
-	{ "duration", 'd', OPTION_ARG, " <secs>", "stop after this many seconds", NULL },
+	{ "duration", 'd', OPTION_ARG, " <secs>", "stop after this many seconds (0: until stopped)",
+	  NULL },
 	{ NULL, 0, 0, NULL, "Output:", NULL },
 	{ "output", 'o', OPTION_ARG, " <file>", "data file (default wallprof.data)", NULL },
 	{ "force", 'f', OPTION_NO_ARG, NULL, "overwrite an existing data file", NULL },
+	{ "rotate", OPT_ROTATE, OPTION_ARG, " <secs>",
+	  "a new complete file every <secs> seconds: <file>\nnumbered, e.g. out.0001.data", NULL },
+	{ "flight-recorder", OPT_FLIGHT_RECORDER, OPTION_ARG, " <secs>",
+	  "keep only the last <secs> seconds in memory; write\nthem on SIGUSR1 and at the end",
+	  NULL },
 	{ "compress", 'z', OPTION_OPTIONAL_ARG, "[=<level>]",
 	  "zstd compression level 1-19 (default: on, level 1)", NULL },
 	{ "no-compress", OPT_NO_COMPRESS, OPTION_NO_ARG, NULL, "store the data uncompressed", NULL },
@@ -240,12 +252,30 @@ int cmd_record(int argc, char **argv)
 			o.keep_caps = true;
 			break;
 		case 'd':
-			if (wp_parse_seconds(optarg, &o.duration) || o.duration <= 0) {
-				ret = usage_error("record", "--duration: '%s' is not a positive number of seconds",
-						  optarg);
+			if (wp_parse_seconds(optarg, &o.duration) || o.duration < 0) {
+				ret = usage_error("record", "--duration: '%s' is not a number of seconds "
+						  "(0: until stopped)", optarg);
 				goto out;
 			}
 			break;
+		case OPT_ROTATE:
+		case OPT_FLIGHT_RECORDER: {
+			double secs;
+
+			if (wp_parse_seconds(optarg, &secs) || secs < MIN_FILE_SECONDS ||
+			    secs > MAX_FILE_SECONDS) {
+				ret = usage_error("record", "--%s: '%s' is not a number of seconds "
+						  "from %.0f to %.0f (a week)",
+						  c == OPT_ROTATE ? "rotate" : "flight-recorder", optarg,
+						  MIN_FILE_SECONDS, MAX_FILE_SECONDS);
+				goto out;
+			}
+			if (c == OPT_ROTATE)
+				o.rotate = secs;
+			else
+				o.flight_recorder = secs;
+			break;
+		}
 		case 'o':
 			o.output = optarg;
 			break;
@@ -325,6 +355,17 @@ int cmd_record(int argc, char **argv)
 	if (o.keep_caps && (!o.command || o.user)) {
 		ret = usage_error("record", "--keep-capabilities applies only to a launched command "
 				  "run as root, without --user");
+		goto out;
+	}
+	if (o.rotate > 0 && o.flight_recorder > 0) {
+		ret = usage_error("record", "give --rotate or --flight-recorder, not both: one writes "
+				  "every interval, the other only on SIGUSR1 and at the end");
+		goto out;
+	}
+	if (o.unwind_live && (o.rotate > 0 || o.flight_recorder > 0)) {
+		ret = usage_error("record", "--unwind=live does not work with --rotate or "
+				  "--flight-recorder yet; record raw and run 'wallprof convert' "
+				  "on each file");
 		goto out;
 	}
 	if (!o.events.off_cpu && !wp_event_is_clock(o.events.event)) {

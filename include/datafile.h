@@ -127,6 +127,8 @@ enum wp_stop_reason {
 	WP_STOP_SIGNAL = 1,
 	WP_STOP_DURATION = 2,
 	WP_STOP_ERROR = 3,
+	WP_STOP_ROTATED = 4,	/* --rotate: the next file goes on */
+	WP_STOP_DUMPED = 5,	/* --flight-recorder: written on SIGUSR1; recording went on */
 };
 
 /* Totals written last; their presence marks a complete file. */
@@ -187,6 +189,15 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m);
  * first one of the writer is logged).
  */
 int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
+
+/*
+ * Append a RECORDS block whose payload is already one zstd frame (with
+ * its checksum) of raw_len bytes of whole records: records kept
+ * compressed in memory are written without compressing them again.
+ * -EINVAL when w stores blocks uncompressed (compress_level 0).
+ */
+int wp_writer_write_records_zstd(struct wp_writer *w, const void *frame, size_t len,
+				 size_t raw_len);
 
 /*
  * Append the KSYMS block: the kernel symbols the recording's stacks use,

@@ -63,12 +63,30 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 void wp_drain_release_writer(struct wp_drain *d);
 
 /*
- * Before wp_drain_release_writer(): the writer thread hands each block to
- * sink (with arg) instead of writing it to w; sink returns 0 or -errno,
- * as wp_writer_write_records() does (livestage.h's unwinder takes them).
+ * Where the writer thread sends each block instead of the file (rotate.h, livestage.h):
+ * buf holds len bytes of whole records; round_ns is when the last drain
+ * pass whose ROUND record the block holds began (CLOCK_MONOTONIC; 0 for
+ * none): every record dated before it is in this block or an earlier one.
+ * fn returns 0 or -errno (a write error, as the file's own) and sets
+ * *bytes to what it wrote so far (0 when another thread writes: the live
+ * unwinder, livestage.h).  Set before wp_drain_release_writer();
+ * w may then be NULL.
  */
-typedef int (*wp_drain_sink_fn)(void *arg, const void *buf, size_t len);
-void wp_drain_set_sink(struct wp_drain *d, wp_drain_sink_fn sink, void *arg);
+typedef int (*wp_drain_sink_fn)(void *arg, const void *buf, size_t len, uint64_t round_ns,
+				uint64_t *bytes);
+void wp_drain_divert(struct wp_drain *d, wp_drain_sink_fn fn, void *arg);
+
+/* Hand the records drained so far to the writer at the next pass. */
+void wp_drain_flush(struct wp_drain *d);
+
+/*
+ * The mapped files, the anonymous code and the program starts below change
+ * on the drain thread while it runs; another thread reads them between
+ * these two calls (held briefly: the drain thread takes it at each MMAP2,
+ * FORK and exec).
+ */
+void wp_drain_lock_state(struct wp_drain *d);
+void wp_drain_unlock_state(struct wp_drain *d);
 
 /*
  * Keep the wake-ups of these threads (the recording's at its start), and
@@ -142,7 +160,7 @@ const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *
  * FORK or exec, CLOCK_MONOTONIC), or 0 when it did not: what it mapped
  * and wrote before then belonged to another program.
  */
-uint64_t wp_drain_program_start(const struct wp_drain *d, uint32_t pid);
+uint64_t wp_drain_program_start(struct wp_drain *d, uint32_t pid);
 
 void wp_drain_free(struct wp_drain *d);
 

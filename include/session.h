@@ -22,6 +22,8 @@ struct wp_record_opts {
 	bool force;
 	int compress_level;	/* 0 = none */
 	double duration;	/* seconds, 0 = until stopped */
+	double rotate;		/* --rotate: seconds a file spans, 0 = one file */
+	double flight_recorder;	/* --flight-recorder: seconds kept, 0 = all */
 	pid_t *pids;		/* -p */
 	size_t nr_pids;
 	pid_t *tids;		/* -t */

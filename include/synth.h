@@ -31,6 +31,13 @@ int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 int wp_synth_exit(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, uint64_t time,
 		  struct wp_buf *out);
 
+/*
+ * A thread known without /proc: its THREAD record and a COMM record of
+ * name comm (cut to 15 bytes; none when comm is empty).  0 or -errno.
+ */
+int wp_synth_thread(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, const char *comm,
+		    uint64_t time, struct wp_buf *out);
+
 /* The same for every process in /proc (system-wide mode). */
 int wp_synth_all(const struct wp_sample_format *fmt, uint64_t time,
 		 struct wp_buf *out);

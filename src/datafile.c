@@ -533,14 +533,14 @@ int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m)
 	return err;
 }
 
+static int writer_put_payload(struct wp_writer *w, const struct wp_block_header *hdr,
+			      const void *payload);
+
 static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 			    size_t len)
 {
 	struct wp_block_header bh = { .type = type, .size = len, .raw_size = len };
 	const void *payload = buf;
-	uint64_t start = w->bytes;
-	struct iovec iov[3];
-	int err;
 
 	if (w->cctx && type != WP_BLOCK_SUMMARY) {
 		size_t bound = ZSTD_compressBound(len), n;
@@ -567,6 +567,18 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 			payload = w->cbuf;
 		}
 	}
+	return writer_put_payload(w, &bh, payload);
+}
+
+/* Append a block whose header and payload are ready. */
+static int writer_put_payload(struct wp_writer *w, const struct wp_block_header *hdr,
+			      const void *payload)
+{
+	struct wp_block_header bh = *hdr;
+	uint64_t start = w->bytes;
+	struct iovec iov[3];
+	int err;
+
 	/* One call per block: a recorder killed meanwhile seldom leaves half of one. */
 	iov[0] = (struct iovec){ .iov_base = &bh, .iov_len = sizeof(bh) };
 	iov[1] = (struct iovec){ .iov_base = (void *)payload, .iov_len = bh.size };
@@ -590,6 +602,18 @@ int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len)
 	if (!len)
 		return 0;
 	return writer_put_block(w, WP_BLOCK_RECORDS, buf, len);
+}
+
+int wp_writer_write_records_zstd(struct wp_writer *w, const void *frame, size_t len,
+				 size_t raw_len)
+{
+	struct wp_block_header bh = {
+		.type = WP_BLOCK_RECORDS, .flags = WP_BLOCK_ZSTD, .size = len, .raw_size = raw_len,
+	};
+
+	if (!w->cctx || !len || raw_len > WP_BLOCK_MAX_SIZE || len > WP_BLOCK_MAX_SIZE)
+		return -EINVAL;
+	return writer_put_payload(w, &bh, frame);
 }
 
 int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len)

@@ -36,6 +36,7 @@ struct block {
 	size_t len;
 	struct block *next;
 	struct wp_summary counts;	/* of every record up to this block's end */
+	uint64_t round_ns;		/* start of the pass of its last ROUND */
 };
 
 struct id_role {
@@ -67,6 +68,9 @@ struct wp_drain {
 	uint64_t bytes_written;
 	struct wp_summary published;
 	bool stop;
+	bool flush_asked;		/* atomic: submit at the next pass */
+	/* Guards files, anon and program_start against readers on other threads. */
+	pthread_mutex_t state_lock;
 
 	/* Writer thread only: kernel code addresses seen in samples (-> 0). */
 	struct wp_u64map kips;
@@ -157,6 +161,7 @@ static struct block *block_get(struct wp_drain *d)
 	}
 	b->len = 0;
 	b->next = NULL;
+	b->round_ns = 0;
 	return b;
 }
 
@@ -274,6 +279,7 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		f.min = m.min;
 		f.ino = m.ino;
 	}
+	pthread_mutex_lock(&d->state_lock);
 	for (size_t i = 0; i < d->nr_files; i++) {
 		struct wp_mapped_file *o = &d->files[i];
 
@@ -295,20 +301,28 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 			o->min = f.min;
 			o->ino = f.ino;
 		}
+		pthread_mutex_unlock(&d->state_lock);
 		return;
 	}
-	if (WP_GROW(d->files, d->cap_files, d->nr_files + 1))
-		return;
+	pthread_mutex_unlock(&d->state_lock);
 	if (d->nr_foreign < MAX_FOREIGN_FILES) {
 		f.fd = open_foreign_file((pid_t)m.pid, name, &f);
 		if (f.fd >= 0)
 			d->nr_foreign++;
 	}
 	f.path = strdup(name);
-	if (f.path)
+	pthread_mutex_lock(&d->state_lock);
+	if (f.path && !WP_GROW(d->files, d->cap_files, d->nr_files + 1)) {
 		d->files[d->nr_files++] = f;
-	else if (f.fd >= 0)
+		f.path = NULL;
+		f.fd = -1;
+	}
+	pthread_mutex_unlock(&d->state_lock);
+	free(f.path);
+	if (f.fd >= 0) {
 		close(f.fd);
+		d->nr_foreign--;
+	}
 }
 
 static int anon_cmp(const void *a, const void *b)
@@ -327,11 +341,13 @@ static void add_anon_code(struct wp_drain *d, uint32_t pid, uint64_t start, uint
 {
 	struct wp_anon_code key = { pid, start, end };
 
-	if ((d->nr_anon && bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp)) ||
-	    WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1))
-		return;
-	d->anon[d->nr_anon++] = key;
-	qsort(d->anon, d->nr_anon, sizeof(key), anon_cmp);
+	pthread_mutex_lock(&d->state_lock);
+	if ((!d->nr_anon || !bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp)) &&
+	    !WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1)) {
+		d->anon[d->nr_anon++] = key;
+		qsort(d->anon, d->nr_anon, sizeof(key), anon_cmp);
+	}
+	pthread_mutex_unlock(&d->state_lock);
 }
 
 static void note_anon_code(struct wp_drain *d, const struct perf_event_header *h)
@@ -366,8 +382,11 @@ static void note_program_start(struct wp_drain *d, const struct perf_event_heade
 			return;
 		pid = c.pid;
 	}
-	if (!wp_sample_id_parse(&d->ev->fmt, h, &sid))
+	if (!wp_sample_id_parse(&d->ev->fmt, h, &sid)) {
+		pthread_mutex_lock(&d->state_lock);
 		wp_u64map_put(&d->program_start, pid, sid.time);
+		pthread_mutex_unlock(&d->state_lock);
+	}
 }
 
 /*
@@ -703,7 +722,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	return 0;
 }
 
-static void drain_append_round(struct wp_drain *d)
+static void drain_append_round(struct wp_drain *d, uint64_t pass_start)
 {
 	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
 	uint8_t *dst = drain_room(d, sizeof(round));
@@ -711,6 +730,7 @@ static void drain_append_round(struct wp_drain *d)
 	if (dst) {
 		memcpy(dst, &round, sizeof(round));
 		d->cur->len += sizeof(round);
+		d->cur->round_ns = pass_start;
 	}
 }
 
@@ -789,8 +809,12 @@ static uint64_t drain_pass(struct wp_drain *d)
 	/* Those of the last sweep, with what is known now. */
 	held_resolve(d, &d->held);
 	wp_buf_release(&held);
-	if (total) {
-		drain_append_round(d);
+	if (__atomic_exchange_n(&d->flush_asked, false, __ATOMIC_ACQ_REL)) {
+		/* Even a quiet pass: its ROUND tells the sink that time has passed. */
+		drain_append_round(d, start);
+		drain_submit(d);
+	} else if (total) {
+		drain_append_round(d, start);
 		if (d->cur && (d->cur->len > BLOCK_SIZE / 2 ||
 			       wp_clock_ns(CLOCK_MONOTONIC) - d->last_flush_ns > FLUSH_INTERVAL_NS))
 			drain_submit(d);
@@ -911,11 +935,18 @@ static void *writer_main(void *arg)
 		if (!d->queue_head)
 			d->queue_tail = NULL;
 		if (!d->write_err) {
+			uint64_t bytes = 0;
+
 			pthread_mutex_unlock(&d->lock);
 			note_kernel_ips(d, b->data, b->len);
-			err = d->sink ? d->sink(d->sink_arg, b->data, b->len)
-				      : wp_writer_write_records(d->w, b->data, b->len);
+			if (d->sink) {
+				err = d->sink(d->sink_arg, b->data, b->len, b->round_ns, &bytes);
+			} else {
+				err = wp_writer_write_records(d->w, b->data, b->len);
+				bytes = wp_writer_bytes(d->w);
+			}
 			pthread_mutex_lock(&d->lock);
+			d->bytes_written = bytes;
 		}
 		if (err && !d->write_err) {
 			d->write_err = err;	/* keep consuming so draining never stalls */
@@ -923,9 +954,6 @@ static void *writer_main(void *arg)
 		} else if (!d->write_err) {
 			d->written = b->counts;
 		}
-		/* With a sink, another thread writes to w. */
-		if (!d->sink)
-			d->bytes_written = wp_writer_bytes(d->w);
 		d->queued_bytes -= b->len;
 		if (d->nr_free_blocks < SPARE_BLOCKS) {
 			b->next = d->free_blocks;
@@ -956,6 +984,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	d->writer_held = true;
 	d->anchoring = !(ev->meta_flags & WP_META_CPU_WIDE);
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->state_lock, NULL);
 	pthread_cond_init(&d->queue_cond, NULL);
 	pthread_cond_init(&d->space_cond, NULL);
 	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
@@ -1017,20 +1046,36 @@ out_free:
 	return err;
 }
 
-void wp_drain_set_sink(struct wp_drain *d, wp_drain_sink_fn sink, void *arg)
-{
-	pthread_mutex_lock(&d->lock);
-	d->sink = sink;
-	d->sink_arg = arg;
-	pthread_mutex_unlock(&d->lock);
-}
-
 void wp_drain_release_writer(struct wp_drain *d)
 {
 	pthread_mutex_lock(&d->lock);
 	d->writer_held = false;
 	pthread_cond_signal(&d->queue_cond);
 	pthread_mutex_unlock(&d->lock);
+}
+
+void wp_drain_divert(struct wp_drain *d, wp_drain_sink_fn fn, void *arg)
+{
+	pthread_mutex_lock(&d->lock);
+	d->sink = fn;
+	d->sink_arg = arg;
+	pthread_mutex_unlock(&d->lock);
+}
+
+void wp_drain_flush(struct wp_drain *d)
+{
+	__atomic_store_n(&d->flush_asked, true, __ATOMIC_RELEASE);
+	wp_drain_kick(d);
+}
+
+void wp_drain_lock_state(struct wp_drain *d)
+{
+	pthread_mutex_lock(&d->state_lock);
+}
+
+void wp_drain_unlock_state(struct wp_drain *d)
+{
+	pthread_mutex_unlock(&d->state_lock);
 }
 
 void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written)
@@ -1143,11 +1188,13 @@ const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *
 	return d->anon;
 }
 
-uint64_t wp_drain_program_start(const struct wp_drain *d, uint32_t pid)
+uint64_t wp_drain_program_start(struct wp_drain *d, uint32_t pid)
 {
 	uint64_t t = 0;
 
+	pthread_mutex_lock(&d->state_lock);
 	wp_u64map_get(&d->program_start, pid, &t);
+	pthread_mutex_unlock(&d->state_lock);
 	return t;
 }
 
@@ -1190,6 +1237,7 @@ void wp_drain_free(struct wp_drain *d)
 	if (d->wakefd >= 0)
 		close(d->wakefd);
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->state_lock);
 	pthread_cond_destroy(&d->queue_cond);
 	pthread_cond_destroy(&d->space_cond);
 	wp_u64map_release(&d->wakees);

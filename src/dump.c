@@ -338,7 +338,9 @@ static void print_summary(FILE *out, const struct wp_summary *s, const struct wp
 		", stop %s", s->ring_bytes, s->stack_bytes_trimmed,
 		s->stop_reason == WP_STOP_SIGNAL ? "signal" :
 		s->stop_reason == WP_STOP_DURATION ? "duration" :
-		s->stop_reason == WP_STOP_TARGET_EXITED ? "target-exited" : "error");
+		s->stop_reason == WP_STOP_TARGET_EXITED ? "target-exited" :
+		s->stop_reason == WP_STOP_ROTATED ? "rotated" :
+		s->stop_reason == WP_STOP_DUMPED ? "dumped" : "error");
 	/* exit_status is a wait(2) status, or -1 without a launched command. */
 	if (s->exit_status < 0)
 		fprintf(out, ", no command\n");

@@ -25,6 +25,7 @@
 #include "livestage.h"
 #include "log.h"
 #include "quote.h"
+#include "rotate.h"
 #include "session.h"
 #include "stackgate.h"
 #include "cgroup.h"
@@ -52,6 +53,7 @@ struct session {
 	struct wp_priv priv;
 	struct wp_evlist ev;
 	struct wp_writer *writer;
+	struct wp_rotate *rot;		/* --rotate or --flight-recorder: the files, not writer */
 	struct wp_drain *drain;
 	struct wp_livestage *live;	/* --unwind=live: takes every record, or NULL */
 	struct wp_child child;
@@ -71,6 +73,8 @@ struct session {
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
 	struct wp_cgroup cgroup;	/* the command's, for its switch-out stacks */
 	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
+	/* A rotating recording's closing blocks warn once, not at every file. */
+	bool warned_closing;
 	size_t nr_synth_anon, cap_synth_anon;
 };
 
@@ -324,21 +328,40 @@ static int attach_processes(struct session *s)
 }
 
 /*
- * The wake-up tracepoints' format files, so that report decodes their raw
- * data as this kernel lays it out, on any machine.
+ * Records that come before the drain's: through the live unwinder when
+ * there is one, to the rotating files' model, or to the file.
  */
-/* Records that come before the drain's: through the live unwinder when there is one. */
 static int write_records(struct session *s, const void *buf, size_t len)
 {
-	return s->live ? wp_livestage_write(s->live, buf, len)
-		       : wp_writer_write_records(s->writer, buf, len);
+	uint64_t bytes;
+
+	if (s->live)
+		return wp_livestage_write(s->live, buf, len);
+	if (s->rot)
+		return wp_rotate_records(s->rot, buf, len, 0, &bytes);
+	return wp_writer_write_records(s->writer, buf, len);
 }
 
-static int live_sink(void *arg, const void *buf, size_t len)
+/* Records that every file of a rotating recording repeats. */
+static int write_prelude(struct session *s, const void *buf, size_t len)
 {
+	if (s->rot)
+		return wp_rotate_prelude(s->rot, buf, len);
+	return write_records(s, buf, len);
+}
+
+/* The drain's blocks, to the live unwinder (which writes the file itself). */
+static int live_sink(void *arg, const void *buf, size_t len, uint64_t round_ns, uint64_t *bytes)
+{
+	(void)round_ns;
+	*bytes = 0;
 	return wp_livestage_write(arg, buf, len);
 }
 
+/*
+ * The wake-up tracepoints' format files, so that report decodes their raw
+ * data as this kernel lays it out, on any machine.
+ */
 static int write_trace_formats(struct session *s)
 {
 	struct wp_buf buf = { 0 };
@@ -365,7 +388,7 @@ static int write_trace_formats(struct session *s)
 		buf.len += size;
 	}
 	if (!err && buf.len)
-		err = write_records(s, buf.data, buf.len);
+		err = write_prelude(s, buf.data, buf.len);
 	wp_buf_release(&buf);
 	return err;
 }
@@ -533,6 +556,9 @@ static int write_existing(struct session *s)
 	int n = 0, err;
 
 	err = write_attached(s, &buf);
+	if (!err && buf.len)
+		err = write_prelude(s, buf.data, buf.len);
+	buf.len = 0;
 	if (err) {
 		wp_buf_release(&buf);
 		return err;
@@ -653,7 +679,13 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 {
 	const struct wp_record_opts *o = s->opts;
 	uint64_t deadline = o->duration > 0 ? start_ns + (uint64_t)(o->duration * 1e9) : 0;
-	uint64_t gate_ns = 0, tick_ns = 0;
+	uint64_t gate_ns = 0, tick_ns = 0, dump_flush_ns = 0;
+	/*
+	 * --rotate: a pass handed over just after each file's end closes it,
+	 * even when no record comes to carry one.
+	 */
+	uint64_t rotate_ns = (uint64_t)(o->rotate * 1e9);
+	uint64_t rotate_flush_ns = rotate_ns ? start_ns + rotate_ns + 2 * WP_ROTATE_SLACK_NS : 0;
 
 	for (;;) {
 		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
@@ -678,12 +710,35 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 			if (gate_ns > now && gate_ns - now < wait_ns)
 				wait_ns = gate_ns - now;
 		}
+		if (dump_flush_ns && now >= dump_flush_ns) {
+			wp_drain_flush(s->drain);
+			dump_flush_ns = 0;
+		}
+		if (dump_flush_ns && dump_flush_ns - now < wait_ns)
+			wait_ns = dump_flush_ns - now;
+		if (rotate_flush_ns && now >= rotate_flush_ns) {
+			wp_drain_flush(s->drain);
+			while (rotate_flush_ns <= now)
+				rotate_flush_ns += rotate_ns;
+		}
+		if (rotate_flush_ns && rotate_flush_ns - now < wait_ns)
+			wait_ns = rotate_flush_ns - now;
 		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
 		sig = sigtimedwait(&s->sigs, NULL, &ts);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 			*signo = sig;
 			return WP_STOP_SIGNAL;
+		}
+		if (sig == SIGUSR1 && s->rot) {
+			/*
+			 * Written once the drain hands over a pass begun a little
+			 * after now: every record dated before now is in it.
+			 */
+			now = wp_clock_ns(CLOCK_MONOTONIC);
+			wp_rotate_request_dump(s->rot, now);
+			dump_flush_ns = now + WP_ROTATE_SLACK_NS + WP_ROTATE_SLACK_NS / 2;
+			continue;
 		}
 		/* Woken for the budget alone: the rest waits for its tick. */
 		now = wp_clock_ns(CLOCK_MONOTONIC);
@@ -718,14 +773,18 @@ static void end_child(struct session *s)
 	}
 }
 
-/* One BUILD_ID record per executable file mapped during the recording. */
-static int write_build_ids(struct session *s)
+/*
+ * One BUILD_ID record per executable file mapped during the recording (so
+ * far, for a rotating recording's file: the drain may be running).
+ */
+static int write_build_ids(struct session *s, struct wp_writer *w)
 {
 	const struct wp_mapped_file *files;
 	struct wp_buf buf = { 0 };
 	size_t n;
 	int err = 0;
 
+	wp_drain_lock_state(s->drain);
 	files = wp_drain_mapped_files(s->drain, &n);
 	for (size_t i = 0; !err && i < n; i++) {
 		const struct wp_mapped_file *f = &files[i];
@@ -769,8 +828,9 @@ static int write_build_ids(struct session *s)
 		memcpy(r->filename, f->path, strlen(f->path) + 1);
 		buf.len += len;
 	}
+	wp_drain_unlock_state(s->drain);
 	if (!err)
-		err = wp_writer_write_records(s->writer, buf.data, buf.len);
+		err = wp_writer_write_records(w, buf.data, buf.len);
 	wp_buf_release(&buf);
 	return err;
 }
@@ -831,7 +891,7 @@ static int u64_cmp(const void *a, const void *b)
  * cut to the entries inside those regions.  A map older than the program
  * that ran under its pid in the recording is an earlier process's.
  */
-static int write_jit_names(struct session *s)
+static int write_jit_names(struct session *s, struct wp_writer *w)
 {
 	/* Kernel file times are coarse (a tick): a map written at once may look older. */
 	const uint64_t slack_ns = 50 * 1000000ULL;
@@ -844,18 +904,20 @@ static int write_jit_names(struct session *s)
 	size_t len;
 	int err = 0;
 
+	wp_drain_lock_state(s->drain);
 	drained = wp_drain_anon_code(s->drain, &nr_drained);
 	n = nr_drained + s->nr_synth_anon;
+	all = n ? malloc(n * sizeof(*all)) : NULL;
+	if (all && nr_drained)
+		memcpy(all, drained, nr_drained * sizeof(*all));
+	wp_drain_unlock_state(s->drain);
 	if (!n)
 		return 0;
-	all = malloc(n * sizeof(*all));
 	ranges = malloc(n * sizeof(*ranges));
 	if (!all || !ranges) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if (nr_drained)
-		memcpy(all, drained, nr_drained * sizeof(*all));
 	if (s->nr_synth_anon)
 		memcpy(all + nr_drained, s->synth_anon, s->nr_synth_anon * sizeof(*all));
 	qsort(all, n, sizeof(*all), anon_pid_cmp);
@@ -873,10 +935,10 @@ static int write_jit_names(struct session *s)
 		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, ranges, j - i, &st);
 		if (ret == -ENOMEM) {
 			err = ret;
-		} else if (ret == -ESTALE) {
+		} else if (ret == -ESTALE && !s->warned_closing) {
 			wp_info("/tmp/perf-%u.map was written before process %u started: "
 				"not its JIT names", pid, pid);
-		} else if (ret && ret != -ENOENT) {
+		} else if (ret && ret != -ENOENT && ret != -ESTALE && !s->warned_closing) {
 			wp_warn("cannot read /tmp/perf-%u.map: %s", pid, strerror(-ret));
 		} else if (!ret) {
 			procs++;
@@ -885,13 +947,13 @@ static int write_jit_names(struct session *s)
 				 "%zu malformed lines", pid, st.kept, st.outside, st.malformed);
 		}
 	}
-	if (over)
+	if (over && !s->warned_closing)
 		wp_warn("%zu JIT names were not saved: the recording keeps at most %u MiB of them",
 			over, WP_JITMAP_MAX_TEXT >> 20);
 	if (!err && jm.n) {
 		err = wp_jitmap_format(&jm, &text, &len);
 		if (!err)
-			err = wp_writer_write_jitmap(s->writer, text, len);
+			err = wp_writer_write_jitmap(w, text, len);
 		if (!err)
 			wp_debug("saved %zu JIT names of %zu processes", jm.n, procs);
 	}
@@ -907,7 +969,7 @@ out:
  * Save the kernel symbols that the recorded stacks use: kernel addresses
  * change at every boot, so /proc/kallsyms at report time may not fit.
  */
-static int write_kernel_symbols(struct session *s)
+static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 {
 	size_t n = wp_drain_nr_kernel_ips(s->drain);
 	struct wp_buf text = { 0 };
@@ -927,7 +989,7 @@ static int write_kernel_symbols(struct session *s)
 	if (err) {
 		free(ips);
 		/* Not fatal: report falls back to /proc/kallsyms on this boot. */
-		if (err == -EPERM)
+		if (err == -EPERM && !s->warned_closing)
 			wp_kallsyms_warn_hidden("kernel stacks were recorded without their symbols");
 		else
 			wp_debug("kernel symbols not saved: %s", strerror(-err));
@@ -947,10 +1009,29 @@ static int write_kernel_symbols(struct session *s)
 			err = wp_buf_append(&text, line, (size_t)len);
 	}
 	if (!err)
-		err = wp_writer_write_ksyms(s->writer, (const char *)text.data, text.len);
+		err = wp_writer_write_ksyms(w, (const char *)text.data, text.len);
 	wp_buf_release(&text);
 	wp_kallsyms_release(&k);
 	free(ips);
+	return err;
+}
+
+/*
+ * The blocks that close each file of a rotating recording (wp_rotate_finish_fn):
+ * on the drain's writer thread while it records, whose own are the kernel
+ * addresses.  The build ids and JIT names are those of the whole recording
+ * so far.
+ */
+static int finish_rotated_file(void *arg, struct wp_writer *w)
+{
+	struct session *s = arg;
+	int err = write_build_ids(s, w);
+
+	if (!err)
+		err = write_kernel_symbols(s, w);
+	if (!err)
+		err = write_jit_names(s, w);
+	s->warned_closing = true;
 	return err;
 }
 
@@ -1003,7 +1084,18 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 			secs, (unsigned long long)c->samples,
 			(unsigned long long)c->switch_samples, (unsigned long long)c->switches,
 			wakeups, (unsigned long long)lost, pct);
-		if (s->write_err)
+		if (s->rot) {
+			const char *first, *last;
+			unsigned int n = wp_rotate_nr_files(s->rot, &first, &last);
+
+			if (n > 1 && first && last)
+				wp_info("wrote %.2f MiB to %u files, '%s' to '%s'",
+					(double)bytes / (1 << 20), n, wp_quoted(first),
+					wp_quoted(last));
+			else if (first)
+				wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20),
+					wp_quoted(first));
+		} else if (s->write_err)
 			wp_info("wrote %.2f MiB to '%s', cut short at %.3f s by a write error (%s)",
 				(double)bytes / (1 << 20), wp_quoted(where), secs,
 				strerror(-s->write_err));
@@ -1079,6 +1171,34 @@ static int exit_status_of(const struct session *s, uint32_t reason, int signo)
 	return 1;
 }
 
+/*
+ * The end of a rotating recording: the last file (or the flight
+ * recorder's), its name, and what was kept.
+ */
+static int end_rotated(struct session *s)
+{
+	int err;
+
+	if (s->write_err) {
+		/* The recording ends where the error cut it. */
+		s->summary.stop_reason = WP_STOP_ERROR;
+		s->summary.cut_short_errno = (uint32_t)-s->write_err;
+		if (s->cut_ns < s->summary.end_clock_ns) {
+			s->summary.end_realtime_ns -= s->summary.end_clock_ns - s->cut_ns;
+			s->summary.end_clock_ns = s->cut_ns;
+		}
+	}
+	err = wp_rotate_end(s->rot, &s->summary);
+	if (err && !s->write_err) {
+		wp_error("cannot write the last file: %s", strerror(-err));
+		s->write_err = err;
+	}
+	if (s->opts->flight_recorder > 0 && wp_rotate_evicted(s->rot))
+		wp_info("the flight recorder let %llu older records go (not lost: recorded, "
+			"then dropped by age)", (unsigned long long)wp_rotate_evicted(s->rot));
+	return err;
+}
+
 int wp_record_run(const struct wp_record_opts *opts)
 {
 	struct session s = { .opts = opts, .child_status = -1 };
@@ -1086,7 +1206,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	uint32_t reason = WP_STOP_ERROR;
 	bool ignoring = false;
 	char *where = NULL;
-	uint64_t bytes;
+	uint64_t bytes = 0;
 	sigset_t old;
 	int err, signo = 0, ret = 1;
 
@@ -1107,13 +1227,28 @@ int wp_record_run(const struct wp_record_opts *opts)
 	sigaddset(&s.sigs, SIGTERM);
 	sigaddset(&s.sigs, SIGHUP);
 	sigaddset(&s.sigs, SIGCHLD);
+	/* The flight recorder writes what it keeps when asked. */
+	if (opts->flight_recorder > 0)
+		sigaddset(&s.sigs, SIGUSR1);
 	/* Blocked before any thread or child exists; sigtimedwait takes them. */
 	pthread_sigmask(SIG_BLOCK, &s.sigs, &old);
 
 	err = wp_evlist_init(&s.ev, &opts->events, &s.priv);
 	if (err)
 		goto out;
-	err = wp_writer_open(opts->output, opts->force, opts->compress_level, &s.writer);
+	if (opts->rotate > 0 || opts->flight_recorder > 0) {
+		struct wp_rotate_opts ro = {
+			.output = opts->output, .force = opts->force,
+			.compress_level = opts->compress_level,
+			.rotate_ns = (uint64_t)(opts->rotate * 1e9),
+			.window_ns = (uint64_t)(opts->flight_recorder * 1e9),
+			.finish = finish_rotated_file, .arg = &s,
+		};
+
+		err = wp_rotate_open(&ro, &s.rot);
+	} else {
+		err = wp_writer_open(opts->output, opts->force, opts->compress_level, &s.writer);
+	}
 	if (err)
 		goto out;
 	if (opts->command) {
@@ -1156,14 +1291,16 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.meta.switch_stack_budget = opts->events.switch_stack_budget;
 	if (opts->unwind_live)
 		s.meta.flags |= WP_META_STACK_TABLE;
-	err = wp_writer_write_meta(s.writer, &s.meta);
+	err = s.rot ? wp_rotate_start(s.rot, &s.meta) : wp_writer_write_meta(s.writer, &s.meta);
 	if (!err && opts->unwind_live)
 		err = wp_livestage_start(&s.meta, s.writer, &s.live);
 	if (err)
 		goto out;
 	err = wp_drain_start(&s.ev, s.writer, &s.drain);
 	if (!err && s.live)
-		wp_drain_set_sink(s.drain, live_sink, s.live);
+		wp_drain_divert(s.drain, live_sink, s.live);
+	if (!err && s.rot)
+		wp_drain_divert(s.drain, wp_rotate_records, s.rot);
 	if (!err && s.have_child)
 		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
 	if (!err)
@@ -1263,12 +1400,18 @@ int wp_record_run(const struct wp_record_opts *opts)
 			s.summary.lost_unreported = counted - s.summary.lost_records;
 	}
 	/* Even after an error: they are small, and name what was recorded. */
-	err = write_build_ids(&s);
+	if (s.rot) {
+		/* The last file, whose closing blocks and summary wp_rotate_end writes. */
+		keep_foreign_files(&s);
+		err = end_rotated(&s);
+		goto print;
+	}
+	err = write_build_ids(&s, s.writer);
 	if (!err)
-		err = write_kernel_symbols(&s);
+		err = write_kernel_symbols(&s, s.writer);
 	keep_foreign_files(&s);
 	if (!err)
-		err = write_jit_names(&s);
+		err = write_jit_names(&s, s.writer);
 	if (err && !s.write_err) {
 		if (!wp_writer_error(s.writer))
 			wp_error("cannot save the build IDs, kernel and JIT symbols: %s",
@@ -1293,6 +1436,9 @@ int wp_record_run(const struct wp_record_opts *opts)
 	bytes = wp_writer_bytes(s.writer);
 	err = wp_writer_commit_where(s.writer, &where);
 	s.writer = NULL;
+print:
+	if (s.rot)
+		bytes = wp_rotate_bytes(s.rot);
 	print_summary(&s, where ? where : opts->output, bytes);
 	explain_quick_failure(&s);
 	ret = exit_status_of(&s, reason, signo);
@@ -1311,6 +1457,7 @@ out:
 	wp_drain_free(s.drain);
 	if (s.live)
 		wp_livestage_stop(s.live, NULL);
+	wp_rotate_free(s.rot);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
 	wp_cgroup_remove(&s.cgroup);

@@ -43,31 +43,40 @@ static int synth_emit(const struct wp_sample_format *fmt, struct wp_buf *out,
 	return 0;
 }
 
-static int synth_comm(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
-		      uint64_t time, struct wp_buf *out)
+int wp_synth_thread(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, const char *comm,
+		    uint64_t time, struct wp_buf *out)
 {
 	struct wp_record_thread th = {
 		.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
 		.pid = (uint32_t)pid, .tid = (uint32_t)tid, .time = time,
 	};
-	char path[64], name[64] = "";
+	char name[16];
 	struct wp_comm c = { .pid = (uint32_t)pid, .tid = (uint32_t)tid, .comm = name };
 	uint8_t body[32];
 	size_t n;
+	int err;
+
+	snprintf(name, sizeof(name), "%s", comm);
+	c.len = strlen(name);
+	n = wp_comm_body(&c, body, sizeof(body));
+	err = wp_buf_append(out, &th, sizeof(th));
+	if (!err && c.len)
+		err = synth_emit(fmt, out, PERF_RECORD_COMM, 0, body, n, pid, tid, time);
+	return err;
+}
+
+static int synth_comm(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
+		      uint64_t time, struct wp_buf *out)
+{
+	char path[64], name[64] = "";
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	err = wp_read_text_file(path, name, sizeof(name));
 	if (err)
 		return err;
-	n = strcspn(name, "\n");
-	name[n < 15 ? n : 15] = '\0';
-	c.len = strlen(name);
-	n = wp_comm_body(&c, body, sizeof(body));
-	err = wp_buf_append(out, &th, sizeof(th));
-	if (!err)
-		err = synth_emit(fmt, out, PERF_RECORD_COMM, 0, body, n, pid, tid, time);
-	return err;
+	name[strcspn(name, "\n")] = '\0';
+	return wp_synth_thread(fmt, pid, tid, name, time, out);
 }
 
 static int synth_maps(const struct wp_sample_format *fmt, pid_t pid, pid_t live_tid,

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "datafile.h"
 #include "jitmap.h"
@@ -566,6 +567,50 @@ static void test_minimal_meta(void)
 		wp_reader_close(r);
 	}
 	unlink(path);
+}
+
+/*
+ * A RECORDS block given already compressed (the flight recorder's) reads
+ * back as the records; a writer that stores blocks raw refuses it.
+ */
+static void test_precompressed_records(void)
+{
+	struct wp_meta m = { .clockid = 1, .sample_type = PERF_SAMPLE_TIME };
+	struct rec {
+		struct perf_event_header h;
+		uint64_t v;
+	} recs[3];
+	const struct perf_event_header *got;
+	struct wp_writer *w;
+	struct wp_reader *r;
+	char path[512], z[256];
+	size_t n;
+	int seen = 0, bad = 0;
+
+	for (int i = 0; i < 3; i++)
+		recs[i] = (struct rec){ { WP_RECORD_ROUND + 50, 0, sizeof(recs[0]) },
+					0x1111 * (uint64_t)(i + 1) };
+	n = ZSTD_compress(z, sizeof(z), recs, sizeof(recs), 1);
+	ok(!ZSTD_isError(n), "precompressed: a zstd frame of 3 records");
+	path_in_tmp(path, sizeof(path), "precompressed.data");
+	ok(wp_writer_open(path, false, 1, &w) == 0 && wp_writer_write_meta(w, &m) == 0 &&
+	   wp_writer_write_records_zstd(w, z, n, sizeof(recs)) == 0 && wp_writer_commit(w) == 0,
+	   "precompressed: written as a block");
+	if (is_int(wp_reader_open(path, &r), 0, "precompressed: it opens")) {
+		while (wp_reader_next(r, &got) > 0) {
+			bad += got->size != sizeof(recs[0]) ||
+			       memcmp(got, &recs[seen % 3], sizeof(recs[0]));
+			seen++;
+		}
+		is_int(seen, 3, "precompressed: 3 records read back");
+		is_int(bad, 0, "precompressed: as they were");
+		wp_reader_close(r);
+	}
+	unlink(path);
+	ok(wp_writer_open(path, false, 0, &w) == 0, "precompressed: a raw writer opens");
+	is_int(wp_writer_write_records_zstd(w, z, n, sizeof(recs)), -EINVAL,
+	       "precompressed: a writer storing blocks raw refuses it");
+	wp_writer_abort(w);
 }
 
 /* The KSYMS block: found at open, whatever follows it, skipped by record reading. */
@@ -1721,6 +1766,7 @@ int main(void)
 	test_round_trips();
 	test_minimal_meta();
 	test_stack_table_version();
+	test_precompressed_records();
 	test_ksyms_block(0);
 	test_ksyms_block(3);
 	test_ksyms_changed_after_open();

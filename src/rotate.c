@@ -1,0 +1,1045 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* rotate.c: --rotate and --flight-recorder: a recording cut into complete files by time. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <zstd.h>
+
+#include "layout.h"
+#include "log.h"
+#include "quote.h"
+#include "rotate.h"
+#include "synth.h"
+#include "u64map.h"
+#include "util.h"
+
+/* Exited threads are remembered this long, against their records read late. */
+#define TOMBSTONE_NS (2ULL * NSEC_PER_SEC)
+
+struct st_thread {
+	uint32_t pid, tid;
+	char comm[16];
+};
+
+struct st_proc {
+	uint32_t pid;
+	uint32_t nr_threads;
+	struct wp_buf maps;		/* its executable MMAP2 records, copied */
+	struct wp_buf cmdline;		/* its last CMDLINE record, or empty */
+};
+
+/* What is alive, as of the records applied so far. */
+struct model {
+	struct st_thread *threads;
+	size_t nr_threads, cap_threads;
+	struct wp_u64map thread_index;	/* tid -> index */
+	struct st_proc *procs;
+	size_t nr_procs, cap_procs;
+	struct wp_u64map proc_index;	/* pid -> index */
+	struct wp_u64map exited;	/* tid -> exit time: late records of it are old */
+	uint64_t pruned;		/* when exited was last pruned */
+};
+
+/*
+ * Records kept by the flight recorder: one drained block's, compressed
+ * (stack copies shrink some 100 times, as in the file).
+ */
+struct chunk {
+	struct chunk *next;
+	uint64_t min_time, max_time;	/* of its timed records */
+	struct wp_summary counts;	/* of its records */
+	size_t raw_len;
+	size_t len;			/* of the zstd frame in data */
+	size_t state_at, state_len;	/* its state records, uncompressed, after the frame */
+	uint8_t data[];
+};
+
+/* Level 1: the file's default, fast enough for the writer thread. */
+#define CHUNK_ZSTD_LEVEL 1
+
+struct id_role {
+	uint64_t id;
+	uint32_t role;
+};
+
+struct wp_rotate {
+	struct wp_rotate_opts o;
+	const struct wp_meta *meta;
+	struct wp_sample_format fmt;
+	struct id_role *roles;
+	size_t nr_roles, cap_roles;
+	struct wp_buf prelude;
+	struct model m;
+
+	/* The file being written (--rotate), and its span. */
+	struct wp_writer *w;
+	uint64_t start_ns, end_ns;
+	struct wp_summary counts;
+	struct wp_buf out;		/* records for its next block */
+	struct wp_buf pending;		/* records of later files, until it closes */
+
+	/* --flight-recorder */
+	struct chunk *head, *tail;
+	size_t kept_bytes;		/* compressed */
+	size_t kept_peak;		/* the most kept_bytes has been */
+	ZSTD_CCtx *cctx;
+	ZSTD_DCtx *dctx;
+	struct wp_buf zbuf;		/* a chunk being compressed */
+	struct wp_buf state;		/* its state records */
+	struct wp_buf raw;		/* a chunk's records, decompressed */
+	uint64_t kept_since;		/* the state of the model is as of then */
+	uint64_t evicted;
+	uint64_t dump_asked;		/* atomic: a time, or 0 */
+
+	unsigned int nr_files;		/* written */
+	unsigned int numbered;		/* names used, written or not */
+	char *first_name, *last_name;
+	uint64_t bytes_done;		/* of the files closed */
+	int err;
+};
+
+char *wp_rotate_name(const char *path, unsigned int n)
+{
+	const char *base = strrchr(path, '/');
+	const char *dot;
+	char *name;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		dot = base + strlen(base);
+	if (asprintf(&name, "%.*s.%04u%s", (int)(dot - path), path, n, dot) < 0)
+		return NULL;
+	return name;
+}
+
+static int id_role_cmp(const void *a, const void *b)
+{
+	const struct id_role *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int sample_role(const struct wp_rotate *r, const struct perf_event_header *h)
+{
+	struct id_role key, *hit;
+
+	if (wp_sample_event_id(&r->fmt, h, &key.id))
+		return -1;
+	hit = r->nr_roles ? bsearch(&key, r->roles, r->nr_roles, sizeof(key), id_role_cmp) : NULL;
+	return hit ? (int)hit->role : -1;
+}
+
+/* The time of a record, or 0 when it has none. */
+static uint64_t record_time(const struct wp_rotate *r, const struct perf_event_header *h)
+{
+	struct wp_sample_id id;
+	struct wp_record_thread th;
+	struct wp_cmdline c;
+	uint64_t t;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		return wp_sample_time(&r->fmt, h, &t) ? 0 : t;
+	if (h->type == WP_RECORD_THREAD)
+		return wp_thread_parse(h, &th) ? 0 : th.time;
+	if (h->type == WP_RECORD_CMDLINE)
+		return wp_cmdline_parse(h, &c) ? 0 : c.time;
+	if (h->type >= WP_RECORD_ROUND)
+		return 0;
+	return wp_sample_id_parse(&r->fmt, h, &id) ? 0 : id.time;
+}
+
+/* Count a record into a file's summary, as the drain counts it. */
+static void count_record(const struct wp_rotate *r, struct wp_summary *c,
+			 const struct perf_event_header *h)
+{
+	uint64_t id, lost;
+
+	if (h->type == WP_RECORD_ROUND)
+		return;
+	c->records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		switch (sample_role(r, h)) {
+		case WP_EVENT_SWITCH_OUT:
+			c->switch_samples++;
+			break;
+		case WP_EVENT_WAKEUP:
+		case WP_EVENT_WAKEUP_NEW:
+		case WP_EVENT_ENQUEUED:
+			c->wakeups++;
+			break;
+		case WP_EVENT_SCHED_SWITCH:
+			break;
+		default:
+			c->samples++;
+		}
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		c->switches++;
+		break;
+	case PERF_RECORD_LOST:
+		if (!wp_lost_parse(h, &id, &lost))
+			c->lost_records += lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (!wp_lost_parse(h, &id, &lost))
+			c->lost_samples += lost;
+		break;
+	case PERF_RECORD_THROTTLE:
+		c->throttles++;
+		break;
+	case WP_RECORD_CMDLINE:
+		c->synthesized++;
+		break;
+	}
+}
+
+/* The model: threads and processes alive, with what a file must say of them. */
+
+static struct st_proc *proc_get(struct model *m, uint32_t pid, bool create)
+{
+	uint64_t i;
+
+	if (wp_u64map_get(&m->proc_index, pid, &i))
+		return &m->procs[i];
+	if (!create || WP_GROW(m->procs, m->cap_procs, m->nr_procs + 1))
+		return NULL;
+	if (wp_u64map_put(&m->proc_index, pid, m->nr_procs))
+		return NULL;
+	m->procs[m->nr_procs] = (struct st_proc){ .pid = pid };
+	return &m->procs[m->nr_procs++];
+}
+
+static void proc_del(struct model *m, uint32_t pid)
+{
+	uint64_t i;
+
+	if (!wp_u64map_get(&m->proc_index, pid, &i))
+		return;
+	wp_buf_release(&m->procs[i].maps);
+	wp_buf_release(&m->procs[i].cmdline);
+	wp_u64map_del(&m->proc_index, pid);
+	if (i != m->nr_procs - 1) {
+		m->procs[i] = m->procs[m->nr_procs - 1];
+		wp_u64map_put(&m->proc_index, m->procs[i].pid, i);
+	}
+	m->nr_procs--;
+}
+
+/* A record of tid dated before its exit, read after its EXIT: not news. */
+static bool exited_since(struct model *m, uint32_t tid, uint64_t time)
+{
+	uint64_t at;
+
+	return wp_u64map_get(&m->exited, tid, &at) && (!time || time <= at);
+}
+
+static struct st_thread *thread_get(struct model *m, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct st_proc *p;
+	uint64_t i;
+
+	if (!tid || tid == UINT32_MAX || pid == UINT32_MAX)
+		return NULL;	/* the idle task, or one already unhashed */
+	if (wp_u64map_get(&m->thread_index, tid, &i))
+		return &m->threads[i];
+	if (exited_since(m, tid, time))
+		return NULL;
+	p = proc_get(m, pid, true);
+	if (!p || WP_GROW(m->threads, m->cap_threads, m->nr_threads + 1) ||
+	    wp_u64map_put(&m->thread_index, tid, m->nr_threads))
+		return NULL;
+	wp_u64map_del(&m->exited, tid);
+	p->nr_threads++;
+	m->threads[m->nr_threads] = (struct st_thread){ .pid = pid, .tid = tid };
+	return &m->threads[m->nr_threads++];
+}
+
+static void thread_exit(struct model *m, uint32_t tid, uint64_t time)
+{
+	struct st_proc *p;
+	uint64_t i;
+
+	wp_u64map_put(&m->exited, tid, time);
+	if (!wp_u64map_get(&m->thread_index, tid, &i))
+		return;
+	p = proc_get(m, m->threads[i].pid, false);
+	if (p && p->nr_threads && !--p->nr_threads)
+		proc_del(m, p->pid);
+	wp_u64map_del(&m->thread_index, tid);
+	if (i != m->nr_threads - 1) {
+		m->threads[i] = m->threads[m->nr_threads - 1];
+		wp_u64map_put(&m->thread_index, m->threads[i].tid, i);
+	}
+	m->nr_threads--;
+}
+
+/* Forget threads that exited long before time (at most once a second). */
+static void prune_exited(struct model *m, uint64_t time)
+{
+	struct wp_buf old = { 0 };
+	uint64_t tid, at;
+	size_t pos = 0;
+
+	if (time < m->pruned + NSEC_PER_SEC)
+		return;
+	m->pruned = time;
+	while (wp_u64map_next(&m->exited, &pos, &tid, &at))
+		if (at + TOMBSTONE_NS < time && wp_buf_append(&old, &tid, sizeof(tid)))
+			break;
+	/* Deleting may move entries: not while walking. */
+	for (size_t i = 0; i < old.len / sizeof(tid); i++) {
+		memcpy(&tid, old.data + i * sizeof(tid), sizeof(tid));
+		wp_u64map_del(&m->exited, tid);
+	}
+	wp_buf_release(&old);
+}
+
+/* Keep an executable mapping; the ones it covers are gone. */
+static int proc_map(struct st_proc *p, const struct perf_event_header *h,
+		    const struct wp_mmap2 *mm)
+{
+	struct wp_buf kept = { 0 };
+	int err = 0;
+
+	for (size_t off = 0; !err && off < p->maps.len;) {
+		const struct perf_event_header *o = (const void *)(p->maps.data + off);
+		struct wp_mmap2 om;
+
+		off += o->size;
+		if (!wp_mmap2_parse(o, &om) &&
+		    (om.addr >= mm->addr + mm->len || om.addr + om.len <= mm->addr))
+			err = wp_buf_append(&kept, o, o->size);
+	}
+	if (!err)
+		err = wp_buf_append(&kept, h, h->size);
+	if (err) {
+		wp_buf_release(&kept);
+		return err;
+	}
+	wp_buf_release(&p->maps);
+	p->maps = kept;
+	return 0;
+}
+
+/* Set the pid and tid of a copied kernel record (body and sample_id trailer). */
+static void retarget(const struct wp_sample_format *fmt, struct perf_event_header *h,
+		     uint32_t pid, uint32_t tid, uint64_t time)
+{
+	size_t idsize = wp_sample_id_size(fmt);
+	struct wp_sample_id sid;
+
+	if (pid != UINT32_MAX && h->size >= sizeof(*h) + 8) {
+		memcpy((uint8_t *)h + sizeof(*h), &pid, 4);
+		memcpy((uint8_t *)h + sizeof(*h) + 4, &tid, 4);
+	}
+	if (idsize && h->size >= sizeof(*h) + idsize && !wp_sample_id_parse(fmt, h, &sid)) {
+		if (pid != UINT32_MAX) {
+			sid.pid = pid;
+			sid.tid = tid;
+		}
+		if (time)
+			sid.time = time;
+		wp_sample_id_write(fmt, &sid, (uint8_t *)h + h->size - idsize);
+	}
+}
+
+/* A new process has its parent's mappings and command line. */
+static int proc_fork(struct wp_rotate *r, struct st_proc *child, uint32_t ppid)
+{
+	struct st_proc *parent = proc_get(&r->m, ppid, false);
+	int err = 0;
+
+	if (!parent || parent == child)
+		return 0;
+	wp_buf_release(&child->maps);
+	err = wp_buf_append(&child->maps, parent->maps.data, parent->maps.len);
+	/* The copies are the child's: its pid and tid. */
+	for (size_t off = 0; !err && off < child->maps.len;) {
+		struct perf_event_header *h = (void *)(child->maps.data + off);
+
+		off += h->size;
+		retarget(&r->fmt, h, child->pid, child->pid, 0);
+	}
+	if (!err && parent->cmdline.len) {
+		struct wp_cmdline c;
+
+		if (!wp_cmdline_parse((const void *)parent->cmdline.data, &c)) {
+			struct wp_buf b = { 0 };
+
+			c.pid = child->pid;
+			err = wp_cmdline_append(&b, &c);
+			if (!err) {
+				wp_buf_release(&child->cmdline);
+				child->cmdline = b;
+			}
+		}
+	}
+	return err;
+}
+
+/* Apply one record, dated time, to the model. */
+static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, uint64_t time)
+{
+	struct model *m = &r->m;
+	struct wp_record_thread th;
+	struct wp_task_event te;
+	struct wp_cmdline cl;
+	struct wp_sample_id id;
+	struct st_thread *t;
+	struct st_proc *p;
+	struct wp_mmap2 mm;
+	struct wp_comm c;
+
+	switch (h->type) {
+	case WP_RECORD_THREAD:
+		if (!wp_thread_parse(h, &th))
+			thread_get(m, th.pid, th.tid, time);
+		return 0;
+	case WP_RECORD_CMDLINE:
+		if (wp_cmdline_parse(h, &cl) || !(p = proc_get(m, cl.pid, true)))
+			return 0;
+		wp_buf_release(&p->cmdline);
+		return wp_buf_append(&p->cmdline, h, h->size);
+	case PERF_RECORD_COMM:
+		if (wp_comm_parse(h, &c) || !(t = thread_get(m, c.pid, c.tid, time)))
+			return 0;
+		snprintf(t->comm, sizeof(t->comm), "%.*s", (int)c.len, c.comm);
+		if (c.exec && (p = proc_get(m, c.pid, false)))
+			p->maps.len = 0;	/* a new program: the old one's mappings are gone */
+		return 0;
+	case PERF_RECORD_MMAP2:
+		if (wp_mmap2_parse(h, &mm) || !(mm.prot & PROT_EXEC) ||
+		    !(p = proc_get(m, mm.pid, true)))
+			return 0;
+		return proc_map(p, h, &mm);
+	case PERF_RECORD_FORK:
+		if (wp_task_event_parse(h, &te) || exited_since(m, te.tid, time))
+			return 0;
+		{
+			struct st_thread *parent = thread_get(m, te.ppid, te.ptid, 0);
+			char comm[16] = "";
+
+			if (parent)
+				memcpy(comm, parent->comm, sizeof(comm));
+			t = thread_get(m, te.pid, te.tid, time);
+			if (!t)
+				return 0;
+			if (!t->comm[0])
+				memcpy(t->comm, comm, sizeof(comm));
+		}
+		if (te.pid != te.ppid && (p = proc_get(m, te.pid, false)) && !p->maps.len)
+			return proc_fork(r, p, te.ppid);
+		return 0;
+	case PERF_RECORD_EXIT:
+		if (!wp_task_event_parse(h, &te))
+			thread_exit(m, te.tid, time);
+		return 0;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!wp_sample_id_parse(&r->fmt, h, &id))
+			thread_get(m, id.pid, id.tid, time);
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * The records that tell what lives: every thread is announced by one of
+ * them (a FORK, an exec's COMM, or a THREAD or COMM written at attach),
+ * so switches and samples need not be kept aside.
+ */
+static bool is_state_record(const struct perf_event_header *h)
+{
+	switch (h->type) {
+	case WP_RECORD_THREAD:
+	case WP_RECORD_CMDLINE:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return true;
+	}
+	return false;
+}
+
+/* Every record of buf applied to the model, in order. */
+static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
+{
+	int err = 0;
+
+	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= len;) {
+		const struct perf_event_header *h = (const void *)(buf + off);
+
+		if (h->size < sizeof(*h) || h->size > len - off)
+			break;
+		off += h->size;
+		err = model_apply(r, h, record_time(r, h));
+	}
+	return err;
+}
+
+/* The state of what lives at time, as records dated then; counted into c. */
+static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
+		      struct wp_summary *c)
+{
+	struct model *m = &r->m;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < m->nr_threads; i++) {
+		const struct st_thread *t = &m->threads[i];
+
+		err = wp_synth_thread(&r->fmt, (pid_t)t->pid, (pid_t)t->tid, t->comm, time, out);
+		c->synthesized += t->comm[0] ? 2 : 1;
+	}
+	for (size_t i = 0; !err && i < m->nr_procs; i++) {
+		const struct st_proc *p = &m->procs[i];
+		struct wp_cmdline cl;
+
+		if (p->cmdline.len && !wp_cmdline_parse((const void *)p->cmdline.data, &cl)) {
+			cl.time = time;
+			err = wp_cmdline_append(out, &cl);
+			c->synthesized++;
+		}
+		for (size_t off = 0; !err && off < p->maps.len;) {
+			const struct perf_event_header *h = (const void *)(p->maps.data + off);
+			struct perf_event_header *copy = wp_buf_reserve(out, h->size);
+
+			off += h->size;
+			if (!copy) {
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(copy, h, h->size);
+			retarget(&r->fmt, copy, UINT32_MAX, 0, time);
+			out->len += h->size;
+			c->synthesized++;
+		}
+	}
+	return err;
+}
+
+static void model_release(struct model *m)
+{
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		wp_buf_release(&m->procs[i].maps);
+		wp_buf_release(&m->procs[i].cmdline);
+	}
+	free(m->procs);
+	free(m->threads);
+	wp_u64map_release(&m->thread_index);
+	wp_u64map_release(&m->proc_index);
+	wp_u64map_release(&m->exited);
+}
+
+/* Files. */
+
+static void note_error(struct wp_rotate *r, int err)
+{
+	if (err && !r->err)
+		r->err = err;
+}
+
+/* Start the next file, spanning from start: meta, prelude, state. */
+static int file_open(struct wp_rotate *r, uint64_t start, struct wp_writer **out,
+		     struct wp_summary *c)
+{
+	struct wp_meta meta = *r->meta;
+	struct wp_buf state = { 0 };
+	/* A name that failed is not tried again: the next file gets the next one. */
+	char *name = wp_rotate_name(r->o.output, ++r->numbered);
+	int err;
+
+	*out = NULL;
+	memset(c, 0, sizeof(*c));
+	if (!name)
+		return -ENOMEM;
+	err = wp_writer_open(name, r->o.force, r->o.compress_level, out);
+	free(name);
+	if (err)
+		return err;
+	r->nr_files++;
+	meta.start_clock_ns = start;
+	meta.start_realtime_ns = r->meta->start_realtime_ns + (start - r->meta->start_clock_ns);
+	err = wp_writer_write_meta(*out, &meta);
+	if (!err && r->prelude.len)
+		err = wp_writer_write_records(*out, r->prelude.data, r->prelude.len);
+	if (!err)
+		err = model_emit(r, start, &state, c);
+	if (!err && state.len)
+		err = wp_writer_write_records(*out, state.data, state.len);
+	wp_buf_release(&state);
+	return err;
+}
+
+/*
+ * Close a file at end: the session's closing blocks, the summary, its
+ * name.  last, when given, is the whole recording's end.
+ */
+static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summary *c,
+		      uint64_t end, uint32_t reason, const struct wp_summary *last)
+{
+	char *where = NULL;
+	int err, e;
+
+	err = r->o.finish ? r->o.finish(r->o.arg, w) : 0;
+	c->end_clock_ns = end;
+	c->end_realtime_ns = r->meta->start_realtime_ns + (end - r->meta->start_clock_ns);
+	c->exit_status = -1;
+	c->stop_reason = reason;
+	if (last) {
+		c->exit_status = last->exit_status;
+		c->stop_reason = last->stop_reason;
+		c->lost_unreported = last->lost_unreported;
+		c->rings_full_at_end = last->rings_full_at_end;
+		c->cut_short_errno = last->cut_short_errno;
+	}
+	e = wp_writer_write_summary(w, c);
+	if (!err)
+		err = e;
+	r->bytes_done += wp_writer_bytes(w);
+	e = wp_writer_commit_where(w, &where);
+	if (!err)
+		err = e;
+	if (where) {
+		wp_debug("wrote '%s', ending at %.3f s", wp_quoted(where),
+			 (double)(end - r->meta->start_clock_ns) / 1e9);
+		if (!r->first_name) {
+			r->first_name = where;
+		} else {
+			free(r->last_name);
+			r->last_name = where;
+		}
+	}
+	return err;
+}
+
+/* --rotate: route the records of buf to the file of their time. */
+static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
+{
+	int err = 0;
+
+	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= len;) {
+		const struct perf_event_header *h = (const void *)(buf + off);
+		uint64_t t;
+
+		if (h->size < sizeof(*h) || h->size > len - off)
+			break;
+		off += h->size;
+		if (h->type == WP_RECORD_ROUND) {
+			/* Both streams keep every ROUND: each stays ordered as order.h says. */
+			err = wp_buf_append(&r->out, h, h->size);
+			if (!err && r->pending.len)
+				err = wp_buf_append(&r->pending, h, h->size);
+			continue;
+		}
+		t = record_time(r, h);
+		if (t && t >= r->end_ns) {
+			err = wp_buf_append(&r->pending, h, h->size);
+			continue;
+		}
+		count_record(r, &r->counts, h);
+		if (is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
+		    h->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			err = model_apply(r, h, t);
+		if (!err)
+			err = wp_buf_append(&r->out, h, h->size);
+	}
+	return err;
+}
+
+static int flush_out(struct wp_rotate *r)
+{
+	int err = 0;
+
+	if (r->out.len && r->w)
+		err = wp_writer_write_records(r->w, r->out.data, r->out.len);
+	r->out.len = 0;
+	return err;
+}
+
+/* Close the file at its end and start the next, with the records held for it. */
+static int rotate_now(struct wp_rotate *r)
+{
+	struct wp_buf held = r->pending;
+	int err;
+
+	err = flush_out(r);
+	if (r->w) {
+		int e = file_close(r, r->w, &r->counts, r->end_ns, WP_STOP_ROTATED, NULL);
+
+		r->w = NULL;
+		if (!err)
+			err = e;
+	}
+	memset(&r->pending, 0, sizeof(r->pending));
+	r->start_ns = r->end_ns;
+	r->end_ns += r->o.rotate_ns;
+	prune_exited(&r->m, r->start_ns);
+	if (!err)
+		err = file_open(r, r->start_ns, &r->w, &r->counts);
+	if (!err)
+		err = route(r, held.data, held.len);
+	wp_buf_release(&held);
+	if (!err)
+		err = flush_out(r);
+	return err;
+}
+
+/* The records of a chunk, in r->raw (valid until the next call). */
+static int chunk_records(struct wp_rotate *r, const struct chunk *k)
+{
+	size_t n;
+
+	r->raw.len = 0;
+	if (!wp_buf_reserve(&r->raw, k->raw_len))
+		return -ENOMEM;
+	n = ZSTD_decompressDCtx(r->dctx, r->raw.data, k->raw_len, k->data, k->len);
+	if (ZSTD_isError(n) || n != k->raw_len)
+		return -EIO;	/* our own bytes: cannot happen */
+	r->raw.len = n;
+	return 0;
+}
+
+/*
+ * --flight-recorder: a file of the records kept, from kept_since to end.
+ * A chunk all before end goes in as it is kept, compressed.
+ */
+static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last)
+{
+	uint64_t start = r->kept_since, from;
+	struct wp_summary c;
+	struct wp_writer *w;
+	struct wp_buf out = { 0 };
+	int err, e;
+
+	/*
+	 * The state is as of the newest record let go; when nothing came
+	 * for long after it, the file starts a window before its end (or at
+	 * its oldest record).
+	 */
+	if (end > r->o.window_ns && end - r->o.window_ns > start) {
+		from = end - r->o.window_ns;
+		if (r->head && r->head->min_time && r->head->min_time < from)
+			from = r->head->min_time;
+		if (from > start)
+			start = from;
+	}
+	err = file_open(r, start, &w, &c);
+	for (struct chunk *k = r->head; !err && k; k = k->next) {
+		if (k->max_time <= end) {
+			err = wp_writer_write_records_zstd(w, k->data, k->len, k->raw_len);
+			if (!err) {
+				c.records += k->counts.records;
+				c.samples += k->counts.samples;
+				c.switch_samples += k->counts.switch_samples;
+				c.switches += k->counts.switches;
+				c.lost_records += k->counts.lost_records;
+				c.lost_samples += k->counts.lost_samples;
+				c.throttles += k->counts.throttles;
+				c.wakeups += k->counts.wakeups;
+				c.synthesized += k->counts.synthesized;
+				continue;
+			}
+			if (err != -EINVAL)
+				break;	/* else the file is not compressed: as below */
+		}
+		out.len = 0;
+		err = chunk_records(r, k);
+		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= r->raw.len;) {
+			const struct perf_event_header *h = (const void *)(r->raw.data + off);
+
+			off += h->size;
+			if (record_time(r, h) > end)
+				continue;	/* after the request: the next file's */
+			count_record(r, &c, h);
+			err = wp_buf_append(&out, h, h->size);
+		}
+		if (!err && out.len)
+			err = wp_writer_write_records(w, out.data, out.len);
+	}
+	wp_buf_release(&out);
+	if (w) {
+		e = file_close(r, w, &c, end > start ? end : start, WP_STOP_DUMPED, last);
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
+/* Drop the oldest chunks: their records move into the model. */
+static int evict(struct wp_rotate *r, uint64_t newest)
+{
+	size_t max = r->o.memory_max ? r->o.memory_max : WP_FLIGHT_MEMORY_MAX;
+	int err = 0;
+
+	while (!err && r->head &&
+	       (r->head->max_time + r->o.window_ns < newest || r->kept_bytes > max)) {
+		struct chunk *k = r->head;
+
+		err = model_apply_all(r, k->data + k->state_at, k->state_len);
+		r->evicted += k->counts.records;
+		if (k->max_time > r->kept_since)
+			r->kept_since = k->max_time;
+		r->head = k->next;
+		r->kept_bytes -= k->len;
+		free(k);
+	}
+	prune_exited(&r->m, r->kept_since);
+	return err;
+}
+
+static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
+{
+	struct wp_summary counts = { 0 };
+	uint64_t min_time = UINT64_MAX, max_time = 0;
+	struct chunk *k;
+	size_t whole = 0, n;
+	int err = 0;
+
+	r->state.len = 0;
+	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= len;) {
+		const struct perf_event_header *h = (const void *)(buf + off);
+		uint64_t t;
+
+		if (h->size < sizeof(*h) || h->size > len - off)
+			break;
+		off += h->size;
+		whole = off;	/* whole records only */
+		t = record_time(r, h);
+		if (t > max_time)
+			max_time = t;
+		if (t && t < min_time)
+			min_time = t;
+		count_record(r, &counts, h);
+		if (is_state_record(h))
+			err = wp_buf_append(&r->state, h, h->size);
+	}
+	if (err || !whole)
+		return err;
+	if (!r->cctx) {
+		r->cctx = ZSTD_createCCtx();
+		/* As the file's writer makes them: the frames go in as they are. */
+		if (!r->cctx ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(r->cctx, ZSTD_c_compressionLevel,
+							CHUNK_ZSTD_LEVEL)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(r->cctx, ZSTD_c_checksumFlag, 1)))
+			return -ENOMEM;
+	}
+	if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
+		return -ENOMEM;
+	r->zbuf.len = 0;
+	if (!wp_buf_reserve(&r->zbuf, ZSTD_compressBound(whole)))
+		return -ENOMEM;
+	n = ZSTD_compress2(r->cctx, r->zbuf.data, ZSTD_compressBound(whole), buf, whole);
+	if (ZSTD_isError(n))
+		return -ENOMEM;	/* only out of memory makes zstd fail here */
+	/* Records are read in place: 8-byte aligned. */
+	k = malloc(sizeof(*k) + ALIGN_UP(n, (size_t)8) + r->state.len);
+	if (!k)
+		return -ENOMEM;
+	k->next = NULL;
+	k->raw_len = whole;
+	k->len = n;
+	k->state_at = ALIGN_UP(n, (size_t)8);
+	k->state_len = r->state.len;
+	k->min_time = min_time == UINT64_MAX ? 0 : min_time;
+	k->max_time = max_time;
+	k->counts = counts;
+	memcpy(k->data, r->zbuf.data, n);
+	if (r->state.len)
+		memcpy(k->data + k->state_at, r->state.data, r->state.len);
+	if (r->tail)
+		r->tail->next = k;
+	else
+		r->head = k;
+	r->tail = k;
+	r->kept_bytes += k->state_at + k->state_len;
+	if (r->kept_bytes > r->kept_peak)
+		r->kept_peak = r->kept_bytes;
+	return 0;
+}
+
+int wp_rotate_records(void *arg, const void *buf, size_t len, uint64_t round_ns,
+		      uint64_t *bytes)
+{
+	struct wp_rotate *r = arg;
+	int err;
+
+	if (r->o.rotate_ns) {
+		err = route(r, buf, len);
+		if (!err)
+			err = flush_out(r);
+		/* Every record dated before the end is in: the file is complete. */
+		while (!err && round_ns && round_ns >= r->end_ns + WP_ROTATE_SLACK_NS)
+			err = rotate_now(r);
+	} else {
+		uint64_t asked = __atomic_load_n(&r->dump_asked, __ATOMIC_ACQUIRE);
+
+		err = keep(r, buf, len);
+		if (!err && asked && round_ns >= asked + WP_ROTATE_SLACK_NS) {
+			__atomic_compare_exchange_n(&r->dump_asked, &asked, 0, false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+			/* The window ends at the request, not at this pass. */
+			err = evict(r, asked);
+			if (!err)
+				err = dump(r, asked, NULL);
+			/* A file that could not be written does not stop the recording. */
+			if (err && err != -ENOMEM) {
+				wp_warn("the flight recorder's file was not written: %s",
+					strerror(-err));
+				err = 0;
+			}
+		}
+		if (!err && round_ns)
+			err = evict(r, round_ns);
+	}
+	note_error(r, err);
+	*bytes = wp_rotate_bytes(r);
+	return err;
+}
+
+void wp_rotate_request_dump(struct wp_rotate *r, uint64_t now)
+{
+	__atomic_store_n(&r->dump_asked, now, __ATOMIC_RELEASE);
+}
+
+int wp_rotate_end(struct wp_rotate *r, const struct wp_summary *whole)
+{
+	uint64_t end = whole->end_clock_ns;
+	int err = 0, e;
+
+	if (r->o.rotate_ns) {
+		/*
+		 * Every record is in: close each file whose span ended (after a
+		 * write error, the file being written is the last one).
+		 */
+		while (!err && !r->err && r->w && r->end_ns < end)
+			err = rotate_now(r);
+		r->end_ns = end;
+		if (!err)
+			err = route(r, r->pending.data, r->pending.len);
+		r->pending.len = 0;
+		e = flush_out(r);
+		if (!err)
+			err = e;
+		if (r->w) {
+			e = file_close(r, r->w, &r->counts, end, 0, whole);
+			r->w = NULL;
+			if (!err)
+				err = e;
+		}
+	} else {
+		err = evict(r, end);
+		if (!err)
+			err = dump(r, end, whole);
+		wp_debug("the flight recorder kept at most %zu bytes of records at once",
+			 r->kept_peak);
+	}
+	note_error(r, err);
+	return r->err;
+}
+
+int wp_rotate_open(const struct wp_rotate_opts *opts, struct wp_rotate **out)
+{
+	struct wp_rotate *r = calloc(1, sizeof(*r));
+	struct wp_writer *probe = NULL;
+	char *name;
+	int err;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->o = *opts;
+	/* Fail now, not at the first file, when it cannot be made. */
+	name = wp_rotate_name(opts->output, 1);
+	err = name ? wp_writer_open(name, opts->force, opts->compress_level, &probe) : -ENOMEM;
+	free(name);
+	wp_writer_abort(probe);
+	if (err) {
+		free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+int wp_rotate_start(struct wp_rotate *r, const struct wp_meta *meta)
+{
+	r->meta = meta;
+	wp_sample_format_init(&r->fmt, meta->sample_type, meta->regs_mask);
+	for (uint32_t e = 0; e < meta->nr_events; e++) {
+		const struct wp_event_desc *d = &meta->events[e];
+
+		for (uint32_t i = 0; i < d->nr_ids; i++) {
+			if (WP_GROW(r->roles, r->cap_roles, r->nr_roles + 1))
+				return -ENOMEM;
+			r->roles[r->nr_roles++] = (struct id_role){ d->ids[i], d->role };
+		}
+	}
+	if (r->nr_roles)
+		qsort(r->roles, r->nr_roles, sizeof(*r->roles), id_role_cmp);
+	r->kept_since = meta->start_clock_ns;
+	r->start_ns = meta->start_clock_ns;
+	if (!r->o.rotate_ns)
+		return 0;
+	r->end_ns = r->start_ns + r->o.rotate_ns;
+	return file_open(r, r->start_ns, &r->w, &r->counts);
+}
+
+int wp_rotate_prelude(struct wp_rotate *r, const void *buf, size_t len)
+{
+	int err = wp_buf_append(&r->prelude, buf, len);
+
+	/* The first file was started before: it gets them now. */
+	if (!err && r->w)
+		err = wp_writer_write_records(r->w, buf, len);
+	return err;
+}
+
+unsigned int wp_rotate_nr_files(const struct wp_rotate *r, const char **first, const char **last)
+{
+	*first = r->first_name;
+	*last = r->last_name ? r->last_name : r->first_name;
+	return r->nr_files;
+}
+
+uint64_t wp_rotate_evicted(const struct wp_rotate *r)
+{
+	return r->evicted;
+}
+
+uint64_t wp_rotate_bytes(const struct wp_rotate *r)
+{
+	return r->bytes_done + (r->w ? wp_writer_bytes(r->w) : 0);
+}
+
+void wp_rotate_free(struct wp_rotate *r)
+{
+	if (!r)
+		return;
+	wp_writer_abort(r->w);
+	while (r->head) {
+		struct chunk *k = r->head;
+
+		r->head = k->next;
+		free(k);
+	}
+	model_release(&r->m);
+	ZSTD_freeCCtx(r->cctx);
+	ZSTD_freeDCtx(r->dctx);
+	wp_buf_release(&r->zbuf);
+	wp_buf_release(&r->state);
+	wp_buf_release(&r->raw);
+	wp_buf_release(&r->prelude);
+	wp_buf_release(&r->out);
+	wp_buf_release(&r->pending);
+	free(r->roles);
+	free(r->first_name);
+	free(r->last_name);
+	free(r);
+}

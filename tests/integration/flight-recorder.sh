@@ -1,0 +1,100 @@
+# flight-recorder.sh: `wallprof record --flight-recorder SECONDS` keeps only
+# the last SECONDS in memory and writes them to a complete file on SIGUSR1
+# (fr.0001.data) and at the end (the next number): a file that report
+# reads on its own, spanning about SECONDS and ending at the signal, with
+# the names and symbolized stacks of threads whose program was mapped long
+# before its window; and wallprof's resident memory stays flat over a run
+# ten times the window.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON reports"
+J="$TESTS_SRCDIR/integration/report-json.py"
+
+run out err "$WALLPROF" record --flight-recorder 0 -o fr.data -- true
+check_num "--flight-recorder 0: exit status 2" "$rc" -eq 2
+check_num "--flight-recorder 0: one line on stderr" "$(nlines err)" -eq 1
+
+rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
+now_ns() { date +%s%N; }
+
+# 20 s of the wallclock workload with a 2 s window; SIGUSR1 at 10 s.
+"$WALLPROF" record -v --flight-recorder 2 -o fr.data -- "$WORKLOADS/wallclock" 20 \
+	>wl.out 2>rec.err &
+wp=$!
+bg_pids="$bg_pids $wp"
+: >rss
+for s in 1 2 3 4 5 6 7 8 9 10; do
+	sleep 1
+	echo "$s $(rss_kib "$wp")" >>rss
+done
+check "nothing written before the signal" no_file '^fr\.[0-9]' .
+sent=$(now_ns)
+kill -USR1 "$wp"
+have_dump() { [ -f fr.0001.data ]; }
+check "SIGUSR1: fr.0001.data appears within 3 s" wait_until 30 have_dump
+written=$(now_ns)
+echo "# written $(((written - sent) / 1000000)) ms after the signal"
+for s in 11 12 13 14 15 16 17 18 19 20; do
+	sleep 1
+	k=$(rss_kib "$wp")
+	[ -n "$k" ] && echo "$s $k" >>rss
+done
+wait "$wp"
+check_num "record exits 0 (the command's status)" $? -eq 0
+sed 's/^/# rss(KiB) at /' rss
+# What it keeps stays about a window's worth: at most twice the first
+# file's records (which span the window) and 1 MiB, where keeping all 20 s
+# would be ten times as much.
+kept=$(sed -n 's/.*kept at most \([0-9]*\) bytes of records at once.*/\1/p' rec.err)
+size=$(stat -c %s fr.0001.data)
+echo "# kept at most ${kept:-?} bytes of records, compressed; fr.0001.data is $size bytes"
+check_num "it kept at most twice a window's records (and 1 MiB)" "${kept:-999999999}" \
+	-le $((2 * size + 1048576))
+# Its resident memory: printed; it may rise while a file is written
+# (blocks drained meanwhile stay mapped for reuse, up to drain.c's
+# SPARE_BLOCKS of 4 MiB) and otherwise stays flat.
+first=$(awk '$1 == 5 { print $2 }' rss)
+hi=$(awk '$1 >= 5 && $2 > hi { hi = $2 } END { print hi + 0 }' rss)
+echo "# resident memory: $first KiB at 5 s, $hi KiB at most after"
+check_num "resident memory from 5 s to the end grows < 24 MiB" $((hi - first)) -lt 24576
+check "the end wrote a second file, fr.0002.data" [ -f fr.0002.data ]
+check "the last message names both" grep -q "to 2 files, 'fr.0001.data' to 'fr.0002.data'" rec.err
+check "it says how many older records were let go" grep -q 'flight recorder let [0-9]* older records go' rec.err
+check_num "no temporary file left" "$(ls -A | grep -c '^\.fr\.' || true)" -eq 0
+
+for f in fr.0001.data fr.0002.data; do
+	run json err "$WALLPROF" report -i "$f" --format json
+	check_num "$f: report exits 0" "$rc" -eq 0
+	check "$f: valid JSON with the documented keys" python3 "$J" check json
+	check "$f: the ledger's invariants hold" python3 "$J" invariants json
+	python3 "$J" header json >header
+	python3 "$J" threads json >threads
+	dur=$(awk -F '\t' '$1 == "duration_ns" { print $2 }' header)
+	check_range "$f: spans about 2 s (got $dur ns)" "$dur" 1900000000 2700000000
+	# The workload mapped its program 10 s or more before this window.
+	"$WALLPROF" report -q -i "$f" --format folded >folded 2>/dev/null
+	check "$f: the spinner is named and its stack symbolized" \
+		grep -q '^spinner;.*wc_spin_outer;.*wc_spin_leaf' folded
+	check "$f: the locker is named and its stack symbolized" grep -q '^locker;.*wc_lock_hold' folded
+	for n in spinner sleeper locker reader; do
+		wall=$(awk -F '\t' -v n="$n" '$3 == n { print $4; exit }' threads)
+		[ "$f" = fr.0001.data ] &&
+			check_num "$f: $n is there for the whole window" "${wall:-0}" -eq "$dur"
+	done
+done
+# The first file ends at the signal.
+python3 "$J" header "$(
+	"$WALLPROF" report -q -i fr.0001.data --format json >j1 && echo j1)" >h1
+end=$(awk -F '\t' '$1 == "start_realtime_ns" { s = $2 } $1 == "duration_ns" { d = $2 }
+	END { printf "%.0f", s + d }' h1)
+d=$((end - sent))
+[ "$d" -lt 0 ] && d=$((-d))
+check_num "fr.0001.data ends within 100 ms of the signal (off by $((d / 1000000)) ms)" \
+	"$d" -lt 100000000
+dump fr.0001.data d
+check "fr.0001.data: its summary says 'stop dumped'" grep -q ', stop dumped, ' d
+dump fr.0002.data d
+check "fr.0002.data: its summary says 'stop target-exited'" grep -q ', stop target-exited, ' d
+
+finish

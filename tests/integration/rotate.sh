@@ -1,0 +1,198 @@
+# rotate.sh: `wallprof record --rotate SECONDS` writes a new complete file
+# every interval (out.0001.data, out.0002.data, ...), each reported on its
+# own with the expected stacks and names, and nothing is lost at the
+# boundaries: each file spans exactly its interval, and a thread's times
+# in consecutive files join without gap or overlap and add up to its
+# whole life in the recording, whose on-CPU time is the kernel's
+# (schedstat, as report-accounting.sh checks it).  Also: usage errors,
+# an attached process's state (names, mappings) in every file, and a
+# recording stopped by SIGINT or killed.
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON reports"
+NAMES='spinner sleeper locker locker2 reader'
+
+# Usage errors: one line, status 2, no file.
+for bad in "--rotate 0" "--rotate 0.5" "--rotate abc" "--rotate -1" "--rotate 1e3" \
+	"--rotate 2 --flight-recorder 2"; do
+	# shellcheck disable=SC2086 # the options are words
+	run out err "$WALLPROF" record $bad -o out.data -- true
+	check_num "record $bad: exit status 2" "$rc" -eq 2
+	check_num "record $bad: one line on stderr" "$(nlines err)" -eq 1
+	check "record $bad: no file" no_file '^out\.' .
+done
+
+# files PREFIX: the complete files of a rotation, in order.
+files() { ls -A | grep -E "^$1\.[0-9]{4,}\.data\$" | sort; }
+tmp_files() { ls -A | grep -c "^\.$1\..*wallprof-" || true; }
+
+# ledger PREFIX: every file's JSON report; then one line per file
+# ("file NAME start end duration") and per thread ("thread TID COMM
+# WALL ON OFF FIRST_START LAST_END GAPS FILES"), where GAPS counts the
+# joins between consecutive files that are not exact.
+ledger() {
+	for f in $(files "$1"); do
+		"$WALLPROF" report -q -i "$f" --format json >"$f.json" 2>"$f.err" ||
+			echo "report failed: $f" >>ledger.err
+	done
+	python3 - $(files "$1") <<'EOF'
+import json, sys
+threads = {}
+for f in sys.argv[1:]:
+    d = json.load(open(f + ".json"))
+    h = d["header"]
+    print("file", f, h["start_ns"], h["end_ns"], h["duration_ns"])
+    for t in d["threads"]:
+        k = t["tid"]
+        x = threads.setdefault(k, {"comm": t["comm"], "wall": 0, "on": 0, "off": 0,
+                                   "first": t["start_ns"], "last": None, "gaps": 0, "n": 0})
+        if x["last"] is not None and x["last"] != t["start_ns"]:
+            x["gaps"] += 1
+        x["last"] = t["end_ns"]
+        x["wall"] += t["wall_ns"]; x["on"] += t["on_cpu_ns"]; x["off"] += t["off_cpu_ns"]
+        x["n"] += 1
+        x["comm"] = t["comm"]
+for k, x in sorted(threads.items()):
+    print("thread", k, x["comm"], x["wall"], x["on"], x["off"], x["first"], x["last"],
+          x["gaps"], x["n"])
+EOF
+}
+# lf TID FIELD: a field of a thread's line of the ledger (file L).
+lf() {
+	awk -v tid="$1" -v k="$2" 'BEGIN {
+		split("tid comm wall on off first last gaps files", n, " ")
+		for (i in n) col[n[i]] = i + 1
+	} $1 == "thread" && $2 == tid { print $col[k]; exit }' L
+}
+max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
+
+# 1. A launched command, 4.5 s, a file a second.
+steal() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
+steal0=$(steal)
+run wl.out rec.err "$WALLPROF" record --rotate 1 -o out.data -- "$WORKLOADS/wallclock" 4.5
+check_num "record --rotate 1 exits 0" "$rc" -eq 0
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+steal_ns=$((($(steal) - steal0) * (1000000000 / hz)))
+n=$(files out | grep -c '' || true)
+check_range "4.5 s in 1 s files: 5 files (got $n: $(files out | tr '\n' ' '))" "$n" 5 6
+check_num "no temporary file left" "$(tmp_files out)" -eq 0
+check "the summary names the first and last files" \
+	grep -q "to $n files, 'out.0001.data' to 'out.000$n.data'" rec.err
+ledger out >L
+check "every file reports (report -i FILE exits 0)" [ ! -e ledger.err ]
+awk '$1 == "file" { print "# " $0 }' L
+# Each file spans its own second, and ends where the next one starts.
+check "every file but the last spans exactly 1 s" \
+	awk '$1 == "file" { f[++n] = $5 } END { for (i = 1; i < n; i++) if (f[i] != 1000000000) exit 1 }' L
+check "each file starts where the one before ended" \
+	awk '$1 == "file" { if (n++ && $3 != end) exit 1; end = $4 }' L
+for f in $(files out); do
+	dump "$f" "$f.d"
+	last=$(files out | tail -n 1)
+	if [ "$f" = "$last" ]; then
+		check "$f: the last file's summary says 'stop target-exited'" \
+			grep -q ', stop target-exited, ' "$f.d"
+	else
+		check "$f: its summary says 'stop rotated'" grep -q ', stop rotated, ' "$f.d"
+	fi
+	# The state at its start: a THREAD record for every thread alive.
+	[ "$f" = out.0001.data ] ||
+		check_num "$f: six THREAD records at its start" "$(count THREAD "$f.d")" -ge 6
+	"$WALLPROF" report -q -i "$f" --format folded >"$f.folded" 2>/dev/null
+	check "$f: the spinner's stack (wc_spin_leaf) is there" grep -q 'wc_spin_leaf' "$f.folded"
+	check "$f: the sleeper's stack (wc_sleep_once) is there" grep -q 'wc_sleep_once' "$f.folded"
+done
+for name in $NAMES; do
+	tid=$(wl_field wl.out "$name" tid)
+	oncpu=$(wl_field wl.out "$name" oncpu_ns)
+	if [ -z "$(lf "$tid" tid)" ]; then
+		fail "$name: thread $tid is in the reports"
+		continue
+	fi
+	wall=$(lf "$tid" wall) on=$(lf "$tid" on) off=$(lf "$tid" off)
+	check "$name: named '$name' in the files" [ "$(lf "$tid" comm)" = "$name" ]
+	check_num "$name: in every file" "$(lf "$tid" files)" -eq "$n"
+	check_num "$name: its spans in consecutive files join exactly" "$(lf "$tid" gaps)" -eq 0
+	check_num "$name: the sum of on + off over the files is the sum of wall" \
+		$((on + off)) -eq "$wall"
+	check_num "$name: the sum of wall is its whole life in the recording" \
+		"$wall" -eq $(($(lf "$tid" last) - $(lf "$tid" first)))
+	tol=$(max $((oncpu / 50)) 20000000)
+	if [ $((on - oncpu)) -gt 0 ]; then
+		check_num "$name: on-CPU over the files $on vs schedstat $oncpu: diff <= $tol + steal" \
+			$((on - oncpu)) -le $((tol + steal_ns))
+	else
+		check_num "$name: on-CPU over the files $on vs schedstat $oncpu: -diff <= $tol" \
+			$((oncpu - on)) -le "$tol"
+	fi
+done
+
+# 2. An attached process: the names and mappings of what ran before the
+# recording are in every file, not only the first.
+"$WORKLOADS/wallclock" 6 >wl2.out &
+wl=$!
+bg_pids="$bg_pids $wl"
+sleep 0.5
+run out rec2.err "$WALLPROF" record -q --rotate 1 -d 3.5 -o att.data -p "$wl"
+check_num "record -p --rotate 1 -d 3.5 exits 0" "$rc" -eq 0
+n=$(files att | grep -c '' || true)
+check_range "-p: 3.5 s in 1 s files: 4 files" "$n" 4 5
+for f in $(files att); do
+	"$WALLPROF" report -q -i "$f" --format folded >"$f.folded" 2>"$f.err"
+	check "-p: $f: report exits 0" [ $? -eq 0 ]
+	check "-p: $f: the spinner is named and its stack symbolized" \
+		grep -q '^spinner;.*wc_spin_leaf' "$f.folded"
+done
+ledger att >L
+wait "$wl"	# its threads tell their ids as they end
+tid=$(wl_field wl2.out spinner tid)
+check_num "-p: the spinner ($tid) is in every file" "$(lf "$tid" files)" -eq "$n"
+check_num "-p: the spinner's spans join exactly" "$(lf "$tid" gaps)" -eq 0
+
+# 2b. A quiet command (no record for seconds; -d 0: no limit): each file
+# is complete on time all the same.
+"$WALLPROF" record -q --rotate 1 -d 0 -o quiet.data -- sleep 3 >/dev/null 2>&1 &
+wp=$!
+bg_pids="$bg_pids $wp"
+sleep 1.8
+check "quiet: quiet.0001.data is complete 0.8 s after its end" [ -f quiet.0001.data ]
+wait "$wp"
+check_num "quiet: exit status 0" $? -eq 0
+for f in $(files quiet); do
+	run out err "$WALLPROF" report -i "$f"
+	check_num "quiet: report -i $f exits 0" "$rc" -eq 0
+done
+
+# 3. SIGINT: the last file ends at the signal, complete; SIGKILL: the file
+# being written stays under its temporary name, and report reads it.
+"$WALLPROF" record -q --rotate 1 -o int.data -- "$WORKLOADS/spin" 30 >/dev/null 2>int.err &
+wp=$!
+bg_pids="$bg_pids $wp"
+sleep 2.5
+kill -INT "$wp"
+wait "$wp"
+check_num "SIGINT: exit status 130" $? -eq 130
+last=$(files int | tail -n 1)
+check "SIGINT: files written" [ -n "$last" ]
+check_num "SIGINT: no temporary file left" "$(tmp_files int)" -eq 0
+if [ -n "$last" ]; then
+	dump "$last" d
+	check "SIGINT: the last file's summary says 'stop signal'" grep -q ', stop signal, ' d
+	check_num "SIGINT: cpu-clock samples in the last file" "$(samples cpu-clock d)" -gt 10
+fi
+# spin for 4 s only: nothing is left to end its workload after a SIGKILL.
+"$WALLPROF" record -q --rotate 1 -o kill.data -- "$WORKLOADS/spin" 4 >/dev/null 2>&1 &
+wp=$!
+bg_pids="$bg_pids $wp"
+sleep 2.2
+kill -KILL "$wp"
+wait "$wp" 2>/dev/null
+check "SIGKILL: the first file is complete" [ -f kill.0001.data ]
+check_num "SIGKILL: one temporary file left" "$(tmp_files kill)" -eq 1
+cut=$(ls -A | sed -n 's/^\.\(kill\.[0-9]*\.data\)\.wallprof-.*/\1/p' | head -n 1)
+run out err "$WALLPROF" report -i "$cut" --format folded
+check_num "SIGKILL: report -i $cut reads its temporary file, exit 0" "$rc" -eq 0
+check "SIGKILL: and shows the spinning stack" grep -q 'spin' out
+
+finish
