@@ -92,7 +92,8 @@ struct wp_evlist {
 	unsigned int nr_descs;
 	unsigned int cpu_wide_descs;	/* bit per desc: opened per CPU, never per task */
 	unsigned int cgroup_descs;	/* bit per desc: opened per CPU on cgroup_fd */
-	int cgroup_fd;			/* borrowed from the options */
+	int cgroup_fd;			/* borrowed from wp_evlist_use_cgroup's caller */
+	uint64_t switch_tp_id;		/* sched:sched_switch's, or 0 when unknown */
 	/* sched_waking, sched_wakeup_new, sched_wakeup, sched_switch, in that order. */
 	char *sched_formats[WP_NR_SCHED_EVENTS];	/* their format files, as read */
 	/*

@@ -20,13 +20,28 @@ struct dump {
 	struct wp_sample_format fmt;
 };
 
-static const char *event_name(const struct dump *d, uint64_t id)
+/* Is event e's name also another event's (one tracepoint, two uses)? */
+static bool name_shared(const struct wp_meta *m, uint32_t e)
+{
+	for (uint32_t o = 0; o < m->nr_events; o++)
+		if (o != e && !strcmp(m->events[o].name, m->events[e].name))
+			return true;
+	return false;
+}
+
+/* A sample's event by name, "name#N" (its index) when the name is shared. */
+static void put_event_name(const struct dump *d, uint64_t id)
 {
 	for (uint32_t e = 0; e < d->meta->nr_events; e++)
-		for (uint32_t i = 0; i < d->meta->events[e].nr_ids; i++)
-			if (d->meta->events[e].ids[i] == id)
-				return d->meta->events[e].name;
-	return id ? "?" : "synthesized";
+		for (uint32_t i = 0; i < d->meta->events[e].nr_ids; i++) {
+			if (d->meta->events[e].ids[i] != id)
+				continue;
+			wp_quote_puts(d->out, d->meta->events[e].name, WP_QUOTE_TEXT);
+			if (name_shared(d->meta, e))
+				fprintf(d->out, "#%u", e);
+			return;
+		}
+	fputs(id ? "?" : "synthesized", d->out);
 }
 
 static void print_time(FILE *out, uint64_t t)
@@ -103,7 +118,7 @@ static void print_sample(const struct dump *d, const struct perf_event_header *h
 	}
 	print_time(out, s.time);
 	fprintf(out, " SAMPLE %u/%u cpu %u ", s.pid, s.tid, s.cpu);
-	wp_quote_puts(out, event_name(d, s.id), WP_QUOTE_TEXT);
+	put_event_name(d, s.id);
 	fprintf(out, " ip 0x%" PRIx64 " period %" PRIu64, s.ip, s.period);
 	if (d->fmt.sample_type & PERF_SAMPLE_CALLCHAIN)
 		fprintf(out, " callchain %" PRIu64, s.nr_callchain);

@@ -288,6 +288,28 @@ static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
 }
 
 /*
+ * sched:sched_switch's id without the wake-ups, from a tracefs already
+ * mounted, for the switch-out stacks on a cgroup (wp_evlist_use_cgroup);
+ * 0 when it cannot be had.
+ */
+static uint64_t sched_switch_id(const struct wp_event_opts *opts, const struct wp_priv *priv)
+{
+	struct wp_trace_format f;
+	char dir[256], *text = NULL;
+	uint64_t id = 0;
+	bool mounted;
+
+	if (!opts->off_cpu || opts->callgraph == WP_CALLGRAPH_NONE || opts->cpu_wide ||
+	    !wp_priv_can_trace_sched(priv) || wp_tracefs_find(dir, sizeof(dir), false, &mounted))
+		return 0;
+	if (!wp_trace_format_read(dir, "sched", "sched_switch", &text) &&
+	    !wp_trace_format_parse(text, &f))
+		id = f.id;
+	free(text);
+	return id;
+}
+
+/*
  * The wake-up tracepoints, per CPU.  Only sched_waking, in the waker's
  * context, carries a stack worth having (and not with --wakeups=nostacks).
  */
@@ -353,6 +375,9 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 	err = wakeups_setup(ev, opts, priv, sched_ids);
 	if (err)
 		return err;
+	ev->switch_tp_id = ev->sched_formats[0] ?
+			   sched_ids[WP_EVENT_SCHED_SWITCH - WP_EVENT_WAKEUP] :
+			   sched_switch_id(opts, priv);
 	if (alias->type == PERF_TYPE_HARDWARE && !hardware_event_works(alias, kernel)) {
 		ev->asked_event = opts->event;
 		alias = &event_aliases[0];
@@ -656,6 +681,17 @@ bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd)
 			continue;
 		a->inherit = 0;
 		a->enable_on_exec = 0;	/* a task's context only: enabled at open */
+		/*
+		 * The tracepoint rather than the software event: while a
+		 * software context-switches event exists anywhere, every
+		 * switch of every task takes the kernel's software event path,
+		 * which in a storm costs a point or two even with the event off.
+		 */
+		if (ev->switch_tp_id) {
+			a->type = PERF_TYPE_TRACEPOINT;
+			a->config = ev->switch_tp_id;
+			snprintf(ev->descs[d].name, sizeof(ev->descs[d].name), "sched:sched_switch");
+		}
 		ev->cgroup_descs |= 1U << d;
 		ev->cgroup_fd = cgroup_fd;
 	}

@@ -58,7 +58,7 @@ check "live: spinner's stack through the inlined frame, to its thread's start" \
 check "live: the lockers' stack" grep -Eq '^locker2?;.*wc_lock_round;wc_lock_hold' f.out
 run f.out f.err "$WALLPROF" report -i live.data --format folded --mode blocked
 check "live: reader blocked in the pipe read" \
-	grep -Eq '^reader;.*wc_pipe_wait;.*read.*;schedule_\[k\];\[off-cpu:blocked\] [0-9]+$' f.out
+	grep -Eq '^reader;.*wc_pipe_wait;.*read.*;schedule_\[k\];(__schedule_\[k\];)?\[off-cpu:blocked\] [0-9]+$' f.out
 
 # Across execs: the process model follows each new program.
 ln -s "$WORKLOADS/execchain" first && ln -s "$WORKLOADS/execchain" second ||
