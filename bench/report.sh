@@ -25,6 +25,8 @@
 #   BENCH_WAKEUPS=off   wallprof record's --wakeups: off records the same
 #       events as perf's side; stacks (record's default) adds every
 #       wake-up with its waker's stack, some 3x the records of a storm
+#   BENCH_UNWIND=report wallprof record's --unwind: live records stacks
+#       unwound while recording (a stack table), report keeps raw stacks
 #   BENCH_NO_BUILD=1    skip make
 set -euo pipefail
 unset WALLPROF_NO_CACHE
@@ -41,6 +43,9 @@ bench_build wallprof tests/workloads/pingpong tests/workloads/spin || exit 1
 wp_rec=()
 if "$wp" record --help 2>&1 | grep -q -- '--wakeups'; then
 	wp_rec=(--wakeups="$wakeups")
+fi
+if [ "${BENCH_UNWIND:-report}" != report ]; then
+	wp_rec+=(--unwind="$BENCH_UNWIND")
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
