@@ -19,6 +19,8 @@
 #   flight      --flight-recorder BENCH_WINDOW: nothing written but at a
 #               SIGUSR1 sent at each quarter of the run, and at the end
 #   rotate      --rotate BENCH_ROTATE: a new file every interval
+#   live        --unwind=live: one file of distinct stacks, which grows
+#               with the stacks the workloads have, not with time
 # Every BENCH_INTERVAL seconds it prints the time, wallprof record's
 # resident memory (VmRSS of the process, its threads included), the bytes
 # of its files so far (complete ones and the one being written), how many
@@ -31,7 +33,7 @@
 # Environment (defaults after =):
 #   BENCH_SECONDS=600       how long, when no argument is given
 #   BENCH_WORKLOADS="wallclock churn pingpong"
-#   BENCH_MODES="plain flight rotate"
+#   BENCH_MODES="plain flight rotate"   (or any of them, and live)
 #   BENCH_WINDOW=10         --flight-recorder seconds
 #   BENCH_ROTATE            --rotate seconds (default: SECONDS / 10, at least 1)
 #   BENCH_INTERVAL          seconds between samples (default: SECONDS / 20)
@@ -62,7 +64,9 @@ window=${BENCH_WINDOW:-10}
 rotate=${BENCH_ROTATE:-$(( secs / 10 ))}
 [ "$rotate" -ge 1 ] || rotate=1
 for m in $modes; do
-	case $m in plain | flight | rotate) ;; *) die "unknown mode '$m' (plain, flight or rotate)" ;; esac
+	case $m in plain | flight | rotate | live) ;;
+	*) die "unknown mode '$m' (plain, flight, rotate or live)" ;;
+	esac
 done
 
 d=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-soak.XXXXXX")
@@ -95,6 +99,7 @@ soak() {
 	case $mode in
 	flight) opts=(--flight-recorder "$window") ;;
 	rotate) opts=(--rotate "$rotate") ;;
+	live) opts=(--unwind=live) ;;
 	esac
 	rm -rf "$d/out"
 	mkdir "$d/out"
