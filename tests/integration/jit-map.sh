@@ -67,7 +67,8 @@ if [ "$(uname -m)" = x86_64 ]; then
 
 	# A process in a container (its own pid and mount namespaces) writes
 	# its map in its own /tmp, under its own pid: read through its root
-	# while it lives (here: attached to, it outlives the recording).
+	# while it lives (here: attached to, it outlives the recording, by
+	# seconds even on a loaded machine).
 	if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 &&
 		command -v pgrep >/dev/null 2>&1; then
 		# Its /tmp: a tmpfs of its own.  The program is run through a
@@ -75,12 +76,12 @@ if [ "$(uname -m)" = x86_64 ]; then
 		# be under /tmp, which the mount hides.
 		unshare -m -p -f --propagation private sh -c \
 			"exec 3<'$WORKLOADS/jit' && mount -t tmpfs none /tmp &&
-			 exec /proc/self/fd/3 3" >ns.out 2>ns.err &
+			 exec /proc/self/fd/3 5" >ns.out 2>ns.err &
 		bg_pids="$bg_pids $!"
 		host=''
 		for _ in 1 2 3 4 5 6 7 8 9 10; do
 			sleep 0.2
-			host=$(pgrep -f '^/proc/self/fd/3 3$' | head -1)
+			host=$(pgrep -f '^/proc/self/fd/3 5$' | head -1)
 			[ -n "$host" ] && break
 		done
 		if [ -n "$host" ]; then
