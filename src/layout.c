@@ -641,16 +641,27 @@ int wp_text_parse(const struct perf_event_header *hdr, const char **text, size_t
 	return 0;
 }
 
-int wp_build_id_parse(const struct perf_event_header *hdr, struct wp_build_id *out)
+/*
+ * A record of type type: fixed bytes, then a NUL-terminated name that
+ * ends within the record.  The name, or NULL.
+ */
+static const char *record_name(const struct perf_event_header *hdr, uint32_t type, size_t fixed)
 {
-	struct wp_record_build_id b;
-	const char *name = (const char *)hdr + sizeof(b);
+	const char *name = (const char *)hdr + fixed;
 	size_t max;
 
-	if (hdr->type != WP_RECORD_BUILD_ID || hdr->size <= sizeof(b))
-		return -EBADMSG;
-	max = hdr->size - sizeof(b);
-	if (strnlen(name, max) == max)
+	if (hdr->type != type || hdr->size <= fixed)
+		return NULL;
+	max = hdr->size - fixed;
+	return strnlen(name, max) == max ? NULL : name;
+}
+
+int wp_build_id_parse(const struct perf_event_header *hdr, struct wp_build_id *out)
+{
+	const char *name = record_name(hdr, WP_RECORD_BUILD_ID, sizeof(struct wp_record_build_id));
+	struct wp_record_build_id b;
+
+	if (!name)
 		return -EBADMSG;
 	memcpy(&b, hdr, sizeof(b));
 	out->pid = b.pid;
@@ -671,14 +682,10 @@ bool wp_mmap_is_anon(const char *filename)
 
 int wp_dso_def_parse(const struct perf_event_header *hdr, struct wp_dso_def *out)
 {
+	const char *name = record_name(hdr, WP_RECORD_DSO, sizeof(struct wp_record_dso));
 	struct wp_record_dso d;
-	const char *name = (const char *)hdr + sizeof(d);
-	size_t max;
 
-	if (hdr->type != WP_RECORD_DSO || hdr->size <= sizeof(d))
-		return -EBADMSG;
-	max = hdr->size - sizeof(d);
-	if (strnlen(name, max) == max)
+	if (!name)
 		return -EBADMSG;
 	memcpy(&d, hdr, sizeof(d));
 	out->dso = d.dso;
