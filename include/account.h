@@ -283,6 +283,13 @@ const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a,
 void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *threads);
 
 /*
+ * In a recording with sched_switch samples: the switch-ins (in the window)
+ * that had none, timed by their later switch record instead, and all.
+ */
+void wp_account_untimed_switch_ins(const struct wp_account *a, uint64_t *untimed,
+				   uint64_t *all);
+
+/*
  * After finish, with sampled switch-out stacks: how many switch-outs had
  * none, the off-CPU time of the stack weights that are estimates, the time
  * no sampled stack could stand for (left on unsampled_switch_stack), and

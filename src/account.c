@@ -130,6 +130,9 @@ struct wp_account {
 	struct wp_account_opts opts;
 	uint64_t start_ns;
 	bool no_switches;		/* --no-off-cpu: estimate from samples */
+	/* Switch-ins in a recording with sched_switch, and those without one. */
+	bool saw_sched_switch;
+	uint64_t switch_ins, switch_ins_untimed;
 	uint64_t sample_period_ns;
 	struct thread *threads;		/* until finish */
 	size_t nr, cap;
@@ -543,15 +546,25 @@ static void off_interval_end(struct wp_account *a, struct thread *t, uint64_t no
  * The time of a switch of t (in or out) whose record came at time: that of
  * its sched_switch when there is one, else the record's.
  */
-static uint64_t switch_time(struct thread *t, uint64_t time, bool in)
+static uint64_t switch_time(struct wp_account *a, struct thread *t, uint64_t time, bool in)
 {
 	uint64_t at = t->sched_switch_time;
+	bool timed;
 
 	t->sched_switch_time = 0;
-	if (!at || t->sched_switch_in != in || at > time || time - at > SCHED_SWITCH_LAG_NS ||
-	    at < t->since)
-		return time;
-	return at;
+	timed = at && t->sched_switch_in == in && at <= time && time - at <= SCHED_SWITCH_LAG_NS &&
+		at >= t->since;
+	/*
+	 * Some kernels take no sched_switch in an idle task's context (this
+	 * VM's, on CPU 1, for perf too): such a switch-in is timed by its
+	 * record, which comes after the kernel switched the thread's events
+	 * in, time that schedstat counts on-CPU.  Counted, for the footer.
+	 */
+	if (in && a->saw_sched_switch && in_window(a, time, time + 1)) {
+		a->switch_ins++;
+		a->switch_ins_untimed += !timed;
+	}
+	return timed ? at : time;
 }
 
 static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t now,
@@ -827,6 +840,7 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 
 	if (a->err)
 		return a->err;
+	a->saw_sched_switch = true;
 	t = prev ? thread_live(a, prev) : NULL;
 	if (t) {
 		t->sched_switch_time = time;
@@ -1266,7 +1280,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		/* Preempted on its exit path (freeing a large memory, say), it runs again. */
 		if (t->exiting && sw.out && !sw.preempted)
 			return exit_switch_out(a, id.cpu, t, time);
-		time = switch_time(t, time, !sw.out);
+		time = switch_time(a, t, time, !sw.out);
 		if (!a->cpus || id.cpu >= a->nr_cpus) {
 			/* Nothing of the CPUs: each thread's own records. */
 		} else if (sw.out) {
@@ -1716,6 +1730,13 @@ const struct wp_stack_weight *wp_account_stacks(const struct wp_account *a, size
 {
 	*n = a->result ? a->nr_weights : 0;
 	return a->weights;
+}
+
+void wp_account_untimed_switch_ins(const struct wp_account *a, uint64_t *untimed,
+				   uint64_t *all)
+{
+	*untimed = a->switch_ins_untimed;
+	*all = a->switch_ins;
 }
 
 void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *threads)

@@ -318,11 +318,12 @@ static int print_stacks(struct wp_view *v, FILE *out)
 int wp_format_json(struct wp_view *v, FILE *out)
 {
 	const struct wp_quality *q = &v->an->quality;
-	uint64_t unsampled_ns, unsampled_threads;
+	uint64_t unsampled_ns, unsampled_threads, untimed_ins, switch_ins;
 	struct wp_switch_estimate se;
 	int err;
 
 	wp_account_unsampled(v->an->account, &unsampled_ns, &unsampled_threads);
+	wp_account_untimed_switch_ins(v->an->account, &untimed_ins, &switch_ins);
 	wp_account_switch_estimate(v->an->account, &se);
 	fprintf(out, "{\n  \"wallprof_version\": \"%s\",\n  \"schema_version\": 1,\n",
 		PACKAGE_VERSION);
@@ -338,14 +339,15 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
 		", \"unwind_cache_hits\": %" PRIu64 ", \"live_raw_samples\": %" PRIu64
 		", \"unsampled_on_cpu_ns\": %" PRIu64
-		", \"unsampled_threads\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
+		", \"unsampled_threads\": %" PRIu64 ", \"switch_ins\": %" PRIu64
+		", \"switch_ins_untimed\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
 		", \"rate_per\": \"%s\", \"switch_outs\": %" PRIu64 ", \"unsampled\": %" PRIu64
 		", \"estimated_ns\": %" PRIu64 ", \"unattributed_ns\": %" PRIu64
 		", \"threads\": %" PRIu64 "}, \"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits,
 		v->an->summary.raw_samples, unsampled_ns,
-		unsampled_threads, wp_meta_switch_stack_rate(v->an->meta),
+		unsampled_threads, switch_ins, untimed_ins, wp_meta_switch_stack_rate(v->an->meta),
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
 		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {

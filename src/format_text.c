@@ -136,6 +136,23 @@ static void print_unsampled(const struct wp_analysis *an, FILE *out)
 }
 
 /*
+ * Switch-ins that had no sched_switch sample: their on-CPU time starts at
+ * the switch record, microseconds late.  Worth a line past 5%.
+ */
+static void print_untimed_switch_ins(const struct wp_analysis *an, FILE *out)
+{
+	uint64_t untimed, all;
+
+	wp_account_untimed_switch_ins(an->account, &untimed, &all);
+	if (!all || untimed * 20 < all)
+		return;
+	fprintf(out, "# switch-ins: %.1f%% of %" PRIu64 " had no sched_switch sample (this kernel "
+		"takes none in some idle tasks' context) and start at their switch record: "
+		"on-CPU reads a few microseconds short for each, which a storm adds up\n",
+		100.0 * (double)untimed / (double)all, all);
+}
+
+/*
  * Switch-out stacks sampled above --switch-stacks' rate: how many went
  * without one, and what their time became.
  */
@@ -273,6 +290,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 	fputc('\n', out);
 	print_unnamed(q, out);
 	print_unsampled(an, out);
+	print_untimed_switch_ins(an, out);
 	print_switch_estimate(an, out);
 	if ((an->meta->flags & WP_META_SWITCHES) && !wp_account_has_wakeups(an->account))
 		fprintf(out, "# wake-ups were not recorded: blocked time includes the wait for a "

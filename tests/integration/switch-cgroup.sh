@@ -51,6 +51,30 @@ check_num "sleeper: no switch-out stack of another process" \
 run j.txt j.err "$WALLPROF" report -i S --format folded --mode blocked
 check "sleeper: its sleeps have their stack" grep -q 'sleep_once;.*nanosleep' j.txt
 
+# The switch-ins that sched_switch did not time (none is taken in some
+# idle tasks' context): counted in JSON, a footer line past 5%.
+if grep -q '^# event .*switch times' d; then
+	run js.json js.err "$WALLPROF" report -i S --format json
+	python3 - js.json >ins.txt <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+q = d["quality"]
+outs = sum(t["voluntary_switches"] + t["involuntary_switches"] for t in d["threads"])
+print(q["switch_ins"], q["switch_ins_untimed"], outs, len(d["threads"]))
+EOF2
+	read -r ins untimed outs nth <ins.txt
+	echo "# switch-ins $ins, untimed $untimed; switch-outs $outs in $nth threads"
+	check_range "JSON: a switch-in per switch-out (+- a thread's first and last)" \
+		"$ins" $((outs - nth)) $((outs + nth))
+	check_range "JSON: the untimed switch-ins among them" "$untimed" 0 "$ins"
+	run t.txt t.err "$WALLPROF" report -i S
+	if [ $((untimed * 20)) -ge "$ins" ]; then
+		check "text: the footer says so" grep -q '^# switch-ins: [0-9.]*% of '"$ins"' had no sched_switch' t.txt
+	else
+		check "text: no footer line under 5%" no_match '^# switch-ins:' t.txt
+	fi
+fi
+
 # --- without cgroup v2: the threads' own events ----------------------------
 if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
 	run wl2.out rec2.err unshare -m sh -c 'umount -l "$1" && shift && exec "$@"' sh "$mnt" \
