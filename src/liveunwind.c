@@ -6,10 +6,13 @@
 
 #include "coverage.h"
 #include "liveunwind.h"
+#include "placenames.h"
 #include "procmap.h"
 #include "samplekind.h"
 #include "samplestack.h"
 #include "stacks.h"
+#include "strpool.h"
+#include "symbols.h"
 
 /* A stack's words, as interned: flags, ip, needed (two), nr_chain, nr_user, places. */
 #define HEAD_WORDS 6
@@ -256,6 +259,47 @@ int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header 
 		       uint64_t time, struct wp_buf *out)
 {
 	return take(lu, rec, time, false, out);
+}
+
+int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out)
+{
+	struct wp_placename_frame frames[WP_PLACENAMES_MAX_FRAMES];
+	struct wp_placenames *pn = NULL;
+	struct wp_strpool *pool = NULL;
+	struct wp_symbols *sym = NULL;
+	int err;
+
+	/* A test's file without names, as files were before they had them. */
+	if (getenv("WALLPROF_TEST_NO_NAMES"))
+		return 0;
+	err = wp_strpool_new(&pool);
+	if (!err)
+		err = wp_symbols_new(lu->pm, pool, true, false, NULL, &sym);
+	if (!err)
+		err = wp_placenames_new(&pn);
+	if (err)
+		goto out;
+	wp_symbols_want_all(sym);
+	/* The file's place ids are the resolver's. */
+	for (size_t id = 0; id < lu->cap_places && !err; id++) {
+		struct wp_place pl;
+		unsigned int n;
+
+		if (!lu->place_written[id] || !wp_resolver_place(lu->resolver, (uint32_t)id, &pl) ||
+		    pl.kind != WP_PLACE_FILE)
+			continue;
+		n = wp_symbols_describe(sym, &pl, frames, WP_PLACENAMES_MAX_FRAMES);
+		if (n)
+			err = wp_placenames_add(pn, (uint32_t)id, frames, n);
+	}
+	lu->stats.named = wp_placenames_places(pn);
+	if (!err && lu->stats.named)
+		err = wp_placenames_encode(pn, out);
+out:
+	wp_placenames_free(pn);
+	wp_symbols_free(sym);
+	wp_strpool_free(pool);
+	return err;
 }
 
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu)
