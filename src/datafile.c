@@ -1069,9 +1069,10 @@ static uint64_t reader_summary_end(struct wp_reader *r, const struct wp_block_he
 
 /*
  * Walk the block headers (not the payloads) for the KSYMS, JITMAP and
- * NAMES blocks, written last but needed before the first frame is named, and for the end
- * time in the SUMMARY block, which bounds the times of the records.  A
- * damaged chain simply ends the search; reading proper reports it.
+ * NAMES blocks, written last but needed before the first frame is named,
+ * and for the end time in the SUMMARY block, which bounds the times of the
+ * records.  A damaged chain simply ends the search; reading proper
+ * reports it.
  */
 static void reader_find_late_blocks(struct wp_reader *r)
 {
