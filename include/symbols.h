@@ -69,6 +69,13 @@ unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, u
 unsigned int wp_symbols_describe(struct wp_symbols *s, const struct wp_place *pl,
 				 struct wp_placename_frame *out, unsigned int max);
 
+/*
+ * Let go of what naming the addresses of file dso loaded (its debug
+ * information, above all), its symbol cache saved first: when it is
+ * needed again, it is loaded again.
+ */
+void wp_symbols_drop_file(struct wp_symbols *s, uint32_t dso);
+
 /* Make wp_symbols_describe() find where, entries and declarations. */
 void wp_symbols_want_all(struct wp_symbols *s);
 

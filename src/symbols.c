@@ -783,6 +783,23 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 	return unnamed_token(s, text, WP_FRAME_KERNEL, WP_SYMBOLS_KERNEL);
 }
 
+void wp_symbols_drop_file(struct wp_symbols *s, uint32_t dso)
+{
+	struct dso_symbolizer *ds;
+
+	if (dso >= s->nr_dsos)
+		return;
+	ds = &s->dsos[dso];
+	if (ds->kept && wp_symcache_save(ds->kept))
+		wp_debug("cannot save the symbol cache");
+	if (ds->dwfl)
+		dwfl_end(ds->dwfl);
+	wp_u64map_release(&ds->cache);
+	wp_symcache_free(ds->kept);
+	wp_plt_free(ds->plt);
+	memset(ds, 0, sizeof(*ds));
+}
+
 void wp_symbols_save_cache(struct wp_symbols *s)
 {
 	for (size_t i = 0; i < s->nr_dsos; i++) {
