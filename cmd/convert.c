@@ -145,11 +145,12 @@ int cmd_convert(int argc, char **argv)
 	ret = wp_convert_file(input, output, &o, &res);
 	if (!ret && !quiet)
 		fprintf(stderr, "wallprof: '%s' (%.2f MiB) -> '%s' (%.2f MiB, %.1f%%): %" PRIu64
-			" samples, %" PRIu64 " distinct stacks, %" PRIu64 " places\n",
+			" samples, %" PRIu64 " distinct stacks, %" PRIu64 " places (%" PRIu64
+			" named)\n",
 			wp_quote(q1, sizeof(q1), input, WP_QUOTE_TEXT), mib(res.in_bytes),
 			wp_quote(q2, sizeof(q2), output, WP_QUOTE_TEXT), mib(res.out_bytes),
 			res.in_bytes ? 100.0 * (double)res.out_bytes / (double)res.in_bytes : 0.0,
-			res.stats.samples, res.stats.stacks, res.stats.places);
+			res.stats.samples, res.stats.stacks, res.stats.places, res.stats.named);
 	if (!ret && res.damaged)
 		wp_warn("'%s' is damaged: converted up to the damage", wp_quoted(input));
 	free(made);

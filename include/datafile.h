@@ -212,6 +212,12 @@ int wp_writer_write_ksyms(struct wp_writer *w, const char *text, size_t len);
 int wp_writer_write_jitmap(struct wp_writer *w, const char *text, size_t len);
 
 /*
+ * Append the NAMES block: the names of the stack table's places
+ * (placenames.h encodes it).
+ */
+int wp_writer_write_names(struct wp_writer *w, const void *buf, size_t len);
+
+/*
  * Append the SUMMARY block.  When the file system is full, the last blocks
  * are dropped until the summary fits, so a full disk still gives a file
  * that reads to its end.
@@ -301,6 +307,9 @@ uint64_t wp_reader_end_ns(const struct wp_reader *r);
 
 /* The JITMAP block's text, as wp_reader_ksyms() gives the KSYMS block's. */
 int wp_reader_jitmap(struct wp_reader *r, char **text, size_t *len);
+
+/* The NAMES block's payload, as wp_reader_ksyms() gives the KSYMS block's. */
+int wp_reader_names(struct wp_reader *r, char **buf, size_t *len);
 
 /* File offset of the block the last record came from. */
 uint64_t wp_reader_block_offset(const struct wp_reader *r);

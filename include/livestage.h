@@ -16,6 +16,7 @@
 #ifndef WALLPROF_LIVESTAGE_H
 #define WALLPROF_LIVESTAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,9 +42,11 @@ int wp_livestage_start(const struct wp_meta *m, struct wp_writer *w, struct wp_l
 int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len);
 
 /*
- * Unwind and write everything taken, stop the thread, and give its
- * counts.  Returns the stage's first error, or 0.  Frees ls.
+ * Unwind and write everything taken, stop the thread, with names (at a
+ * recording's end) write the NAMES block of the places the stack table
+ * uses, and give its counts (stats may be NULL).  Returns the stage's
+ * first error, or 0.  Frees ls.
  */
-int wp_livestage_stop(struct wp_livestage *ls, struct wp_liveunwind_stats *stats);
+int wp_livestage_stop(struct wp_livestage *ls, bool names, struct wp_liveunwind_stats *stats);
 
 #endif

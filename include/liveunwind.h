@@ -13,8 +13,11 @@
  * procmap.h, fed these same records as they come (exec, mmap, fork and
  * exit followed as they happen): the one way report resolves samples, so
  * reporting the output gives what reporting the input gives.  Places are
- * kept unnamed (file and offset, kernel address, JIT address): report
- * names them, on any machine with the files.  Records that another set of
+ * defined unnamed (file and offset, kernel address, JIT address); at the
+ * end, while the files are there, the places in files are named with
+ * report's symbolizer (symbols.h) for the file's NAMES block
+ * (placenames.h), so that report needs no file; kernel and JIT places are
+ * named from the KSYMS and JITMAP blocks.  Records that another set of
  * events already gave (coverage.h) are dropped.  Owns its process model,
  * resolver and tables.
  */
@@ -35,6 +38,7 @@ struct wp_liveunwind_stats {
 	uint64_t raw_samples;	/* passed raw (wp_liveunwind_pass) */
 	uint64_t stacks, places, dsos;	/* definitions written */
 	uint64_t dropped;	/* duplicates (coverage.h) */
+	uint64_t named;		/* places named (wp_liveunwind_names) */
 };
 
 /* For the records of a recording with meta m (borrowed).  0 or -errno. */
@@ -55,6 +59,13 @@ int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_heade
  */
 int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header *rec,
 		       uint64_t time, struct wp_buf *out);
+
+/*
+ * Name the places in files that the table defined so far, as report
+ * would, and append the NAMES block's payload to out (nothing when none
+ * could be named: report names them itself).  0 or -ENOMEM.
+ */
+int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out);
 
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu);
 

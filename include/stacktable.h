@@ -9,7 +9,9 @@
  * places into the reader's resolver's (samplestack.h), so that a stack
  * from the table comes out as the same sample just resolved would.  Ids
  * are the file's to choose: they are looked up, never used as indexes.
- * Owns its translations and the stacks.
+ * With the file's saved names (placenames.h), it tells which of the
+ * reader's places have names, and which files they are in.  Owns its
+ * translations and the stacks.
  */
 #ifndef WALLPROF_STACKTABLE_H
 #define WALLPROF_STACKTABLE_H
@@ -18,6 +20,7 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
+#include "placenames.h"
 #include "procmap.h"
 #include "samplestack.h"
 
@@ -25,6 +28,22 @@ struct wp_stacktable;
 
 /* pm and r are borrowed: they must outlive the table. */
 int wp_stacktable_new(struct wp_procmap *pm, struct wp_resolver *r, struct wp_stacktable **out);
+
+/*
+ * The names saved in the file (borrowed: they must outlive the table),
+ * before the first definition.
+ */
+void wp_stacktable_use_names(struct wp_stacktable *t, const struct wp_placenames *pn);
+
+/*
+ * The saved frames of a place (the reader's resolver's id): true with *n
+ * of them in out, false when the file has none for it.
+ */
+bool wp_stacktable_names(const struct wp_stacktable *t, uint32_t place,
+			 struct wp_placename_frame *out, unsigned int max, unsigned int *n);
+
+/* Whether a file (procmap's dso index) has places with saved names. */
+bool wp_stacktable_named_file(const struct wp_stacktable *t, uint32_t dso);
 
 /* Whether a record is one of the table's definitions (DSO, PLACE, STACK). */
 bool wp_stacktable_is_def(const struct perf_event_header *rec);

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "placenames.h"
 #include "procmap.h"
 #include "strpool.h"
 
@@ -55,6 +56,38 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
  */
 unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, uint32_t *out,
 			      unsigned int max);
+
+/*
+ * The frames of a file's place described for saving (placenames.h), as
+ * wp_symbols_place() would find them with everything there is to know of
+ * each: where the code is (as with lines) and, as with frame info, the
+ * function's entry and declaration, when s wants all of it
+ * (wp_symbols_want_all()).  At most max; 0 for a place in no file, or in
+ * a file that cannot be read (then nothing is known).  The strings are
+ * borrowed until the next call.
+ */
+unsigned int wp_symbols_describe(struct wp_symbols *s, const struct wp_place *pl,
+				 struct wp_placename_frame *out, unsigned int max);
+
+/*
+ * Let go of what naming the addresses of file dso loaded (its debug
+ * information, above all), its symbol cache saved first: when it is
+ * needed again, it is loaded again.
+ */
+void wp_symbols_drop_file(struct wp_symbols *s, uint32_t dso);
+
+/* Make wp_symbols_describe() find where, entries and declarations. */
+void wp_symbols_want_all(struct wp_symbols *s);
+
+/*
+ * The frames of a place from the n frames saved for it (described where
+ * it was recorded), as wp_symbols_place() would give them, without
+ * reading any file: at most max tokens.  With nothing saved it names the
+ * place as wp_symbols_place() does.
+ */
+unsigned int wp_symbols_place_saved(struct wp_symbols *s, const struct wp_place *pl,
+				    const struct wp_placename_frame *frames, unsigned int n,
+				    uint32_t *out, unsigned int max);
 
 /* The frame for a kernel address (one token). */
 uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr);

@@ -13,6 +13,7 @@
 #include "debuginfo.h"
 #include "jitmap.h"
 #include "pkgowner.h"
+#include "placenames.h"
 #include "u64map.h"
 #include "log.h"
 #include "order.h"
@@ -43,6 +44,11 @@ struct pipeline {
 	struct wp_procmap *pm;
 	struct wp_resolver *resolver;	/* samples' stacks as places */
 	struct wp_stacktable *table;	/* the file's stacks already unwound */
+	struct wp_placenames *names;	/* the names saved with them, or NULL */
+	struct wp_u64map saved_at;	/* place -> its tokens in saved, from names */
+	uint32_t *saved;
+	size_t nr_saved, cap_saved;
+	struct wp_placename_frame frames[WP_PLACENAMES_MAX_FRAMES];
 	struct wp_symbols *symbols;
 	struct wp_coverage *coverage;
 	struct wp_u64map unnamed_at;	/* where unnamed frames were -> how many */
@@ -59,6 +65,42 @@ struct pipeline {
 	struct wp_jitmap jit;	/* the recording's names of JIT code */
 };
 
+/*
+ * The frames of place id (pl): from the names saved in the file when it
+ * has them for the place, without reading any file, else from the files.
+ */
+static unsigned int name_place(struct pipeline *p, uint32_t id, const struct wp_place *pl,
+			       uint32_t *out, unsigned int max)
+{
+	uint32_t chain[WP_PLACENAMES_MAX_FRAMES];
+	const uint32_t *tokens = chain;
+	unsigned int n;
+	uint64_t at;
+
+	if (!p->names || pl->kind != WP_PLACE_FILE)
+		return wp_symbols_place(p->symbols, pl, out, max);
+	if (wp_u64map_get(&p->saved_at, id, &at)) {
+		tokens = p->saved + (at >> 32);
+		n = (uint32_t)at;
+	} else {
+		if (!wp_stacktable_names(p->table, id, p->frames, WP_PLACENAMES_MAX_FRAMES, &n))
+			return wp_symbols_place(p->symbols, pl, out, max);
+		n = wp_symbols_place_saved(p->symbols, pl, p->frames, n, chain,
+					   WP_PLACENAMES_MAX_FRAMES);
+		/* Kept, to be made once: without memory, made again next time. */
+		at = p->nr_saved;
+		if (at + n <= UINT32_MAX && !WP_GROW(p->saved, p->cap_saved, at + n) &&
+		    !wp_u64map_put(&p->saved_at, id, at << 32 | n)) {
+			memcpy(p->saved + at, chain, n * sizeof(*chain));
+			p->nr_saved += n;
+		}
+	}
+	if (n > max)
+		n = max;
+	memcpy(out, tokens, n * sizeof(*out));
+	return n;
+}
+
 /* The frames of a place; an id the resolver does not know (no memory) has none. */
 static unsigned int place_frames(struct pipeline *p, uint32_t id, uint32_t *out, unsigned int max)
 {
@@ -66,7 +108,7 @@ static unsigned int place_frames(struct pipeline *p, uint32_t id, uint32_t *out,
 
 	if (!wp_resolver_place(p->resolver, id, &pl))
 		return 0;
-	return wp_symbols_place(p->symbols, &pl, out, max);
+	return name_place(p, id, &pl, out, max);
 }
 
 /*
@@ -115,7 +157,7 @@ static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stac
 			continue;
 		if (pl.kind == WP_PLACE_KERNEL ? p->opts->no_kernel : p->opts->no_user)
 			continue;
-		n += wp_symbols_place(p->symbols, &pl, p->tokens + n, MAX_STACK_TOKENS - n);
+		n += name_place(p, ss->chain[i], &pl, p->tokens + n, MAX_STACK_TOKENS - n);
 	}
 	if (!(ss->flags & WP_SSTACK_UNWOUND) || p->opts->no_user)
 		return n;
@@ -240,7 +282,10 @@ static void explain_unnamed(struct pipeline *p)
 			f->reason = WP_UNNAMED_NO_FILE;
 			snprintf(f->path, sizeof(f->path), "[anonymous]");
 		} else {
-			f->reason = dso->usable ? WP_UNNAMED_NO_SYMBOLS : WP_UNNAMED_MISSING;
+			/* Places named where recorded: their file was read there. */
+			f->reason = dso->usable || (p->table &&
+						    wp_stacktable_named_file(p->table, (uint32_t)where)) ?
+				    WP_UNNAMED_NO_SYMBOLS : WP_UNNAMED_MISSING;
 			snprintf(f->path, sizeof(f->path), "%s", dso->path);
 		}
 		f->where = (uint32_t)where;
@@ -338,7 +383,7 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 
 		if (wp_resolver_place(p->resolver, ss->ip, &pl) &&
 		    !(pl.kind == WP_PLACE_KERNEL ? p->opts->no_kernel : p->opts->no_user))
-			n = wp_symbols_place(p->symbols, &pl, p->tokens, MAX_STACK_TOKENS);
+			n = name_place(p, ss->ip, &pl, p->tokens, MAX_STACK_TOKENS);
 	}
 	if (!n)
 		p->tokens[n++] = p->no_stack_marker;
@@ -457,6 +502,32 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 	return wp_account_record(p->an->account, rec, time);
 }
 
+/*
+ * The names saved at the end of a live recording (placenames.h), when
+ * the file has them: its places are then named without their files.
+ */
+static int load_names(struct pipeline *p)
+{
+	char *buf;
+	size_t len;
+	int err = wp_reader_names(p->an->reader, &buf, &len);
+
+	if (!err && buf)
+		err = wp_placenames_parse(buf, len, &p->names);
+	free(buf);
+	/* Damaged names cost only the time to name the places from the files. */
+	if (err == -EBADMSG) {
+		wp_warn("the saved names of '%s' are damaged; its frames are named from its files",
+			wp_quoted(p->an->path));
+		return 0;
+	}
+	if (!err && p->names) {
+		wp_stacktable_use_names(p->table, p->names);
+		wp_debug("%zu places have names saved in the file", wp_placenames_places(p->names));
+	}
+	return err;
+}
+
 static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 			 const struct wp_analysis_opts *opts)
 {
@@ -483,6 +554,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		err = wp_resolver_new(p->pm, m, &p->resolver);
 	if (!err && (m->flags & WP_META_STACK_TABLE))
 		err = wp_stacktable_new(p->pm, p->resolver, &p->table);
+	if (!err && p->table)
+		err = load_names(p);
 	if (!err)
 		err = wp_coverage_new(&p->fmt, &p->coverage);
 	if (!err) {
@@ -552,6 +625,9 @@ static void pipeline_release(struct pipeline *p)
 	wp_symbols_free(p->symbols);
 	wp_jitmap_release(&p->jit);
 	wp_stacktable_free(p->table);
+	wp_placenames_free(p->names);
+	wp_u64map_release(&p->saved_at);
+	free(p->saved);
 	wp_resolver_free(p->resolver);
 	wp_coverage_free(p->coverage);
 	wp_sample_kinds_release(&p->kinds);

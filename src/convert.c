@@ -49,6 +49,18 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 	return err;
 }
 
+/* The names of the table's places, on the machine that converts. */
+static int write_names(struct conversion *c)
+{
+	struct wp_buf names = { 0 };
+	int err = wp_liveunwind_names(c->lu, &names);
+
+	if (!err)
+		err = wp_writer_write_names(c->w, names.data, names.len);
+	wp_buf_release(&names);
+	return err;
+}
+
 /* The KSYMS and JITMAP blocks, as they are. */
 static int copy_texts(struct wp_reader *r, struct wp_writer *w)
 {
@@ -128,6 +140,8 @@ int wp_convert_file(const char *in, const char *out, const struct wp_convert_opt
 		err = flush(&c);
 	if (!err)
 		err = copy_texts(r, c.w);
+	if (!err)
+		err = write_names(&c);
 	if (!err && wp_reader_summary(r))
 		err = wp_writer_write_summary(c.w, wp_reader_summary(r));
 	if (err)

@@ -92,6 +92,7 @@ enum wp_block_type {
 	WP_BLOCK_SUMMARY = 2,
 	WP_BLOCK_KSYMS = 3,	/* "hexaddr name" lines: kernel symbols in use */
 	WP_BLOCK_JITMAP = 4,	/* "pid hexstart hexsize name" lines: JIT code names */
+	WP_BLOCK_NAMES = 5,	/* names of the stack table's places (placenames.h) */
 };
 
 #define WP_BLOCK_ZSTD 1U
@@ -630,6 +631,13 @@ int wp_writer_write_jitmap(struct wp_writer *w, const char *text, size_t len)
 	return writer_put_block(w, WP_BLOCK_JITMAP, text, len);
 }
 
+int wp_writer_write_names(struct wp_writer *w, const void *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	return writer_put_block(w, WP_BLOCK_NAMES, buf, len);
+}
+
 static bool is_space_error(int err)
 {
 	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
@@ -834,6 +842,7 @@ struct wp_reader {
 	struct loader loader;
 	uint64_t ksyms_offset;	/* of the KSYMS block, 0 if none */
 	uint64_t jitmap_offset;	/* of the JITMAP block, 0 if none */
+	uint64_t names_offset;	/* of the NAMES block, 0 if none */
 	uint64_t end_ns;	/* the SUMMARY block's end_clock_ns, 0 if none */
 	uint64_t records;	/* read so far, for the bound on them */
 };
@@ -1059,10 +1068,11 @@ static uint64_t reader_summary_end(struct wp_reader *r, const struct wp_block_he
 }
 
 /*
- * Walk the block headers (not the payloads) for the KSYMS and JITMAP
- * blocks, written last but needed before the first frame is named, and for the end
- * time in the SUMMARY block, which bounds the times of the records.  A
- * damaged chain simply ends the search; reading proper reports it.
+ * Walk the block headers (not the payloads) for the KSYMS, JITMAP and
+ * NAMES blocks, written last but needed before the first frame is named,
+ * and for the end time in the SUMMARY block, which bounds the times of the
+ * records.  A damaged chain simply ends the search; reading proper
+ * reports it.
  */
 static void reader_find_late_blocks(struct wp_reader *r)
 {
@@ -1077,6 +1087,8 @@ static void reader_find_late_blocks(struct wp_reader *r)
 			r->ksyms_offset = off;
 		if (bh.type == WP_BLOCK_JITMAP && !r->jitmap_offset)
 			r->jitmap_offset = off;
+		if (bh.type == WP_BLOCK_NAMES && !r->names_offset)
+			r->names_offset = off;
 		if (bh.size > r->file_size - off - sizeof(bh))
 			return;
 		if (bh.type == WP_BLOCK_SUMMARY) {
@@ -1146,6 +1158,11 @@ int wp_reader_ksyms(struct wp_reader *r, char **text, size_t *len)
 int wp_reader_jitmap(struct wp_reader *r, char **text, size_t *len)
 {
 	return reader_text_block(r, r->jitmap_offset, WP_BLOCK_JITMAP, text, len);
+}
+
+int wp_reader_names(struct wp_reader *r, char **buf, size_t *len)
+{
+	return reader_text_block(r, r->names_offset, WP_BLOCK_NAMES, buf, len);
 }
 
 int wp_reader_open(const char *path, struct wp_reader **out)

@@ -11,6 +11,7 @@
 #include "datafile.h"
 #include "dump.h"
 #include "layout.h"
+#include "placenames.h"
 #include "log.h"
 #include "quote.h"
 
@@ -402,6 +403,21 @@ int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
 			fprintf(out, "# JIT names saved: %zu\n", lines);
 			free(jit);
 		}
+	}
+	{
+		struct wp_placenames *pn = NULL;
+		size_t len;
+		char *names;
+
+		if (!wp_reader_names(r, &names, &len) && names &&
+		    !wp_placenames_parse(names, len, &pn))
+			fprintf(out, "# place names saved: %zu places, %zu frames, %zu strings\n",
+				wp_placenames_places(pn), wp_placenames_frames(pn),
+				wp_placenames_strings(pn));
+		else if (names)
+			fprintf(out, "# place names saved: damaged\n");
+		wp_placenames_free(pn);
+		free(names);
 	}
 	while ((ret = wp_reader_next(r, &h)) > 0) {
 		if (h->type == PERF_RECORD_SAMPLE)

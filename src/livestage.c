@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* livestage.c: the unwinder thread between the drained records and the file. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -209,7 +210,27 @@ int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len)
 	return err;
 }
 
-int wp_livestage_stop(struct wp_livestage *ls, struct wp_liveunwind_stats *stats)
+/*
+ * The names of the table's places, found now, while the files are
+ * certainly there, so that report needs none of them.
+ */
+static int write_names(struct wp_livestage *ls)
+{
+	uint64_t start = wp_clock_ns(CLOCK_MONOTONIC);
+	struct wp_buf names = { 0 };
+	int err = wp_liveunwind_names(ls->lu, &names);
+
+	if (!err)
+		err = wp_writer_write_names(ls->w, names.data, names.len);
+	if (!err)
+		wp_debug("named %" PRIu64 " places in %.3f s (%zu bytes before compression)",
+			 wp_liveunwind_stats(ls->lu)->named,
+			 (double)(wp_clock_ns(CLOCK_MONOTONIC) - start) / 1e9, names.len);
+	wp_buf_release(&names);
+	return err;
+}
+
+int wp_livestage_stop(struct wp_livestage *ls, bool names, struct wp_liveunwind_stats *stats)
 {
 	int err;
 
@@ -219,6 +240,8 @@ int wp_livestage_stop(struct wp_livestage *ls, struct wp_liveunwind_stats *stats
 	pthread_mutex_unlock(&ls->lock);
 	pthread_join(ls->thread, NULL);
 	err = ls->err;
+	if (!err && names)
+		err = write_names(ls);
 	if (stats)
 		*stats = *wp_liveunwind_stats(ls->lu);
 	while (ls->head) {

@@ -6,10 +6,13 @@
 
 #include "coverage.h"
 #include "liveunwind.h"
+#include "placenames.h"
 #include "procmap.h"
 #include "samplekind.h"
 #include "samplestack.h"
 #include "stacks.h"
+#include "strpool.h"
+#include "symbols.h"
 
 /* A stack's words, as interned: flags, ip, needed (two), nr_chain, nr_user, places. */
 #define HEAD_WORDS 6
@@ -256,6 +259,81 @@ int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header 
 		       uint64_t time, struct wp_buf *out)
 {
 	return take(lu, rec, time, false, out);
+}
+
+/* A place to name: its file, then its id (the order places are named in). */
+struct to_name {
+	uint32_t dso, id;
+};
+
+static int to_name_cmp(const void *a, const void *b)
+{
+	const struct to_name *x = a, *y = b;
+
+	if (x->dso != y->dso)
+		return x->dso < y->dso ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out)
+{
+	struct wp_placename_frame frames[WP_PLACENAMES_MAX_FRAMES];
+	struct wp_placenames *pn = NULL;
+	struct wp_strpool *pool = NULL;
+	struct wp_symbols *sym = NULL;
+	struct to_name *todo = NULL;
+	size_t nr_todo = 0;
+	int err;
+
+	/* A test's file without names, as files were before they had them. */
+	if (getenv("WALLPROF_TEST_NO_NAMES"))
+		return 0;
+	err = wp_strpool_new(&pool);
+	if (!err)
+		err = wp_symbols_new(lu->pm, pool, true, false, NULL, &sym);
+	if (!err)
+		err = wp_placenames_new(&pn);
+	if (err)
+		goto out;
+	wp_symbols_want_all(sym);
+	todo = malloc(lu->cap_places * sizeof(*todo) + 1);
+	if (!todo) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* The file's place ids are the resolver's. */
+	for (size_t id = 0; id < lu->cap_places; id++) {
+		struct wp_place pl;
+
+		if (lu->place_written[id] && wp_resolver_place(lu->resolver, (uint32_t)id, &pl) &&
+		    pl.kind == WP_PLACE_FILE)
+			todo[nr_todo++] = (struct to_name){ .dso = pl.where, .id = (uint32_t)id };
+	}
+	/*
+	 * A file at a time, its debug information let go of once its places
+	 * are named: the most held at once is one file's, not all of them.
+	 */
+	qsort(todo, nr_todo, sizeof(*todo), to_name_cmp);
+	for (size_t i = 0; i < nr_todo && !err; i++) {
+		struct wp_place pl;
+		unsigned int n;
+
+		wp_resolver_place(lu->resolver, todo[i].id, &pl);
+		n = wp_symbols_describe(sym, &pl, frames, WP_PLACENAMES_MAX_FRAMES);
+		if (n)
+			err = wp_placenames_add(pn, todo[i].id, frames, n);
+		if (i + 1 == nr_todo || todo[i + 1].dso != todo[i].dso)
+			wp_symbols_drop_file(sym, todo[i].dso);
+	}
+	lu->stats.named = wp_placenames_places(pn);
+	if (!err && lu->stats.named)
+		err = wp_placenames_encode(pn, out);
+out:
+	free(todo);
+	wp_placenames_free(pn);
+	wp_symbols_free(sym);
+	wp_strpool_free(pool);
+	return err;
 }
 
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu)

@@ -1364,7 +1364,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = wp_drain_stop(s.drain, &s.summary);
 	if (s.live) {
 		struct wp_liveunwind_stats st;
-		int lerr = wp_livestage_stop(s.live, &st);
+		int lerr = wp_livestage_stop(s.live, true, &st);
 
 		s.live = NULL;
 		s.summary.raw_samples = st.raw_samples;
@@ -1456,7 +1456,7 @@ out:
 	wp_stackgate_free(s.gate);
 	wp_drain_free(s.drain);
 	if (s.live)
-		wp_livestage_stop(s.live, NULL);
+		wp_livestage_stop(s.live, false, NULL);
 	wp_rotate_free(s.rot);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);

@@ -18,8 +18,12 @@ struct wp_stacktable {
 	struct wp_u64map dsos;		/* file's dso -> procmap dso */
 	struct wp_u64map places;	/* file's place -> resolver place */
 	struct wp_u64map stacks;	/* file's stack -> offset in words */
+	const struct wp_placenames *names;	/* borrowed, or NULL */
+	struct wp_u64map named;		/* resolver place -> file's place, with names */
+	struct wp_u64map named_files;	/* procmap dso -> 1: it has places named */
 	uint32_t *words;
 	size_t nr_words, cap_words;
+	struct wp_placename_frame frames[WP_PLACENAMES_MAX_FRAMES];	/* scratch */
 };
 
 int wp_stacktable_new(struct wp_procmap *pm, struct wp_resolver *r, struct wp_stacktable **out)
@@ -32,6 +36,25 @@ int wp_stacktable_new(struct wp_procmap *pm, struct wp_resolver *r, struct wp_st
 	t->pm = pm;
 	t->r = r;
 	return 0;
+}
+
+void wp_stacktable_use_names(struct wp_stacktable *t, const struct wp_placenames *pn)
+{
+	t->names = pn;
+}
+
+bool wp_stacktable_names(const struct wp_stacktable *t, uint32_t place,
+			 struct wp_placename_frame *out, unsigned int max, unsigned int *n)
+{
+	uint64_t file_place;
+
+	return wp_u64map_get(&t->named, place, &file_place) &&
+	       wp_placenames_get(t->names, (uint32_t)file_place, out, max, n);
+}
+
+bool wp_stacktable_named_file(const struct wp_stacktable *t, uint32_t dso)
+{
+	return wp_u64map_get(&t->named_files, dso, NULL);
 }
 
 bool wp_stacktable_is_def(const struct perf_event_header *rec)
@@ -59,6 +82,7 @@ static int define_place(struct wp_stacktable *t, const struct perf_event_header 
 	struct wp_place_def d;
 	struct wp_place pl = { .kind = WP_PLACE_UNKNOWN };
 	uint64_t dso = WP_DSO_NONE;
+	unsigned int n;
 	uint32_t id;
 
 	if (wp_place_def_parse(rec, &d))
@@ -77,6 +101,12 @@ static int define_place(struct wp_stacktable *t, const struct perf_event_header 
 	id = wp_resolver_intern(t->r, &pl);
 	if (id == WP_NO_PLACE)
 		return -ENOMEM;
+	if (pl.kind == WP_PLACE_FILE && dso != WP_DSO_NONE && t->names &&
+	    wp_placenames_get(t->names, d.place, t->frames, WP_PLACENAMES_MAX_FRAMES, &n)) {
+		if (wp_u64map_put(&t->named, id, d.place) ||
+		    wp_u64map_put(&t->named_files, dso, 1))
+			return -ENOMEM;
+	}
 	return wp_u64map_put(&t->places, d.place, id);
 }
 
@@ -156,6 +186,8 @@ void wp_stacktable_free(struct wp_stacktable *t)
 	wp_u64map_release(&t->dsos);
 	wp_u64map_release(&t->places);
 	wp_u64map_release(&t->stacks);
+	wp_u64map_release(&t->named);
+	wp_u64map_release(&t->named_files);
 	free(t->words);
 	free(t);
 }

@@ -17,6 +17,7 @@
 #include "jitmap.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "placenames.h"
 #include "plt.h"
 #include "quote.h"
 #include "symbols.h"
@@ -45,10 +46,20 @@ struct resolved {
 	unsigned int n;		/* 0: unnamed */
 };
 
+/* A chain as found in a file, before it is made into tokens. */
+struct described {
+	struct wp_placename_frame f[MAX_CHAIN];
+	char name[MAX_CHAIN][1024];	/* demangled */
+	char where[MAX_CHAIN][512];
+	unsigned int n;
+};
+
 struct wp_symbols {
 	struct wp_procmap *pm;
 	struct wp_strpool *pool;
 	bool lines, same_kernel;
+	bool want_all;		/* find the frames' entries and declarations too */
+	struct described *described;	/* the chain being found */
 	const char *saved_ksyms;	/* borrowed: the recording's KSYMS text */
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
@@ -94,6 +105,11 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	s->described = malloc(sizeof(*s->described));
+	if (!s->described) {
+		free(s);
+		return -ENOMEM;
+	}
 	s->pm = pm;
 	s->pool = pool;
 	s->lines = lines;
@@ -105,6 +121,12 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->kept_dir = -1;
 	*out = s;
 	return 0;
+}
+
+void wp_symbols_want_all(struct wp_symbols *s)
+{
+	s->lines = true;
+	s->want_all = true;
 }
 
 void wp_symbols_use_jitmap(struct wp_symbols *s, struct wp_jitmap *jit)
@@ -236,8 +258,8 @@ static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso
 	if (ds->mod) {
 		Dwarf_Addr bias;
 
-		wp_debuginfo_set_use(ds->mod, s->lines || s->frameinfo ? WP_DEBUG_LINES
-								      : WP_DEBUG_NAMES);
+		wp_debuginfo_set_use(ds->mod, s->lines || s->frameinfo || s->want_all ?
+					      WP_DEBUG_LINES : WP_DEBUG_NAMES);
 		/* Stubs have no symbols: their names come from the relocations. */
 		if (wp_plt_read(dwfl_module_getelf(ds->mod, &bias), &ds->plt))
 			wp_debug("no memory for the PLT of '%s'", dso->short_name);
@@ -268,17 +290,14 @@ static const char *die_name(Dwarf_Die *die)
 }
 
 /* The name to show: C++ and other Itanium-mangled names demangled. */
-static void frame_text(const char *name, const char *where, char *buf, size_t size)
+static void demangled(const char *name, char *buf, size_t size)
 {
 	char *dem = NULL;
 	int status = -1;
 
 	if (name[0] == '_' && name[1] == 'Z')
 		dem = __cxa_demangle(name, NULL, NULL, &status);
-	if (where)
-		snprintf(buf, size, "%s (%s)", status == 0 && dem ? dem : name, where);
-	else
-		snprintf(buf, size, "%s", status == 0 && dem ? dem : name);
+	snprintf(buf, size, "%s", status == 0 && dem ? dem : name);
 	free(dem);
 }
 
@@ -362,13 +381,16 @@ static uint32_t named_frame(struct wp_symbols *s, uint32_t idx, const struct wp_
 			    int line, struct resolved *r)
 {
 	uint32_t tok = token(s, text, flags);
-	struct wp_symcache_frame *f = &r->frames[r->n++];
 
-	f->name = wp_strpool_get(s->pool, WP_FRAME_NAME(tok));
-	f->flags = flags & WP_FRAME_INLINED ? WP_SYMCACHE_INLINED : 0;
-	f->entry = entry;
-	f->src = src;
-	f->line = line > 0 ? (uint32_t)line : 0;
+	if (r) {
+		struct wp_symcache_frame *f = &r->frames[r->n++];
+
+		f->name = wp_strpool_get(s->pool, WP_FRAME_NAME(tok));
+		f->flags = flags & WP_FRAME_INLINED ? WP_SYMCACHE_INLINED : 0;
+		f->entry = entry;
+		f->src = src;
+		f->line = line > 0 ? (uint32_t)line : 0;
+	}
 	note_frame(s, tok, idx, dso, entry, src, line);
 	return tok;
 }
@@ -387,37 +409,64 @@ static uint32_t unnamed_frame(struct wp_symbols *s, uint32_t idx, const struct w
 }
 
 /*
- * Resolve a file address into its chain of frames (innermost first),
- * kept in r as well (r->n 0 when the address has no name).
+ * Add a frame to a chain being found: name (demangled unless it is a
+ * stub's, which is kept as it is) and where the code is in it (or NULL).
  */
-static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
-				 uint64_t addr, uint32_t *chain, struct resolved *r)
+static void add_frame(struct described *d, const char *name, bool mangled, const char *where,
+		      uint32_t flags, uint64_t entry, const char *src, int line)
 {
-	char text[1024], where[512], next_where[512];
+	struct wp_placename_frame *f = &d->f[d->n];
+
+	f->name = name;
+	if (mangled) {
+		demangled(name, d->name[d->n], sizeof(d->name[d->n]));
+		f->name = d->name[d->n];
+	}
+	f->where = NULL;
+	if (where) {
+		snprintf(d->where[d->n], sizeof(d->where[d->n]), "%s", where);
+		f->where = d->where[d->n];
+	}
+	f->flags = flags;
+	f->entry = entry;
+	f->src = src;
+	f->line = line > 0 ? (uint32_t)line : 0;
+	d->n++;
+}
+
+/*
+ * Find the chain of frames (innermost first) of a file address into d:
+ * its length, 0 when the address has no name.  Where the code is comes
+ * with lines; entries and declarations for the frame info (or all).
+ */
+static unsigned int describe_user(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
+				  uint64_t addr, struct described *d)
+{
+	char where[512], next_where[512];
 	Dwfl_Module *mod = dso_module(s, idx, dso);
+	bool info = s->frameinfo || s->want_all;
 	Dwarf_Die *cudie, *scopes = NULL;
 	bool have_where = false;
-	unsigned int n = 0;
 	Dwarf_Addr bias = 0;
 	GElf_Off off;
 	GElf_Sym sym;
 	const char *name;
 	int nscopes;
 
-	r->n = 0;
+	d->n = 0;
 	if (!mod)
-		goto unnamed;
+		return 0;
 	name = wp_plt_name(s->dsos[idx].plt, addr, &off);
 	if (name) {
 		/* No DWARF or symbol covers a stub, and it has no source line. */
-		chain[0] = named_frame(s, idx, dso, name, 0, off, NULL, 0, r);
-		return 1;
+		add_frame(d, name, false, NULL, 0, off, NULL, 0);
+		return d->n;
 	}
 	if (s->lines)
 		have_where = src_line(mod, addr, where, sizeof(where));
 	cudie = dwfl_module_addrdie(mod, addr, &bias);
 	nscopes = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
-	for (int i = 0; i < nscopes && n < MAX_CHAIN; i++) {
+	for (int i = 0; i < nscopes && d->n < MAX_CHAIN; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		Dwarf_Addr entry = 0;
 		const char *decl_file = NULL;
@@ -434,19 +483,18 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 				break;	/* fall back to the symbol table */
 			name = "[inlined]";
 		}
-		frame_text(name, have_where ? where : NULL, text, sizeof(text));
-		if (s->frameinfo) {
+		if (info) {
 			if (dwarf_entrypc(&scopes[i], &entry))
 				entry = 0;
 			dwarf_decl_line(&scopes[i], &decl_line);
 			decl_file = dwarf_decl_file(&scopes[i]);
 		}
-		chain[n++] = named_frame(s, idx, dso, text,
-					 tag == DW_TAG_inlined_subroutine ? WP_FRAME_INLINED : 0,
-					 entry ? entry + bias : 0, decl_file, decl_line, r);
+		add_frame(d, name, true, have_where ? where : NULL,
+			  tag == DW_TAG_inlined_subroutine ? WP_PLACENAME_INLINED : 0,
+			  entry ? entry + bias : 0, decl_file, decl_line);
 		if (tag == DW_TAG_subprogram) {
 			free(scopes);
-			return n;
+			return d->n;
 		}
 		have_where = next;
 		if (next)
@@ -455,22 +503,60 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
 	free(scopes);
 	/* No DWARF for it: the symbol table, checked against the symbol's size. */
 	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-	if (name && (sym.st_size == 0 || off < sym.st_size) && n < MAX_CHAIN) {
+	if (name && (sym.st_size == 0 || off < sym.st_size) && d->n < MAX_CHAIN) {
 		const char *decl_file = NULL;
 		int decl_line = 0;
 
-		frame_text(name, have_where ? where : NULL, text, sizeof(text));
-		if (s->frameinfo)
+		if (info)
 			decl_file = entry_decl(mod, addr - off, &decl_line);
-		chain[n++] = named_frame(s, idx, dso, text, 0, addr - off, decl_file, decl_line, r);
-		return n;
+		add_frame(d, name, true, have_where ? where : NULL, 0, addr - off, decl_file,
+			  decl_line);
 	}
-	if (n)
-		return n;
-unnamed:
+	return d->n;
+}
+
+/*
+ * The token of a frame found (or saved) for dso idx, noted, and kept in r
+ * for the symbol cache when r is not NULL.
+ */
+static uint32_t frame_token(struct wp_symbols *s, uint32_t idx, const struct wp_dso *dso,
+			    const struct wp_placename_frame *f, struct resolved *r)
+{
+	const char *shown = f->name;
+	char text[1024];
+	uint32_t tok;
+
+	if (f->flags & WP_PLACENAME_UNNAMED) {
+		tok = unnamed_token(s, f->name, 0, idx);
+		note_frame(s, tok, idx, dso, f->entry, NULL, 0);
+		return tok;
+	}
+	if (s->lines && f->where) {
+		snprintf(text, sizeof(text), "%s (%s)", f->name, f->where);
+		shown = text;
+	}
+	return named_frame(s, idx, dso, shown,
+			   f->flags & WP_PLACENAME_INLINED ? WP_FRAME_INLINED : 0, f->entry,
+			   f->src, (int)f->line, r);
+}
+
+/*
+ * Resolve a file address into its chain of frames (innermost first),
+ * kept in r as well (r->n 0 when the address has no name).
+ */
+static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
+				 uint64_t addr, uint32_t *chain, struct resolved *r)
+{
+	struct described *d = s->described;
+
 	r->n = 0;
-	chain[0] = unnamed_frame(s, idx, dso, addr);
-	return 1;
+	if (!describe_user(s, idx, dso, addr, d)) {
+		chain[0] = unnamed_frame(s, idx, dso, addr);
+		return 1;
+	}
+	for (unsigned int i = 0; i < d->n; i++)
+		chain[i] = frame_token(s, idx, dso, &d->f[i], r);
+	return d->n;
 }
 
 /*
@@ -597,6 +683,52 @@ unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, u
 	return n;
 }
 
+unsigned int wp_symbols_describe(struct wp_symbols *s, const struct wp_place *pl,
+				 struct wp_placename_frame *out, unsigned int max)
+{
+	struct described *d = s->described;
+	struct wp_dso *dso;
+	uint64_t lookup;
+	unsigned int n;
+
+	if (!max || pl->kind != WP_PLACE_FILE || !(dso = wp_procmap_dso(s->pm, pl->where)) ||
+	    !wp_procmap_dso_open(s->pm, dso))
+		return 0;
+	lookup = wp_dso_elf_addr(dso, pl->pgoff, pl->addr);
+	n = describe_user(s, pl->where, dso, lookup, d);
+	if (!n) {
+		/* Named as unnamed_frame() names it, at the address looked up. */
+		snprintf(d->name[0], sizeof(d->name[0]), "%s+0x%" PRIx64, dso->short_name, lookup);
+		d->f[0] = (struct wp_placename_frame){ .name = d->name[0], .entry = lookup,
+						       .flags = WP_PLACENAME_UNNAMED };
+		n = 1;
+	}
+	if (n > max)
+		n = max;
+	memcpy(out, d->f, n * sizeof(*out));
+	return n;
+}
+
+unsigned int wp_symbols_place_saved(struct wp_symbols *s, const struct wp_place *pl,
+				    const struct wp_placename_frame *frames, unsigned int n,
+				    uint32_t *out, unsigned int max)
+{
+	const struct wp_dso *dso = NULL;
+	uint32_t chain[MAX_CHAIN];
+
+	if (pl->kind == WP_PLACE_FILE)
+		dso = wp_procmap_dso(s->pm, pl->where);
+	if (!dso || !n || n > MAX_CHAIN)
+		return wp_symbols_place(s, pl, out, max);
+	/* All of them, as a chain found in the file would be made. */
+	for (unsigned int i = 0; i < n; i++)
+		chain[i] = frame_token(s, pl->where, dso, &frames[i], NULL);
+	if (n > max)
+		n = max;
+	memcpy(out, chain, n * sizeof(*out));
+	return n;
+}
+
 unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_t pc,
 			     bool activation, uint32_t *out, unsigned int max)
 {
@@ -651,6 +783,23 @@ uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr)
 	return unnamed_token(s, text, WP_FRAME_KERNEL, WP_SYMBOLS_KERNEL);
 }
 
+void wp_symbols_drop_file(struct wp_symbols *s, uint32_t dso)
+{
+	struct dso_symbolizer *ds;
+
+	if (dso >= s->nr_dsos)
+		return;
+	ds = &s->dsos[dso];
+	if (ds->kept && wp_symcache_save(ds->kept))
+		wp_debug("cannot save the symbol cache");
+	if (ds->dwfl)
+		dwfl_end(ds->dwfl);
+	wp_u64map_release(&ds->cache);
+	wp_symcache_free(ds->kept);
+	wp_plt_free(ds->plt);
+	memset(ds, 0, sizeof(*ds));
+}
+
 void wp_symbols_save_cache(struct wp_symbols *s)
 {
 	for (size_t i = 0; i < s->nr_dsos; i++) {
@@ -676,6 +825,7 @@ void wp_symbols_free(struct wp_symbols *s)
 	if (s->kept_dir >= 0)
 		close(s->kept_dir);
 	free(s->dsos);
+	free(s->described);
 	free(s->chains);
 	wp_kallsyms_release(&s->ksyms);
 	free(s->ksym_tokens);

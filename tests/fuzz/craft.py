@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Meta tags and block types (src/datafile.c, wallprof-data(5)).
 TAG_CLOCK, TAG_HOSTNAME, TAG_OS_RELEASE, TAG_MACHINE, TAG_CMDLINE = 1, 2, 3, 4, 5
 TAG_SAMPLE_FORMAT, TAG_SYSTEM, TAG_TARGET, TAG_EVENT, TAG_BOOT_ID = 6, 7, 8, 9, 10
-BLOCK_RECORDS, BLOCK_SUMMARY, BLOCK_KSYMS = 1, 2, 3
+BLOCK_RECORDS, BLOCK_SUMMARY, BLOCK_KSYMS, BLOCK_NAMES = 1, 2, 3, 5
 BLOCK_ZSTD = 1
 
 # perf_event.h
@@ -166,6 +166,39 @@ def records():
     return r
 
 
+def names(places, nr_strings=None):
+    """A NAMES block's payload: places as (id, [(flags, name, where, src, line, entry)])."""
+    strings, index = [], {}
+
+    def sid(text):
+        if text is None:
+            return 0xffffffff
+        if text not in index:
+            index[text] = len(strings)
+            strings.append(text)
+        return index[text]
+
+    heads, frames = b"", b""
+    nframes = 0
+    for ident, chain in places:
+        heads += struct.pack("<II", ident, nframes)
+        for flags, name, where, src, line, entry in chain:
+            frames += struct.pack("<IIIIIIQ", flags, sid(name), sid(where), sid(src), line, 0,
+                                  entry)
+            nframes += 1
+    text = b"".join(x.encode() + b"\0" for x in strings)
+    head = struct.pack("<IIIIQ", len(places), nframes,
+                       len(strings) if nr_strings is None else nr_strings, 0, len(text))
+    return pad8(head + heads + frames + text)
+
+
+NAMES = names([(0, [(1, "craft_inner", "craft.c:3", "craft.h", 2, 0x100),
+                    (0, "craft_outer", "craft.c:9", "craft.c", 8, 0x80)]),
+               (5, [(2, "craft+0x200", None, None, 0, 0x200)]),  # its DSO never defined
+               (1, [(0, "not_for_the_kernel", None, None, 0, 0)]),  # a kernel place: unused
+               (4000, [(0, "no_such_place", None, None, 0, 0)])])
+
+
 def stack_table():
     """Version 2: a stack table, with definitions sound and not, and samples of both kinds."""
     t, ms = START, 10**6
@@ -269,6 +302,12 @@ def files():
             block(BLOCK_KSYMS, BLANK_KSYMS, BLOCK_ZSTD, zstd(BLANK_KSYMS)) + summary(),
             "crafted-stack-table": header(meta(flags=META_STACK_TABLE), version=2) +
             block(BLOCK_RECORDS, stack_table()) + block(BLOCK_KSYMS, KSYMS) + summary(),
+            "crafted-stack-table-names": header(meta(flags=META_STACK_TABLE), version=2) +
+            block(BLOCK_RECORDS, stack_table()) + block(BLOCK_NAMES, NAMES) + summary(),
+            "crafted-stack-table-names-damaged": header(meta(flags=META_STACK_TABLE), version=2) +
+            block(BLOCK_RECORDS, stack_table()) +
+            block(BLOCK_NAMES, names([(0, [(0, "f", None, None, 0, 0)])], nr_strings=7)) +
+            summary(),
             # Stack table records in a file that does not say it has them.
             "crafted-stack-table-unflagged": header(m) + block(BLOCK_RECORDS, stack_table()) +
             summary(),

@@ -28,6 +28,7 @@
 
 #include "datafile.h"
 #include "jitmap.h"
+#include "placenames.h"
 #include "layout.h"
 #include "util.h"
 #include "log.h"
@@ -656,6 +657,164 @@ static void test_ksyms_block(int level)
 		wp_reader_close(r);
 	}
 	unlink(path);
+}
+
+/* Frames a and b: the same text (or both none) and numbers. */
+static bool same_frame(const struct wp_placename_frame *a, const struct wp_placename_frame *b)
+{
+	bool where = a->where && b->where ? !strcmp(a->where, b->where) : a->where == b->where;
+	bool src = a->src && b->src ? !strcmp(a->src, b->src) : a->src == b->src;
+
+	return !strcmp(a->name, b->name) && where && src && a->flags == b->flags &&
+	       a->line == b->line && a->entry == b->entry;
+}
+
+/*
+ * The NAMES block: a table of places' frames encodes, is written and
+ * found at open (records reading skips it), and parses back the same;
+ * strings are stored once; every malformed payload is refused whole.
+ */
+static void test_names_block(int level)
+{
+	static const struct wp_placename_frame inl[] = {
+		{ .name = "inner", .where = "a.c:10", .flags = WP_PLACENAME_INLINED,
+		  .line = 3, .entry = 0x1100, .src = "/src/a.h" },
+		{ .name = "std::vector<int>::push_back(int)", .where = "a.c:40", .line = 30,
+		  .entry = 0x1000, .src = "/src/a.c" },
+	};
+	static const struct wp_placename_frame plain[] = {
+		{ .name = "inner", .entry = 0x2000 },
+	};
+	static const struct wp_placename_frame unnamed[] = {
+		{ .name = "libx.so+0x4f2", .flags = WP_PLACENAME_UNNAMED, .entry = 0x4f2 },
+	};
+	struct wp_meta m = { .clockid = 1, .sample_type = PERF_SAMPLE_TIME };
+	struct wp_placename_frame got[WP_PLACENAMES_MAX_FRAMES];
+	struct wp_placenames *pn, *back = NULL;
+	struct wp_buf enc = { 0 };
+	uint64_t rec[2] = { 0 };
+	struct perf_event_header *h = (void *)rec;
+	const struct perf_event_header *r_rec;
+	struct wp_writer *w;
+	struct wp_reader *r;
+	char path[512], *buf = NULL;
+	unsigned int n = 0;
+	size_t len = 0;
+	int recs = 0;
+
+	if (wp_placenames_new(&pn))
+		fatal("no memory for a names table");
+	ok(!wp_placenames_add(pn, 7, inl, 2) && !wp_placenames_add(pn, 3, plain, 1) &&
+	   !wp_placenames_add(pn, 9, unnamed, 1), "names (level %d): three places added", level);
+	is_int(wp_placenames_add(pn, 7, plain, 1), -EINVAL,
+	       "names (level %d): a place added twice is refused", level);
+	is_int(wp_placenames_add(pn, 8, plain, 0), -EINVAL,
+	       "names (level %d): a place without frames is refused", level);
+	is_int((int)wp_placenames_strings(pn), 7, "names (level %d): \"inner\" is stored once", level);
+	ok(!wp_placenames_encode(pn, &enc) && enc.len % 8 == 0,
+	   "names (level %d): encoded, 8-byte aligned", level);
+	wp_placenames_free(pn);
+	h->type = PERF_RECORD_COMM;
+	h->size = sizeof(rec);
+	path_in_tmp(path, sizeof(path), "names.data");
+	ok(wp_writer_open(path, false, level, &w) == 0 && wp_writer_write_meta(w, &m) == 0 &&
+	   wp_writer_write_records(w, rec, sizeof(rec)) == 0 &&
+	   wp_writer_write_names(w, enc.data, enc.len) == 0 &&
+	   wp_writer_write_summary(w, &summary) == 0 && wp_writer_commit(w) == 0,
+	   "names (level %d): records, NAMES and summary written", level);
+	if (!is_int(wp_reader_open(path, &r), 0, "names (level %d): it opens", level))
+		return;
+	ok(wp_reader_names(r, &buf, &len) == 0 && buf && len == enc.len &&
+	   !memcmp(buf, enc.data, len), "names (level %d): the payload is found at open", level);
+	while (wp_reader_next(r, &r_rec) > 0)
+		recs++;
+	is_int(recs, 1, "names (level %d): reading records skips the block", level);
+	wp_reader_close(r);
+	unlink(path);
+	ok(buf && wp_placenames_parse(buf, len, &back) == 0 && back,
+	   "names (level %d): the payload parses", level);
+	free(buf);
+	if (!back)
+		goto out;
+	is_int((int)wp_placenames_places(back), 3, "names (level %d): three places", level);
+	ok(wp_placenames_get(back, 7, got, WP_PLACENAMES_MAX_FRAMES, &n) && n == 2 &&
+	   same_frame(&got[0], &inl[0]) && same_frame(&got[1], &inl[1]),
+	   "names (level %d): an inlined call and its function come back", level);
+	ok(wp_placenames_get(back, 3, got, WP_PLACENAMES_MAX_FRAMES, &n) && n == 1 &&
+	   same_frame(&got[0], &plain[0]), "names (level %d): a frame without where", level);
+	ok(wp_placenames_get(back, 9, got, WP_PLACENAMES_MAX_FRAMES, &n) && n == 1 &&
+	   same_frame(&got[0], &unnamed[0]), "names (level %d): an unnamed frame", level);
+	ok(!wp_placenames_get(back, 4, got, WP_PLACENAMES_MAX_FRAMES, &n),
+	   "names (level %d): a place not listed has none", level);
+	ok(!wp_placenames_get(back, 7, got, 1, &n),
+	   "names (level %d): more frames than room: none", level);
+	wp_placenames_free(back);
+	/* A file without the block: none, no error. */
+	path_in_tmp(path, sizeof(path), "nonames.data");
+	if (!wp_writer_open(path, false, level, &w) && !wp_writer_write_meta(w, &m) &&
+	    !wp_writer_commit(w) && !wp_reader_open(path, &r)) {
+		buf = (char *)1;
+		ok(wp_reader_names(r, &buf, &len) == 0 && buf == NULL,
+		   "names (level %d): a file without the block has none", level);
+		wp_reader_close(r);
+	}
+	unlink(path);
+out:
+	wp_buf_release(&enc);
+}
+
+/* Damaged NAMES payloads: each is refused whole, none read out of bounds. */
+static void test_names_damaged(void)
+{
+	static const struct wp_placename_frame two[] = {
+		{ .name = "f", .where = "a.c:1" }, { .name = "g", .src = "a.c", .line = 2 },
+	};
+	struct wp_placenames *pn, *back;
+	struct wp_buf enc = { 0 };
+	uint32_t *w;
+	uint8_t *copy;
+	int refused = 0, cut = 0;
+
+	if (wp_placenames_new(&pn) || wp_placenames_add(pn, 1, two, 2) ||
+	    wp_placenames_add(pn, 2, two + 1, 1) || wp_placenames_encode(pn, &enc))
+		fatal("cannot encode names");
+	wp_placenames_free(pn);
+	copy = malloc(enc.len);
+	if (!copy)
+		fatal("no memory");
+	/* Every payload cut before the end of its strings (at 150) is refused. */
+	for (size_t l = 0; l < 150; l++) {
+		back = NULL;
+		if (wp_placenames_parse(enc.data, l, &back) == -EBADMSG && !back)
+			cut++;
+		wp_placenames_free(back);
+	}
+	/* Header 24 bytes, places at 24 (2 x 8), frames at 40 (3 x 32), strings at 136. */
+	for (int k = 0; k < 9; k++) {
+		memcpy(copy, enc.data, enc.len);
+		w = (uint32_t *)(void *)copy;
+		switch (k) {
+		case 0: w[0] = 1000; break;		/* more places than bytes */
+		case 1: w[1] = 0xffffffff; break;	/* frames */
+		case 2: w[2] = 100; break;		/* more strings than there are */
+		case 3: w[4] = 1; break;		/* strings_size too small */
+		case 4: w[7] = 1; break;		/* the first place's first frame not 0 */
+		case 5: w[8] = 1; w[9] = 1; break;	/* a place listed twice */
+		case 6: w[10 + 1] = 50; break;		/* a name out of range */
+		case 7: w[10] = 8; break;		/* an unknown flag */
+		case 8: copy[136 + 1] = 'x'; break;	/* "f" without its NUL */
+		}
+		back = NULL;
+		if (wp_placenames_parse(copy, enc.len, &back) == -EBADMSG && !back)
+			refused++;
+		else
+			diag("damage %d accepted", k);
+		wp_placenames_free(back);
+	}
+	is_int(cut, 150, "names damaged: every cut payload is refused");
+	is_int(refused, 9, "names damaged: counts, ids, strings and flags are checked");
+	free(copy);
+	wp_buf_release(&enc);
 }
 
 /* A file of one record, a JITMAP block of text and the summary, at level. */
@@ -1773,6 +1932,9 @@ int main(void)
 	test_jitmap_block(0);
 	test_jitmap_block(3);
 	test_jitmap_damaged();
+	test_names_block(0);
+	test_names_block(3);
+	test_names_damaged();
 	test_perf_map_text();
 	test_huge_meta_lengths();
 	test_temporary_name();
