@@ -267,6 +267,12 @@ size_t wp_mmap2_body(const struct wp_mmap2 *m, void *buf, size_t size);
  */
 bool wp_mmap_is_anon(const char *filename);
 
+/*
+ * The whole record at *off in buf (len bytes of records), *off moved past
+ * it; NULL at the end, or at a record whose size does not fit.
+ */
+const struct perf_event_header *wp_record_next(const void *buf, size_t len, size_t *off);
+
 /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
 struct wp_task_event {
 	uint32_t pid, ppid, tid, ptid;

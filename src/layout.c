@@ -674,6 +674,16 @@ int wp_build_id_parse(const struct perf_event_header *hdr, struct wp_build_id *o
 	return 0;
 }
 
+const struct perf_event_header *wp_record_next(const void *buf, size_t len, size_t *off)
+{
+	const struct perf_event_header *h = (const void *)((const uint8_t *)buf + *off);
+
+	if (*off + sizeof(*h) > len || h->size < sizeof(*h) || h->size > len - *off)
+		return NULL;
+	*off += h->size;
+	return h;
+}
+
 bool wp_mmap_is_anon(const char *filename)
 {
 	return !strncmp(filename, "//anon", 6) || !strncmp(filename, "[anon:", 6) ||

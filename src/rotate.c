@@ -621,15 +621,13 @@ static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summar
 /* --rotate: route the records of buf to the file of their time. */
 static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
+	const struct perf_event_header *h;
+	size_t off = 0;
 	int err = 0;
 
-	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= len;) {
-		const struct perf_event_header *h = (const void *)(buf + off);
+	while (!err && (h = wp_record_next(buf, len, &off))) {
 		uint64_t t;
 
-		if (h->size < sizeof(*h) || h->size > len - off)
-			break;
-		off += h->size;
 		if (h->type == WP_RECORD_ROUND) {
 			/* Both streams keep every ROUND: each stays ordered as order.h says. */
 			err = wp_buf_append(&r->out, h, h->size);
@@ -797,18 +795,15 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
 	struct wp_summary counts = { 0 };
 	uint64_t min_time = UINT64_MAX, max_time = 0;
+	const struct perf_event_header *h;
 	struct chunk *k;
 	size_t whole = 0, n;
 	int err = 0;
 
 	r->state.len = 0;
-	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= len;) {
-		const struct perf_event_header *h = (const void *)(buf + off);
+	for (size_t off = 0; !err && (h = wp_record_next(buf, len, &off));) {
 		uint64_t t;
 
-		if (h->size < sizeof(*h) || h->size > len - off)
-			break;
-		off += h->size;
 		whole = off;	/* whole records only */
 		t = record_time(r, h);
 		if (t > max_time)

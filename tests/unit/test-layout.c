@@ -785,6 +785,26 @@ static void test_stack_table_records(void)
 	wp_buf_release(&b);
 }
 
+static void test_record_next(void)
+{
+	uint64_t buf[4] = { 0 };
+	struct perf_event_header *a = (void *)&buf[0], *b = (void *)&buf[1];
+	size_t off = 0;
+
+	a->type = 1;
+	a->size = 8;
+	b->type = 2;
+	b->size = 24;	/* whole */
+	ok(wp_record_next(buf, sizeof(buf), &off) == a && off == 8, "the first record");
+	ok(wp_record_next(buf, sizeof(buf), &off) == b && off == 32, "the second, whole");
+	ok(!wp_record_next(buf, sizeof(buf), &off), "then the end");
+	off = 8;
+	b->size = 32;	/* past the buffer */
+	ok(!wp_record_next(buf, sizeof(buf), &off) && off == 8, "a record past the end: none");
+	b->size = 4;	/* smaller than a header */
+	ok(!wp_record_next(buf, sizeof(buf), &off) && off == 8, "a record under a header: none");
+}
+
 int main(void)
 {
 	test_stack_table_records();
@@ -802,5 +822,6 @@ int main(void)
 	test_sample_id_round_trip();
 	test_sample_id_all_fields();
 	test_record_type_names();
+	test_record_next();
 	return done_testing();
 }
