@@ -362,12 +362,6 @@ int cmd_record(int argc, char **argv)
 				  "every interval, the other only on SIGUSR1 and at the end");
 		goto out;
 	}
-	if (o.unwind_live && (o.rotate > 0 || o.flight_recorder > 0)) {
-		ret = usage_error("record", "--unwind=live does not work with --rotate or "
-				  "--flight-recorder yet; record raw and run 'wallprof convert' "
-				  "on each file");
-		goto out;
-	}
 	if (!o.events.off_cpu && !wp_event_is_clock(o.events.event)) {
 		ret = usage_error("record", "--no-off-cpu needs a clock event (cpu-clock or task-clock): "
 				  "on-CPU time is then estimated from the samples, and '%s' "

@@ -124,8 +124,8 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s);
  * The distinct kernel code addresses in the recorded stacks (after
  * wp_drain_stop): how many, and up to max of them copied to out.
  */
-size_t wp_drain_nr_kernel_ips(const struct wp_drain *d);
-size_t wp_drain_kernel_ips(const struct wp_drain *d, uint64_t *out, size_t max);
+size_t wp_drain_nr_kernel_ips(struct wp_drain *d);
+size_t wp_drain_kernel_ips(struct wp_drain *d, uint64_t *out, size_t max);
 
 /*
  * The launched command's argv, for the recording: a WP_RECORD_CMDLINE of

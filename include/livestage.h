@@ -29,24 +29,46 @@
 struct wp_livestage;
 
 /*
- * Start the thread for a recording with meta m (borrowed, as w, until
- * wp_livestage_stop()).  Signals should be blocked in the calling thread.
- * Returns 0 or -errno.
+ * Where the stage's records go, in time order, a batch at a time closed
+ * by a ROUND: round_ns is the start of a drain pass all of whose records
+ * (and all before) are in this batch or earlier ones, 0 when not known
+ * (as the drain's sink is told).  0 or -errno, which stops the stage.
  */
-int wp_livestage_start(const struct wp_meta *m, struct wp_writer *w, struct wp_livestage **out);
+typedef int (*wp_live_out_fn)(void *arg, const void *buf, size_t len, uint64_t round_ns);
 
 /*
- * Take len bytes of whole records (copied).  Returns 0, or the stage's
- * first error (-errno): a write error of the file, or no memory.
+ * Start the thread for a recording with meta m (borrowed until
+ * wp_livestage_free()), writing through out_fn.  Signals should be
+ * blocked in the calling thread.  Returns 0 or -errno.
  */
-int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len);
+int wp_livestage_start(const struct wp_meta *m, wp_live_out_fn out_fn, void *out_arg,
+		       struct wp_livestage **out);
 
 /*
- * Unwind and write everything taken, stop the thread, with names (at a
- * recording's end) write the NAMES block of the places the stack table
- * uses, and give its counts (stats may be NULL).  Returns the stage's
- * first error, or 0.  Frees ls.
+ * Take len bytes of whole records (copied), drained in passes the last of
+ * which began at round_ns (0: not known).  Returns 0, or the stage's
+ * first error (-errno): a write error of the output, or no memory.
  */
-int wp_livestage_stop(struct wp_livestage *ls, bool names, struct wp_liveunwind_stats *stats);
+int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len, uint64_t round_ns);
+
+/*
+ * Unwind and write everything taken, and stop the thread.  Returns the
+ * stage's first error, or 0.
+ */
+int wp_livestage_finish(struct wp_livestage *ls);
+
+/*
+ * Write to w the NAMES block of the places the stack table has used so
+ * far (named now, while the files are certainly there; each place once,
+ * the block holds them all).  Call it from out_fn while the stage runs,
+ * or after wp_livestage_finish().  0 or -errno.
+ */
+int wp_livestage_names(struct wp_livestage *ls, struct wp_writer *w);
+
+/* The unwinder's counts: after wp_livestage_finish(). */
+const struct wp_liveunwind_stats *wp_livestage_stats(const struct wp_livestage *ls);
+
+/* Finish (when not done) and free.  NULL is fine. */
+void wp_livestage_free(struct wp_livestage *ls);
 
 #endif

@@ -61,9 +61,10 @@ int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header 
 		       uint64_t time, struct wp_buf *out);
 
 /*
- * Name the places in files that the table defined so far, as report
- * would, and append the NAMES block's payload to out (nothing when none
- * could be named: report names them itself).  0 or -ENOMEM.
+ * Name the places in files that the table defined since the last call,
+ * as report would, and append the NAMES block's payload for all those
+ * named so far to out (nothing when none could be named: report names
+ * them itself).  0 or -ENOMEM.
  */
 int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out);
 

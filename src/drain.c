@@ -72,8 +72,13 @@ struct wp_drain {
 	/* Guards files, anon and program_start against readers on other threads. */
 	pthread_mutex_t state_lock;
 
-	/* Writer thread only: kernel code addresses seen in samples (-> 0). */
+	/*
+	 * Kernel code addresses seen in samples (-> 0): the writer thread
+	 * adds them, under kips_lock, as the closing blocks of a rotated
+	 * file read them on whatever thread writes the files.
+	 */
 	struct wp_u64map kips;
+	pthread_mutex_t kips_lock;
 
 	/* Drain thread only. */
 	struct block *cur;
@@ -896,6 +901,7 @@ static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
 
 	if (!(d->ev->meta_flags & WP_META_KERNEL_SAMPLES))
 		return;
+	pthread_mutex_lock(&d->kips_lock);
 	while (off + sizeof(struct perf_event_header) <= len) {
 		const struct perf_event_header *h = (const void *)(buf + off);
 		struct wp_callchain_walk walk;
@@ -915,6 +921,7 @@ static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
 		if (!s.nr_callchain && wp_sample_in_kernel(h))
 			kip_add(d, s.ip);
 	}
+	pthread_mutex_unlock(&d->kips_lock);
 }
 
 static void *writer_main(void *arg)
@@ -985,6 +992,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	d->anchoring = !(ev->meta_flags & WP_META_CPU_WIDE);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_mutex_init(&d->state_lock, NULL);
+	pthread_mutex_init(&d->kips_lock, NULL);
 	pthread_cond_init(&d->queue_cond, NULL);
 	pthread_cond_init(&d->space_cond, NULL);
 	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
@@ -1134,19 +1142,26 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	return err;
 }
 
-size_t wp_drain_kernel_ips(const struct wp_drain *d, uint64_t *out, size_t max)
+size_t wp_drain_kernel_ips(struct wp_drain *d, uint64_t *out, size_t max)
 {
 	uint64_t ip, unused;
 	size_t n = 0, pos = 0;
 
+	pthread_mutex_lock(&d->kips_lock);
 	while (n < max && wp_u64map_next(&d->kips, &pos, &ip, &unused))
 		out[n++] = ip;
+	pthread_mutex_unlock(&d->kips_lock);
 	return n;
 }
 
-size_t wp_drain_nr_kernel_ips(const struct wp_drain *d)
+size_t wp_drain_nr_kernel_ips(struct wp_drain *d)
 {
-	return d->kips.len;
+	size_t n;
+
+	pthread_mutex_lock(&d->kips_lock);
+	n = d->kips.len;
+	pthread_mutex_unlock(&d->kips_lock);
+	return n;
 }
 
 int wp_drain_known_cmdline(struct wp_drain *d, uint32_t pid, char *const argv[])
@@ -1238,6 +1253,7 @@ void wp_drain_free(struct wp_drain *d)
 		close(d->wakefd);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->state_lock);
+	pthread_mutex_destroy(&d->kips_lock);
 	pthread_cond_destroy(&d->queue_cond);
 	pthread_cond_destroy(&d->space_cond);
 	wp_u64map_release(&d->wakees);

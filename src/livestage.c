@@ -16,6 +16,7 @@
 struct qblock {
 	struct qblock *next;
 	size_t len;
+	uint64_t round_ns;		/* the start of the last drain pass in it, 0: unknown */
 	uint8_t data[];
 };
 
@@ -28,13 +29,16 @@ struct wp_livestage {
 	int err;			/* the first error */
 	pthread_t thread;
 	/* The thread's own: */
-	struct wp_writer *w;
+	wp_live_out_fn out_fn;
+	void *out_arg;
+	uint64_t out_round_ns;		/* every record of the passes begun by then is out */
 	struct wp_sample_format fmt;
 	struct wp_liveunwind *lu;
 	struct wp_order *order;
 	struct wp_buf out;
 	bool behind;			/* samples pass raw */
 	bool stopping;			/* the recording has ended */
+	bool joined;			/* the thread is gone (the caller's) */
 	/*
 	 * A test's slowed unwinder: this long per block while recording
 	 * (WALLPROF_TEST_UNWIND_DELAY_US).
@@ -72,7 +76,7 @@ static int flush(struct wp_livestage *ls)
 		return 0;
 	err = wp_buf_append(&ls->out, &round, sizeof(round));
 	if (!err)
-		err = wp_writer_write_records(ls->w, ls->out.data, ls->out.len);
+		err = ls->out_fn(ls->out_arg, ls->out.data, ls->out.len, ls->out_round_ns);
 	ls->out.len = 0;
 	return err;
 }
@@ -99,9 +103,21 @@ static int take_block(struct wp_livestage *ls, const struct qblock *b)
 	return err ? err : flush(ls);
 }
 
+/*
+ * A ROUND lets out every record of the passes before the last one, so
+ * once block k is in, so is every record of the passes that began by
+ * the last one of block k - 1 (the drain ends its blocks with a ROUND).
+ */
+static int take_block_after(struct wp_livestage *ls, const struct qblock *b, uint64_t prev_round_ns)
+{
+	ls->out_round_ns = prev_round_ns;
+	return take_block(ls, b);
+}
+
 static void *stage_main(void *arg)
 {
 	struct wp_livestage *ls = arg;
+	uint64_t prev_round_ns = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&ls->lock);
@@ -121,7 +137,9 @@ static void *stage_main(void *arg)
 		ls->stopping = ls->done;
 		pthread_mutex_unlock(&ls->lock);
 		if (!err)
-			err = take_block(ls, b);
+			err = take_block_after(ls, b, prev_round_ns);
+		if (b->round_ns)
+			prev_round_ns = b->round_ns;
 		pthread_mutex_lock(&ls->lock);
 		if (err && !ls->err)
 			ls->err = err;
@@ -131,6 +149,7 @@ static void *stage_main(void *arg)
 	}
 	pthread_mutex_unlock(&ls->lock);
 	ls->behind = false;
+	ls->out_round_ns = 0;	/* the end: what the output knows of it, it is told */
 	if (!err)
 		err = wp_order_flush(ls->order);
 	if (!err)
@@ -140,7 +159,8 @@ static void *stage_main(void *arg)
 	return NULL;
 }
 
-int wp_livestage_start(const struct wp_meta *m, struct wp_writer *w, struct wp_livestage **out)
+int wp_livestage_start(const struct wp_meta *m, wp_live_out_fn out_fn, void *out_arg,
+		       struct wp_livestage **out)
 {
 	struct wp_livestage *ls = calloc(1, sizeof(*ls));
 	const char *delay = getenv("WALLPROF_TEST_UNWIND_DELAY_US");
@@ -149,7 +169,8 @@ int wp_livestage_start(const struct wp_meta *m, struct wp_writer *w, struct wp_l
 	*out = NULL;
 	if (!ls)
 		return -ENOMEM;
-	ls->w = w;
+	ls->out_fn = out_fn;
+	ls->out_arg = out_arg;
 	ls->behind_bytes = WP_LIVE_BEHIND;
 	if (delay)
 		ls->delay_us = strtol(delay, NULL, 10);
@@ -178,7 +199,7 @@ int wp_livestage_start(const struct wp_meta *m, struct wp_writer *w, struct wp_l
 	return 0;
 }
 
-int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len)
+int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len, uint64_t round_ns)
 {
 	struct qblock *b;
 	int err;
@@ -190,6 +211,7 @@ int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len)
 		return -ENOMEM;
 	b->next = NULL;
 	b->len = len;
+	b->round_ns = round_ns;
 	memcpy(b->data, buf, len);
 	pthread_mutex_lock(&ls->lock);
 	while (ls->queued > WP_LIVE_QUEUE_MAX && !ls->err)
@@ -210,18 +232,14 @@ int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len)
 	return err;
 }
 
-/*
- * The names of the table's places, found now, while the files are
- * certainly there, so that report needs none of them.
- */
-static int write_names(struct wp_livestage *ls)
+int wp_livestage_names(struct wp_livestage *ls, struct wp_writer *w)
 {
 	uint64_t start = wp_clock_ns(CLOCK_MONOTONIC);
 	struct wp_buf names = { 0 };
 	int err = wp_liveunwind_names(ls->lu, &names);
 
-	if (!err)
-		err = wp_writer_write_names(ls->w, names.data, names.len);
+	if (!err && names.len)
+		err = wp_writer_write_names(w, names.data, names.len);
 	if (!err)
 		wp_debug("named %" PRIu64 " places in %.3f s (%zu bytes before compression)",
 			 wp_liveunwind_stats(ls->lu)->named,
@@ -230,20 +248,32 @@ static int write_names(struct wp_livestage *ls)
 	return err;
 }
 
-int wp_livestage_stop(struct wp_livestage *ls, bool names, struct wp_liveunwind_stats *stats)
+int wp_livestage_finish(struct wp_livestage *ls)
 {
 	int err;
 
+	if (ls->joined)
+		return ls->err;
 	pthread_mutex_lock(&ls->lock);
 	ls->done = true;
 	pthread_cond_signal(&ls->work_cond);
 	pthread_mutex_unlock(&ls->lock);
 	pthread_join(ls->thread, NULL);
+	ls->joined = true;
 	err = ls->err;
-	if (!err && names)
-		err = write_names(ls);
-	if (stats)
-		*stats = *wp_liveunwind_stats(ls->lu);
+	return err;
+}
+
+const struct wp_liveunwind_stats *wp_livestage_stats(const struct wp_livestage *ls)
+{
+	return wp_liveunwind_stats(ls->lu);
+}
+
+void wp_livestage_free(struct wp_livestage *ls)
+{
+	if (!ls)
+		return;
+	wp_livestage_finish(ls);
 	while (ls->head) {
 		struct qblock *b = ls->head;
 
@@ -257,5 +287,4 @@ int wp_livestage_stop(struct wp_livestage *ls, bool names, struct wp_liveunwind_
 	pthread_cond_destroy(&ls->space_cond);
 	pthread_mutex_destroy(&ls->lock);
 	free(ls);
-	return err;
 }

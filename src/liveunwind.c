@@ -24,14 +24,18 @@ struct wp_liveunwind {
 	struct wp_coverage *coverage;
 	struct wp_sample_kinds kinds;
 	struct wp_stacks *stacks;	/* a stack's words -> its id */
-	uint8_t *place_written;		/* per resolver place: its PLACE record is out */
+	uint8_t *place_written;		/* per resolver place: PLACE_OUT, PLACE_NAMED */
 	size_t cap_places;
 	uint8_t *dso_written;		/* per procmap dso: its DSO record is out */
 	size_t cap_dsos;
 	struct wp_sample_stack sstack;
 	uint32_t words[HEAD_WORDS + WP_SSTACK_CHAIN + WP_MAX_FRAMES];
 	struct wp_liveunwind_stats stats;
+	struct wp_placenames *names;	/* the places named so far, or NULL */
 };
+
+#define PLACE_OUT 1	/* its PLACE record is out */
+#define PLACE_NAMED 2	/* and wp_liveunwind_names() tried to name it */
 
 int wp_liveunwind_new(const struct wp_meta *m, struct wp_liveunwind **out)
 {
@@ -278,36 +282,39 @@ static int to_name_cmp(const void *a, const void *b)
 int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out)
 {
 	struct wp_placename_frame frames[WP_PLACENAMES_MAX_FRAMES];
-	struct wp_placenames *pn = NULL;
 	struct wp_strpool *pool = NULL;
 	struct wp_symbols *sym = NULL;
 	struct to_name *todo = NULL;
 	size_t nr_todo = 0;
-	int err;
+	int err = 0;
 
 	/* A test's file without names, as files were before they had them. */
 	if (getenv("WALLPROF_TEST_NO_NAMES"))
 		return 0;
-	err = wp_strpool_new(&pool);
-	if (!err)
-		err = wp_symbols_new(lu->pm, pool, true, false, NULL, &sym);
-	if (!err)
-		err = wp_placenames_new(&pn);
+	if (!lu->names)
+		err = wp_placenames_new(&lu->names);
 	if (err)
-		goto out;
-	wp_symbols_want_all(sym);
+		return err;
 	todo = malloc(lu->cap_places * sizeof(*todo) + 1);
-	if (!todo) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* The file's place ids are the resolver's. */
+	if (!todo)
+		return -ENOMEM;
+	/* The file's place ids are the resolver's; each is named once. */
 	for (size_t id = 0; id < lu->cap_places; id++) {
 		struct wp_place pl;
 
-		if (lu->place_written[id] && wp_resolver_place(lu->resolver, (uint32_t)id, &pl) &&
-		    pl.kind == WP_PLACE_FILE)
+		if (lu->place_written[id] != PLACE_OUT)
+			continue;
+		lu->place_written[id] = PLACE_NAMED;
+		if (wp_resolver_place(lu->resolver, (uint32_t)id, &pl) && pl.kind == WP_PLACE_FILE)
 			todo[nr_todo++] = (struct to_name){ .dso = pl.where, .id = (uint32_t)id };
+	}
+	if (nr_todo) {
+		err = wp_strpool_new(&pool);
+		if (!err)
+			err = wp_symbols_new(lu->pm, pool, true, false, NULL, &sym);
+		if (err)
+			goto out;
+		wp_symbols_want_all(sym);
 	}
 	/*
 	 * A file at a time, its debug information let go of once its places
@@ -321,16 +328,15 @@ int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out)
 		wp_resolver_place(lu->resolver, todo[i].id, &pl);
 		n = wp_symbols_describe(sym, &pl, frames, WP_PLACENAMES_MAX_FRAMES);
 		if (n)
-			err = wp_placenames_add(pn, todo[i].id, frames, n);
+			err = wp_placenames_add(lu->names, todo[i].id, frames, n);
 		if (i + 1 == nr_todo || todo[i + 1].dso != todo[i].dso)
 			wp_symbols_drop_file(sym, todo[i].dso);
 	}
-	lu->stats.named = wp_placenames_places(pn);
+	lu->stats.named = wp_placenames_places(lu->names);
 	if (!err && lu->stats.named)
-		err = wp_placenames_encode(pn, out);
+		err = wp_placenames_encode(lu->names, out);
 out:
 	free(todo);
-	wp_placenames_free(pn);
 	wp_symbols_free(sym);
 	wp_strpool_free(pool);
 	return err;
@@ -345,6 +351,7 @@ void wp_liveunwind_free(struct wp_liveunwind *lu)
 {
 	if (!lu)
 		return;
+	wp_placenames_free(lu->names);
 	wp_stacks_free(lu->stacks);
 	wp_coverage_free(lu->coverage);
 	wp_resolver_free(lu->resolver);

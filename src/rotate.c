@@ -40,6 +40,13 @@ struct model {
 	struct wp_u64map proc_index;	/* pid -> index */
 	struct wp_u64map exited;	/* tid -> exit time: late records of it are old */
 	uint64_t pruned;		/* when exited was last pruned */
+	/*
+	 * A live recording's stack table so far (DSO, PLACE and STACK
+	 * records): each file begins with it, as the samples of any file may
+	 * name a stack first seen in an earlier one.  It grows with the
+	 * distinct stacks, not with time.
+	 */
+	struct wp_buf defs;
 };
 
 /*
@@ -89,6 +96,7 @@ struct wp_rotate {
 	struct wp_buf zbuf;		/* a chunk being compressed */
 	struct wp_buf state;		/* its state records */
 	struct wp_buf raw;		/* a chunk's records, decompressed */
+	struct wp_buf rest;		/* a block's records but the prelude's */
 	uint64_t kept_since;		/* the state of the model is as of then */
 	uint64_t evicted;
 	uint64_t dump_asked;		/* atomic: a time, or 0 */
@@ -122,12 +130,19 @@ static int id_role_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The role of a sample's event (a raw sample, or a live recording's STACK_SAMPLE), or -1. */
 static int sample_role(const struct wp_rotate *r, const struct perf_event_header *h)
 {
+	struct wp_stack_sample ss;
 	struct id_role key, *hit;
 
-	if (wp_sample_event_id(&r->fmt, h, &key.id))
+	if (h->type == WP_RECORD_STACK_SAMPLE) {
+		if (wp_stack_sample_parse(h, &ss))
+			return -1;
+		key.id = ss.id;
+	} else if (wp_sample_event_id(&r->fmt, h, &key.id)) {
 		return -1;
+	}
 	hit = r->nr_roles ? bsearch(&key, r->roles, r->nr_roles, sizeof(key), id_role_cmp) : NULL;
 	return hit ? (int)hit->role : -1;
 }
@@ -137,11 +152,14 @@ static uint64_t record_time(const struct wp_rotate *r, const struct perf_event_h
 {
 	struct wp_sample_id id;
 	struct wp_record_thread th;
+	struct wp_stack_sample ss;
 	struct wp_cmdline c;
 	uint64_t t;
 
 	if (h->type == PERF_RECORD_SAMPLE)
 		return wp_sample_time(&r->fmt, h, &t) ? 0 : t;
+	if (h->type == WP_RECORD_STACK_SAMPLE)
+		return wp_stack_sample_parse(h, &ss) ? 0 : ss.time;
 	if (h->type == WP_RECORD_THREAD)
 		return wp_thread_parse(h, &th) ? 0 : th.time;
 	if (h->type == WP_RECORD_CMDLINE)
@@ -160,8 +178,12 @@ static void count_record(const struct wp_rotate *r, struct wp_summary *c,
 	if (h->type == WP_RECORD_ROUND)
 		return;
 	c->records++;
+	/* A live recording's sample left for report to unwind (its unwinder fell behind). */
+	if (h->type == PERF_RECORD_SAMPLE && (r->meta->flags & WP_META_STACK_TABLE))
+		c->raw_samples++;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
+	case WP_RECORD_STACK_SAMPLE:
 		switch (sample_role(r, h)) {
 		case WP_EVENT_SWITCH_OUT:
 			c->switch_samples++;
@@ -396,6 +418,10 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 	struct wp_comm c;
 
 	switch (h->type) {
+	case WP_RECORD_DSO:
+	case WP_RECORD_PLACE:
+	case WP_RECORD_STACK:
+		return wp_buf_append(&m->defs, h, h->size);
 	case WP_RECORD_THREAD:
 		if (!wp_thread_parse(h, &th))
 			thread_get(m, th.pid, th.tid, time);
@@ -451,11 +477,14 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 /*
  * The records that tell what lives: every thread is announced by one of
  * them (a FORK, an exec's COMM, or a THREAD or COMM written at attach),
- * so switches and samples need not be kept aside.
+ * so switches and samples need not be kept aside.  And the stack table's.
  */
 static bool is_state_record(const struct perf_event_header *h)
 {
 	switch (h->type) {
+	case WP_RECORD_DSO:
+	case WP_RECORD_PLACE:
+	case WP_RECORD_STACK:
 	case WP_RECORD_THREAD:
 	case WP_RECORD_CMDLINE:
 	case PERF_RECORD_COMM:
@@ -465,6 +494,16 @@ static bool is_state_record(const struct perf_event_header *h)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Records that every file begins with.  They come through
+ * wp_rotate_prelude(), or, from a live recording's unwinder, among the
+ * records: taken aside then, so that no file has them twice.
+ */
+static bool is_prelude_record(const struct perf_event_header *h)
+{
+	return h->type == WP_RECORD_TRACE_FORMAT || h->type == WP_RECORD_ATTACH;
 }
 
 /* Every record of buf applied to the model, in order. */
@@ -488,7 +527,7 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 		      struct wp_summary *c)
 {
 	struct model *m = &r->m;
-	int err = 0;
+	int err = m->defs.len ? wp_buf_append(out, m->defs.data, m->defs.len) : 0;
 
 	for (size_t i = 0; !err && i < m->nr_threads; i++) {
 		const struct st_thread *t = &m->threads[i];
@@ -529,6 +568,7 @@ static void model_release(struct model *m)
 		wp_buf_release(&m->procs[i].maps);
 		wp_buf_release(&m->procs[i].cmdline);
 	}
+	wp_buf_release(&m->defs);
 	free(m->procs);
 	free(m->threads);
 	wp_u64map_release(&m->thread_index);
@@ -628,6 +668,13 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	while (!err && (h = wp_record_next(buf, len, &off))) {
 		uint64_t t;
 
+		if (is_prelude_record(h)) {
+			/* The next files get it from the prelude, this one now. */
+			err = wp_buf_append(&r->prelude, h, h->size);
+			if (!err)
+				err = wp_buf_append(&r->out, h, h->size);
+			continue;
+		}
 		if (h->type == WP_RECORD_ROUND) {
 			/* Both streams keep every ROUND: each stays ordered as order.h says. */
 			err = wp_buf_append(&r->out, h, h->size);
@@ -791,6 +838,29 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	return err;
 }
 
+/*
+ * Take the prelude records of buf aside (a live recording's unwinder
+ * passes them among the others); *buf and *len then say what is left.
+ */
+static int take_prelude(struct wp_rotate *r, const uint8_t **buf, size_t *len)
+{
+	const struct perf_event_header *h;
+	size_t off = 0;
+	bool any = false;
+	int err = 0;
+
+	while (!any && (h = wp_record_next(*buf, *len, &off)))
+		any = is_prelude_record(h);
+	if (!any)
+		return 0;
+	r->rest.len = 0;
+	for (off = 0; !err && (h = wp_record_next(*buf, *len, &off));)
+		err = wp_buf_append(is_prelude_record(h) ? &r->prelude : &r->rest, h, h->size);
+	*buf = r->rest.data;
+	*len = r->rest.len;
+	return err;
+}
+
 static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
 	struct wp_summary counts = { 0 };
@@ -798,7 +868,7 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	const struct perf_event_header *h;
 	struct chunk *k;
 	size_t whole = 0, n;
-	int err = 0;
+	int err = take_prelude(r, &buf, &len);
 
 	r->state.len = 0;
 	for (size_t off = 0; !err && (h = wp_record_next(buf, len, &off));) {
@@ -1030,6 +1100,7 @@ void wp_rotate_free(struct wp_rotate *r)
 	wp_buf_release(&r->zbuf);
 	wp_buf_release(&r->state);
 	wp_buf_release(&r->raw);
+	wp_buf_release(&r->rest);
 	wp_buf_release(&r->prelude);
 	wp_buf_release(&r->out);
 	wp_buf_release(&r->pending);

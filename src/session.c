@@ -336,26 +336,39 @@ static int write_records(struct session *s, const void *buf, size_t len)
 	uint64_t bytes;
 
 	if (s->live)
-		return wp_livestage_write(s->live, buf, len);
+		return wp_livestage_write(s->live, buf, len, 0);
 	if (s->rot)
 		return wp_rotate_records(s->rot, buf, len, 0, &bytes);
 	return wp_writer_write_records(s->writer, buf, len);
 }
 
-/* Records that every file of a rotating recording repeats. */
+/*
+ * Records that every file of a rotating recording repeats (a live
+ * recording's unwinder needs them too, and passes them on).
+ */
 static int write_prelude(struct session *s, const void *buf, size_t len)
 {
-	if (s->rot)
+	if (s->rot && !s->live)
 		return wp_rotate_prelude(s->rot, buf, len);
 	return write_records(s, buf, len);
 }
 
-/* The drain's blocks, to the live unwinder (which writes the file itself). */
+/* The drain's blocks, to the live unwinder. */
 static int live_sink(void *arg, const void *buf, size_t len, uint64_t round_ns, uint64_t *bytes)
 {
-	(void)round_ns;
-	*bytes = 0;
-	return wp_livestage_write(arg, buf, len);
+	*bytes = 0;	/* the files are the unwinder's, on its thread */
+	return wp_livestage_write(arg, buf, len, round_ns);
+}
+
+/* The live unwinder's records: to the rotating files, or to the file. */
+static int live_out(void *arg, const void *buf, size_t len, uint64_t round_ns)
+{
+	struct session *s = arg;
+	uint64_t bytes;
+
+	if (s->rot)
+		return wp_rotate_records(s->rot, buf, len, round_ns, &bytes);
+	return wp_writer_write_records(s->writer, buf, len);
 }
 
 /*
@@ -1031,6 +1044,8 @@ static int finish_rotated_file(void *arg, struct wp_writer *w)
 		err = write_kernel_symbols(s, w);
 	if (!err)
 		err = write_jit_names(s, w);
+	if (!err && s->live)
+		err = wp_livestage_names(s->live, w);
 	s->warned_closing = true;
 	return err;
 }
@@ -1293,13 +1308,14 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.meta.flags |= WP_META_STACK_TABLE;
 	err = s.rot ? wp_rotate_start(s.rot, &s.meta) : wp_writer_write_meta(s.writer, &s.meta);
 	if (!err && opts->unwind_live)
-		err = wp_livestage_start(&s.meta, s.writer, &s.live);
+		err = wp_livestage_start(&s.meta, live_out, &s, &s.live);
 	if (err)
 		goto out;
 	err = wp_drain_start(&s.ev, s.writer, &s.drain);
+	/* Live: drain -> unwinder -> the file or the rotating files. */
 	if (!err && s.live)
 		wp_drain_divert(s.drain, live_sink, s.live);
-	if (!err && s.rot)
+	else if (!err && s.rot)
 		wp_drain_divert(s.drain, wp_rotate_records, s.rot);
 	if (!err && s.have_child)
 		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
@@ -1363,14 +1379,16 @@ int wp_record_run(const struct wp_record_opts *opts)
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);
 	if (s.live) {
-		struct wp_liveunwind_stats st;
-		int lerr = wp_livestage_stop(s.live, true, &st);
+		int lerr = wp_livestage_finish(s.live);
+		uint64_t raw = wp_livestage_stats(s.live)->raw_samples;
 
-		s.live = NULL;
-		s.summary.raw_samples = st.raw_samples;
-		if (st.raw_samples)
+		/* A rotating recording's files are named as each one closes. */
+		if (!lerr && !s.rot)
+			lerr = wp_livestage_names(s.live, s.writer);
+		s.summary.raw_samples = raw;
+		if (raw)
 			wp_warn("%" PRIu64 " samples were written with their stack copies: the "
-				"unwinder fell behind (report unwinds them)", st.raw_samples);
+				"unwinder fell behind (report unwinds them)", raw);
 		if (lerr && !err) {
 			err = lerr;
 			cut_short(&s, err, s.summary.end_clock_ns);
@@ -1455,8 +1473,7 @@ out:
 	}
 	wp_stackgate_free(s.gate);
 	wp_drain_free(s.drain);
-	if (s.live)
-		wp_livestage_stop(s.live, false, NULL);
+	wp_livestage_free(s.live);
 	wp_rotate_free(s.rot);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);

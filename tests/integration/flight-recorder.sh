@@ -4,7 +4,7 @@
 # reads on its own, spanning about SECONDS and ending at the signal, with
 # the names and symbolized stacks of threads whose program was mapped long
 # before its window; and wallprof's resident memory stays flat over a run
-# ten times the window.
+# ten times the window.  The same unwinding while recording (--unwind=live).
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -101,5 +101,32 @@ dump fr.0001.data d
 check "fr.0001.data: its summary says 'stop dumped'" grep -q ', stop dumped, ' d
 dump fr.0002.data d
 check "fr.0002.data: its summary says 'stop target-exited'" grep -q ', stop target-exited, ' d
+
+# Unwound while recording: each file begins with the stack table so far
+# (stacks first seen long before its window) and names its places.
+"$WALLPROF" record -q --unwind=live --flight-recorder 2 -o lfr.data -- "$WORKLOADS/wallclock" 8 \
+	>/dev/null 2>lrec.err &
+wp=$!
+bg_pids="$bg_pids $wp"
+sleep 5
+kill -USR1 "$wp"
+wait "$wp"
+check_num "live: record exits 0" $? -eq 0
+for f in lfr.0001.data lfr.0002.data; do
+	run json err "$WALLPROF" report -i "$f" --format json
+	check_num "live: $f: report exits 0" "$rc" -eq 0
+	check "live: $f: the ledger's invariants hold" python3 "$J" invariants json
+	python3 "$J" header json >header
+	dur=$(awk -F '\t' '$1 == "duration_ns" { print $2 }' header)
+	check_range "live: $f: spans about 2 s (got $dur ns)" "$dur" 1900000000 2700000000
+	dump "$f" d
+	check_num "live: $f: its samples are unwound (STACK_SAMPLE records)" \
+		"$(count STACK_SAMPLE d)" -gt 100
+	check "live: $f: it names its places (a NAMES block)" grep -q '^# place names saved' d
+	"$WALLPROF" report -q -i "$f" --format folded >folded 2>/dev/null
+	check "live: $f: the spinner is named and its stack symbolized" \
+		grep -q '^spinner;.*wc_spin_outer;.*wc_spin_leaf' folded
+	check "live: $f: the locker is named and its stack symbolized" grep -q '^locker;.*wc_lock_hold' folded
+done
 
 finish

@@ -4,7 +4,8 @@
 # boundaries: each file spans exactly its interval, and a thread's times
 # in consecutive files join without gap or overlap and add up to its
 # whole life in the recording, whose on-CPU time is the kernel's
-# (schedstat, as report-accounting.sh checks it).  Also: usage errors,
+# (schedstat, as report-accounting.sh checks it); the same unwinding
+# while recording (--unwind=live).  Also: usage errors,
 # an attached process's state (names, mappings) in every file, and a
 # recording stopped by SIGINT or killed.
 # shellcheck source=tests/integration/lib.sh
@@ -67,29 +68,34 @@ lf() {
 }
 max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
 
-# 1. A launched command, 4.5 s, a file a second.
+# 1. A launched command, 4.5 s, a file a second: raw, and unwound live
+# (each file then carries the stack table so far and its places' names).
 steal() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
-steal0=$(steal)
-run wl.out rec.err "$WALLPROF" record --rotate 1 -o out.data -- "$WORKLOADS/wallclock" 4.5
-check_num "record --rotate 1 exits 0" "$rc" -eq 0
 hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# rotation PREFIX [OPTION...]
+rotation() {
+p=$1
+shift
+steal0=$(steal)
+run wl.out rec.err "$WALLPROF" record "$@" --rotate 1 -o $p.data -- "$WORKLOADS/wallclock" 4.5
+check_num "$p: record $* --rotate 1 exits 0" "$rc" -eq 0
 steal_ns=$((($(steal) - steal0) * (1000000000 / hz)))
-n=$(files out | grep -c '' || true)
-check_range "4.5 s in 1 s files: 5 files (got $n: $(files out | tr '\n' ' '))" "$n" 5 6
-check_num "no temporary file left" "$(tmp_files out)" -eq 0
-check "the summary names the first and last files" \
-	grep -q "to $n files, 'out.0001.data' to 'out.000$n.data'" rec.err
-ledger out >L
-check "every file reports (report -i FILE exits 0)" [ ! -e ledger.err ]
+n=$(files $p | grep -c '' || true)
+check_range "$p: 4.5 s in 1 s files: 5 files (got $n: $(files $p | tr '\n' ' '))" "$n" 5 6
+check_num "$p: no temporary file left" "$(tmp_files $p)" -eq 0
+check "$p: the summary names the first and last files" \
+	grep -q "to $n files, '$p.0001.data' to '$p.000$n.data'" rec.err
+ledger $p >L
+check "$p: every file reports (report -i FILE exits 0)" [ ! -e ledger.err ]
 awk '$1 == "file" { print "# " $0 }' L
 # Each file spans its own second, and ends where the next one starts.
-check "every file but the last spans exactly 1 s" \
+check "$p: every file but the last spans exactly 1 s" \
 	awk '$1 == "file" { f[++n] = $5 } END { for (i = 1; i < n; i++) if (f[i] != 1000000000) exit 1 }' L
-check "each file starts where the one before ended" \
+check "$p: each file starts where the one before ended" \
 	awk '$1 == "file" { if (n++ && $3 != end) exit 1; end = $4 }' L
-for f in $(files out); do
+for f in $(files $p); do
 	dump "$f" "$f.d"
-	last=$(files out | tail -n 1)
+	last=$(files $p | tail -n 1)
 	if [ "$f" = "$last" ]; then
 		check "$f: the last file's summary says 'stop target-exited'" \
 			grep -q ', stop target-exited, ' "$f.d"
@@ -97,8 +103,13 @@ for f in $(files out); do
 		check "$f: its summary says 'stop rotated'" grep -q ', stop rotated, ' "$f.d"
 	fi
 	# The state at its start: a THREAD record for every thread alive.
-	[ "$f" = out.0001.data ] ||
+	[ "$f" = $p.0001.data ] ||
 		check_num "$f: six THREAD records at its start" "$(count THREAD "$f.d")" -ge 6
+	if [ "$p" = live ]; then
+		check_num "$f: its samples are unwound (STACK_SAMPLE records)" \
+			"$(count STACK_SAMPLE "$f.d")" -gt 100
+		check "$f: it names its places (a NAMES block)" grep -q '^# place names saved' "$f.d"
+	fi
 	"$WALLPROF" report -q -i "$f" --format folded >"$f.folded" 2>/dev/null
 	check "$f: the spinner's stack (wc_spin_leaf) is there" grep -q 'wc_spin_leaf' "$f.folded"
 	check "$f: the sleeper's stack (wc_sleep_once) is there" grep -q 'wc_sleep_once' "$f.folded"
@@ -107,26 +118,29 @@ for name in $NAMES; do
 	tid=$(wl_field wl.out "$name" tid)
 	oncpu=$(wl_field wl.out "$name" oncpu_ns)
 	if [ -z "$(lf "$tid" tid)" ]; then
-		fail "$name: thread $tid is in the reports"
+		fail "$p: $name: thread $tid is in the reports"
 		continue
 	fi
 	wall=$(lf "$tid" wall) on=$(lf "$tid" on) off=$(lf "$tid" off)
-	check "$name: named '$name' in the files" [ "$(lf "$tid" comm)" = "$name" ]
-	check_num "$name: in every file" "$(lf "$tid" files)" -eq "$n"
-	check_num "$name: its spans in consecutive files join exactly" "$(lf "$tid" gaps)" -eq 0
-	check_num "$name: the sum of on + off over the files is the sum of wall" \
+	check "$p: $name: named '$name' in the files" [ "$(lf "$tid" comm)" = "$name" ]
+	check_num "$p: $name: in every file" "$(lf "$tid" files)" -eq "$n"
+	check_num "$p: $name: its spans in consecutive files join exactly" "$(lf "$tid" gaps)" -eq 0
+	check_num "$p: $name: the sum of on + off over the files is the sum of wall" \
 		$((on + off)) -eq "$wall"
-	check_num "$name: the sum of wall is its whole life in the recording" \
+	check_num "$p: $name: the sum of wall is its whole life in the recording" \
 		"$wall" -eq $(($(lf "$tid" last) - $(lf "$tid" first)))
 	tol=$(max $((oncpu / 50)) 20000000)
 	if [ $((on - oncpu)) -gt 0 ]; then
-		check_num "$name: on-CPU over the files $on vs schedstat $oncpu: diff <= $tol + steal" \
+		check_num "$p: $name: on-CPU over the files $on vs schedstat $oncpu: diff <= $tol + steal" \
 			$((on - oncpu)) -le $((tol + steal_ns))
 	else
-		check_num "$name: on-CPU over the files $on vs schedstat $oncpu: -diff <= $tol" \
+		check_num "$p: $name: on-CPU over the files $on vs schedstat $oncpu: -diff <= $tol" \
 			$((oncpu - on)) -le "$tol"
 	fi
 done
+}
+rotation out
+rotation live --unwind=live
 
 # 2. An attached process: the names and mappings of what ran before the
 # recording are in every file, not only the first.
