@@ -21,6 +21,7 @@
 #   rotate      --rotate BENCH_ROTATE: a new file every interval
 #   live        --unwind=live: one file of distinct stacks, which grows
 #               with the stacks the workloads have, not with time
+#   live-flight, live-rotate   flight and rotate, unwound live
 # Every BENCH_INTERVAL seconds it prints the time, wallprof record's
 # resident memory (VmRSS of the process, its threads included), the bytes
 # of its files so far (complete ones and the one being written), how many
@@ -33,7 +34,7 @@
 # Environment (defaults after =):
 #   BENCH_SECONDS=600       how long, when no argument is given
 #   BENCH_WORKLOADS="wallclock churn pingpong"
-#   BENCH_MODES="plain flight rotate"   (or any of them, and live)
+#   BENCH_MODES="plain flight rotate"   (or any of the modes above)
 #   BENCH_WINDOW=10         --flight-recorder seconds
 #   BENCH_ROTATE            --rotate seconds (default: SECONDS / 10, at least 1)
 #   BENCH_INTERVAL          seconds between samples (default: SECONDS / 20)
@@ -64,8 +65,8 @@ window=${BENCH_WINDOW:-10}
 rotate=${BENCH_ROTATE:-$(( secs / 10 ))}
 [ "$rotate" -ge 1 ] || rotate=1
 for m in $modes; do
-	case $m in plain | flight | rotate | live) ;;
-	*) die "unknown mode '$m' (plain, flight, rotate or live)" ;;
+	case $m in plain | flight | rotate | live | live-flight | live-rotate) ;;
+	*) die "unknown mode '$m' (plain, flight, rotate, live, live-flight or live-rotate)" ;;
 	esac
 done
 
@@ -100,6 +101,8 @@ soak() {
 	flight) opts=(--flight-recorder "$window") ;;
 	rotate) opts=(--rotate "$rotate") ;;
 	live) opts=(--unwind=live) ;;
+	live-flight) opts=(--unwind=live --flight-recorder "$window") ;;
+	live-rotate) opts=(--unwind=live --rotate "$rotate") ;;
 	esac
 	rm -rf "$d/out"
 	mkdir "$d/out"
@@ -108,7 +111,7 @@ soak() {
 		>"$d/workload.out" 2>"$d/record.err" &
 	pid=$!
 	start=$(date +%s)
-	printf '%-7s %8s %10s %10s %6s %10s\n' mode "time(s)" "RSS(MiB)" "files(MiB)" files \
+	printf '%-11s %8s %10s %10s %6s %10s\n' mode "time(s)" "RSS(MiB)" "files(MiB)" files \
 		"last(MiB)"
 	: >"$d/rss"
 	while kill -0 "$pid" 2>/dev/null; do
@@ -117,7 +120,7 @@ soak() {
 		[ -n "$kib" ] || break
 		t=$(( $(date +%s) - start ))
 		# The flight recorder writes what it keeps at each quarter of the run.
-		if [ "$mode" = flight ] && [ $(( t * 4 / secs )) -gt "$sent" ] && [ "$t" -lt "$secs" ]; then
+		if [ "${mode#live-}" = flight ] && [ $(( t * 4 / secs )) -gt "$sent" ] && [ "$t" -lt "$secs" ]; then
 			sent=$(( t * 4 / secs ))
 			kill -USR1 "$pid" 2>/dev/null || true
 		fi
@@ -126,7 +129,7 @@ soak() {
 		n=$(complete | grep -c '' || true)
 		awk -v m="$mode" -v t="$t" -v k="$kib" -v b="$(dir_bytes)" -v n="$n" \
 			-v l="$(if [ -n "$last" ]; then stat -c %s "$last"; else echo 0; fi)" \
-			'BEGIN { printf "%-7s %8d %10.1f %10.1f %6d %10.1f\n", m, t, k / 1024,
+			'BEGIN { printf "%-11s %8d %10.1f %10.1f %6d %10.1f\n", m, t, k / 1024,
 				 b / 1048576, n, l / 1048576 }'
 	done
 	rc=0

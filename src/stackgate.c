@@ -8,12 +8,14 @@
 #define MS 1000000ULL
 /*
  * A rate is measured over at least this long between two counts (the
- * first one sooner: every stack is taken until then).  A closed slot
+ * first one sooner, looked for more often: every stack is taken until
+ * then, which in a storm is thousands of them).  A closed slot
  * lasts 10-30 ms; an open one at most as long, shorter in a storm, so that
  * one slot never brings a lump of stacks.
  */
 #define RATE_SPAN_NS (50 * MS)
-#define FIRST_SPAN_NS (5 * MS)
+#define FIRST_SPAN_NS (2 * MS)
+#define FIRST_POLL_NS (2 * MS)
 #define POLL_NS (10 * MS)
 #define SLOT_MIN_NS (10 * MS)
 #define SLOT_SPREAD_NS (20 * MS)
@@ -152,6 +154,9 @@ uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
 	for (unsigned int i = 0; i < g->nr_cpus; i++) {
 		struct gate_cpu *c = &g->cpus[i];
 		uint64_t as_of, n = switch_outs(i, &as_of, arg);
+
+		if (!c->measured && now_ns + FIRST_POLL_NS < next)
+			next = now_ns + FIRST_POLL_NS;
 
 		/* Counts come as of the drain thread's passes: rate between two. */
 		if (!c->have_base && as_of >= g->start_ns) {
