@@ -33,6 +33,13 @@ struct wp_kallsyms {
 int wp_kallsyms_load(struct wp_kallsyms *k);
 
 /*
+ * A key of the loaded modules (/proc/modules' names and addresses): what
+ * wp_kallsyms_load() gives changes only with it, so a reader that keeps
+ * the symbols loaded need read them again only then.  0: unreadable.
+ */
+uint64_t wp_kallsyms_modules_key(void);
+
+/*
  * After wp_kallsyms_load() returned -EPERM: log one warning, starting
  * with what ("kernel frames are shown as addresses"), that names the
  * capability or sysctl that hides the addresses.

@@ -72,6 +72,29 @@ int wp_kallsyms_load(struct wp_kallsyms *k)
 	return 0;
 }
 
+uint64_t wp_kallsyms_modules_key(void)
+{
+	uint64_t key = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	char line[1024];
+	FILE *f = fopen("/proc/modules", "re");
+
+	if (!f)
+		return 0;
+	/* "name size refcount deps state address": what moves symbols is name and address. */
+	while (fgets(line, sizeof(line), f)) {
+		const char *addr = strrchr(line, ' ');
+		size_t name_len = strcspn(line, " ");
+
+		for (size_t i = 0; i < name_len; i++)
+			key = (key ^ (uint8_t)line[i]) * 0x100000001b3ULL;
+		for (; addr && *addr && *addr != '\n'; addr++)
+			key = (key ^ (uint8_t)*addr) * 0x100000001b3ULL;
+		key = (key ^ '\n') * 0x100000001b3ULL;
+	}
+	fclose(f);
+	return key;
+}
+
 void wp_kallsyms_warn_hidden(const char *what)
 {
 	struct wp_priv p;

@@ -75,6 +75,13 @@ struct session {
 	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
 	/* A rotating recording's closing blocks warn once, not at every file. */
 	bool warned_closing;
+	/*
+	 * /proc/kallsyms as last read for a file's closing blocks, and the
+	 * modules it was read with: read again only when they change.
+	 */
+	struct wp_kallsyms ksyms;
+	bool have_ksyms;
+	uint64_t ksyms_key;
 	size_t nr_synth_anon, cap_synth_anon;
 };
 
@@ -986,10 +993,10 @@ static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 {
 	size_t n = wp_drain_nr_kernel_ips(s->drain);
 	struct wp_buf text = { 0 };
-	struct wp_kallsyms k;
-	uint64_t *ips;
+	const struct wp_kallsyms *k = &s->ksyms;
+	uint64_t *ips, key;
 	long last = -1;
-	int err;
+	int err = 0;
 
 	if (!n)
 		return 0;
@@ -998,7 +1005,16 @@ static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 		return -ENOMEM;
 	n = wp_drain_kernel_ips(s->drain, ips, n);
 	qsort(ips, n, sizeof(*ips), u64_cmp);
-	err = wp_kallsyms_load(&k);
+	/* Each file of a rotating recording would read it again: some 0.1 s. */
+	key = wp_kallsyms_modules_key();
+	if (!s->have_ksyms || !key || key != s->ksyms_key) {
+		if (s->have_ksyms)
+			wp_kallsyms_release(&s->ksyms);
+		s->have_ksyms = false;
+		err = wp_kallsyms_load(&s->ksyms);
+		s->have_ksyms = !err;
+		s->ksyms_key = key;
+	}
 	if (err) {
 		free(ips);
 		/* Not fatal: report falls back to /proc/kallsyms on this boot. */
@@ -1009,7 +1025,7 @@ static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 		return 0;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		long idx = wp_kallsyms_find(&k, ips[i]);
+		long idx = wp_kallsyms_find(k, ips[i]);
 		char line[320];
 		int len;
 
@@ -1017,14 +1033,13 @@ static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 			continue;	/* sorted: each symbol once */
 		last = idx;
 		len = snprintf(line, sizeof(line), "%llx %s\n",
-			       (unsigned long long)k.syms[idx].addr, wp_kallsyms_name(&k, (size_t)idx));
+			       (unsigned long long)k->syms[idx].addr, wp_kallsyms_name(k, (size_t)idx));
 		if (len > 0 && (size_t)len < sizeof(line))
 			err = wp_buf_append(&text, line, (size_t)len);
 	}
 	if (!err)
 		err = wp_writer_write_ksyms(w, (const char *)text.data, text.len);
 	wp_buf_release(&text);
-	wp_kallsyms_release(&k);
 	free(ips);
 	return err;
 }
@@ -1475,6 +1490,8 @@ out:
 	wp_drain_free(s.drain);
 	wp_livestage_free(s.live);
 	wp_rotate_free(s.rot);
+	if (s.have_ksyms)
+		wp_kallsyms_release(&s.ksyms);
 	wp_writer_abort(s.writer);
 	wp_evlist_release(&s.ev);
 	wp_cgroup_remove(&s.cgroup);
