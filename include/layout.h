@@ -72,7 +72,16 @@ struct wp_record_build_id {
 	char filename[];	/* NUL-terminated, padded to 8 bytes */
 };
 
-/* A thread alive when recording began (attach and system-wide modes). */
+/*
+ * A thread alive when recording began (attach and system-wide modes), or
+ * when a rotated file began.  header.misc: 0, or WP_THREAD_OFF_CPU when
+ * at time the thread was off-CPU since a switch-out before (a rotated
+ * file's start), with WP_THREAD_PREEMPTED when it was preempted rather
+ * than blocked; the stack it went off-CPU in may follow, a switch-out
+ * sample dated at time.
+ */
+#define WP_THREAD_OFF_CPU 1U
+#define WP_THREAD_PREEMPTED 2U
 struct wp_record_thread {
 	struct perf_event_header header;
 	uint32_t pid, tid;
@@ -175,9 +184,14 @@ int wp_sample_parse(const struct wp_sample_format *fmt,
 /*
  * Only the time of a sample (the ordering queue needs it before the sample
  * is parsed): 0, or -EBADMSG when the sample has none or is too short.
+ * Its thread the same way; and a copy's time changed.
  */
 int wp_sample_time(const struct wp_sample_format *fmt, const struct perf_event_header *hdr,
 		   uint64_t *time);
+int wp_sample_thread(const struct wp_sample_format *fmt, const struct perf_event_header *hdr,
+		     uint32_t *pid, uint32_t *tid);
+int wp_sample_set_time(const struct wp_sample_format *fmt, struct perf_event_header *hdr,
+		       uint64_t time);
 
 /*
  * The event id of a sample, without decoding the rest of it: with

@@ -74,6 +74,7 @@ struct thread {
 	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool closed;
 	bool forked_process;		/* a FORK made it a new process's main thread */
+	bool start_stack_due;		/* off-CPU at a rotated file's start: its stack may follow */
 	bool exiting;			/* -a: after its EXIT, before its last switch-out */
 	uint64_t exit_time;		/* of its EXIT record, while exiting */
 	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
@@ -570,6 +571,7 @@ static uint64_t switch_time(struct wp_account *a, struct thread *t, uint64_t tim
 static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t now,
 			      bool preempted)
 {
+	t->start_stack_due = false;
 	if (t->state == STATE_UNKNOWN)
 		t->state = STATE_ON;		/* it was running since the start */
 	else if (t->state != STATE_ON)
@@ -611,6 +613,7 @@ static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t n
 
 static void thread_switch_in(struct wp_account *a, struct thread *t, uint64_t now)
 {
+	t->start_stack_due = false;
 	if (t->state == STATE_UNKNOWN)
 		t->state = t->initial_off;	/* off-CPU since the start */
 	else if (t->state == STATE_ON)
@@ -624,6 +627,22 @@ static void thread_switch_in(struct wp_account *a, struct thread *t, uint64_t no
 	t->woken_early = false;
 	t->early_waker = NO_WAKER;
 	t->state = STATE_ON;
+}
+
+/*
+ * A rotated file's THREAD record says the thread was off-CPU when the
+ * file began, since a switch-out in an earlier file: it is blocked (or
+ * preempted) from its start, not of a kind decided later, and the
+ * switch-out sample that may follow, dated then, is the wait's stack.
+ */
+static void thread_off_at_start(struct wp_account *a, struct thread *t, bool preempted)
+{
+	if (t->state != STATE_UNKNOWN || t->closed || a->no_switches)
+		return;
+	t->state = t->initial_off = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
+	t->off_start = t->since;
+	t->off_stack = a->opts.unknown_stack;
+	t->start_stack_due = true;
 }
 
 static void thread_close(struct wp_account *a, struct thread *t, uint64_t end)
@@ -717,6 +736,12 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t
 	if (t->closed)
 		return 0;	/* its exit path, after the EXIT record */
 	if (switch_out) {
+		/* The stack of a wait that began before the file (thread_off_at_start). */
+		if (t->start_stack_due && time == t->off_start) {
+			t->start_stack_due = false;
+			t->off_stack = stack;
+			return 0;
+		}
 		if (in_window(a, time, time + 1))
 			t->t.switch_samples++;
 		t->pending_stack = stack;
@@ -1328,7 +1353,12 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 	case WP_RECORD_THREAD:
 		if (wp_thread_parse(rec, &th))
 			return 0;
-		return thread_get(a, th.pid, th.tid) ? 0 : -ENOMEM;
+		t = thread_get(a, th.pid, th.tid);
+		if (!t)
+			return -ENOMEM;
+		if (th.header.misc & WP_THREAD_OFF_CPU)
+			thread_off_at_start(a, t, !!(th.header.misc & WP_THREAD_PREEMPTED));
+		return 0;
 	case WP_RECORD_CMDLINE:
 		return account_cmdline(a, rec);
 	case PERF_RECORD_LOST:

@@ -236,7 +236,9 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		if (wp_thread_parse(h, &t))
 			goto bad;
 		print_time(out, t.time);
-		fprintf(out, " THREAD %u/%u\n", t.pid, t.tid);
+		fprintf(out, " THREAD %u/%u%s\n", t.pid, t.tid,
+			!(t.header.misc & WP_THREAD_OFF_CPU) ? "" :
+			t.header.misc & WP_THREAD_PREEMPTED ? " off-cpu preempted" : " off-cpu blocked");
 		break;
 	case WP_RECORD_TRACE_FORMAT:
 		if (wp_text_parse(h, &text, &len))

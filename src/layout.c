@@ -136,19 +136,51 @@ int wp_sample_parse(const struct wp_sample_format *fmt,
 	return c.bad ? -EBADMSG : 0;
 }
 
+/* Where a sample's TID and TIME fields are, when it has them (the fields before are 8 bytes each). */
+static size_t sample_tid_offset(const struct wp_sample_format *fmt)
+{
+	uint64_t t = fmt->sample_type;
+
+	return sizeof(struct perf_event_header) + ((t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
+	       ((t & PERF_SAMPLE_IP) ? 8 : 0);
+}
+
+static size_t sample_time_offset(const struct wp_sample_format *fmt)
+{
+	return sample_tid_offset(fmt) + ((fmt->sample_type & PERF_SAMPLE_TID) ? 8 : 0);
+}
+
 int wp_sample_time(const struct wp_sample_format *fmt, const struct perf_event_header *hdr,
 		   uint64_t *time)
 {
-	uint64_t t = fmt->sample_type;
-	size_t off = sizeof(*hdr);
+	size_t off = sample_time_offset(fmt);
 
-	/* The fields before the time, in the kernel's order, are 8 bytes each. */
-	off += (t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
-	off += (t & PERF_SAMPLE_IP) ? 8 : 0;
-	off += (t & PERF_SAMPLE_TID) ? 8 : 0;
-	if (!(t & PERF_SAMPLE_TIME) || hdr->size < sizeof(*hdr) || hdr->size < off + 8)
+	if (!(fmt->sample_type & PERF_SAMPLE_TIME) || hdr->size < off + 8)
 		return -EBADMSG;
 	memcpy(time, (const uint8_t *)hdr + off, 8);
+	return 0;
+}
+
+int wp_sample_thread(const struct wp_sample_format *fmt, const struct perf_event_header *hdr,
+		     uint32_t *pid, uint32_t *tid)
+{
+	size_t off = sample_tid_offset(fmt);
+
+	if (!(fmt->sample_type & PERF_SAMPLE_TID) || hdr->size < off + 8)
+		return -EBADMSG;
+	memcpy(pid, (const uint8_t *)hdr + off, 4);
+	memcpy(tid, (const uint8_t *)hdr + off + 4, 4);
+	return 0;
+}
+
+int wp_sample_set_time(const struct wp_sample_format *fmt, struct perf_event_header *hdr,
+		       uint64_t time)
+{
+	size_t off = sample_time_offset(fmt);
+
+	if (!(fmt->sample_type & PERF_SAMPLE_TIME) || hdr->size < off + 8)
+		return -EBADMSG;
+	memcpy((uint8_t *)hdr + off, &time, 8);
 	return 0;
 }
 

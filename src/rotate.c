@@ -21,7 +21,23 @@
 struct st_thread {
 	uint32_t pid, tid;
 	char comm[16];
+	/*
+	 * --rotate: off-CPU since its last switch-out (preempted or
+	 * blocked), and that switch-out's stack sample, a copy: a file that
+	 * begins during the wait says so, with the stack.
+	 */
+	bool off, preempted;
+	uint64_t out_time;
+	uint64_t stack_time;		/* of the sample in stack */
+	struct wp_buf stack;
 };
+
+/*
+ * A switch-out sample is the switch-out's when this close to it (the
+ * tracepoint fires a little before the switch record; report matches
+ * them the same way).
+ */
+#define SWITCH_STACK_LAG_NS (2ULL * 1000 * 1000)
 
 struct st_proc {
 	uint32_t pid;
@@ -292,6 +308,7 @@ static void thread_exit(struct model *m, uint32_t tid, uint64_t time)
 	p = proc_get(m, m->threads[i].pid, false);
 	if (p && p->nr_threads && !--p->nr_threads)
 		proc_del(m, p->pid);
+	wp_buf_release(&m->threads[i].stack);
 	wp_u64map_del(&m->thread_index, tid);
 	if (i != m->nr_threads - 1) {
 		m->threads[i] = m->threads[m->nr_threads - 1];
@@ -405,9 +422,33 @@ static int proc_fork(struct wp_rotate *r, struct st_proc *child, uint32_t ppid)
 }
 
 /* Apply one record, dated time, to the model. */
+/* A switch-out stack sample (route() gives only those): its thread's latest. */
+static int keep_switch_stack(struct wp_rotate *r, const struct perf_event_header *h, uint64_t time)
+{
+	struct wp_stack_sample ss;
+	struct st_thread *t;
+	uint32_t pid, tid;
+
+	if (h->type == WP_RECORD_STACK_SAMPLE) {
+		if (wp_stack_sample_parse(h, &ss))
+			return 0;
+		pid = ss.pid;
+		tid = ss.tid;
+	} else if (wp_sample_thread(&r->fmt, h, &pid, &tid)) {
+		return 0;
+	}
+	t = thread_get(&r->m, pid, tid, time);
+	if (!t)
+		return 0;
+	t->stack.len = 0;
+	t->stack_time = time;
+	return wp_buf_append(&t->stack, h, h->size);
+}
+
 static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, uint64_t time)
 {
 	struct model *m = &r->m;
+	struct wp_switch sw;
 	struct wp_record_thread th;
 	struct wp_task_event te;
 	struct wp_cmdline cl;
@@ -467,9 +508,18 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 		return 0;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (!wp_sample_id_parse(&r->fmt, h, &id))
-			thread_get(m, id.pid, id.tid, time);
+		if (wp_sample_id_parse(&r->fmt, h, &id) || wp_switch_parse(h, &sw) ||
+		    !(t = thread_get(m, id.pid, id.tid, time)))
+			return 0;
+		t->off = sw.out;
+		t->preempted = sw.out && sw.preempted;
+		t->out_time = time;
+		if (!sw.out)
+			t->stack.len = 0;
 		return 0;
+	case PERF_RECORD_SAMPLE:
+	case WP_RECORD_STACK_SAMPLE:
+		return keep_switch_stack(r, h, time);
 	}
 	return 0;
 }
@@ -522,6 +572,32 @@ static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	return err;
 }
 
+/*
+ * The stack a thread off-CPU at time (a file's start) went off-CPU in,
+ * dated then; its THREAD record says it is off-CPU.  After the mappings,
+ * which unwinding it needs.
+ */
+static int emit_off_cpu_stack(struct wp_rotate *r, const struct st_thread *t, uint64_t time,
+			      struct wp_buf *out)
+{
+	struct perf_event_header *copy;
+	uint64_t lag = t->stack_time > t->out_time ? t->stack_time - t->out_time :
+						      t->out_time - t->stack_time;
+
+	if (!t->stack.len || lag > SWITCH_STACK_LAG_NS)
+		return 0;
+	copy = wp_buf_reserve(out, t->stack.len);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, t->stack.data, t->stack.len);
+	if (copy->type == WP_RECORD_STACK_SAMPLE)
+		((struct wp_record_stack_sample *)copy)->time = time;
+	else
+		wp_sample_set_time(&r->fmt, copy, time);
+	out->len += t->stack.len;
+	return 0;
+}
+
 /* The state of what lives at time, as records dated then; counted into c. */
 static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 		      struct wp_summary *c)
@@ -531,9 +607,13 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 
 	for (size_t i = 0; !err && i < m->nr_threads; i++) {
 		const struct st_thread *t = &m->threads[i];
+		size_t at = out->len;
 
 		err = wp_synth_thread(&r->fmt, (pid_t)t->pid, (pid_t)t->tid, t->comm, time, out);
 		c->synthesized += t->comm[0] ? 2 : 1;
+		if (!err && t->off && t->out_time <= time)
+			((struct perf_event_header *)(out->data + at))->misc =
+				WP_THREAD_OFF_CPU | (t->preempted ? WP_THREAD_PREEMPTED : 0);
 	}
 	for (size_t i = 0; !err && i < m->nr_procs; i++) {
 		const struct st_proc *p = &m->procs[i];
@@ -559,6 +639,12 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 			c->synthesized++;
 		}
 	}
+	for (size_t i = 0; !err && i < m->nr_threads; i++) {
+		const struct st_thread *t = &m->threads[i];
+
+		if (t->off && t->out_time <= time)
+			err = emit_off_cpu_stack(r, t, time, out);
+	}
 	return err;
 }
 
@@ -569,6 +655,8 @@ static void model_release(struct model *m)
 		wp_buf_release(&m->procs[i].cmdline);
 	}
 	wp_buf_release(&m->defs);
+	for (size_t i = 0; i < m->nr_threads; i++)
+		wp_buf_release(&m->threads[i].stack);
 	free(m->procs);
 	free(m->threads);
 	wp_u64map_release(&m->thread_index);
@@ -689,7 +777,9 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 		}
 		count_record(r, &r->counts, h);
 		if (is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
-		    h->type == PERF_RECORD_SWITCH_CPU_WIDE)
+		    h->type == PERF_RECORD_SWITCH_CPU_WIDE ||
+		    ((h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE) &&
+		     sample_role(r, h) == WP_EVENT_SWITCH_OUT))
 			err = model_apply(r, h, t);
 		if (!err)
 			err = wp_buf_append(&r->out, h, h->size);

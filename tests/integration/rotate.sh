@@ -142,6 +142,28 @@ done
 rotation out
 rotation live --unwind=live
 
+# 1b. A wait across the boundaries keeps its stack: sleep blocks for 3.5 s
+# in one call; every later file begins with it off-CPU (its THREAD record
+# says so) and gives its time to the stack it went off-CPU in.
+for mode in raw live; do
+	opt=
+	[ "$mode" = live ] && opt=--unwind=live
+	# shellcheck disable=SC2086 # no option or one
+	run out err "$WALLPROF" record -q $opt --rotate 1 -o "z$mode.data" -- sleep 3.5
+	check_num "$mode: sleep 3.5 --rotate 1: record exits 0" "$rc" -eq 0
+	for f in $(files "z$mode" | tail -n +2); do
+		dump "$f" "$f.d"
+		check "$mode: $f: the sleeper's THREAD record says it is off-CPU, blocked" \
+			grep -q ' THREAD [0-9/]* off-cpu blocked$' "$f.d"
+		"$WALLPROF" report -q -i "$f" --format folded --unit ns >"$f.folded" 2>/dev/null
+		in_stack=$(awk '/clock_nanosleep;.*\[off-cpu:blocked\]/ { n += $NF } END { print n + 0 }' "$f.folded")
+		all=$(awk '/\[off-cpu:blocked\]/ { n += $NF } END { print n + 0 }' "$f.folded")
+		check_num "$mode: $f: its blocked time ($in_stack of $all ns) is in clock_nanosleep's stack" \
+			$((in_stack * 100)) -ge $((all * 99))
+		check_num "$mode: $f: and it has some" "$all" -gt 400000000
+	done
+done
+
 # 2. An attached process: the names and mappings of what ran before the
 # recording are in every file, not only the first.
 "$WORKLOADS/wallclock" 6 >wl2.out &

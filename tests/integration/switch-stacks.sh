@@ -52,7 +52,7 @@ EOF
 # into NAME.data; NAME.json, and in "$truth" the share of site A in tenths
 # of a percent as the waiter measured it, in "$share" as report tells.
 rec() {
-	run "$1.wl" "$1.err" "$WALLPROF" record -q --switch-stacks="$2" -o "$1.data" -- \
+	run "$1.wl" "$1.err" "$WALLPROF" record -q -f --switch-stacks="$2" -o "$1.data" -- \
 		taskset -c 0 "$WORKLOADS/twosites" 3 "$3" 300 100
 	check_num "$1: record exits 0" "$rc" -eq 0
 	run "$1.json" "$1.jerr" "$WALLPROF" report -i "$1.data" --format json --top 1000000
