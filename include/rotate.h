@@ -6,13 +6,16 @@
  * every interval) or --flight-recorder (only the last seconds kept in
  * memory, written to a file on request and at the end), and a model of
  * the recorded threads and processes (names, command lines, executable
- * mappings) built from the records that came before each file's start.
- * It sits behind the drain's writer thread (wp_drain_divert).
+ * mappings, a live recording's stack table, and which threads are off-CPU
+ * in which stack) built from the records that came before each file's
+ * start.  It sits behind the drain's writer thread (wp_drain_divert), or
+ * behind the live unwinder (livestage.h).
  *
  * Every file is complete on its own: the meta with the file's own start,
  * the records every file repeats (trace formats, ATTACH), the state of
  * each thread and process alive at the start (THREAD, COMM, CMDLINE and
- * MMAP2 records dated at it), the records dated within its span, the
+ * MMAP2 records dated at it, and the switch-out sample of each thread
+ * off-CPU then), the records dated within its span, the
  * blocks the session adds at the end of any file, and a SUMMARY whose end
  * is the file's end.  A record goes to the file whose span holds its
  * time, so the per-thread ledgers of consecutive files add up to the

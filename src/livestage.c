@@ -32,6 +32,7 @@ struct wp_livestage {
 	wp_live_out_fn out_fn;
 	void *out_arg;
 	uint64_t out_round_ns;		/* every record of the passes begun by then is out */
+	uint64_t told_round_ns;		/* the last out_round_ns the output was given */
 	struct wp_sample_format fmt;
 	struct wp_liveunwind *lu;
 	struct wp_order *order;
@@ -72,8 +73,10 @@ static int flush(struct wp_livestage *ls)
 	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
 	int err;
 
-	if (!ls->out.len)
+	/* A quiet pass too, when its time is news: a file may be complete. */
+	if (!ls->out.len && (!ls->out_round_ns || ls->out_round_ns == ls->told_round_ns))
 		return 0;
+	ls->told_round_ns = ls->out_round_ns;
 	err = wp_buf_append(&ls->out, &round, sizeof(round));
 	if (!err)
 		err = ls->out_fn(ls->out_arg, ls->out.data, ls->out.len, ls->out_round_ns);
@@ -81,7 +84,14 @@ static int flush(struct wp_livestage *ls)
 	return err;
 }
 
-static int take_block(struct wp_livestage *ls, const struct qblock *b)
+/*
+ * Queue a block's records for time order, and write what comes out.  A
+ * ROUND lets out every record of the passes before the last one, so once
+ * block k is in, so is every record of the passes that began by the last
+ * one of block k - 1 (the drain ends its blocks with a ROUND), and of
+ * block k itself when nothing is held back.
+ */
+static int take_block(struct wp_livestage *ls, const struct qblock *b, uint64_t prev_round_ns)
 {
 	size_t off = 0;
 	int err = 0;
@@ -100,18 +110,10 @@ static int take_block(struct wp_livestage *ls, const struct qblock *b)
 		err = wp_order_push(ls->order, h, NULL, 0);
 		off += h->size;
 	}
-	return err ? err : flush(ls);
-}
-
-/*
- * A ROUND lets out every record of the passes before the last one, so
- * once block k is in, so is every record of the passes that began by
- * the last one of block k - 1 (the drain ends its blocks with a ROUND).
- */
-static int take_block_after(struct wp_livestage *ls, const struct qblock *b, uint64_t prev_round_ns)
-{
-	ls->out_round_ns = prev_round_ns;
-	return take_block(ls, b);
+	if (err)
+		return err;
+	ls->out_round_ns = wp_order_bytes(ls->order) ? prev_round_ns : b->round_ns;
+	return flush(ls);
 }
 
 static void *stage_main(void *arg)
@@ -137,7 +139,7 @@ static void *stage_main(void *arg)
 		ls->stopping = ls->done;
 		pthread_mutex_unlock(&ls->lock);
 		if (!err)
-			err = take_block_after(ls, b, prev_round_ns);
+			err = take_block(ls, b, prev_round_ns);
 		if (b->round_ns)
 			prev_round_ns = b->round_ns;
 		pthread_mutex_lock(&ls->lock);

@@ -22,12 +22,12 @@ struct st_thread {
 	uint32_t pid, tid;
 	char comm[16];
 	/*
-	 * --rotate: off-CPU since its last switch-out (preempted or
+	 * Off-CPU since its last switch-out (preempted or
 	 * blocked), and that switch-out's stack sample, a copy: a file that
 	 * begins during the wait says so, with the stack.
 	 */
 	bool off, preempted;
-	uint64_t out_time;
+	uint64_t switch_time;		/* of its latest switch record */
 	uint64_t stack_time;		/* of the sample in stack */
 	struct wp_buf stack;
 };
@@ -75,7 +75,6 @@ struct chunk {
 	struct wp_summary counts;	/* of its records */
 	size_t raw_len;
 	size_t len;			/* of the zstd frame in data */
-	size_t state_at, state_len;	/* its state records, uncompressed, after the frame */
 	uint8_t data[];
 };
 
@@ -110,7 +109,6 @@ struct wp_rotate {
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
 	struct wp_buf zbuf;		/* a chunk being compressed */
-	struct wp_buf state;		/* its state records */
 	struct wp_buf raw;		/* a chunk's records, decompressed */
 	struct wp_buf rest;		/* a block's records but the prelude's */
 	uint64_t kept_since;		/* the state of the model is as of then */
@@ -422,7 +420,7 @@ static int proc_fork(struct wp_rotate *r, struct st_proc *child, uint32_t ppid)
 }
 
 /* Apply one record, dated time, to the model. */
-/* A switch-out stack sample (route() gives only those): its thread's latest. */
+/* A switch-out stack sample (is_model_record() lets only those by): its thread's latest. */
 static int keep_switch_stack(struct wp_rotate *r, const struct perf_event_header *h, uint64_t time)
 {
 	struct wp_stack_sample ss;
@@ -438,7 +436,8 @@ static int keep_switch_stack(struct wp_rotate *r, const struct perf_event_header
 		return 0;
 	}
 	t = thread_get(&r->m, pid, tid, time);
-	if (!t)
+	/* Records come ring by ring: the latest by time is the one. */
+	if (!t || (t->stack.len && time < t->stack_time))
 		return 0;
 	t->stack.len = 0;
 	t->stack_time = time;
@@ -509,12 +508,12 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (wp_sample_id_parse(&r->fmt, h, &id) || wp_switch_parse(h, &sw) ||
-		    !(t = thread_get(m, id.pid, id.tid, time)))
-			return 0;
+		    !(t = thread_get(m, id.pid, id.tid, time)) || time < t->switch_time)
+			return 0;	/* (an older one, from another CPU's ring) */
 		t->off = sw.out;
 		t->preempted = sw.out && sw.preempted;
-		t->out_time = time;
-		if (!sw.out)
+		t->switch_time = time;
+		if (!sw.out && t->stack_time < time)
 			t->stack.len = 0;
 		return 0;
 	case PERF_RECORD_SAMPLE:
@@ -556,19 +555,29 @@ static bool is_prelude_record(const struct perf_event_header *h)
 	return h->type == WP_RECORD_TRACE_FORMAT || h->type == WP_RECORD_ATTACH;
 }
 
-/* Every record of buf applied to the model, in order. */
+/*
+ * The records the model follows: the state's, and who is off-CPU since
+ * when, with the stack (switch records, switch-out samples).
+ */
+static bool is_model_record(const struct wp_rotate *r, const struct perf_event_header *h)
+{
+	if (is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
+	    h->type == PERF_RECORD_SWITCH_CPU_WIDE)
+		return true;
+	return (h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE) &&
+	       sample_role(r, h) == WP_EVENT_SWITCH_OUT;
+}
+
+/* The records of buf that the model follows applied to it, in order. */
 static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
+	const struct perf_event_header *h;
+	size_t off = 0;
 	int err = 0;
 
-	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= len;) {
-		const struct perf_event_header *h = (const void *)(buf + off);
-
-		if (h->size < sizeof(*h) || h->size > len - off)
-			break;
-		off += h->size;
-		err = model_apply(r, h, record_time(r, h));
-	}
+	while (!err && (h = wp_record_next(buf, len, &off)))
+		if (is_model_record(r, h))
+			err = model_apply(r, h, record_time(r, h));
 	return err;
 }
 
@@ -581,8 +590,8 @@ static int emit_off_cpu_stack(struct wp_rotate *r, const struct st_thread *t, ui
 			      struct wp_buf *out)
 {
 	struct perf_event_header *copy;
-	uint64_t lag = t->stack_time > t->out_time ? t->stack_time - t->out_time :
-						      t->out_time - t->stack_time;
+	uint64_t lag = t->stack_time > t->switch_time ? t->stack_time - t->switch_time :
+							 t->switch_time - t->stack_time;
 
 	if (!t->stack.len || lag > SWITCH_STACK_LAG_NS)
 		return 0;
@@ -611,7 +620,7 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 
 		err = wp_synth_thread(&r->fmt, (pid_t)t->pid, (pid_t)t->tid, t->comm, time, out);
 		c->synthesized += t->comm[0] ? 2 : 1;
-		if (!err && t->off && t->out_time <= time)
+		if (!err && t->off && t->switch_time <= time)
 			((struct perf_event_header *)(out->data + at))->misc =
 				WP_THREAD_OFF_CPU | (t->preempted ? WP_THREAD_PREEMPTED : 0);
 	}
@@ -642,7 +651,7 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 	for (size_t i = 0; !err && i < m->nr_threads; i++) {
 		const struct st_thread *t = &m->threads[i];
 
-		if (t->off && t->out_time <= time)
+		if (t->off && t->switch_time <= time)
 			err = emit_off_cpu_stack(r, t, time, out);
 	}
 	return err;
@@ -776,10 +785,7 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 			continue;
 		}
 		count_record(r, &r->counts, h);
-		if (is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
-		    h->type == PERF_RECORD_SWITCH_CPU_WIDE ||
-		    ((h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE) &&
-		     sample_role(r, h) == WP_EVENT_SWITCH_OUT))
+		if (is_model_record(r, h))
 			err = model_apply(r, h, t);
 		if (!err)
 			err = wp_buf_append(&r->out, h, h->size);
@@ -916,7 +922,10 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	       (r->head->max_time + r->o.window_ns < newest || r->kept_bytes > max)) {
 		struct chunk *k = r->head;
 
-		err = model_apply_all(r, k->data + k->state_at, k->state_len);
+		/* Once more, all of it: who is off-CPU, and in which stack, too. */
+		err = chunk_records(r, k);
+		if (!err)
+			err = model_apply_all(r, r->raw.data, r->raw.len);
 		r->evicted += k->counts.records;
 		if (k->max_time > r->kept_since)
 			r->kept_since = k->max_time;
@@ -960,7 +969,6 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	size_t whole = 0, n;
 	int err = take_prelude(r, &buf, &len);
 
-	r->state.len = 0;
 	for (size_t off = 0; !err && (h = wp_record_next(buf, len, &off));) {
 		uint64_t t;
 
@@ -971,8 +979,6 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 		if (t && t < min_time)
 			min_time = t;
 		count_record(r, &counts, h);
-		if (is_state_record(h))
-			err = wp_buf_append(&r->state, h, h->size);
 	}
 	if (err || !whole)
 		return err;
@@ -993,27 +999,22 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	n = ZSTD_compress2(r->cctx, r->zbuf.data, ZSTD_compressBound(whole), buf, whole);
 	if (ZSTD_isError(n))
 		return -ENOMEM;	/* only out of memory makes zstd fail here */
-	/* Records are read in place: 8-byte aligned. */
-	k = malloc(sizeof(*k) + ALIGN_UP(n, (size_t)8) + r->state.len);
+	k = malloc(sizeof(*k) + n);
 	if (!k)
 		return -ENOMEM;
 	k->next = NULL;
 	k->raw_len = whole;
 	k->len = n;
-	k->state_at = ALIGN_UP(n, (size_t)8);
-	k->state_len = r->state.len;
 	k->min_time = min_time == UINT64_MAX ? 0 : min_time;
 	k->max_time = max_time;
 	k->counts = counts;
 	memcpy(k->data, r->zbuf.data, n);
-	if (r->state.len)
-		memcpy(k->data + k->state_at, r->state.data, r->state.len);
 	if (r->tail)
 		r->tail->next = k;
 	else
 		r->head = k;
 	r->tail = k;
-	r->kept_bytes += k->state_at + k->state_len;
+	r->kept_bytes += k->len;
 	if (r->kept_bytes > r->kept_peak)
 		r->kept_peak = r->kept_bytes;
 	return 0;
@@ -1188,7 +1189,6 @@ void wp_rotate_free(struct wp_rotate *r)
 	ZSTD_freeCCtx(r->cctx);
 	ZSTD_freeDCtx(r->dctx);
 	wp_buf_release(&r->zbuf);
-	wp_buf_release(&r->state);
 	wp_buf_release(&r->raw);
 	wp_buf_release(&r->rest);
 	wp_buf_release(&r->prelude);

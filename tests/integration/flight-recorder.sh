@@ -5,6 +5,7 @@
 # the names and symbolized stacks of threads whose program was mapped long
 # before its window; and wallprof's resident memory stays flat over a run
 # ten times the window.  The same unwinding while recording (--unwind=live).
+# A wait that began before the window keeps its stack.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -127,6 +128,32 @@ for f in lfr.0001.data lfr.0002.data; do
 	check "live: $f: the spinner is named and its stack symbolized" \
 		grep -q '^spinner;.*wc_spin_outer;.*wc_spin_leaf' folded
 	check "live: $f: the locker is named and its stack symbolized" grep -q '^locker;.*wc_lock_hold' folded
+done
+
+# A wait that began long before the window keeps its stack: sleep blocks
+# for 4 s in one call, the window is 1 s, SIGUSR1 at 2.5 s.
+for mode in raw live; do
+	opt=
+	[ "$mode" = live ] && opt=--unwind=live
+	# shellcheck disable=SC2086 # no option or one
+	"$WALLPROF" record -q $opt --flight-recorder 1 -o "z$mode.data" -- sleep 4 >/dev/null 2>&1 &
+	wp=$!
+	bg_pids="$bg_pids $wp"
+	sleep 2.5
+	kill -USR1 "$wp"
+	wait "$wp"
+	check_num "$mode: sleep 4 --flight-recorder 1: record exits 0" $? -eq 0
+	f="z$mode.0001.data"
+	check "$mode: SIGUSR1 wrote $f" [ -f "$f" ]
+	dump "$f" d
+	check "$mode: $f: the sleeper's THREAD record says it is off-CPU, blocked" \
+		grep -q ' THREAD [0-9/]* off-cpu blocked$' d
+	"$WALLPROF" report -q -i "$f" --format folded --unit ns >folded 2>/dev/null
+	in_stack=$(awk '/clock_nanosleep;.*\[off-cpu:blocked\]/ { n += $NF } END { print n + 0 }' folded)
+	all=$(awk '/\[off-cpu:blocked\]/ { n += $NF } END { print n + 0 }' folded)
+	check_num "$mode: $f: its blocked time ($in_stack of $all ns) is in clock_nanosleep's stack" \
+		$((in_stack * 100)) -ge $((all * 99))
+	check_num "$mode: $f: and it has some" "$all" -gt 800000000
 done
 
 finish
