@@ -930,6 +930,8 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 		if (k->max_time > r->kept_since)
 			r->kept_since = k->max_time;
 		r->head = k->next;
+		if (!r->head)
+			r->tail = NULL;
 		r->kept_bytes -= k->len;
 		free(k);
 	}
