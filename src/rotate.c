@@ -111,6 +111,7 @@ struct wp_rotate {
 	struct wp_buf zbuf;		/* a chunk being compressed */
 	struct wp_buf raw;		/* a chunk's records, decompressed */
 	struct wp_buf rest;		/* a block's records but the prelude's */
+	struct wp_buf deferred;		/* offsets of the switch-out samples put aside */
 	uint64_t kept_since;		/* the state of the model is as of then */
 	uint64_t evicted;
 	uint64_t dump_asked;		/* atomic: a time, or 0 */
@@ -436,8 +437,8 @@ static int keep_switch_stack(struct wp_rotate *r, const struct perf_event_header
 		return 0;
 	}
 	t = thread_get(&r->m, pid, tid, time);
-	/* Records come ring by ring: the latest by time is the one. */
-	if (!t || (t->stack.len && time < t->stack_time))
+	/* Records come ring by ring: the latest by time is the one; a wait since over, none. */
+	if (!t || (t->stack.len && time < t->stack_time) || (!t->off && t->switch_time > time))
 		return 0;
 	t->stack.len = 0;
 	t->stack_time = time;
@@ -516,9 +517,6 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 		if (!sw.out && t->stack_time < time)
 			t->stack.len = 0;
 		return 0;
-	case PERF_RECORD_SAMPLE:
-	case WP_RECORD_STACK_SAMPLE:
-		return keep_switch_stack(r, h, time);
 	}
 	return 0;
 }
@@ -557,27 +555,67 @@ static bool is_prelude_record(const struct perf_event_header *h)
 
 /*
  * The records the model follows: the state's, and who is off-CPU since
- * when, with the stack (switch records, switch-out samples).
+ * when (switch records).  And in which stack: of the switch-out samples
+ * of a buffer only each thread's latest is kept, so they are put aside
+ * (model_defer) and applied once the buffer is done (model_apply_deferred).
  */
-static bool is_model_record(const struct wp_rotate *r, const struct perf_event_header *h)
+static bool is_model_record(const struct perf_event_header *h)
 {
-	if (is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
-	    h->type == PERF_RECORD_SWITCH_CPU_WIDE)
-		return true;
+	return is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
+	       h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+}
+
+static bool is_switch_stack(const struct wp_rotate *r, const struct perf_event_header *h)
+{
 	return (h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE) &&
 	       sample_role(r, h) == WP_EVENT_SWITCH_OUT;
+}
+
+/* Put aside a switch-out sample at offset off of the buffer being read. */
+static int model_defer(struct wp_rotate *r, size_t off)
+{
+	uint64_t v = off;
+
+	return wp_buf_append(&r->deferred, &v, sizeof(v));
+}
+
+/*
+ * The switch-out samples of buf put aside, newest first: a thread's
+ * latest is copied, the older ones only looked at.
+ */
+static int model_apply_deferred(struct wp_rotate *r, const uint8_t *buf)
+{
+	size_t n = r->deferred.len / sizeof(uint64_t);
+	int err = 0;
+
+	while (!err && n--) {
+		const struct perf_event_header *h;
+		uint64_t off;
+
+		memcpy(&off, r->deferred.data + n * sizeof(off), sizeof(off));
+		h = (const void *)(buf + off);
+		err = keep_switch_stack(r, h, record_time(r, h));
+	}
+	r->deferred.len = 0;
+	return err;
 }
 
 /* The records of buf that the model follows applied to it, in order. */
 static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
 	const struct perf_event_header *h;
-	size_t off = 0;
+	size_t off = 0, at;
 	int err = 0;
 
-	while (!err && (h = wp_record_next(buf, len, &off)))
-		if (is_model_record(r, h))
+	while (!err && (at = off, h = wp_record_next(buf, len, &off))) {
+		if (is_model_record(h))
 			err = model_apply(r, h, record_time(r, h));
+		else if (is_switch_stack(r, h))
+			err = model_defer(r, at);
+	}
+	if (!err)
+		err = model_apply_deferred(r, buf);
+	r->deferred.len = 0;
 	return err;
 }
 
@@ -759,10 +797,10 @@ static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summar
 static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
 	const struct perf_event_header *h;
-	size_t off = 0;
+	size_t off = 0, at;
 	int err = 0;
 
-	while (!err && (h = wp_record_next(buf, len, &off))) {
+	while (!err && (at = off, h = wp_record_next(buf, len, &off))) {
 		uint64_t t;
 
 		if (is_prelude_record(h)) {
@@ -785,11 +823,16 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 			continue;
 		}
 		count_record(r, &r->counts, h);
-		if (is_model_record(r, h))
+		if (is_model_record(h))
 			err = model_apply(r, h, t);
+		else if (is_switch_stack(r, h))
+			err = model_defer(r, at);
 		if (!err)
 			err = wp_buf_append(&r->out, h, h->size);
 	}
+	if (!err)
+		err = model_apply_deferred(r, buf);
+	r->deferred.len = 0;
 	return err;
 }
 
@@ -1193,6 +1236,7 @@ void wp_rotate_free(struct wp_rotate *r)
 	wp_buf_release(&r->zbuf);
 	wp_buf_release(&r->raw);
 	wp_buf_release(&r->rest);
+	wp_buf_release(&r->deferred);
 	wp_buf_release(&r->prelude);
 	wp_buf_release(&r->out);
 	wp_buf_release(&r->pending);

@@ -72,6 +72,11 @@ run t.out t.err "$WALLPROF" report -i exec.data
 check "exec: it was first, then second" grep -Eq 'names: first .* -> second' t.out
 # Each program's samples unwound with its own mappings: none unnamed.
 check "exec: no frame is unnamed" grep -q '^# frames: 0.0% unnamed' t.out
+if ! grep -q '^# frames: 0.0% unnamed' t.out; then
+	grep '^# frames' t.out | sed 's/^/# /'
+	"$WALLPROF" report -i exec.data --format folded 2>/dev/null | grep -E '\+0x|\[unknown' |
+		head -n 5 | sed 's/^/# unnamed: /'
+fi
 
 # A slowed unwinder: 1 s a block, while the drain hands it a 2 MiB block
 # several times a second; the samples it has no time for go raw.
