@@ -2,6 +2,7 @@
 /* livestage.c: the unwinder thread between the drained records and the file. */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -247,6 +248,12 @@ int wp_livestage_names(struct wp_livestage *ls, struct wp_writer *w)
 			 wp_liveunwind_stats(ls->lu)->named,
 			 (double)(wp_clock_ns(CLOCK_MONOTONIC) - start) / 1e9, names.len);
 	wp_buf_release(&names);
+	/*
+	 * Naming loaded and let go of debug information, tens of MiB: give
+	 * the freed pages back, or a recording that names at every file
+	 * keeps the most it ever held.
+	 */
+	malloc_trim(0);
 	return err;
 }
 
