@@ -1072,6 +1072,8 @@ static int finish_rotated_file(void *arg, struct wp_writer *w)
  * speed; ordinary programs take a few thousand.
  */
 #define SWITCH_STACKS_HINT 20000.0
+/* Wake-ups a second above which record says what they cost: as much, unbounded. */
+#define WAKEUPS_HINT 20000.0
 
 /* Where the switch-out stack budget turned stacks off, and for how long. */
 static void print_gate(struct session *s)
@@ -1141,6 +1143,10 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 				"without --switch-stacks=all, at most %d a second per CPU are taken, "
 				"the rest estimated", (double)c->switch_samples / secs,
 				WP_SWITCH_STACKS_DEFAULT);
+		if (secs > 0 && (double)c->wakeups / secs > WAKEUPS_HINT)
+			wp_info("%.0f wake-ups a second were recorded, a sample each and unbounded: "
+				"in such a storm they slow the program as much as a stack at every "
+				"switch would; --wakeups=off records none", (double)c->wakeups / secs);
 	}
 	/* Losses and throttling are warnings: -q does not hide them. */
 	if (lost)
