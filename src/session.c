@@ -2,6 +2,7 @@
 /* session.c: one recording: set up, run until told to stop, close the file. */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1246,6 +1247,13 @@ int wp_record_run(const struct wp_record_opts *opts)
 	sigset_t old;
 	int err, signo = 0, ret = 1;
 
+	/*
+	 * Blocks of records (a MiB and more) come and go all along: from
+	 * mmap, always, so that each freed one goes back.  glibc would
+	 * otherwise raise this bound as they are freed, and serve the next
+	 * ones from a heap that keeps the most a backlog ever took.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	wp_priv_read(&s.priv);
 	if (s.priv.setid) {
 		wp_error("wallprof runs set-user-ID or set-group-ID, which record refuses "
