@@ -600,6 +600,26 @@ static int model_apply_deferred(struct wp_rotate *r, const uint8_t *buf)
 	return err;
 }
 
+/* A record of the buffer being read, at offset at: to the model, or put aside. */
+static int model_follow(struct wp_rotate *r, const struct perf_event_header *h, size_t at,
+			uint64_t time)
+{
+	if (is_model_record(h))
+		return model_apply(r, h, time);
+	if (is_switch_stack(r, h))
+		return model_defer(r, at);
+	return 0;
+}
+
+/* The buffer is read (or failed with err): what was put aside, applied. */
+static int model_follow_end(struct wp_rotate *r, const uint8_t *buf, int err)
+{
+	if (!err)
+		err = model_apply_deferred(r, buf);
+	r->deferred.len = 0;
+	return err;
+}
+
 /* The records of buf that the model follows applied to it, in order. */
 static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
@@ -607,16 +627,9 @@ static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	size_t off = 0, at;
 	int err = 0;
 
-	while (!err && (at = off, h = wp_record_next(buf, len, &off))) {
-		if (is_model_record(h))
-			err = model_apply(r, h, record_time(r, h));
-		else if (is_switch_stack(r, h))
-			err = model_defer(r, at);
-	}
-	if (!err)
-		err = model_apply_deferred(r, buf);
-	r->deferred.len = 0;
-	return err;
+	while (!err && (at = off, h = wp_record_next(buf, len, &off)))
+		err = model_follow(r, h, at, record_time(r, h));
+	return model_follow_end(r, buf, err);
 }
 
 /*
@@ -823,17 +836,11 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 			continue;
 		}
 		count_record(r, &r->counts, h);
-		if (is_model_record(h))
-			err = model_apply(r, h, t);
-		else if (is_switch_stack(r, h))
-			err = model_defer(r, at);
+		err = model_follow(r, h, at, t);
 		if (!err)
 			err = wp_buf_append(&r->out, h, h->size);
 	}
-	if (!err)
-		err = model_apply_deferred(r, buf);
-	r->deferred.len = 0;
-	return err;
+	return model_follow_end(r, buf, err);
 }
 
 static int flush_out(struct wp_rotate *r)
