@@ -40,8 +40,10 @@
 #       wallprof-alt    wallprof --no-compress if it has that option
 #                       (compression is then the default), else wallprof -z
 #       wallprof-nc, wallprof-z     either one explicitly
-#                       Every wallprof configuration adds --wakeups=off when
-#                       the binary has it: perf records no wake-ups here
+#       wallprof-wakeups  wallprof's own default as root: wake-ups too
+#                       (bounded with the switch-out stacks)
+#                       Every other wallprof configuration adds --wakeups=off
+#                       when the binary has it: perf records no wake-ups here
 #                       (bench/wakeups.sh compares them).
 #   BENCH_NO_BUILD=1        do not run make (use the binaries as they are)
 #   BENCH_BUILD=DIR         the build directory (default: build/, as tools/setup)
@@ -55,7 +57,7 @@ secs=${BENCH_SECONDS:-3}
 workloads=${BENCH_WORKLOADS:-pingpong work}
 pp_cpus=${BENCH_PINGPONG_CPUS-0}
 work_threads=${BENCH_WORK_THREADS:-$(nproc)}
-configs=${BENCH_CONFIGS:-perf perf-z perf-nostacks wallprof wallprof-all wallprof-alt}
+configs=${BENCH_CONFIGS:-perf perf-z perf-nostacks wallprof wallprof-wakeups wallprof-all wallprof-alt}
 switch_rate=${BENCH_SWITCH_RATE:-4000}
 export LC_ALL=C
 
@@ -122,6 +124,7 @@ cfg_label() {
 	perf-m16M) echo "perf -m 16M" ;;
 	perf-nostacks) echo "perf, no switch stacks" ;;
 	wallprof) echo "wallprof" ;;
+	wallprof-wakeups) echo "wallprof, wake-ups" ;;
 	wallprof-all) echo "wallprof --switch-stacks=all" ;;
 	wallprof-live) echo "wallprof --unwind=live" ;;
 	wallprof-rate) echo "wallprof --switch-stacks=$switch_rate" ;;
@@ -140,6 +143,7 @@ set_prof() {
 	perf-nostacks) prof=(perf record -o "$d/P.data" -e cpu-clock/period=1001001/ --switch-events
 		--call-graph dwarf,8192 --) ;;
 	wallprof) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} -o "$d/W.data" -f --) ;;
+	wallprof-wakeups) prof=("$wp" record -q -o "$d/W.data" -f --) ;;
 	wallprof-rate) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_rate[@]+"${wp_rate[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-all) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_all[@]+"${wp_all[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-live) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --unwind=live -o "$d/W.data" -f --) ;;
@@ -242,11 +246,11 @@ wallprof_figures() {
 		return "?"
 	}
 	$2 == "LOST" { chunks++ }
-	/^# summary:/ { rec = num("records"); on = num("samples"); sw = num("off-CPU") }
+	/^# summary:/ { rec = num("records"); on = num("samples"); sw = num("off-CPU"); wk = num("wake-ups") }
 	/^# lost:/ { lr = num("records"); ls = num("samples") }
 	END {
-		if (rec == "" || lr == "") { print size, "?", "?", "?", "?", "?"; exit }
-		print size, (lr == "?" || ls == "?") ? "?" : lr + ls, rec, on, sw, chunks + 0
+		if (rec == "" || lr == "") { print size, "?", "?", "?", "?", "?", "?"; exit }
+		print size, (lr == "?" || ls == "?") ? "?" : lr + ls, rec, on, sw, chunks + 0, wk == "?" ? 0 : wk
 	}'
 }
 
@@ -288,15 +292,16 @@ for wl in $workloads; do
 			perf*) if [ -f "$d/P.data" ]; then figs=$(perf_figures "$d/P.data"); else figs="? ? ? ? ? ?"; fi ;;
 			wallprof*) if [ -f "$d/W.data" ]; then figs=$(wallprof_figures "$d/W.data"); else figs="? ? ? ? ? ?"; fi ;;
 			esac
-			read -r size lost rec on sw chunks <<<"$figs"
+			wk=0
+			read -r size lost rec on sw chunks wk <<<"$figs"
 			# lost % as wallprof prints it: lost / (written + lost)
 			pct=$(awk -v l="$lost" -v w="$rec" 'BEGIN {
 				if (l == "?" || w == "?") print "?"
 				else if (l + w == 0) print 0
 				else printf "%.4f\n", 100 * l / (l + w) }')
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$c" "$r" \
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$c" "$r" \
 				"$size" "$lost" "$rec" "$pct" "$on" "$sw" "${result:-?}" "$rss" "$elapsed" \
-				"${wcpu:-?}" "$pcpu" "${slices:-?}" "$chunks" >>"$res"
+				"${wcpu:-?}" "$pcpu" "${slices:-?}" "$chunks" "${wk:-0}" >>"$res"
 			say "$(printf '%-8s run %d/%d %-13s size %-11s lost %-7s on-cpu %-5s switch-stacks %-7s result %-8s wl-cpu %-6s prof-cpu %-6s rss %s KiB, %s s' \
 				"$wl" "$r" "$runs" "$c" "$size" "$lost" "$on" "$sw" "${result:-?}" "${wcpu:-?}" "$pcpu" "$rss" "$elapsed")"
 			rm -f "$d/P.data" "$d/W.data"
@@ -393,12 +398,12 @@ for wl in $workloads; do
 		awk -F '\t' -v wl="$wl" -v cfgs="$configs" '
 		$1 == wl && $5 != "?" && $8 != "?" && $15 != "?" && $16 != "?" {
 			n[$2]++
-			v = $6 - $16 + $5 - ($2 ~ /^wallprof/ && $2 != "wallprof-all" ? 2 * $15 + $8 + $9 : $2 == "perf-nostacks" ? 2 * $15 + $8 : 3 * $15 + $8)
+			v = $6 - $16 - $17 + $5 - ($2 ~ /^wallprof/ && $2 != "wallprof-all" ? 2 * $15 + $8 + $9 : $2 == "perf-nostacks" ? 2 * $15 + $8 : 3 * $15 + $8)
 			a = v < 0 ? -v : v
 			if (n[$2] == 1 || a > mx[$2]) { mx[$2] = a; mv[$2] = v }
 		}
 		END {
-			line = "  accounting check, written + lost - (3 x slices + on-cpu), worst of the runs:"
+			line = "  accounting check, written + lost - wake-ups - (3 x slices + on-cpu), worst of the runs:"
 			m = split(cfgs, c, " ")
 			for (i = 1; i <= m; i++) if (n[c[i]]) line = line sprintf(" %s %+d;", c[i], mv[c[i]])
 			print line
@@ -474,7 +479,7 @@ for wl in $workloads; do
 			for c in $configs; do
 				case $c in wallprof*) ;; *) continue ;; esac
 				awk -v label="$(cfg_label "$c")" -v b="$base" -v w="$(median "$wl" "$c" 10)" \
-					-v p="$(median "$wl" perf 10)" -v dflt="$([ "$c" = wallprof ] && echo 1)" 'BEGIN {
+					-v p="$(median "$wl" perf 10)" -v dflt="$(case $c in wallprof|wallprof-wakeups) echo 1 ;; esac)" 'BEGIN {
 					if (b == "?" || w == "?" || p == "?" || b == 0 || p >= b) exit
 					sw = 1 - w / b; sp = 1 - p / b
 					printf "  slowdown (%s) %.1f%% vs perf %.1f%%: ratio %.2f%s\n", label, 100 * sw, 100 * sp,
@@ -485,5 +490,5 @@ for wl in $workloads; do
 	esac
 	echo
 done
-echo "per-run figures (TSV: workload config run size lost records lost% on-cpu switch-stacks result rss_kib elapsed_s wl_cpu_s prof_cpu_s slices lost_records_written):"
+echo "per-run figures (TSV: workload config run size lost records lost% on-cpu switch-stacks result rss_kib elapsed_s wl_cpu_s prof_cpu_s slices lost_records_written wakeups):"
 cat "$res"

@@ -305,6 +305,22 @@ struct wp_switch_estimate {
 void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e);
 
 /*
+ * Wake-ups gated with the switch-out stacks (record's budget): the waits
+ * in the window whose wake-up was not recorded, their time, the runnable
+ * part of it estimated from the waits whose wake-up was (how many), and
+ * the blocked time whose waker was not recorded, shared among the stacks'
+ * known wakers.  After wp_account_finish; all 0 unless gated.
+ */
+struct wp_wakeup_estimate {
+	bool gated;
+	uint64_t waits, waits_ns;
+	uint64_t runnable_ns;
+	uint64_t seen;
+	uint64_t unwoken_ns;
+};
+void wp_account_wakeup_estimate(const struct wp_account *a, struct wp_wakeup_estimate *e);
+
+/*
  * A system-wide recording's CPUs (-a, with switch records): each CPU's
  * time splits into the on-CPU time of the threads that ran there and the
  * idle task's (pid 0, "swapper"), which is no thread of the table.  Both

@@ -5,9 +5,11 @@
  *
  * An event in a task's own perf context is scheduled out and in at each
  * of the task's context switches, at a cost that in a switch storm is a
- * few percent even while the event is turned off.  The switch-out stack
- * event, opened per CPU on a cgroup that holds the command and everything
- * it starts, costs nothing while it is off.  The cgroup is made under
+ * few percent even while the event is turned off.  The recording's
+ * events (the switch-out stacks, and with cpu-clock the on-CPU samples
+ * and the switch and task records), opened per CPU on a cgroup that holds
+ * the command and everything it starts, cost nothing at a switch between
+ * two of its threads but the records they write.  The cgroup is made under
  * wallprof's own, so every controller that limits wallprof limits the
  * command as before; it is removed at the end (what is still in it goes
  * back to wallprof's cgroup).  Owns the cgroup's directory and its fd.

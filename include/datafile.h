@@ -49,6 +49,12 @@
 #define WP_META_WAKEUPS		(1ULL << 7)	/* wake-up tracepoints, per CPU */
 /* Stacks already unwound: a stack table, and samples that name its stacks. */
 #define WP_META_STACK_TABLE	(1ULL << 8)
+/*
+ * The wake-up tracepoints were turned off and on per CPU with the
+ * switch-out stacks (switch_stack_budget): a wait whose wake-up fell in a
+ * closed slot has its runnable part and its waker estimated.
+ */
+#define WP_META_WAKEUPS_GATED	(1ULL << 9)
 
 enum wp_callgraph {
 	WP_CALLGRAPH_NONE = 0,

@@ -16,10 +16,13 @@
  *
  * Only 64-bit ELF files in the host's byte order get an image; a file
  * with no DWARF compressed needs none (libdw maps it and reads only what
- * it uses).  Owns nothing: the descriptor returned is the caller's.
+ * it uses).  The descriptor returned is the caller's; images started
+ * ahead of time (wp_debug_image_prefetch) are owned here until taken.
  */
 #ifndef WALLPROF_DEBUGIMAGE_H
 #define WALLPROF_DEBUGIMAGE_H
+
+#include <stdbool.h>
 
 enum wp_debug_use {
 	WP_DEBUG_NAMES,		/* function names and inline chains */
@@ -39,5 +42,19 @@ int wp_debug_use_needs(enum wp_debug_use use, const char *section);
  * is); -EBADMSG for a damaged section; -ENOMEM or -errno.
  */
 int wp_debug_image(int fd, enum wp_debug_use use, int *out);
+
+/*
+ * Start building the image of the file at path for use on a thread of
+ * its own, so that a report decompresses the debug files it will want
+ * while it reads the recording: wp_debug_image() then takes it when asked
+ * for the same file (device and inode) and use.  Up to
+ * WP_DEBUG_PREFETCH_MAX files; one that cannot be opened is let be.
+ * true when it started.
+ */
+#define WP_DEBUG_PREFETCH_MAX 4
+bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use);
+
+/* Wait for the images started and not taken, and drop them. */
+void wp_debug_image_prefetch_end(void);
 
 #endif

@@ -97,8 +97,8 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n);
 
 /*
  * The launch stub (target.h), which shares the command's cgroup
- * (cgroup.h): its switch-out stacks are left out.  Call before the drain
- * reads any record.
+ * (cgroup.h): its records are left out.  Call before the drain reads any
+ * record.
  */
 void wp_drain_skip_stub(struct wp_drain *d, uint32_t pid);
 

@@ -26,6 +26,7 @@
 #ifndef WALLPROF_EVENT_H
 #define WALLPROF_EVENT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -65,10 +66,10 @@ struct wp_event_opts {
 	bool off_cpu;		/* switch records + switch-out stacks */
 	/*
 	 * Switch-out stacks a second per CPU (--switch-stacks=RATE): the
-	 * caller turns the switch-out event off and on per CPU to keep
-	 * within it (wp_evlist_gate_switch_stacks, stackgate.h); 0 for a
-	 * stack at every switch-out (--switch-stacks=all).  Switch records
-	 * stay exact either way.
+	 * caller turns the switch-out event, and the wake-up tracepoints
+	 * with it, off and on per CPU to keep within it (wp_evlist_gate,
+	 * stackgate.h); 0 for a stack and the wake-ups at every switch
+	 * (--switch-stacks=all).  Switch records stay exact either way.
 	 */
 	uint64_t switch_stack_budget;
 	bool enable_on_exec;	/* launch mode: start counting at execve */
@@ -80,12 +81,15 @@ struct wp_event_opts {
 };
 
 struct wp_evfd {
-	int fd;
+	int fd;			/* -1: a tracepoint closed by wp_evlist_sched_close */
 	int cpu;
 	unsigned int desc;	/* index into wp_evlist.descs */
 	pid_t tid;		/* -1 for CPU-wide */
 	uint64_t id;
+	uint64_t file_id;	/* the id the file knows it by: its first one */
 };
+
+struct wp_id_alias;
 
 struct wp_evlist {
 	struct wp_event_desc descs[2 + WP_NR_SCHED_EVENTS];	/* samples, switch-outs, sched */
@@ -121,6 +125,20 @@ struct wp_evlist {
 	int *anchor_fds;		/* per target task: keeps its context unshared */
 	size_t nr_anchor_fds;
 	struct wp_priv priv;
+	/*
+	 * The scheduler tracepoints closed and opened again
+	 * (wp_evlist_sched_close/open): their filters to set again, the
+	 * losses the closed ones counted, and the ids of the events opened
+	 * again, each with the first id of its desc and CPU, newest last,
+	 * under a lock (wp_evlist_id_alias runs on the drain thread).
+	 */
+	char *sched_filter[2];		/* wake-ups, sched_switch; NULL: none */
+	bool sched_closed;
+	uint64_t closed_lost;
+	pthread_mutex_t alias_lock;
+	bool alias_lock_init;
+	struct wp_id_alias *aliases;
+	size_t nr_aliases, cap_aliases;
 };
 
 /* Whether name is an event wallprof can sample. */
@@ -183,11 +201,12 @@ int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n
 			    uint32_t newer_than);
 
 /*
- * Take the switch-out stacks per CPU on cgroup_fd, a cgroup that holds the
- * launched command (cgroup.h), out of its threads' own perf contexts.
- * Call after wp_evlist_init, before the events are opened; false when
- * there is no switch-out event to move.  wp_evlist_open_cgroup_events
- * then opens and enables it.
+ * Take the switch-out stacks, and with cpu-clock the on-CPU event (and
+ * so the switch and task records), per CPU on cgroup_fd, a cgroup that
+ * holds the launched command (cgroup.h), out of its threads' own perf
+ * contexts.  Call after wp_evlist_init, before the events are opened;
+ * false when there is no event to move.  wp_evlist_open_cgroup_events
+ * then opens and enables them.
  */
 bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd);
 int wp_evlist_open_cgroup_events(struct wp_evlist *ev);
@@ -215,10 +234,30 @@ void wp_evlist_peek(struct wp_evlist *ev, wp_evlist_peek_fn fn, void *arg);
 void wp_evlist_explain_limits(const struct wp_evlist *ev);
 
 /*
- * Turn the switch-out stack event of CPU cpu on or off, with every
- * inherited copy of it.  Returns 0 or the first ioctl's -errno.
+ * Turn CPU cpu's switch-out stack event (with every inherited copy) on or
+ * off: what a budget bounds (stackgate.h).  The wake-up and sched_switch
+ * tracepoints follow the budget too, but on every CPU at once:
+ * wp_evlist_sched_close() and _open() below, since a disabled tracepoint
+ * event still costs each hit.  Returns 0 or the first ioctl's -errno.
  */
-int wp_evlist_gate_switch_stacks(struct wp_evlist *ev, unsigned int cpu, bool open);
+int wp_evlist_gate(struct wp_evlist *ev, unsigned int cpu, bool open);
+
+/*
+ * Close every CPU's scheduler tracepoints, or open them again as they
+ * were (same ring, filter and attributes; new ids, which
+ * wp_evlist_id_alias maps back).  A disabled tracepoint event still
+ * costs each hit a call into perf: only closing the events on every CPU
+ * takes perf's probe off the tracepoints.  Returns 0 or -errno.
+ */
+int wp_evlist_sched_close(struct wp_evlist *ev, uint64_t now_ns);
+int wp_evlist_sched_open(struct wp_evlist *ev, uint64_t now_ns);
+
+/*
+ * The id that an event opened again by wp_evlist_sched_open stands for
+ * (the first one of its desc and CPU, which the file's header lists), in
+ * *canon; false for an id that is no such event's.  Thread-safe.
+ */
+bool wp_evlist_id_alias(struct wp_evlist *ev, uint64_t id, uint64_t *canon);
 
 int wp_evlist_enable(struct wp_evlist *ev);
 int wp_evlist_disable(struct wp_evlist *ev);

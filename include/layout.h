@@ -200,6 +200,9 @@ int wp_sample_set_time(const struct wp_sample_format *fmt, struct perf_event_hea
  */
 int wp_sample_event_id(const struct wp_sample_format *fmt,
 		       const struct perf_event_header *hdr, uint64_t *id);
+/* A copy's event id changed (with PERF_SAMPLE_IDENTIFIER only): 0 or -EBADMSG. */
+int wp_sample_set_event_id(const struct wp_sample_format *fmt, struct perf_event_header *hdr,
+			   uint64_t id);
 
 /* Whether the sample was taken in kernel mode, by its cpumode. */
 bool wp_sample_in_kernel(const struct perf_event_header *hdr);

@@ -131,6 +131,13 @@ unsigned int wp_symbols_jit_live(const struct wp_symbols *s);
 /* Write what this report added to the symbol cache (silently, as it can). */
 void wp_symbols_save_cache(struct wp_symbols *s);
 
+/*
+ * A file with build id id was mapped: start decompressing its debug file
+ * (found by that id) for the names it may be asked for, unless the symbol
+ * cache has them (debugimage.h, wp_debug_image_prefetch).
+ */
+void wp_symbols_prefetch(struct wp_symbols *s, const uint8_t *id, size_t len);
+
 void wp_symbols_free(struct wp_symbols *s);
 
 #endif

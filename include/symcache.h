@@ -71,6 +71,9 @@ int wp_symcache_dir_open(void);
 int wp_symcache_open(int dirfd, const uint8_t *id, size_t id_len, unsigned int kind,
 		     const struct wp_symcache_origin *origin, struct wp_symcache **out);
 
+/* Is there a cache file for that build id and kind in dirfd (whatever it holds)? */
+bool wp_symcache_present(int dirfd, const uint8_t *id, size_t id_len, unsigned int kind);
+
 /*
  * The chain cached for addr: true, with its *n frames in out (0 frames:
  * the address has no name); false when addr is not in the cache (or has

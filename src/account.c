@@ -70,6 +70,7 @@ struct thread {
 	uint64_t off_start;		/* start of the current off-CPU interval */
 	uint8_t state;			/* enum run_state */
 	uint8_t initial_off;		/* what an off-CPU start counts as */
+	uint8_t gap;			/* GAP_* of the part state_end is ending */
 	bool woken_early;		/* waker is the early one: see thread_switch_out */
 	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool closed;
@@ -77,6 +78,7 @@ struct thread {
 	bool start_stack_due;		/* off-CPU at a rotated file's start: its stack may follow */
 	bool exiting;			/* -a: after its EXIT, before its last switch-out */
 	uint64_t exit_time;		/* of its EXIT record, while exiting */
+	struct wake_tally *tally;	/* owned; gated wake-ups only, else NULL */
 	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
 	uint32_t cpu;			/* where it runs or last ran; NO_CPU: unknown */
 	/*
@@ -85,6 +87,29 @@ struct thread {
 	 * NULL until the first one.
 	 */
 	uint64_t *unsampled_by_bucket;
+};
+
+/* What a gated recording missed of the blocked part being ended (thread.gap). */
+#define GAP_UNSPLIT 1U	/* its wake-up: the part holds the runnable time too */
+#define GAP_UNWOKEN 2U	/* its waker */
+
+/*
+ * Per thread, with wake-ups gated with the stacks (WP_META_WAKEUPS_GATED):
+ * the recorded waits its unrecorded ones are split by, and the blocked
+ * time of those, and how many (estimate_wakeups).  Apart from struct
+ * thread, which most recordings have hundreds of thousands of.
+ */
+struct wake_tally {
+	uint64_t woke_at;		/* the wake-up of the current interval, or 0 */
+	uint64_t seen_off_ns, seen_runnable_ns, seen_count;
+	uint64_t unsplit_ns, unsplit_count;
+};
+
+/* Per weight, what a gated recording missed of its blocked time. */
+struct wake_gap {
+	size_t weight;				/* its index in weights */
+	uint64_t unsplit_ns, unsplit_count;	/* GAP_UNSPLIT parts */
+	uint64_t unwoken_ns, unwoken_count;	/* GAP_UNWOKEN parts */
 };
 
 /* Kinds of off-CPU time, as estimated: blocked, runnable, preempted. */
@@ -98,6 +123,14 @@ struct thread {
  * for the sleep's, unless a later one comes.
  */
 #define EARLY_WAKE_NS 1000000ULL
+/* Longer, a record's lag is another thread's doing (preempted meanwhile). */
+#define LAG_SAMPLE_MAX_NS 100000ULL
+/*
+ * A recorded wait's runnable part, or a switch record's lag, counts up to
+ * this many times the mean so far, once there are enough to have one.
+ */
+#define SEEN_CAP 8
+#define SEEN_CAP_AFTER 20
 
 /*
  * How long before a switch record the sched_switch of the same switch may
@@ -146,6 +179,22 @@ struct wp_account {
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
 	bool wakeups;			/* the recording has wake-ups */
 	bool enqueues;			/* and sched_wakeup: when they reach a run queue */
+	bool wakeups_gated;		/* WP_META_WAKEUPS_GATED */
+	uint64_t seen_off_ns, seen_runnable_ns, seen_count;	/* every thread's */
+	/*
+	 * The last switch-out without its sched_switch that followed another
+	 * without: the tracepoints were closed then (the kernel takes
+	 * sched_switch in the switching thread's context, so only a gate or
+	 * a loss can miss one).
+	 */
+	uint64_t last_untimed_out;
+	bool prev_out_untimed;		/* the last switch-out had no sched_switch */
+	/* How late the timed switch records came, out [0] and in [1]: see switch_time. */
+	uint64_t lag_sum[2], lag_n[2];
+	struct wake_gap *gaps;		/* until finish */
+	size_t nr_gaps, cap_gaps;
+	struct wp_u64map gap_index;	/* weight index -> its gap */
+	struct wp_wakeup_estimate wake_est;
 	struct wp_waker *wakers;
 	size_t nr_wakers, cap_wakers;
 	struct wp_u64map waker_index;	/* kind, tid and stack -> index */
@@ -454,6 +503,79 @@ static bool strata_note(struct wp_account *a, struct thread *t, uint64_t full, u
 	return false;
 }
 
+/*
+ * A recorded wait of off ns, run of them runnable, into the figures that
+ * the others are split by.  Its runnable part counts up to SEEN_CAP times
+ * the mean so far (the excess as not waited at all): the drain or
+ * the gate itself, taking the CPU, holds up a few waits a hundredfold,
+ * which among a few hundred would outweigh the rest.
+ */
+static void tally_seen(struct wp_account *a, struct wake_tally *y, uint64_t off, uint64_t run)
+{
+	if (a->seen_count >= SEEN_CAP_AFTER) {
+		uint64_t cap = SEEN_CAP * (a->seen_runnable_ns / a->seen_count);
+
+		if (run > cap) {
+			off -= run - cap;
+			run = cap;
+		}
+	}
+	y->seen_off_ns += off;
+	y->seen_runnable_ns += run;
+	y->seen_count++;
+	a->seen_off_ns += off;
+	a->seen_runnable_ns += run;
+	a->seen_count++;
+}
+
+/* t's wake tally, made on first use; NULL when out of memory. */
+static struct wake_tally *tally_of(struct wp_account *a, struct thread *t)
+{
+	if (!t->tally) {
+		t->tally = calloc(1, sizeof(*t->tally));
+		if (!t->tally)
+			a->err = -ENOMEM;
+	}
+	return t->tally;
+}
+
+/* The gap of weight w, added on first use; NULL when out of memory. */
+static struct wake_gap *gap_get(struct wp_account *a, const struct wp_stack_weight *w)
+{
+	uint64_t key = (uint64_t)(w - a->weights), i;
+	struct wake_gap *g;
+
+	if (wp_u64map_get(&a->gap_index, key, &i))
+		return &a->gaps[i];
+	if (WP_GROW(a->gaps, a->cap_gaps, a->nr_gaps + 1) ||
+	    wp_u64map_put(&a->gap_index, key, a->nr_gaps))
+		return NULL;
+	g = &a->gaps[a->nr_gaps++];
+	memset(g, 0, sizeof(*g));
+	g->weight = (size_t)key;
+	return g;
+}
+
+/* A blocked part of weight w, d long, whose wake-up or waker was not recorded. */
+static void gap_note(struct wp_account *a, const struct thread *t,
+		     const struct wp_stack_weight *w, uint64_t d)
+{
+	struct wake_gap *g = gap_get(a, w);
+
+	if (!g) {
+		a->err = -ENOMEM;
+		return;
+	}
+	if (t->gap & GAP_UNSPLIT) {
+		g->unsplit_ns += d;
+		g->unsplit_count++;
+	}
+	if (t->gap & GAP_UNWOKEN) {
+		g->unwoken_ns += d;
+		g->unwoken_count++;
+	}
+}
+
 /* Add d of the current off-CPU part to weight w: its time and one interval. */
 static void weight_add_part(struct wp_account *a, struct thread *t, struct wp_stack_weight *w,
 			    uint64_t d)
@@ -463,6 +585,8 @@ static void weight_add_part(struct wp_account *a, struct thread *t, struct wp_st
 		w->blocked_count++;
 		if (t->waker != NO_WAKER)
 			add_wakes(a, w, t->waker, d, 1);
+		if (t->gap)
+			gap_note(a, t, w, d);
 	} else if (t->state == STATE_RUNNABLE) {
 		w->runnable_ns += d;
 		w->runnable_count++;
@@ -495,9 +619,13 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 			a->cpu_times[t->cpu].busy_ns += d;
 		return;
 	}
-	if (t->state == STATE_BLOCKED)
+	if (t->state == STATE_BLOCKED) {
 		t->t.blocked_ns += d;
-	else if (t->state == STATE_RUNNABLE)
+		if ((t->gap & GAP_UNSPLIT) && d && tally_of(a, t)) {
+			t->tally->unsplit_ns += d;
+			t->tally->unsplit_count++;
+		}
+	} else if (t->state == STATE_RUNNABLE)
 		t->t.runnable_ns += d;
 	else
 		t->t.preempted_ns += d;
@@ -520,10 +648,27 @@ static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
 	weight_add_part(a, t, w, d);
 }
 
+/*
+ * Whether t's current wait may have had its wake-up where the tracepoints
+ * were off: some CPU's were, since it began.  (A wait without a wake-up
+ * where they were all on is what it was without a gate: blocked.)
+ */
+static bool gated_wait(const struct wp_account *a, const struct thread *t)
+{
+	return a->wakeups_gated && t->state == STATE_BLOCKED &&
+	       a->last_untimed_out >= t->off_start;
+}
+
 /* The blocked interval ends at time, ended by t->waker: runnable from there. */
 static void wakee_runnable(struct wp_account *a, struct thread *t, uint64_t time)
 {
+	/* Gated: a wake-up on a CPU whose tracepoints were off names no waker. */
+	if (gated_wait(a, t) && t->waker == NO_WAKER)
+		t->gap = GAP_UNWOKEN;
 	state_end(a, t, time);
+	t->gap = 0;
+	if (a->wakeups_gated && t->state == STATE_BLOCKED && tally_of(a, t))
+		t->tally->woke_at = time ? time : 1;
 	t->waker = NO_WAKER;
 	t->woken_early = false;
 	t->state = STATE_RUNNABLE;
@@ -561,9 +706,41 @@ static uint64_t switch_time(struct wp_account *a, struct thread *t, uint64_t tim
 	 * record, which comes after the kernel switched the thread's events
 	 * in, time that schedstat counts on-CPU.  Counted, for the footer.
 	 */
+	/*
+	 * Closed, the tracepoints miss every switch-out, on every CPU: two
+	 * in a row without sched_switch say so, where a lone one is a record
+	 * lost or late.
+	 */
+	if (!in && a->saw_sched_switch) {
+		if (!timed && a->prev_out_untimed)
+			a->last_untimed_out = time;
+		a->prev_out_untimed = !timed;
+	}
+	if (timed && time - at <= LAG_SAMPLE_MAX_NS) {
+		uint64_t lag = time - at;
+
+		/* As with the recorded waits (tally_seen): a few held-up ones are capped. */
+		if (a->lag_n[in] >= SEEN_CAP_AFTER && lag > SEEN_CAP * (a->lag_sum[in] / a->lag_n[in]))
+			lag = SEEN_CAP * (a->lag_sum[in] / a->lag_n[in]);
+		a->lag_sum[in] += lag;
+		a->lag_n[in]++;
+	}
+	/*
+	 * Gated, a switch whose CPU's tracepoints were off is as late as the
+	 * others were on average.  Both ends of a slice move, so its length,
+	 * the thread's on-CPU time, loses the difference of the two lags
+	 * (the switch-in's record comes after the whole switch), which in a
+	 * storm the records alone put 20-40% short.
+	 */
+	/* Counted for the footer, whichever way it is timed below. */
 	if (in && a->saw_sched_switch && in_window(a, time, time + 1)) {
 		a->switch_ins++;
 		a->switch_ins_untimed += !timed;
+	}
+	if (!timed && a->wakeups_gated && a->lag_n[in] >= 16) {
+		uint64_t lag = a->lag_sum[in] / a->lag_n[in];
+
+		return time - t->since > lag ? time - lag : t->since;
 	}
 	return timed ? at : time;
 }
@@ -586,6 +763,8 @@ static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t n
 		t->woken_early = true;
 	}
 	t->early_waker = NO_WAKER;
+	if (t->tally)
+		t->tally->woke_at = 0;
 	t->state = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
 	t->off_start = now;
 	/*
@@ -621,7 +800,24 @@ static void thread_switch_in(struct wp_account *a, struct thread *t, uint64_t no
 	/* No wake-up since the switch-out: the early one ended the sleep at once. */
 	if (t->state == STATE_BLOCKED && t->woken_early)
 		wakee_runnable(a, t, t->since);
+	/* Gated: a wait whose wake-up fell where the tracepoints were off. */
+	if (gated_wait(a, t))
+		t->gap = GAP_UNSPLIT | (t->waker == NO_WAKER ? GAP_UNWOKEN : 0);
+	/*
+	 * A wait whose wake-up was recorded, with the tracepoints on all
+	 * along: the others are split by such.  One that began before they
+	 * were opened again is no fair sample (opening them held it up).
+	 */
+	if (t->tally && t->state == STATE_RUNNABLE && t->tally->woke_at &&
+	    t->tally->woke_at >= t->off_start && now >= t->tally->woke_at &&
+	    a->last_untimed_out < t->off_start) {
+		tally_seen(a, t->tally, now - t->off_start, now - t->tally->woke_at);
+		a->wake_est.seen++;
+	}
+	if (t->tally)
+		t->tally->woke_at = 0;
 	state_end(a, t, now);	/* blocked: its waker's, when sched_wakeup was missed */
+	t->gap = 0;
 	off_interval_end(a, t, now);
 	t->waker = NO_WAKER;
 	t->woken_early = false;
@@ -698,6 +894,7 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	a->no_switches = !(meta->flags & WP_META_SWITCHES);
 	a->sample_period_ns = meta->sample_period_ns;
 	a->wakeups = meta->flags & WP_META_WAKEUPS;
+	a->wakeups_gated = a->wakeups && (meta->flags & WP_META_WAKEUPS_GATED);
 	for (uint32_t e = 0; a->wakeups && e < meta->nr_events; e++)
 		a->enqueues |= meta->events[e].role == WP_EVENT_ENQUEUED;
 	if (opts)
@@ -1253,8 +1450,17 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 	comm[n] = '\0';
 	/* A process's main thread keeps every name it exec'd under. */
 	if (c.exec && c.pid == c.tid) {
-		names_begin(a, t);
-		name_open(a, t, time, comm, false);
+		/*
+		 * Seen before its exec under no name at all (the launched
+		 * command, from its fork on the command's cgroup): the name
+		 * it execs under is its name from the start.
+		 */
+		if (!t->name && !t->t.comm[0]) {
+			name_open(a, t, t->t.start_ns, comm, false);
+		} else {
+			names_begin(a, t);
+			name_open(a, t, time, comm, false);
+		}
 	} else if (t->name) {
 		memcpy(a->names[t->name - 1].pub.comm, comm, sizeof(comm));	/* renamed itself */
 	}
@@ -1597,6 +1803,117 @@ static int weight_thread_cmp(const void *x, const void *y, void *arg)
 	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }
 
+/* x times f >= 0, rounded down. */
+static uint64_t times(uint64_t x, double f)
+{
+	double v = (double)x * f;
+
+	return v <= 0 ? 0 : v >= 0x1p63 ? UINT64_MAX / 2 : (uint64_t)v;
+}
+
+/*
+ * The runnable part of n unrecorded waits of t, ns in all: t's runnable
+ * share of its recorded waits, but at most their mean runnable length
+ * each (the recording's figures, for a thread with few).  The share
+ * fits a thread's waits of one kind; the length keeps a thread that
+ * sleeps for seconds, split by a storm's share, from waiting
+ * hundreds of milliseconds for a CPU after each wake-up.
+ */
+static uint64_t runnable_part(const struct wp_account *a, const struct thread *t, uint64_t n,
+			      uint64_t ns)
+{
+	const struct wake_tally *y = t->tally;
+	bool own = y && y->seen_count && y->seen_off_ns >= a->seen_off_ns / 1000;
+	uint64_t off = own ? y->seen_off_ns : a->seen_off_ns;
+	uint64_t run = own ? y->seen_runnable_ns : a->seen_runnable_ns;
+	uint64_t count = own ? y->seen_count : a->seen_count;
+	uint64_t by_share, by_length;
+
+	if (!off || !count)
+		return 0;
+	by_share = times(ns, (double)run / (double)off);
+	by_length = times(n, (double)run / (double)count);
+	return by_share < by_length ? by_share : by_length;
+}
+
+/*
+ * With the wake-up tracepoints gated (WP_META_WAKEUPS_GATED), a wait whose
+ * wake-up fell where they were off ended blocked at its switch-in: its
+ * runnable part is unknown.  The gate opens and closes by time, blind to
+ * the threads, so the waits whose wake-up was recorded stand for the
+ * others: each thread's runnable share of them (the recording's, for a
+ * thread with few) moves that share of its unsplit time from blocked to
+ * runnable, in its totals and in each stack, up to their mean runnable
+ * length a wait (runnable_part).  A share first: the recorded waits,
+ * where every wake-up and switch costs a sample, last several times as
+ * long as the others.  Only the waits with the
+ * tracepoints on from start to end count (see thread_switch_in).  The
+ * blocked time whose waker went unrecorded goes to the stack's known
+ * wakers, in proportion.  Totals stay exact: only the split and the
+ * wakers are estimated.
+ */
+static void estimate_wakeups(struct wp_account *a)
+{
+	struct wp_wakeup_estimate *e = &a->wake_est;
+
+	e->gated = a->wakeups_gated;
+	for (size_t i = 0; a->wakeups_gated && i < a->nr; i++) {
+		struct thread *t = &a->threads[i];
+		const struct wake_tally *y = t->tally;
+		uint64_t moved;
+
+		if (!y)
+			continue;
+		moved = runnable_part(a, t, y->unsplit_count, y->unsplit_ns);
+
+		t->t.blocked_ns -= moved;
+		t->t.runnable_ns += moved;
+		t->t.wakeups += y->unsplit_count;
+		e->waits += y->unsplit_count;
+		e->waits_ns += y->unsplit_ns;
+		e->runnable_ns += moved;
+	}
+	for (size_t i = 0; i < a->nr_gaps; i++) {
+		const struct wake_gap *g = &a->gaps[i];
+		struct wp_stack_weight *w = &a->weights[g->weight];
+		uint64_t known = 0, count = 0, target, moved;
+
+		moved = runnable_part(a, &a->threads[w->thread], g->unsplit_count, g->unsplit_ns);
+		if (moved > w->blocked_ns)
+			moved = w->blocked_ns;
+		w->blocked_ns -= moved;
+		w->runnable_ns += moved;
+		w->runnable_count += g->unsplit_count;
+		w->estimated_ns[1] += moved;
+		for (uint32_t k = w->wakes; k; k = a->wakes[k - 1].next) {
+			known += a->wakes[k - 1].blocked_ns;
+			count += a->wakes[k - 1].count;
+		}
+		if (!known)
+			continue;
+		/* Woken waits lose their runnable part; unwoken ones' blocked part is shared. */
+		target = known + g->unwoken_ns;
+		target -= target > moved ? moved : target;
+		if (target > w->blocked_ns)
+			target = w->blocked_ns;
+		for (uint32_t k = w->wakes; k; k = a->wakes[k - 1].next) {
+			struct wp_wake_weight *wk = &a->wakes[k - 1];
+
+			wk->blocked_ns = times(wk->blocked_ns, (double)target / (double)known);
+			wk->count += times(wk->count, (double)g->unwoken_count / (double)count);
+		}
+		e->unwoken_ns += g->unwoken_ns;
+	}
+	for (size_t i = 0; i < a->nr; i++) {
+		free(a->threads[i].tally);
+		a->threads[i].tally = NULL;
+	}
+	free(a->gaps);
+	a->gaps = NULL;
+	a->nr_gaps = 0;
+	wp_u64map_release(&a->gap_index);
+}
+
 /*
  * Above the --switch-stacks budget the kernel samples switch-outs: the
  * time of the intervals without a stack (on unsampled_switch_stack) is
@@ -1739,6 +2056,7 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 	names_close(a);
 	wp_u64map_release(&a->thread_index);
 	distribute_on_cpu(a);
+	estimate_wakeups(a);
 	if (estimate_switch_stacks(a))
 		a->err = -ENOMEM;
 	if (!a->nr && !a->threads)
@@ -1795,6 +2113,14 @@ void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_est
 			e->unattributed_ns += w->blocked_ns + w->runnable_ns + w->preempted_ns;
 		e->estimated_ns += w->estimated_ns[0] + w->estimated_ns[1] + w->estimated_ns[2];
 	}
+	/* Of that, the runnable time the wake-up estimate moved (estimate_wakeups). */
+	e->estimated_ns -= e->estimated_ns > a->wake_est.runnable_ns ? a->wake_est.runnable_ns :
+			   e->estimated_ns;
+}
+
+void wp_account_wakeup_estimate(const struct wp_account *a, struct wp_wakeup_estimate *e)
+{
+	*e = a->wake_est;
 }
 
 uint64_t wp_account_lost(const struct wp_account *a)
@@ -1818,6 +2144,7 @@ void wp_account_free(struct wp_account *a)
 	for (size_t i = 0; a->threads && i < a->nr; i++) {
 		free(a->threads[i].hists);
 		free(a->threads[i].unsampled_by_bucket);
+		free(a->threads[i].tally);
 	}
 	free(a->threads);
 	free(a->result);
@@ -1825,6 +2152,8 @@ void wp_account_free(struct wp_account *a)
 	free(a->weights);
 	wp_u64map_release(&a->weight_index);
 	wp_u64map_release(&a->strata);
+	wp_u64map_release(&a->gap_index);
+	free(a->gaps);
 	free(a->wakers);
 	free(a->wakes);
 	wp_u64map_release(&a->waker_index);

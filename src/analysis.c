@@ -478,6 +478,14 @@ static void show_progress(struct pipeline *p)
 	fflush(stderr);
 }
 
+static void prefetch_debug_file(struct pipeline *p, const struct perf_event_header *rec)
+{
+	struct wp_mmap2 m;
+
+	if (!wp_mmap2_parse(rec, &m) && m.has_build_id)
+		wp_symbols_prefetch(p->symbols, m.build_id, m.build_id_size);
+}
+
 /* A record in time order; a sample comes parsed (NULL when malformed). */
 static int deliver(const struct perf_event_header *rec, const struct wp_sample *s,
 		   uint64_t time, void *arg)
@@ -686,6 +694,13 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 			err = 0;
 			continue;
 		}
+		/*
+		 * A file mapped: its debug file starts decompressing as it is
+		 * read, not when its first frame comes out of the queue
+		 * (not with a stack table, whose places have their names).
+		 */
+		if (rec->type == PERF_RECORD_MMAP2 && !p->table)
+			prefetch_debug_file(p, rec);
 		/* Rounds are not queued: they need no reference on the block. */
 		if (rec->type != WP_RECORD_ROUND)
 			hold = wp_reader_block_get(an->reader);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <libdeflate.h>
 #include <zstd.h>
@@ -290,7 +291,7 @@ static int fill(const struct plan *p, const Elf64_Ehdr *ehdr, Elf *elf, size_t p
 	return err;
 }
 
-int wp_debug_image(int fd, enum wp_debug_use use, int *out)
+static int build_image(int fd, enum wp_debug_use use, int *out)
 {
 	struct plan p = { 0 };
 	const uint8_t *file;
@@ -348,4 +349,120 @@ out:
 	plan_release(&p);
 	elf_end(elf);
 	return err;
+}
+
+/*
+ * Images started before they are asked for (wp_debug_image_prefetch):
+ * owned here until wp_debug_image() takes one or the end drops them.
+ */
+struct prefetch {
+	dev_t dev;
+	ino_t ino;
+	enum wp_debug_use use;
+	int fd;		/* the file, opened by wp_debug_image_prefetch */
+	int img;	/* the image built, or -1 */
+	int err;	/* build_image()'s return */
+	pthread_t thread;
+	bool taken;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct prefetch slot[WP_DEBUG_PREFETCH_MAX];
+	unsigned int nr;
+} prefetched = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *prefetch_main(void *arg)
+{
+	struct prefetch *p = arg;
+
+	p->err = build_image(p->fd, p->use, &p->img);
+	return NULL;
+}
+
+bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use)
+{
+	struct prefetch *p;
+	bool started = false;
+	struct stat st;
+	int fd;
+
+	pthread_mutex_lock(&prefetched.lock);
+	if (prefetched.nr >= WP_DEBUG_PREFETCH_MAX)
+		goto out;
+	fd = wp_open_regular(path, &st);
+	if (fd < 0)
+		goto out;
+	for (unsigned int i = 0; i < prefetched.nr; i++) {
+		p = &prefetched.slot[i];
+		if (p->dev == st.st_dev && p->ino == st.st_ino && p->use == use) {
+			close(fd);	/* started already */
+			goto out;
+		}
+	}
+	p = &prefetched.slot[prefetched.nr];
+	*p = (struct prefetch){ .dev = st.st_dev, .ino = st.st_ino, .use = use, .fd = fd,
+				.img = -1 };
+	if (pthread_create(&p->thread, NULL, prefetch_main, p)) {
+		close(fd);
+	} else {
+		prefetched.nr++;
+		started = true;
+	}
+out:
+	pthread_mutex_unlock(&prefetched.lock);
+	return started;
+}
+
+/* The image of the file at fd for use, when one was started: true, with its result. */
+static bool prefetched_take(int fd, enum wp_debug_use use, int *out, int *err)
+{
+	struct prefetch *p = NULL;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return false;
+	pthread_mutex_lock(&prefetched.lock);
+	for (unsigned int i = 0; i < prefetched.nr && !p; i++) {
+		struct prefetch *q = &prefetched.slot[i];
+
+		if (!q->taken && q->dev == st.st_dev && q->ino == st.st_ino && q->use == use)
+			p = q;
+	}
+	if (p)
+		p->taken = true;
+	pthread_mutex_unlock(&prefetched.lock);
+	if (!p)
+		return false;
+	pthread_join(p->thread, NULL);
+	close(p->fd);
+	*err = p->err;
+	*out = p->err ? -1 : p->img;
+	return true;
+}
+
+int wp_debug_image(int fd, enum wp_debug_use use, int *out)
+{
+	int err;
+
+	if (prefetched_take(fd, use, out, &err))
+		return err;
+	return build_image(fd, use, out);
+}
+
+void wp_debug_image_prefetch_end(void)
+{
+	pthread_mutex_lock(&prefetched.lock);
+	for (unsigned int i = 0; i < prefetched.nr; i++) {
+		struct prefetch *p = &prefetched.slot[i];
+
+		if (p->taken)
+			continue;
+		pthread_join(p->thread, NULL);
+		close(p->fd);
+		if (!p->err)
+			close(p->img);
+	}
+	prefetched.nr = 0;
+	pthread_mutex_unlock(&prefetched.lock);
 }

@@ -87,6 +87,8 @@ struct wp_drain {
 	struct id_role *roles;
 	/* Switch-out stacks from per-CPU events on the command's cgroup. */
 	bool switch_outs_per_cpu;
+	/* The on-CPU event (samples, switch and task records) there too. */
+	bool records_per_cpu;
 	uint32_t stub_pid;	/* in that cgroup, but not recorded; 0: none yet */
 	struct wp_u64map born;	/* tid -> time of its FORK or exec, for those */
 	size_t nr_roles;
@@ -131,13 +133,24 @@ static int id_role_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int sample_role(const struct wp_drain *d, const struct perf_event_header *h)
+/*
+ * The role of a sample's event; in *canon, when the event is a scheduler
+ * tracepoint opened again (wp_evlist_sched_open), the id its copy is to
+ * carry, which the file knows; else 0.
+ */
+static int sample_role(const struct wp_drain *d, const struct perf_event_header *h,
+		       uint64_t *canon)
 {
 	struct id_role key, *hit;
 
+	*canon = 0;
 	if (wp_sample_event_id(&d->ev->fmt, h, &key.id))
 		return -1;
 	hit = bsearch(&key, d->roles, d->nr_roles, sizeof(key), id_role_cmp);
+	if (!hit && wp_evlist_id_alias(d->ev, key.id, canon)) {
+		key.id = *canon;
+		hit = bsearch(&key, d->roles, d->nr_roles, sizeof(key), id_role_cmp);
+	}
 	return hit ? (int)hit->role : -1;
 }
 
@@ -507,13 +520,15 @@ static void count_sched_sample(struct wp_drain *d, int role)
 }
 
 /* Set a wake-up of a thread not known yet aside, trimmed, until held_resolve. */
-static int held_add(struct wp_drain *d, const struct perf_event_header *h)
+static int held_add(struct wp_drain *d, const struct perf_event_header *h, uint64_t canon)
 {
 	uint8_t *dst = wp_buf_reserve(&d->held, h->size);
 
 	if (!dst)
 		return -ENOMEM;
 	d->held.len += wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
+	if (canon)
+		wp_sample_set_event_id(&d->ev->fmt, (struct perf_event_header *)dst, canon);
 	return 0;
 }
 
@@ -528,7 +543,8 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 {
 	for (size_t off = 0; off + sizeof(struct perf_event_header) <= held->len;) {
 		const struct perf_event_header *h = (const void *)(held->data + off);
-		int role = sample_role(d, h);
+		uint64_t canon;
+		int role = sample_role(d, h, &canon);	/* ids are the file's by now */
 		uint8_t *dst;
 
 		off += h->size;
@@ -640,20 +656,62 @@ void wp_drain_skip_stub(struct wp_drain *d, uint32_t pid)
 	__atomic_store_n(&d->stub_pid, pid, __ATOMIC_RELAXED);
 }
 
+/*
+ * The stub that launches the command is in the command's cgroup, so the
+ * events on the cgroup see it (per task, it had none enabled): its
+ * records are not the recording's, but for its FORK of the command, where
+ * the command's life in the recording starts (the only record that
+ * names the stub).  Losses are counted whoever they hit.
+ */
+static bool stub_record(struct wp_drain *d, const struct perf_event_header *h)
+{
+	uint32_t stub = __atomic_load_n(&d->stub_pid, __ATOMIC_RELAXED), pid, tid;
+	struct wp_sample_id sid;
+	struct wp_task_event te;
+
+	if (!d->records_per_cpu || !stub)
+		return false;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (wp_sample_thread(&d->ev->fmt, h, &pid, &tid))
+			return false;
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (wp_sample_id_parse(&d->ev->fmt, h, &sid))
+			return false;
+		pid = sid.pid;
+		break;
+	default:
+		return false;
+	}
+	if (pid != stub)
+		return false;
+	return h->type != PERF_RECORD_FORK || wp_task_event_parse(h, &te) || te.pid == stub;
+}
+
 /* Count one record and copy it (stack trimmed) into the current block. */
 static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 {
-	uint8_t *dst = drain_room(d, h->size);
-	uint64_t id, lost;
+	uint64_t id, lost, canon;
+	uint8_t *dst;
 	size_t n;
 	int role;
 
+	if (stub_record(d, h))
+		return 0;
+	dst = drain_room(d, h->size);
 	if (!dst)
 		return -ENOMEM;
 	d->counts.records++;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		role = sample_role(d, h);
+		role = sample_role(d, h, &canon);
 		switch (role) {
 		case WP_EVENT_SWITCH_OUT:
 			switch (d->switch_outs_per_cpu ? switch_out_recorded(d, h) : 1) {
@@ -662,7 +720,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 				return 0;
 			case -1:
 				d->counts.records--;	/* counted if kept */
-				return held_add(d, h);
+				return held_add(d, h, canon);
 			}
 			d->counts.switch_samples++;
 			break;
@@ -676,7 +734,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 				return 0;
 			case -1:
 				d->counts.records--;	/* counted if kept */
-				return held_add(d, h);
+				return held_add(d, h, canon);
 			}
 			count_sched_sample(d, role);
 			break;
@@ -684,6 +742,8 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 			d->counts.samples++;
 		}
 		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
+		if (canon)
+			wp_sample_set_event_id(&d->ev->fmt, (struct perf_event_header *)dst, canon);
 		d->counts.stack_bytes_trimmed += h->size - n;
 		d->cur->len += n;
 		return 0;
@@ -1007,10 +1067,13 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 		goto out_free;
 	}
 	for (size_t i = 0; i < ev->nr_fds; i++) {
-		d->roles[i].id = ev->fds[i].id;
+		d->roles[i].id = ev->fds[i].file_id;
 		d->roles[i].role = ev->descs[ev->fds[i].desc].role;
-		if (ev->cgroup_descs & (1U << ev->fds[i].desc))
+		if (ev->cgroup_descs & (1U << ev->fds[i].desc)) {
 			d->switch_outs_per_cpu = true;
+			if (d->roles[i].role == WP_EVENT_ONCPU)
+				d->records_per_cpu = true;
+		}
 	}
 	d->nr_roles = ev->nr_fds;
 	qsort(d->roles, d->nr_roles, sizeof(*d->roles), id_role_cmp);

@@ -81,7 +81,7 @@ static void print_header(const struct dump *d)
 		", stack %u bytes, call graph %s\n", m->sample_type, m->regs_mask,
 		m->stack_size, m->callgraph == WP_CALLGRAPH_DWARF ? "dwarf" :
 		m->callgraph == WP_CALLGRAPH_FP ? "fp" : "none");
-	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s\n",
+	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s%s\n",
 		m->flags & WP_META_KERNEL_SAMPLES ? " kernel-samples" : "",
 		m->flags & WP_META_KERNEL_STACKS ? " kernel-stacks" : "",
 		m->flags & WP_META_SWITCHES ? " switches" : "",
@@ -90,6 +90,7 @@ static void print_header(const struct dump *d)
 		m->flags & WP_META_CPU_WIDE ? " all-cpus" : "",
 		m->flags & WP_META_CLOCK_FALLBACK ? " cpu-clock-fallback" : "",
 		m->flags & WP_META_WAKEUPS ? " wakeups" : "",
+		m->flags & WP_META_WAKEUPS_GATED ? " wakeups-gated" : "",
 		m->flags & WP_META_STACK_TABLE ? " stack-table" : "");
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
@@ -341,9 +342,9 @@ static void print_summary(FILE *out, const struct wp_summary *s, const struct wp
 	uint64_t lost = s->lost_records + s->lost_samples + s->lost_unreported;
 
 	fprintf(out, "# summary: %.3f s, %" PRIu64 " records, %" PRIu64 " samples, %" PRIu64
-		" off-CPU stacks, %" PRIu64 " switches, %" PRIu64 " synthesized\n",
-		(double)(s->end_clock_ns - m->start_clock_ns) / 1e9, s->records, s->samples,
-		s->switch_samples, s->switches, s->synthesized);
+		" off-CPU stacks, %" PRIu64 " switches, %" PRIu64 " synthesized, %" PRIu64
+		" wake-ups\n", (double)(s->end_clock_ns - m->start_clock_ns) / 1e9, s->records,
+		s->samples, s->switch_samples, s->switches, s->synthesized, s->wakeups);
 	fprintf(out, "# lost: %" PRIu64 " records, %" PRIu64 " samples (%.2f%%), %" PRIu64
 		" throttled, %" PRIu64 " corrupt bytes\n", s->lost_records + s->lost_unreported,
 		s->lost_samples,

@@ -320,11 +320,13 @@ int wp_format_json(struct wp_view *v, FILE *out)
 	const struct wp_quality *q = &v->an->quality;
 	uint64_t unsampled_ns, unsampled_threads, untimed_ins, switch_ins;
 	struct wp_switch_estimate se;
+	struct wp_wakeup_estimate we;
 	int err;
 
 	wp_account_unsampled(v->an->account, &unsampled_ns, &unsampled_threads);
 	wp_account_untimed_switch_ins(v->an->account, &untimed_ins, &switch_ins);
 	wp_account_switch_estimate(v->an->account, &se);
+	wp_account_wakeup_estimate(v->an->account, &we);
 	fprintf(out, "{\n  \"wallprof_version\": \"%s\",\n  \"schema_version\": 1,\n",
 		PACKAGE_VERSION);
 	print_header(v->an, out);
@@ -343,13 +345,18 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"switch_ins_untimed\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
 		", \"rate_per\": \"%s\", \"switch_outs\": %" PRIu64 ", \"unsampled\": %" PRIu64
 		", \"estimated_ns\": %" PRIu64 ", \"unattributed_ns\": %" PRIu64
-		", \"threads\": %" PRIu64 "}, \"unnamed_files\": [",
+		", \"threads\": %" PRIu64 "}, \"wakeups_gated\": {\"gated\": %s"
+		", \"waits_unrecorded\": %" PRIu64 ", \"waits_unrecorded_ns\": %" PRIu64
+		", \"runnable_estimated_ns\": %" PRIu64 ", \"waits_recorded\": %" PRIu64
+		", \"unwoken_shared_ns\": %" PRIu64 "}, \"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits,
 		v->an->summary.raw_samples, unsampled_ns,
 		unsampled_threads, switch_ins, untimed_ins, wp_meta_switch_stack_rate(v->an->meta),
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
-		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads);
+		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads,
+		we.gated ? "true" : "false", we.waits, we.waits_ns, we.runnable_ns, we.seen,
+		we.unwoken_ns);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		static const char *const reasons[] = {
 			[WP_UNNAMED_NO_SYMBOLS] = "no-symbols",

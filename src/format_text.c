@@ -180,6 +180,27 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 	fprintf(out, " (--switch-stacks=all keeps every one)\n");
 }
 
+/*
+ * Wake-ups gated with the stacks: how many waits had no wake-up recorded,
+ * and what of their time was estimated.
+ */
+static void print_wakeup_estimate(const struct wp_analysis *an, FILE *out)
+{
+	struct wp_wakeup_estimate e;
+	char a[16], b[16], c[16];
+
+	wp_account_wakeup_estimate(an->account, &e);
+	if (!e.gated || !e.waits)
+		return;
+	fprintf(out, "# wake-ups: off with the stacks above the budget; %" PRIu64 " waits (%s) "
+		"had none recorded: ~ marks their runnable time, %s, estimated from the %" PRIu64
+		" waits that had one", e.waits, DUR(e.waits_ns, a), DUR(e.runnable_ns, b), e.seen);
+	if (e.unwoken_ns)
+		fprintf(out, ", and %s of blocked time shared among the known wakers",
+			DUR(e.unwoken_ns, c));
+	fprintf(out, " (--switch-stacks=all records every one)\n");
+}
+
 /* Where the unnamed frames are (those worth a line), and what would name them. */
 static void print_unnamed(const struct wp_quality *q, FILE *out)
 {
@@ -292,6 +313,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 	print_unsampled(an, out);
 	print_untimed_switch_ins(an, out);
 	print_switch_estimate(an, out);
+	print_wakeup_estimate(an, out);
 	if ((an->meta->flags & WP_META_SWITCHES) && !wp_account_has_wakeups(an->account))
 		fprintf(out, "# wake-ups were not recorded: blocked time includes the wait for a "
 			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");

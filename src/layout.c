@@ -324,6 +324,15 @@ int wp_sample_event_id(const struct wp_sample_format *fmt,
 	return 0;
 }
 
+int wp_sample_set_event_id(const struct wp_sample_format *fmt, struct perf_event_header *hdr,
+			   uint64_t id)
+{
+	if (!(fmt->sample_type & PERF_SAMPLE_IDENTIFIER) || hdr->size < sizeof(*hdr) + 8)
+		return -EBADMSG;
+	memcpy(hdr + 1, &id, 8);
+	return 0;
+}
+
 bool wp_sample_in_kernel(const struct perf_event_header *hdr)
 {
 	switch (hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) {

@@ -275,15 +275,23 @@ static bool exited_since(struct model *m, uint32_t tid, uint64_t time)
 	return wp_u64map_get(&m->exited, tid, &at) && (!time || time <= at);
 }
 
+static struct st_thread *thread_find(struct model *m, uint32_t tid)
+{
+	uint64_t i;
+
+	return wp_u64map_get(&m->thread_index, tid, &i) ? &m->threads[i] : NULL;
+}
+
 static struct st_thread *thread_get(struct model *m, uint32_t pid, uint32_t tid, uint64_t time)
 {
+	struct st_thread *t;
 	struct st_proc *p;
-	uint64_t i;
 
 	if (!tid || tid == UINT32_MAX || pid == UINT32_MAX)
 		return NULL;	/* the idle task, or one already unhashed */
-	if (wp_u64map_get(&m->thread_index, tid, &i))
-		return &m->threads[i];
+	t = thread_find(m, tid);
+	if (t)
+		return t;
 	if (exited_since(m, tid, time))
 		return NULL;
 	p = proc_get(m, pid, true);
@@ -488,7 +496,12 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 		if (wp_task_event_parse(h, &te) || exited_since(m, te.tid, time))
 			return 0;
 		{
-			struct st_thread *parent = thread_get(m, te.ppid, te.ptid, 0);
+			/*
+			 * The thread that made a thread is the recording's; one
+			 * that made a process may not be (the launch stub).
+			 */
+			struct st_thread *parent = te.pid == te.ppid ?
+				thread_get(m, te.ppid, te.ptid, 0) : thread_find(m, te.ptid);
 			char comm[16] = "";
 
 			if (parent)

@@ -72,6 +72,8 @@ struct session {
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
+	bool *gate_closed;		/* per CPU slot: its gate is closed */
+	unsigned int nr_gate_closed;
 	struct wp_cgroup cgroup;	/* the command's, for its switch-out stacks */
 	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
 	/* A rotating recording's closing blocks warn once, not at every file. */
@@ -688,11 +690,28 @@ static uint64_t gate_switch_outs(unsigned int cpu, uint64_t *as_of_ns, void *arg
 	return wp_drain_switch_outs(s->drain, cpu, as_of_ns);
 }
 
+/*
+ * A CPU's slot opens or closes: its switch-out stacks go on or off, and
+ * the wake-up tracepoints are open on every CPU while no CPU's slot is
+ * closed (a tracepoint's perf probe stays on while any CPU has an event
+ * on it, costing every hit of it, so they are closed on all at once).
+ */
 static int gate_set(unsigned int cpu, bool open, void *arg)
 {
 	struct session *s = arg;
+	int err = wp_evlist_gate(&s->ev, cpu, open), e = 0;
 
-	return wp_evlist_gate_switch_stacks(&s->ev, cpu, open);
+	if (!(s->meta.flags & WP_META_WAKEUPS_GATED) || cpu >= s->ev.nr_cpus)
+		return err;
+	if (s->gate_closed[cpu] == !open)
+		return err;
+	s->gate_closed[cpu] = !open;
+	s->nr_gate_closed += open ? -1 : 1;
+	if (!open && s->nr_gate_closed == 1)
+		e = wp_evlist_sched_close(&s->ev, wp_clock_ns(CLOCK_MONOTONIC));
+	else if (open && !s->nr_gate_closed)
+		e = wp_evlist_sched_open(&s->ev, wp_clock_ns(CLOCK_MONOTONIC));
+	return err ? err : e;
 }
 
 /* Wait for a stop condition; returns the enum wp_stop_reason. */
@@ -1073,12 +1092,15 @@ static int finish_rotated_file(void *arg, struct wp_writer *w)
  * speed; ordinary programs take a few thousand.
  */
 #define SWITCH_STACKS_HINT 20000.0
-/* Wake-ups a second above which record says what they cost: as much, unbounded. */
+/* Wake-ups a second above which record says what --switch-stacks=all cost. */
 #define WAKEUPS_HINT 20000.0
 
-/* Where the switch-out stack budget turned stacks off, and for how long. */
+/* Where the budget turned stacks and wake-ups off, and for how long. */
 static void print_gate(struct session *s)
 {
+	bool stacks = s->meta.flags & WP_META_OFFCPU_STACKS;
+	const char *what = !(s->meta.flags & WP_META_WAKEUPS_GATED) ? "switch-out stacks" :
+			   stacks ? "switch-out stacks and wake-ups" : "wake-ups";
 	char list[256] = "";
 	size_t len = 0;
 
@@ -1091,11 +1113,11 @@ static void print_gate(struct session *s)
 					len ? ", " : "", i, 100 * share);
 	}
 	if (len)
-		wp_info("switch-out stacks were off for part of the time on CPU %s, which switched "
-			"out more than %llu times a second; report estimates the rest", list,
-			(unsigned long long)s->meta.switch_stack_budget);
+		wp_info("%s were off for part of the time on CPU %s, which switched out more than "
+			"%llu times a second; report estimates the rest", what, list,
+			(unsigned long long)s->opts->events.switch_stack_budget);
 	if (wp_stackgate_error(s->gate))
-		wp_warn("cannot turn switch-out stacks off and on: %s",
+		wp_warn("cannot turn %s off and on: %s", what,
 			strerror(-wp_stackgate_error(s->gate)));
 }
 
@@ -1144,10 +1166,12 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 				"without --switch-stacks=all, at most %d a second per CPU are taken, "
 				"the rest estimated", (double)c->switch_samples / secs,
 				WP_SWITCH_STACKS_DEFAULT);
-		if (secs > 0 && (double)c->wakeups / secs > WAKEUPS_HINT)
-			wp_info("%.0f wake-ups a second were recorded, a sample each and unbounded: "
-				"in such a storm they slow the program as much as a stack at every "
-				"switch would; --wakeups=off records none", (double)c->wakeups / secs);
+		if (secs > 0 && !s->opts->events.switch_stack_budget &&
+		    (double)c->wakeups / secs > WAKEUPS_HINT)
+			wp_info("%.0f wake-ups a second were recorded, a sample each: in such a storm "
+				"they slow the program as much as a stack at every switch would; "
+				"without --switch-stacks=all they are bounded with the stacks",
+				(double)c->wakeups / secs);
 	}
 	/* Losses and throttling are warnings: -q does not hide them. */
 	if (lost)
@@ -1333,6 +1357,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 		goto out;
 	if (s.meta.flags & WP_META_OFFCPU_STACKS)
 		s.meta.switch_stack_budget = opts->events.switch_stack_budget;
+	if ((s.meta.flags & WP_META_WAKEUPS) && opts->events.switch_stack_budget)
+		s.meta.flags |= WP_META_WAKEUPS_GATED;
 	if (opts->unwind_live)
 		s.meta.flags |= WP_META_STACK_TABLE;
 	err = s.rot ? wp_rotate_start(s.rot, &s.meta) : wp_writer_write_meta(s.writer, &s.meta);
@@ -1389,11 +1415,16 @@ int wp_record_run(const struct wp_record_opts *opts)
 				goto out;
 		}
 	}
-	if (s.meta.switch_stack_budget) {
-		err = wp_stackgate_new(s.ev.nr_cpus, s.meta.switch_stack_budget,
+	if (s.meta.switch_stack_budget || (s.meta.flags & WP_META_WAKEUPS_GATED)) {
+		err = wp_stackgate_new(s.ev.nr_cpus, opts->events.switch_stack_budget,
 				       wp_clock_ns(CLOCK_MONOTONIC), &s.gate);
 		if (err)
 			goto out;
+		s.gate_closed = calloc(s.ev.nr_cpus, sizeof(*s.gate_closed));
+		if (!s.gate_closed) {
+			err = -ENOMEM;
+			goto out;
+		}
 	}
 
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
@@ -1501,6 +1532,7 @@ out:
 		free(s.child.cmd);
 	}
 	wp_stackgate_free(s.gate);
+	free(s.gate_closed);
 	wp_drain_free(s.drain);
 	wp_livestage_free(s.live);
 	wp_rotate_free(s.rot);

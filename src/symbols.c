@@ -2,6 +2,7 @@
 /* symbols.c: function names (with inline frames) for user and kernel addresses. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -811,10 +812,24 @@ void wp_symbols_save_cache(struct wp_symbols *s)
 	}
 }
 
+void wp_symbols_prefetch(struct wp_symbols *s, const uint8_t *id, size_t len)
+{
+	unsigned int kind = (s->lines ? 1U : 0U) | (s->frameinfo ? 2U : 0U);
+	char path[PATH_MAX];
+
+	if (len < 2 || wp_symcache_present(s->kept_dir, id, len, kind))
+		return;
+	wp_debuginfo_build_id_path(id, len, path, sizeof(path));
+	if (path[0] && wp_debug_image_prefetch(path, s->lines || s->frameinfo || s->want_all ?
+							     WP_DEBUG_LINES : WP_DEBUG_NAMES))
+		wp_debug("decompressing '%s' ahead", path);
+}
+
 void wp_symbols_free(struct wp_symbols *s)
 {
 	if (!s)
 		return;
+	wp_debug_image_prefetch_end();
 	for (size_t i = 0; i < s->nr_dsos; i++) {
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);

@@ -230,11 +230,32 @@ no:
 	return false;
 }
 
+/* The cache file's name: the build id in hex, then ".KIND.sym". */
+static void cache_name(const uint8_t *id, size_t id_len, unsigned int kind, char *buf,
+		       size_t size)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < id_len && n >= 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%02x", id[i]);
+	if (n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ".%u.sym", kind);
+}
+
+bool wp_symcache_present(int dirfd, const uint8_t *id, size_t id_len, unsigned int kind)
+{
+	char name[2 * WP_SYMCACHE_MAX_ID + 16];
+
+	if (dirfd < 0 || !id_len || id_len > WP_SYMCACHE_MAX_ID)
+		return false;
+	cache_name(id, id_len, kind, name, sizeof(name));
+	return !faccessat(dirfd, name, F_OK, AT_EACCESS);
+}
+
 int wp_symcache_open(int dirfd, const uint8_t *id, size_t id_len, unsigned int kind,
 		     const struct wp_symcache_origin *origin, struct wp_symcache **out)
 {
 	struct wp_symcache *c;
-	int n;
 
 	*out = NULL;
 	if (!id_len || id_len > WP_SYMCACHE_MAX_ID)
@@ -249,10 +270,7 @@ int wp_symcache_open(int dirfd, const uint8_t *id, size_t id_len, unsigned int k
 	c->head.id_len = (uint32_t)id_len;
 	memcpy(c->head.id, id, id_len);
 	c->head.origin = *origin;
-	n = 0;
-	for (size_t i = 0; i < id_len; i++)
-		n += snprintf(c->name + n, sizeof(c->name) - (size_t)n, "%02x", id[i]);
-	snprintf(c->name + n, sizeof(c->name) - (size_t)n, ".%u.sym", kind);
+	cache_name(id, id_len, kind, c->name, sizeof(c->name));
 	load(c);
 	c->added_at = c->entries.len;
 	*out = c;

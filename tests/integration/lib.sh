@@ -121,6 +121,34 @@ wl_field() {
 		for (i = 3; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$1"
 }
 
+# max A B: the larger of two integers.
+max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
+
+# steal_mark, then steal_ns: the CPU time the hypervisor took from this VM
+# since the mark (all CPUs).  The kernel leaves it out of a thread's
+# schedstat on-CPU time (CONFIG_PARAVIRT_TIME_ACCOUNTING), but it passes
+# between the thread's switch records all the same.
+steal_ticks() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
+steal_mark() { _steal0=$(steal_ticks); }
+steal_ns() {
+	_hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+	echo $((($(steal_ticks) - ${_steal0:-0}) * (1000000000 / _hz)))
+}
+
+# oncpu_ok LABEL GOT WANT [STEAL_NS]: an on-CPU time GOT is schedstat's
+# WANT within 2% or 20 ms either way (the thread runs a little past its own
+# schedstat reading: the report line, its exit), and above it also within
+# the steal time.
+oncpu_ok() {
+	_tol=$(max $(($3 / 50)) 20000000)
+	if [ $(($2 - $3)) -gt 0 ]; then
+		check_num "$1: on-CPU $2 vs schedstat $3: diff <= $_tol + steal ${4:-0}" \
+			$(($2 - $3)) -le $((_tol + ${4:-0}))
+	else
+		check_num "$1: on-CPU $2 vs schedstat $3: -diff <= $_tol" $(($3 - $2)) -le "$_tol"
+	fi
+}
+
 # wait_until TENTHS COMMAND...: poll every 0.1 s until COMMAND succeeds.
 # Arguments are expanded once: test a changing state through a function.
 wait_until() {

@@ -11,15 +11,9 @@ command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"
 NAMES='spinner sleeper locker locker2 reader'
 
-# steal: the CPU time the hypervisor took from this VM (all CPUs, in clock
-# ticks), which the kernel leaves out of a thread's schedstat on-CPU time
-# (CONFIG_PARAVIRT_TIME_ACCOUNTING) but which passes between its switch
-# records all the same.
-steal() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
-steal0=$(steal)
+steal_mark
 record_wallclock 1.5
-hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
-steal_ns=$((($(steal) - steal0) * (1000000000 / hz)))
+steal_ns=$(steal_ns)
 echo "# steal time during the recording: $steal_ns ns"
 
 run json rep.err "$WALLPROF" report -i F --format json
@@ -50,8 +44,6 @@ tf() {
 	} $2 == tid { print $col[k]; exit }' threads
 }
 abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
-# max A B
-max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
 
 for n in $NAMES; do
 	tid=$(wl_field wl.out "$n" tid)
@@ -71,17 +63,7 @@ for n in $NAMES; do
 		-eq $((blocked + runnable + pre))
 	[ "$wakeups" = true ] || check_num "$n: no runnable time without wake-ups" "$runnable" -eq 0
 	check_num "$n: wall_ns <= the recording's duration" "$wall" -le "$duration"
-	# The thread's window runs a little past its own schedstat reading
-	# (the report line, the thread's exit), so allow a margin either way,
-	# and on top of it above any steal time.
-	tol=$(max $((oncpu / 50)) 20000000)
-	if [ $((on - oncpu)) -gt 0 ]; then
-		check_num "$n: on_cpu_ns $on vs schedstat $oncpu: diff <= $tol + steal" \
-			$((on - oncpu)) -le $((tol + steal_ns))
-	else
-		check_num "$n: on_cpu_ns $on vs schedstat $oncpu: -diff <= $tol" \
-			$((oncpu - on)) -le "$tol"
-	fi
+	oncpu_ok "$n" "$on" "$oncpu" "$steal_ns"
 	# Every preempted interval is time on the run queue, so it cannot
 	# exceed schedstat's run-queue wait (which also counts the wait after
 	# each wake-up: runnable time, or blocked without wake-ups).

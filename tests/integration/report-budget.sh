@@ -21,8 +21,10 @@ awk '$1 ~ /;dl_recurse;/ { n = split($1, f, ";"); k = n - 1
 	print k, (f[2] == "[truncated]"), ($1 ~ /_\[k\](;|$)/) }' f.out >deep
 check_num "stacks of the recursion" "$(nlines deep)" -gt 0
 check_num "stacks of more than 512 frames" "$(awk '$1 > 512 { n++ } END { print n + 0 }' deep)" -eq 0
-check_num "stacks (all deeper than the frame limit) not ending in [truncated]" \
-	"$(awk '!$2 { n++ } END { print n + 0 }' deep)" -eq 0
+# (A stack taken on the way down, preempted mid-recursion on a busy
+# machine, is shallower and whole: only those at the limit count.)
+check_num "stacks at the frame limit not ending in [truncated]" \
+	"$(awk '!$2 && $1 >= 500 { n++ } END { print n + 0 }' deep)" -eq 0
 # Else the workload did not reach the budget and the test proves nothing.
 check_num "stacks with kernel frames that fill all 512 frames" \
 	"$(awk '$3 && $1 == 512 { n++ } END { print n + 0 }' deep)" -gt 0

@@ -39,6 +39,24 @@ check "and its files (0600)" sh -c "! find '$cache' -type f ! -perm 600 | grep -
 report warm --format folded
 check "a report from the cache is the same" cmp -s cold.out warm.out
 check "and says nothing" test ! -s warm.err
+
+# A first report starts decompressing libc's debug file as soon as it
+# reads libc's mapping; one whose names are in the cache does not.
+dump S d
+id=$(awk '$2 == "MMAP2" && /\/libc\.so/ { for (i = 1; i < NF; i++)
+	if ($i == "build-id") { print $(i + 1); exit } }' d)
+debug=/usr/lib/debug/.build-id/$(printf '%s' "$id" | cut -c 1-2)/$(printf '%s' "$id" | cut -c 3-).debug
+if [ -n "$id" ] && [ -f "$debug" ]; then
+	XDG_CACHE_HOME=$tmp/cache2 run ahead1.out ahead1.err "$WALLPROF" report -v -i S --format folded
+	check "first report: libc's debug file decompressed ahead" \
+		grep -qF "decompressing '$debug' ahead" ahead1.err
+	check "first report: the same report" cmp -s cold.out ahead1.out
+	XDG_CACHE_HOME=$tmp/cache2 run ahead2.out ahead2.err "$WALLPROF" report -v -i S --format folded
+	check "second report: not, its names are in the cache" \
+		no_match "decompressing '$debug' ahead" ahead2.err
+else
+	echo "# no libc debug file by build id ($id): not checked"
+fi
 for kind in "--lines" "--lines --wakers"; do
 	# shellcheck disable=SC2086 # the options are words
 	WALLPROF_NO_CACHE=1 report kcold $kind --format folded

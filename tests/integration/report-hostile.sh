@@ -38,7 +38,7 @@ while off + 24 <= len(d):
             recs.append((rt, misc, size, p))
             p += size
     off += 24 + (s + 7) // 8 * 8
-last = max(i for i, (rt, misc, size, p) in enumerate(recs) if rt == 14 and not misc & 0x2000)
+last = max(i for i, (rt, misc, size, p) in enumerate(recs) if rt in (14, 15) and not misc & 0x2000)
 n = 0
 for rt, misc, size, p in recs[last:]:
     if rt < 64 and rt != 9:

@@ -66,20 +66,17 @@ lf() {
 		for (i in n) col[n[i]] = i + 1
 	} $1 == "thread" && $2 == tid { print $col[k]; exit }' L
 }
-max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
 
 # 1. A launched command, 4.5 s, a file a second: raw, and unwound live
 # (each file then carries the stack table so far and its places' names).
-steal() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
-hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
 # rotation PREFIX [OPTION...]
 rotation() {
 p=$1
 shift
-steal0=$(steal)
+steal_mark
 run wl.out rec.err "$WALLPROF" record "$@" --rotate 1 -o $p.data -- "$WORKLOADS/wallclock" 4.5
 check_num "$p: record $* --rotate 1 exits 0" "$rc" -eq 0
-steal_ns=$((($(steal) - steal0) * (1000000000 / hz)))
+steal_ns=$(steal_ns)
 n=$(files $p | grep -c '' || true)
 check_range "$p: 4.5 s in 1 s files: 5 files (got $n: $(files $p | tr '\n' ' '))" "$n" 5 6
 check_num "$p: no temporary file left" "$(tmp_files $p)" -eq 0
@@ -129,14 +126,7 @@ for name in $NAMES; do
 		$((on + off)) -eq "$wall"
 	check_num "$p: $name: the sum of wall is its whole life in the recording" \
 		"$wall" -eq $(($(lf "$tid" last) - $(lf "$tid" first)))
-	tol=$(max $((oncpu / 50)) 20000000)
-	if [ $((on - oncpu)) -gt 0 ]; then
-		check_num "$p: $name: on-CPU over the files $on vs schedstat $oncpu: diff <= $tol + steal" \
-			$((on - oncpu)) -le $((tol + steal_ns))
-	else
-		check_num "$p: $name: on-CPU over the files $on vs schedstat $oncpu: -diff <= $tol" \
-			$((oncpu - on)) -le "$tol"
-	fi
+	oncpu_ok "$p: $name: over the files" "$on" "$oncpu" "$steal_ns"
 done
 }
 rotation out

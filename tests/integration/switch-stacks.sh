@@ -19,7 +19,6 @@ command -v taskset >/dev/null 2>&1 || skip "no taskset"
 J="$TESTS_SRCDIR/integration/report-json.py"
 tracing_alone
 abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
-max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
 
 # site_share JSON COMM: "A B" off-CPU ns of COMM's stacks through site_a
 # and site_b, then the thread's switch-outs, those without a stack, and

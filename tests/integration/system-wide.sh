@@ -118,9 +118,14 @@ check_num "idle: the threads' on-CPU time is the CPUs', within 0.1%, per mille" 
 	"$(awk '$1 == "spin_ms" { print $12 }' i.cpus)" -le 1
 set -- $(awk '$1 == "spin_ms" { print $2, $4, $6, $8, $14 }' i.cpus)
 spin=$1 others=$2 idle=$3 dur=$4 unseen=$5
-# On a machine this busy, the spinner shares its CPU.
+# On a busy machine the spinner shares its CPU: half the time, or most of
+# what the other threads left of the CPUs (tests running beside this one
+# can take three of a 2-CPU machine's four CPU-seconds).
+busy_floor=$((dur / 2))
+left=$(((ncpu * dur - others) * 8 / 10))
+[ "$left" -lt "$busy_floor" ] && busy_floor=$left
 check_range "idle: the spinner ran most of the time, ms" "${spin:-0}" \
-	$((others < dur / 4 ? dur * 9 / 10 : dur / 2)) $((dur * 102 / 100))
+	$((others < dur / 4 ? dur * 9 / 10 : busy_floor)) $((dur * 102 / 100))
 # In all: CPUs x duration = the spinner's + the other threads' + idle + unseen.
 want=$((ncpu * dur - spin - others - unseen))
 check_range "idle: CPUs x duration less every thread's on-CPU and unseen time, within 1%, ms" \

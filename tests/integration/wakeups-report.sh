@@ -7,7 +7,9 @@
 # and its blocked time the rest of its off-CPU time.  The formats agree
 # (text, folded --wakers, JSON wakers), --waker-comm selects by waker, and
 # a copy of the file reports the same where tracefs cannot be read.  In a
-# switch storm, on-CPU and run-queue times are still schedstat's.
+# switch storm, where the budget turns the wake-ups off and on, on-CPU and
+# run-queue times are still schedstat's; with --switch-stacks=all record
+# says what every wake-up cost.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -20,7 +22,6 @@ PARSE="$TESTS_SRCDIR/integration/folded-parse.awk"
 
 pin=	# a command to run the workload under (taskset)
 abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
-max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
 
 # rec MODE SECONDS: record the workload into MODE.data, its lines in MODE.wl;
 # then MODE.json (every stack) and MODE.threads.
@@ -180,8 +181,13 @@ if $have_perf; then
 	kernel=$(perf script -i wakings.data -F trace 2>/dev/null | grep -c " pid=$sleeper ")
 	ours=$(awk '$1 != "total" { n += $5 } END { print n + 0 }' sleep.w)
 	echo "# sleeps $(wl_field sleep.wl sleeper sleeps), sched_waking seen by perf $kernel, by wallprof $ours"
-	check_range "sleep: wallprof has every wake-up perf saw ($kernel)" "$ours" \
-		$((kernel - kernel / 50 - 2)) $((kernel + 2))
+	# perf itself, beside the other tests' tracers, may record none at all.
+	if [ "$kernel" -eq 0 ]; then
+		echo "# perf recorded no wake-up of the sleeper: not compared"
+	else
+		check_range "sleep: wallprof has every wake-up perf saw ($kernel)" "$ours" \
+			$((kernel - kernel / 50 - 2)) $((kernel + 2))
+	fi
 fi
 run sleep.fc sleep.fcerr "$WALLPROF" report -i sleep.data --format folded --waker-comm '\[timer\]'
 check "sleep: --waker-comm '\\[timer\\]': the sleeper's lines" grep -q '^sleeper;' sleep.fc
@@ -219,6 +225,11 @@ if $have_perf; then
 			if (st[next_] == "P" || st[next_] == "W") wait[next_] += ns - since[next_]
 			st[next_] = "R" }
 		END { for (p in wait) print p, wait[p] }' perf.txt >perf.waits
+	# Below the budget every wait has its wake-up: next to none is estimated.
+	unrec=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["quality"]["wakeups_gated"]["waits_unrecorded"])' overload.json)
+	woken=$(python3 -c 'import json,sys; print(sum(t["wakeups"] for t in json.load(open(sys.argv[1]))["threads"]))' overload.json)
+	check_num "overload: under 2% of the $woken waits had no wake-up recorded" \
+		"$((unrec * 50))" -le "$woken"
 	for tid in $(awk '$1 == "thread" && $2 == "hog" { print $6 }' overload.wl); do
 		runq=$(awk -v t="$tid" '$1 == "thread" && $6 == t { print $8 }' overload.wl)
 		perf_wait=$(awk -v t="$tid" '$1 == t { print $2 }' perf.waits)
@@ -229,6 +240,10 @@ if $have_perf; then
 			"schedstat $runq; blocked $blocked, off $off, $switches switches"
 		check_num "overload: hog $tid is both preempted and woken" \
 			"$(($(jt overload.json "$tid" invol) > 0 && $(jt overload.json "$tid" wakeups) > 0))" -eq 1
+		if [ ! -s perf.waits ]; then
+			echo "# perf recorded no wait at all: hog $tid not compared with it"
+			continue
+		fi
 		if [ -z "$perf_wait" ]; then
 			fail "overload: perf saw hog $tid wait"
 			continue
@@ -249,13 +264,27 @@ fi
 # timed where schedstat's clocks turn, so that each thread's on-CPU time
 # (which the records alone put 40% short here) is schedstat's, and so is
 # its wait for the CPU.
+#
+# Above the budget the wake-up tracepoints go off and on with the
+# switch-out stacks: record and report say so, the waits whose wake-up
+# fell where they were off are split by the others' runnable share, and
+# the switches where sched_switch was off are timed by the others' lag.
 run storm.wl storm.err "$WALLPROF" record -o storm.data -- taskset -c 0 "$WORKLOADS/pingpong" 1.5
 check_num "storm: record exits 0" "$rc" -eq 0
-# Wake-ups are not bounded as switch-out stacks are: record says what they cost.
-check "storm: record says the wake-ups slowed the program, and how to record none" \
-	grep -q 'wake-ups a second were recorded.*--wakeups=off records none' storm.err
+check "storm: record says the wake-ups were off part of the time" \
+	grep -q 'switch-out stacks and wake-ups were off for part of the time on CPU 0' storm.err
+check "storm: record does not say they were unbounded" sh -c '! grep -q "wake-ups a second" storm.err'
 run storm.json storm.jerr "$WALLPROF" report -i storm.data --format json
 check_num "storm: report exits 0" "$rc" -eq 0
+check_num "storm: the JSON says the wake-ups were gated" \
+	"$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["quality"]["wakeups_gated"]["gated"]))' storm.json)" -eq 1
+seen=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["quality"]["wakeups_gated"]; print(g["waits_recorded"], g["waits_unrecorded"])' storm.json)
+echo "# storm: waits with a wake-up recorded, and without: $seen"
+check_num "storm: most waits had no wake-up recorded" "${seen#* }" -gt "$((${seen% *} * 10))"
+check_num "storm: some had one, to estimate the others by" "${seen% *}" -ge 20
+run storm.txt storm.terr "$WALLPROF" report -i storm.data
+check "storm: the text report says what was estimated" \
+	grep -q '^# wake-ups: off with the stacks above the budget; [0-9]* waits' storm.txt
 for name in ping pong; do
 	tid=$(wl_field storm.wl "$name" tid)
 	k_on=$(wl_field storm.wl "$name" oncpu_ns) k_runq=$(wl_field storm.wl "$name" runq_ns)
@@ -271,9 +300,18 @@ for name in ping pong; do
 	# alone put on-CPU time 40% short here.
 	check_num "storm: $name's on-CPU time within max(3%, 5 ms, 1 us a switch) of schedstat's $k_on" \
 		"$(abs $((on - k_on)))" -le "$(max "$(max $((k_on * 3 / 100)) 5000000)" $((sws * 1000)))"
-	check_num "storm: $name's preempted + runnable within max(8%, 10 ms, 2 us a switch) of schedstat's $k_runq" \
-		"$(abs $((waited - k_runq)))" -le "$(max "$(max $((k_runq * 8 / 100)) 10000000)" $((sws * 2000)))"
+	# Most waits' runnable part is estimated here (wallprof-report(1):
+	# 5-22% under schedstat's run queue in this storm): 25%.
+	check_num "storm: $name's preempted + runnable within max(25%, 10 ms, 2 us a switch) of schedstat's $k_runq" \
+		"$(abs $((waited - k_runq)))" -le "$(max "$(max $((k_runq * 25 / 100)) 10000000)" $((sws * 2000)))"
 done
+
+# --switch-stacks=all records every wake-up: record says what they cost.
+run all.wl all.err "$WALLPROF" record --switch-stacks=all -o all.data -- \
+	taskset -c 0 "$WORKLOADS/pingpong" 0.5
+check_num "storm, all: record exits 0" "$rc" -eq 0
+check "storm, all: record says the wake-ups slowed the program" \
+	grep -q 'wake-ups a second were recorded.*without --switch-stacks=all they are bounded' all.err
 
 # Without wake-ups: the options that need them say so.
 run off.wl off.err "$WALLPROF" record -q --wakeups=off -o off.data -- "$WORKLOADS/wakeups" sleep 0.2

@@ -412,6 +412,87 @@ static void test_wakeups_enqueued(void)
 	wp_account_free(a);
 }
 
+/* Within d of each other. */
+static bool near(uint64_t x, uint64_t y, uint64_t d)
+{
+	return x > y ? x - y <= d : y - x <= d;
+}
+
+/*
+ * Wake-ups gated with the stacks: 20 waits timed by sched_switch (records
+ * 5 us late out, 10 us late in) with their wake-up, 1 ms runnable of each
+ * 5 ms; then 10 where the tracepoints were off (no sched_switch, no
+ * wake-up); then one wait with no wake-up where they were on.  The 10
+ * are timed by the others' lag; from the second on (two switch-outs in a
+ * row without sched_switch say the tracepoints were closed) they are
+ * split by the 20's runnable share; the first and the last stay blocked;
+ * the writer's share of blocked time covers the 9 too.
+ */
+static void test_wakeups_gated(void)
+{
+	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
+	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
+	const uint64_t us = 1000, off = 5 * MS - 5 * us, run = MS - 10 * us;
+	const struct wp_thread_times *t;
+	const struct wp_stack_weight *w;
+	const struct wp_wake_weight *k;
+	struct wp_wakeup_estimate e;
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n, nk;
+
+	meta.flags |= WP_META_WAKEUPS | WP_META_WAKEUPS_GATED;
+	meta.events = &ev;
+	meta.nr_events = 1;
+	a = new_account(0, 0, 0);
+	meta.flags &= ~(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED);
+	meta.events = NULL;
+	meta.nr_events = 0;
+	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	wp_account_sched_switch(a, 0, 101, START + MS - 10 * us, UINT32_MAX);
+	feed(a, switch_rec(101, MS, false, false, buf));
+	for (uint64_t i = 0; i < 31; i++) {
+		uint64_t base = 10 * MS + i * 10 * MS;
+		bool on = i < 20 || i == 30;
+
+		if (on)
+			wp_account_sched_switch(a, 101, 0, START + base - 5 * us, UINT32_MAX);
+		wp_account_sample(a, 100, 101, START + base - 5 * us, true, STACK_B);
+		feed(a, switch_rec(101, base, true, false, buf));
+		if (i < 20) {
+			wp_account_wakeup(a, 101, START + base + 4 * MS, &writer);
+			wp_account_enqueued(a, 101, START + base + 4 * MS);
+		}
+		if (on)
+			wp_account_sched_switch(a, 0, 101, START + base + 5 * MS - 10 * us,
+						UINT32_MAX);
+		feed(a, switch_rec(101, base + 5 * MS, false, false, buf));
+	}
+	wp_account_finish(a, START + 320 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 1, "gated: one thread");
+	is_u64(t->wall_ns, t->on_cpu_ns + t->blocked_ns + t->runnable_ns + t->preempted_ns,
+	       "gated: wall = on + blocked + runnable + preempted");
+	/* Each slice from 10 us before its switch-in record to 5 us before its switch-out's. */
+	is_u64(t->on_cpu_ns, (10 * MS - 5 * us) - (MS - 10 * us) + 30 * (5 * MS + 5 * us) +
+	       (320 * MS - (315 * MS - 10 * us)), "gated: untimed switches timed by the others' lag");
+	ok(near(t->runnable_ns, run + 20 * run + 9 * run, 2),
+	   "gated: the 9 waits without a wake-up get the 20's runnable share");
+	ok(near(t->blocked_ns, 29 * (off - run) + 2 * off, 2),
+	   "gated: the rest blocked, and the first closed wait and the open one all blocked");
+	is_u64(t->wakeups, 29, "gated: every wait of the 29 was woken");
+	wp_account_wakeup_estimate(a, &e);
+	ok(e.gated && e.waits == 9 && e.seen == 20 && e.waits_ns == 9 * off &&
+	   near(e.runnable_ns, 9 * run, 2), "gated: the estimate says what it did");
+	w = weight_of(a, STACK_B);
+	ok(w && near(w->runnable_ns, 29 * run, 20) && near(w->estimated_ns[1], 9 * run, 20),
+	   "gated: the stack's runnable time, 9 of 29 waits' estimated");
+	k = wp_account_wake_weights(a, &nk);
+	ok(nk == 1 && near(k[0].blocked_ns, 29 * (off - run), 20) && k[0].count == 29,
+	   "gated: the writer ends the 9 waits' blocked time too");
+	wp_account_free(a);
+}
+
 /*
  * sched_switch before the switch records: the records take its time when it
  * is the same switch (same direction, at most 2 ms before), else their own.
@@ -1023,6 +1104,7 @@ int main(void)
 	test_snapshot_then_fork();
 	test_wakeups();
 	test_wakeups_enqueued();
+	test_wakeups_gated();
 	test_sched_switch();
 	test_exact_distribution();
 	test_lost();
