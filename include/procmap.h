@@ -56,6 +56,11 @@ struct wp_process {
 	struct wp_map *maps;
 	size_t nr_maps, cap_maps;
 	uint64_t generation;	/* bumped when maps change */
+	/*
+	 * From an exec until a sample's user IP is in the maps: execve
+	 * keeps the old image's registers while the new one is mapped.
+	 */
+	bool in_exec;
 	void *unwind_state;	/* owned by the unwinder */
 };
 

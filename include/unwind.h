@@ -43,6 +43,10 @@ struct wp_unwinder;
 int wp_unwinder_new(struct wp_procmap *pm, const struct wp_arch *arch,
 		    struct wp_unwinder **out);
 
+/* The user-mode IP in a DWARF sample's registers; false when it has none. */
+bool wp_unwind_user_ip(const struct wp_unwinder *u, const struct wp_sample_format *fmt,
+		       const struct wp_sample *s, uint64_t *ip);
+
 /*
  * Unwind the user part of a DWARF sample of process s->pid.  Fills out
  * (n == 0 and failed when no frame could be had, e.g. a kernel thread).

@@ -292,6 +292,7 @@ int wp_procmap_record(struct wp_procmap *pm, const struct perf_event_header *rec
 			return -ENOMEM;
 		/* A new program: its old mappings are gone. */
 		process_clear(pm, p);
+		p->in_exec = true;
 		return 0;
 	case PERF_RECORD_FORK:
 		return record_fork(pm, rec);

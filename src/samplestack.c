@@ -228,6 +228,16 @@ void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *r
 	 */
 	if (!proc || !proc->nr_maps)
 		return;
+	/*
+	 * The same, once the new image's first files are mapped: a sample
+	 * within execve still holds the old image's registers (a user IP
+	 * in none of the new maps), until execve returns to the new one.
+	 */
+	if (proc->in_exec && wp_unwind_user_ip(r->unwinder, &r->fmt, s, &ip)) {
+		if (!wp_process_find_map(proc, ip))
+			return;
+		proc->in_exec = false;
+	}
 	unwind_user(r, proc, s, out);
 }
 

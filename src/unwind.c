@@ -308,6 +308,17 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+bool wp_unwind_user_ip(const struct wp_unwinder *u, const struct wp_sample_format *fmt,
+		       const struct wp_sample *s, uint64_t *ip)
+{
+	uint64_t mask = fmt->regs_mask, bit = 1ULL << u->arch->perf_ip;
+
+	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 || !s->regs || !(mask & bit))
+		return false;
+	*ip = s->regs[__builtin_popcountll(mask & (bit - 1))];
+	return true;
+}
+
 void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 		      const struct wp_sample *s, struct wp_ustack *out)
 {

@@ -73,6 +73,25 @@ run t1.txt t1.err "$WALLPROF" report -i E
 check "env sleeper: named env, then sleeper, and nothing before" \
 	grep -Eq '^ +names: env [0-9.]+[mun]?s -> sleeper [0-9.]+[mun]?s$' t1.txt
 
+# The command's first samples, before its exec and within it, are the
+# cgroup's events' too: it runs the stub's copy of wallprof until the
+# exec returns, with registers of that copy while the new image is being
+# mapped.  They keep only their kernel part, never a frame at an address
+# no file is mapped at.  (At 20 kHz an exec takes tens of samples; three
+# runs, so that one surely has some.)
+cp "$WORKLOADS/wallclock" ./wc || exit 99
+: > x.all
+for i in 1 2 3; do
+	run x.out x.err "$WALLPROF" record -q -f -F 20000 -o X -- ./wc 0.05
+	check_num "exec at 20 kHz, run $i: record exits 0" "$rc" -eq 0
+	run x.folded x.err "$WALLPROF" report -i X --format folded --no-thread-root
+	cat x.folded >> x.all
+done
+check "exec at 20 kHz: samples in execve, with their kernel part only" \
+	grep -Eq '^entry_SYSCALL_64[^;]*;do_syscall_64[^;]*;__x64_sys_execve' x.all
+check "exec at 20 kHz: no frame outside the mapped files ([unknown])" no_match '\[unknown\]' x.all
+grep '\[unknown\]' x.all | head -n 2 | cut -c 1-200 | sed 's/^/# /'
+
 # The switch-ins that sched_switch did not time (none is taken in some
 # idle tasks' context): counted in JSON, a footer line past 5%.
 if grep -q '^# event .*switch times' d; then
