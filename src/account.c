@@ -1311,8 +1311,14 @@ static uint64_t cpu_switch_in_time(struct wp_account *a, uint32_t cpu, const str
 	struct thread *t;
 
 	c->last_out = 0;
-	if (!out || out > time)
+	if (!out)
 		return time;
+	/*
+	 * Never before the CPU's last switch-out: one CPU runs one task at
+	 * a time.  (A switch timed by the mean lag, gated, may be put there.)
+	 */
+	if (out > time)
+		return out;
 	if (!sw->cpu_wide || (c->last_next == self && time - out <= SCHED_SWITCH_LAG_NS))
 		return out;	/* the switch itself */
 	if (c->last_next == self) {

@@ -1093,6 +1093,62 @@ static void test_switch_estimate(void)
 	wp_account_free(a);
 }
 
+/*
+ * One CPU, two threads taking turns, gated: the first 20 rounds' switches
+ * have sched_switch (the switch-ins' records 65 us after it, the
+ * switch-outs' 5 us), the last 20 none, and their switch-ins' records
+ * come 20 us after the switch.  Timed by the mean lag, such a switch-in
+ * would start 40 us before the switch-out it follows on the CPU: it
+ * starts with it, so that the two threads' on-CPU time is the CPU's.
+ */
+static void test_cpu_one_at_a_time(void)
+{
+	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
+	const uint64_t us = 1000;
+	const struct wp_thread_times *t;
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n;
+
+	meta.flags |= WP_META_WAKEUPS | WP_META_WAKEUPS_GATED | WP_META_CPU_WIDE;
+	meta.nr_cpus = 1;
+	meta.events = &ev;
+	meta.nr_events = 1;
+	a = new_account(0, 0, 0);
+	meta.flags &= ~(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED | WP_META_CPU_WIDE);
+	meta.nr_cpus = 0;
+	meta.events = NULL;
+	meta.nr_events = 0;
+	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	feed(a, task_rec(PERF_RECORD_FORK, 102, 0, buf));
+	feed(a, switch_rec(101, MS, false, false, buf));
+	for (uint64_t i = 0; i < 40; i++) {
+		uint64_t base = 10 * MS + i * MS;
+		bool timed = i < 20;
+		uint64_t in_lag = timed ? 60 * us : 20 * us;
+
+		if (timed)
+			wp_account_sched_switch(a, 101, 102, START + base - 5 * us, 0);
+		feed(a, switch_rec(101, base, true, true, buf));
+		feed(a, switch_rec(102, base + in_lag, false, false, buf));
+		if (timed)
+			wp_account_sched_switch(a, 102, 101, START + base + 495 * us, 0);
+		feed(a, switch_rec(102, base + 500 * us, true, true, buf));
+		feed(a, switch_rec(101, base + 500 * us + in_lag, false, false, buf));
+	}
+	wp_account_finish(a, START + 60 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 2, "one CPU: two threads");
+	if (n == 2)
+		is_u64(t[0].on_cpu_ns + t[1].on_cpu_ns, 59 * MS,
+		       "one CPU: the threads' on-CPU time is the CPU's, no switch-in before "
+		       "the switch-out it follows");
+	for (size_t i = 0; i < n; i++)
+		is_u64(t[i].wall_ns, t[i].on_cpu_ns + t[i].blocked_ns + t[i].runnable_ns +
+		       t[i].preempted_ns, "one CPU: wall = on + blocked + runnable + preempted");
+	wp_account_free(a);
+}
+
 int main(void)
 {
 	setup();
@@ -1115,5 +1171,6 @@ int main(void)
 	test_order_span();
 	test_observer();
 	test_switch_estimate();
+	test_cpu_one_at_a_time();
 	return done_testing();
 }
