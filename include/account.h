@@ -187,6 +187,12 @@ struct wp_period {
 	uint32_t stack;		/* off-CPU: the switch-out stack; on-CPU: UINT32_MAX */
 	bool short_off;		/* off-CPU and shorter than min_block_ns: no stack weight */
 	const struct wp_waker *waker;	/* blocked: who ended it, or NULL */
+	/*
+	 * Blocked, with its wake-up unrecorded (the tracepoints gated off):
+	 * its end may have been runnable; the totals move an estimated share
+	 * of such periods' time (struct wp_wakeup_estimate), the periods not.
+	 */
+	bool wakeup_unrecorded;
 };
 
 /*

@@ -448,6 +448,7 @@ static void observe_period(struct wp_account *a, const struct thread *t, uint64_
 	}
 	if (t->state == STATE_BLOCKED && t->waker != NO_WAKER)
 		p.waker = &a->wakers[t->waker];
+	p.wakeup_unrecorded = t->state == STATE_BLOCKED && (t->gap & GAP_UNSPLIT);
 	o->period(o->arg, &p);
 }
 

@@ -186,7 +186,7 @@ static void put_waker(const struct trace *t, const struct wp_waker *w)
 	static const char *const kinds[] = { "thread", "interrupt", "timer", "idle" };
 	char buf[32];
 
-	fputs(",\"waker\":{\"name\":", t->out);
+	fputs("\"waker\":{\"name\":", t->out);
 	put_str(t->out, wp_waker_name(w, buf, sizeof(buf)));
 	fprintf(t->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"kind\":\"%s\"},", w->pid,
 		w->tid, w->kind < sizeof(kinds) / sizeof(kinds[0]) ? kinds[w->kind] : "thread");
@@ -210,6 +210,7 @@ static void on_period(void *arg, const struct wp_period *p)
 	const struct wp_thread_times *th = p->thread;
 	const struct last_sample *last;
 	uint32_t stack = p->stack;
+	const char *sep = "";
 
 	if (!thread_shown(t, th) || !wp_view_part(t->v, kind_parts[p->kind]) ||
 	    (t->skip_short && p->short_off) || !waker_shown(t, p))
@@ -225,10 +226,17 @@ static void on_period(void *arg, const struct wp_period *p)
 	fputs(",\"dur\":", t->out);
 	put_us(t->out, p->end_ns - p->start_ns);
 	fputs(",\"args\":{", t->out);
-	if (stack != NO_STACK)
+	if (stack != NO_STACK) {
 		put_stack(t, "stack", stack);
-	if (p->waker)
+		sep = ",";
+	}
+	if (p->waker) {
+		fputs(sep, t->out);
 		put_waker(t, p->waker);
+		sep = ",";
+	}
+	if (p->wakeup_unrecorded)
+		fprintf(t->out, "%s\"wakeup_recorded\":false", sep);
 	fputs("}}", t->out);
 }
 

@@ -110,11 +110,14 @@ def main(argv):
                     not isinstance(e.get("args", {}).get("labels"), str):
                 bad.append(e)
         elif ph == "X":
+            unrec = e.get("args", {}).get("wakeup_recorded", True) is False
             if e.get("cat") not in KINDS or not e["name"].startswith(e["cat"]) or \
-               not isinstance(e.get("ts"), Decimal) or not isinstance(e.get("dur"), Decimal):
+               not isinstance(e.get("ts"), Decimal) or not isinstance(e.get("dur"), Decimal) or \
+               e.get("args", {}).get("wakeup_recorded", False) is not False or \
+               (unrec and e["cat"] != "blocked"):
                 bad.append(e)
             else:
-                slices.setdefault(key, []).append((ns(e["ts"]), ns(e["dur"]), e["cat"]))
+                slices.setdefault(key, []).append((ns(e["ts"]), ns(e["dur"]), e["cat"], unrec))
         elif ph == "i":
             if e.get("s") != "t" or not isinstance(e.get("ts"), Decimal) or \
                not isinstance(e.get("args", {}).get("stack"), list):
@@ -137,11 +140,16 @@ def main(argv):
     check(not others, "no events of threads the report does not show (%s)" % sorted(others))
 
     # A wait whose wake-up went unrecorded while the tracepoints were
-    # closed is one blocked slice in the timeline, where the totals move
-    # an estimated runnable part out of it (wallprof-report(1)): blocked
-    # and runnable may differ by as much as the recording's estimate.
+    # closed is one blocked slice in the timeline (args.wakeup_recorded
+    # false), where the totals move an estimated runnable part out of it
+    # (wallprof-report(1)): blocked and runnable may differ by as much as
+    # the recording's estimate, and by the same amount, at most the
+    # thread's such slices.
     est = report.get("quality", {}).get("wakeups_gated", {}).get("runnable_estimated_ns", 0)
     slack = {"blocked": est, "runnable": est}
+    flagged = sum(s[1] for sl in slices.values() for s in sl if s[3])
+    check(flagged or not est or min_block or partial, "slices of unrecorded wake-ups (%d ns) where runnable time was "
+          "estimated (%d ns)" % (flagged, est))
 
     for key, t in sorted(threads.items()):
         what = "%s (tid %d)" % (t["comm"], t["tid"])
@@ -152,8 +160,9 @@ def main(argv):
         outside = [s for s in sl if s[0] < wstart or s[0] + s[1] > wend or s[1] <= 0]
         check(not outside, "%s: every slice is inside the window and not empty" % what)
         sums = {k: 0 for k in KINDS}
-        for ts, dur, cat in sl:
+        for ts, dur, cat, unrec in sl:
             sums[cat] += dur
+        unrec_ns = sum(s[1] for s in sl if s[3])
         for k, field in KINDS.items():
             if k not in kinds:
                 check(sums[k] == 0, "%s: no %s slices (--mode)" % (what, k))
@@ -167,6 +176,12 @@ def main(argv):
             else:
                 check(abs(sums[k] - t[field]) <= slack.get(k, 0), "%s: %s %d ns == %d (+- %d estimated)"
                       % (what, k, sums[k], t[field], slack.get(k, 0)))
+        if {"blocked", "runnable"} <= kinds and not min_block and not partial:
+            moved = sums["blocked"] - t["blocked_ns"]
+            check(moved == t["runnable_ns"] - sums["runnable"] and 0 <= moved <= unrec_ns,
+                  "%s: what the totals moved from blocked to runnable (%d ns, %d ns) is in its "
+                  "slices of unrecorded wake-ups (%d ns)"
+                  % (what, moved, t["runnable_ns"] - sums["runnable"], unrec_ns))
         if kinds == set(KINDS) and not min_block and not partial:
             check(sum(sums.values()) == t["wall_ns"],
                   "%s: the kinds add up to its wall time %d" % (what, t["wall_ns"]))

@@ -4,7 +4,8 @@
 # track for each thread shown and none other, slices of a thread that
 # never overlap, and that add up, kind by kind, to the thread's times in
 # the JSON report, to the nanosecond; under --time, the thread filters,
-# --mode, --min-block and --waker-comm.  Then the slices' names and
+# --mode, --min-block and --waker-comm; the waits of a storm whose
+# wake-ups the gate left unrecorded.  Then the slices' names and
 # arguments for the workload's known stacks, and errors.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
@@ -71,6 +72,22 @@ import json, sys
 ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
 sys.exit(not ev or any(e["args"]["waker"]["name"] != "[timer]" for e in ev))' timer.trace
 fi
+# A storm over the --switch-stacks budget, where the gate closes the
+# wake-up tracepoints at times: its waits whose wake-up went unrecorded
+# are blocked slices so marked, and what the totals moved from blocked
+# to runnable (an estimate) is within them, thread by thread.
+if [ "$wk" = True ]; then
+	run g.out g.err "$WALLPROF" record -q -o G --switch-stacks=500 -- "$WORKLOADS/pingpong" 0.5
+	check_num "a storm: record exits 0" "$rc" -eq 0
+	run storm.json storm.json.err "$WALLPROF" report -i G --format json
+	run storm.trace storm.trace.err "$WALLPROF" report -i G --format trace
+	trace_check storm --names ping,pong
+	est=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["quality"]["wakeups_gated"]["runnable_estimated_ns"])' storm.json)
+	echo "# the storm's estimated runnable time: $est ns"
+	check "a storm: slices of unrecorded wake-ups" grep -q '"wakeup_recorded":false' storm.trace
+fi
+
 # A smaller timeline without the short waits.
 both short-all --min-block 1000
 check_num "--min-block 1000 leaves out slices" "$(grep -c '"ph":"X"' short-all.trace)" -lt \
