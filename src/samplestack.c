@@ -194,6 +194,34 @@ flags:
 	out->needed = st.truncated ? st.needed : 0;
 }
 
+/*
+ * Whether the sample's user state is of a program whose mappings the
+ * recording does not hold: that of a process none are known of (a
+ * launched command before its exec, still in the copy of wallprof that
+ * launched it; a process whose maps were never seen), or that of a
+ * process within execve, whose registers stay the old program's while
+ * the new one is mapped (from the exec until a user IP falls in the new
+ * maps: execve has returned).  Nothing can unwind or name it.
+ */
+static bool user_state_unknown(struct wp_resolver *r, struct wp_process *proc,
+			       const struct perf_event_header *rec, const struct wp_sample *s)
+{
+	uint64_t ip;
+
+	if (!proc || !proc->nr_maps)
+		return true;
+	if (!proc->in_exec)
+		return false;
+	if (!wp_sample_in_kernel(rec) && (r->fmt.sample_type & PERF_SAMPLE_IP))
+		ip = s->ip;
+	else if (!r->unwinder || !wp_unwind_user_ip(r->unwinder, &r->fmt, s, &ip))
+		return false;
+	if (!wp_process_find_map(proc, ip))
+		return true;
+	proc->in_exec = false;
+	return false;
+}
+
 void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *rec,
 			const struct wp_sample *s, bool user, struct wp_sample_stack *out)
 {
@@ -206,10 +234,15 @@ void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *r
 	out->needed = 0;
 	out->nr_chain = out->nr_user = 0;
 	out->ip = WP_NO_PLACE;
+	if (user_state_unknown(r, proc, rec, s))
+		user = false;
 	/* The sampled address stands for the stack when nothing else does. */
-	if ((r->fmt.sample_type & PERF_SAMPLE_IP) && s->ip)
-		out->ip = wp_sample_in_kernel(rec) ? kernel_place(r, s->ip)
-						   : user_place(r, proc, s->ip, true);
+	if ((r->fmt.sample_type & PERF_SAMPLE_IP) && s->ip) {
+		if (wp_sample_in_kernel(rec))
+			out->ip = kernel_place(r, s->ip);
+		else if (user)
+			out->ip = user_place(r, proc, s->ip, true);
+	}
 	wp_callchain_walk_init(&walk, rec, s);
 	while (out->nr_chain < WP_SSTACK_CHAIN && wp_callchain_walk_next(&walk, &ip, &kernel)) {
 		if (kernel) {
@@ -221,23 +254,6 @@ void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *r
 	}
 	if (!r->unwinder || !user || s->regs_abi == 0)
 		return;	/* no DWARF stacks, or a kernel thread: no user stack */
-	/*
-	 * No known mappings: the user state of an image being replaced by
-	 * execve (a launched command's first samples), or of a process whose
-	 * maps were never seen.  Nothing to unwind or name it with.
-	 */
-	if (!proc || !proc->nr_maps)
-		return;
-	/*
-	 * The same, once the new image's first files are mapped: a sample
-	 * within execve still holds the old image's registers (a user IP
-	 * in none of the new maps), until execve returns to the new one.
-	 */
-	if (proc->in_exec && wp_unwind_user_ip(r->unwinder, &r->fmt, s, &ip)) {
-		if (!wp_process_find_map(proc, ip))
-			return;
-		proc->in_exec = false;
-	}
 	unwind_user(r, proc, s, out);
 }
 
