@@ -49,14 +49,21 @@ struct wp_unwinder {
 	uint64_t deepest_read;	/* highest address read (or attempted) */
 };
 
+/* Register bit (perf's numbering) of sample s, which holds the registers of fmt's mask. */
+static bool sample_reg(const struct wp_sample_format *fmt, const struct wp_sample *s, int bit,
+		       uint64_t *val)
+{
+	uint64_t mask = fmt->regs_mask;
+
+	if (!(mask & (1ULL << bit)) || !s->regs)
+		return false;
+	*val = s->regs[__builtin_popcountll(mask & ((1ULL << bit) - 1))];
+	return true;
+}
+
 static bool perf_reg(const struct wp_unwinder *u, int bit, uint64_t *val)
 {
-	uint64_t mask = u->fmt->regs_mask;
-
-	if (!(mask & (1ULL << bit)) || !u->cur->regs)
-		return false;
-	*val = u->cur->regs[__builtin_popcountll(mask & ((1ULL << bit) - 1))];
-	return true;
+	return sample_reg(u->fmt, u->cur, bit, val);
 }
 
 static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
@@ -311,12 +318,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 bool wp_unwind_user_ip(const struct wp_unwinder *u, const struct wp_sample_format *fmt,
 		       const struct wp_sample *s, uint64_t *ip)
 {
-	uint64_t mask = fmt->regs_mask, bit = 1ULL << u->arch->perf_ip;
-
-	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 || !s->regs || !(mask & bit))
-		return false;
-	*ip = s->regs[__builtin_popcountll(mask & (bit - 1))];
-	return true;
+	return s->regs_abi == PERF_SAMPLE_REGS_ABI_64 && sample_reg(fmt, s, u->arch->perf_ip, ip);
 }
 
 void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
