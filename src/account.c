@@ -210,6 +210,12 @@ struct wp_account {
 	struct cpu *cpus;		/* system-wide recordings with switches; else NULL */
 	struct wp_cpu_time *cpu_times;	/* as many */
 	uint32_t nr_cpus;
+	/*
+	 * Not system-wide: per CPU, the time of the last switch-out recorded
+	 * there (see recorded_cpu_switch); NULL when cpus is not.
+	 */
+	uint64_t *cpu_out;
+	uint32_t nr_cpu_out;
 	uint64_t end_ns;		/* of the recording, after finish */
 };
 
@@ -912,6 +918,13 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 			return -ENOMEM;
 		}
 		a->nr_cpus = meta->nr_cpus;
+	} else if (!a->no_switches && meta->nr_cpus && meta->nr_cpus <= 65536) {
+		a->cpu_out = calloc(meta->nr_cpus, sizeof(*a->cpu_out));
+		if (!a->cpu_out) {
+			free(a);
+			return -ENOMEM;
+		}
+		a->nr_cpu_out = meta->nr_cpus;
 	}
 	*out = a;
 	return 0;
@@ -1347,6 +1360,27 @@ static uint64_t cpu_switch_in_time(struct wp_account *a, uint32_t cpu, const str
 	return time;
 }
 
+/*
+ * Not system-wide, only the recording's threads' switches are known: a
+ * switch-in on a CPU still starts no earlier than the last switch-out
+ * recorded there, as cpu_switch_in_time's does, since one CPU runs one
+ * task at a time (a switch timed by the mean lag may be put before it).
+ */
+static uint64_t recorded_cpu_switch(struct wp_account *a, uint32_t cpu, const struct thread *t,
+				    bool out, uint64_t time)
+{
+	uint64_t last;
+
+	if (cpu >= a->nr_cpu_out)
+		return time;
+	if (out) {
+		a->cpu_out[cpu] = time > t->since ? time : t->since;
+		return time;
+	}
+	last = a->cpu_out[cpu];
+	return last > time && last >= t->since ? last : time;
+}
+
 /* The idle task of cpu switched out (the CPU got busy) or in, at time. */
 static void cpu_idle_switch(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
 			    uint64_t time)
@@ -1520,7 +1554,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 			return exit_switch_out(a, id.cpu, t, time);
 		time = switch_time(a, t, time, !sw.out);
 		if (!a->cpus || id.cpu >= a->nr_cpus) {
-			/* Nothing of the CPUs: each thread's own records. */
+			time = recorded_cpu_switch(a, id.cpu, t, sw.out, time);
 		} else if (sw.out) {
 			a->cpus[id.cpu].last_out = time > t->since ? time : t->since;
 		} else {
@@ -2171,5 +2205,6 @@ void wp_account_free(struct wp_account *a)
 	free(a->cmdlines);
 	free(a->cpus);
 	free(a->cpu_times);
+	free(a->cpu_out);
 	free(a);
 }

@@ -1099,10 +1099,14 @@ static void test_switch_estimate(void)
  * switch-outs' 5 us), the last 20 none, and their switch-ins' records
  * come 20 us after the switch.  Timed by the mean lag, such a switch-in
  * would start 40 us before the switch-out it follows on the CPU: it
- * starts with it, so that the two threads' on-CPU time is the CPU's.
+ * starts with it, so that the two threads' on-CPU time is the CPU's; in
+ * a system-wide recording and in one of the two threads alone.
  */
-static void test_cpu_one_at_a_time(void)
+static void test_cpu_one_at_a_time(bool cpu_wide)
 {
+	const uint32_t flags = WP_META_WAKEUPS | WP_META_WAKEUPS_GATED |
+			       (cpu_wide ? WP_META_CPU_WIDE : 0);
+	const char *what = cpu_wide ? "one CPU, -a" : "one CPU";
 	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
 	const uint64_t us = 1000;
 	const struct wp_thread_times *t;
@@ -1110,12 +1114,12 @@ static void test_cpu_one_at_a_time(void)
 	uint8_t buf[256];
 	size_t n;
 
-	meta.flags |= WP_META_WAKEUPS | WP_META_WAKEUPS_GATED | WP_META_CPU_WIDE;
+	meta.flags |= flags;
 	meta.nr_cpus = 1;
 	meta.events = &ev;
 	meta.nr_events = 1;
 	a = new_account(0, 0, 0);
-	meta.flags &= ~(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED | WP_META_CPU_WIDE);
+	meta.flags &= ~flags;
 	meta.nr_cpus = 0;
 	meta.events = NULL;
 	meta.nr_events = 0;
@@ -1138,14 +1142,14 @@ static void test_cpu_one_at_a_time(void)
 	}
 	wp_account_finish(a, START + 60 * MS);
 	t = wp_account_threads(a, &n);
-	is_int((long long)n, 2, "one CPU: two threads");
+	is_int((long long)n, 2, "%s: two threads", what);
 	if (n == 2)
 		is_u64(t[0].on_cpu_ns + t[1].on_cpu_ns, 59 * MS,
-		       "one CPU: the threads' on-CPU time is the CPU's, no switch-in before "
-		       "the switch-out it follows");
+		       "%s: the threads' on-CPU time is the CPU's, no switch-in before "
+		       "the switch-out it follows", what);
 	for (size_t i = 0; i < n; i++)
 		is_u64(t[i].wall_ns, t[i].on_cpu_ns + t[i].blocked_ns + t[i].runnable_ns +
-		       t[i].preempted_ns, "one CPU: wall = on + blocked + runnable + preempted");
+		       t[i].preempted_ns, "%s: wall = on + blocked + runnable + preempted", what);
 	wp_account_free(a);
 }
 
@@ -1171,6 +1175,7 @@ int main(void)
 	test_order_span();
 	test_observer();
 	test_switch_estimate();
-	test_cpu_one_at_a_time();
+	test_cpu_one_at_a_time(true);
+	test_cpu_one_at_a_time(false);
 	return done_testing();
 }
