@@ -15,10 +15,11 @@
 #define RESULTS_MAX (8U << 20)
 /*
  * Right after an exec the new image's arguments may not be in place yet
- * (the kernel sets them up after it names the process): an empty read is
- * tried again this many times, a millisecond apart.
+ * (the kernel sets them up after it names the process, and on a loaded
+ * machine the exec may wait for a CPU in between): an empty read is
+ * tried again this many times, 1, 2, 4, ... ms apart (63 ms in all).
  */
-#define EMPTY_RETRIES 5
+#define EMPTY_RETRIES 6
 
 int wp_cmdline_read(pid_t pid, char *buf, size_t size, size_t *len, bool *truncated)
 {
@@ -73,8 +74,8 @@ int wp_cmdline_record(pid_t pid, uint16_t source, uint64_t time, uint64_t exec_t
 		return -ENOMEM;
 	err = wp_cmdline_read(pid, buf, WP_CMDLINE_MAX, &len, &truncated);
 	for (int i = 0; source == WP_CMDLINE_EXEC && err == -ENODATA && i < EMPTY_RETRIES; i++) {
-		usleep(1000);
-		c.time += 1000000;	/* the clock moved at least that far */
+		usleep(1000U << i);
+		c.time += 1000000ULL << i;	/* the clock moved at least that far */
 		err = wp_cmdline_read(pid, buf, WP_CMDLINE_MAX, &len, &truncated);
 	}
 	if (!err) {
