@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* symbols.c: function names (with inline frames) for user and kernel addresses. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,24 @@
 #include "u64map.h"
 #include "util.h"
 
-/* libstdc++'s demangler (C ABI). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/*
+ * libstdc++'s demangler (C ABI), loaded at the first mangled name: linked
+ * in, libstdc++ costs every report most of a millisecond of start-up, and
+ * a report of C code never needs it.
+ */
+typedef char *cxa_demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+static cxa_demangle_fn *cxa_demangle;
+static pthread_once_t cxa_demangle_once = PTHREAD_ONCE_INIT;
+
+static void cxa_demangle_load(void)
+{
+	void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+
+	if (lib)
+		*(void **)&cxa_demangle = dlsym(lib, "__cxa_demangle");
+	if (!cxa_demangle)
+		wp_debug("C++ names stay mangled: libstdc++'s demangler cannot be loaded");
+}
 
 #define MAX_CHAIN 32
 
@@ -296,8 +314,11 @@ static void demangled(const char *name, char *buf, size_t size)
 	char *dem = NULL;
 	int status = -1;
 
-	if (name[0] == '_' && name[1] == 'Z')
-		dem = __cxa_demangle(name, NULL, NULL, &status);
+	if (name[0] == '_' && name[1] == 'Z') {
+		pthread_once(&cxa_demangle_once, cxa_demangle_load);
+		if (cxa_demangle)
+			dem = cxa_demangle(name, NULL, NULL, &status);
+	}
 	snprintf(buf, size, "%s", status == 0 && dem ? dem : name);
 	free(dem);
 }
