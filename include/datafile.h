@@ -320,6 +320,14 @@ int wp_reader_names(struct wp_reader *r, char **buf, size_t *len);
 /* File offset of the block the last record came from. */
 uint64_t wp_reader_block_offset(const struct wp_reader *r);
 
+/*
+ * Show fn the records after the last one in its block, without taking
+ * them: a look ahead, up to the end of the block or a malformed record
+ * (which wp_reader_next() then reports).
+ */
+void wp_reader_ahead(const struct wp_reader *r,
+		     void (*fn)(const struct perf_event_header *rec, void *arg), void *arg);
+
 void wp_reader_close(struct wp_reader *r);
 
 #endif

@@ -478,11 +478,12 @@ static void show_progress(struct pipeline *p)
 	fflush(stderr);
 }
 
-static void prefetch_debug_file(struct pipeline *p, const struct perf_event_header *rec)
+static void prefetch_debug_file(const struct perf_event_header *rec, void *arg)
 {
+	struct pipeline *p = arg;
 	struct wp_mmap2 m;
 
-	if (!wp_mmap2_parse(rec, &m) && m.has_build_id)
+	if (rec->type == PERF_RECORD_MMAP2 && !wp_mmap2_parse(rec, &m) && m.has_build_id)
 		wp_symbols_prefetch(p->symbols, m.build_id, m.build_id_size);
 }
 
@@ -650,7 +651,8 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	struct pipeline *p;
 	struct wp_order *order = NULL;
 	struct stat st;
-	uint64_t end;
+	uint64_t end, block = 0;
+	bool block_seen = false;
 	int err, ret;
 
 	memset(an, 0, sizeof(*an));
@@ -695,12 +697,18 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 			continue;
 		}
 		/*
-		 * A file mapped: its debug file starts decompressing as it is
-		 * read, not when its first frame comes out of the queue
-		 * (not with a stack table, whose places have their names).
+		 * The files a block maps: their debug files start decompressing
+		 * as the block is first read, all of them, not when their first
+		 * frame comes out of the queue, nor behind a sample waiting for
+		 * an earlier one (not with a stack table, whose places have
+		 * their names).
 		 */
-		if (rec->type == PERF_RECORD_MMAP2 && !p->table)
-			prefetch_debug_file(p, rec);
+		if (!p->table && (!block_seen || wp_reader_block_offset(an->reader) != block)) {
+			block_seen = true;
+			block = wp_reader_block_offset(an->reader);
+			prefetch_debug_file(rec, p);
+			wp_reader_ahead(an->reader, prefetch_debug_file, p);
+		}
 		/* Rounds are not queued: they need no reference on the block. */
 		if (rec->type != WP_RECORD_ROUND)
 			hold = wp_reader_block_get(an->reader);

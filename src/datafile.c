@@ -1558,6 +1558,21 @@ uint64_t wp_reader_block_offset(const struct wp_reader *r)
 	return r->block_offset;
 }
 
+void wp_reader_ahead(const struct wp_reader *r,
+		     void (*fn)(const struct perf_event_header *rec, void *arg), void *arg)
+{
+	size_t pos = r->block_pos;
+
+	while (!r->failed && r->block_len - pos >= sizeof(struct perf_event_header)) {
+		const struct perf_event_header *h = (const void *)(r->block + pos);
+
+		if (h->size < sizeof(*h) || (h->size & 7) || h->size > r->block_len - pos)
+			return;
+		fn(h, arg);
+		pos += h->size;
+	}
+}
+
 void wp_reader_close(struct wp_reader *r)
 {
 	if (!r)

@@ -30,6 +30,11 @@
 #define BLOCK_ROOM 65536		/* the largest record */
 #define POLL_TIMEOUT_MS 50
 #define FLUSH_INTERVAL_NS (500ULL * 1000 * 1000)
+/*
+ * The first block is written small: it holds the mappings a report looks
+ * up debug files by, and a report starts on them once that block is read.
+ */
+#define FIRST_BLOCK (64U << 10)
 
 struct block {
 	uint8_t *data;
@@ -84,6 +89,7 @@ struct wp_drain {
 	struct block *cur;
 	struct wp_summary counts;
 	uint64_t last_flush_ns;
+	bool submitted;		/* a block was: the first is written small */
 	struct id_role *roles;
 	/* Switch-out stacks from per-CPU events on the command's cgroup. */
 	bool switch_outs_per_cpu;
@@ -216,6 +222,7 @@ static void drain_submit(struct wp_drain *d)
 	pthread_cond_signal(&d->queue_cond);
 	pthread_mutex_unlock(&d->lock);
 	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
+	d->submitted = true;
 }
 
 /* Room for n more bytes in the current block, or NULL when out of memory. */
@@ -880,7 +887,7 @@ static uint64_t drain_pass(struct wp_drain *d)
 		drain_submit(d);
 	} else if (total) {
 		drain_append_round(d, start);
-		if (d->cur && (d->cur->len > BLOCK_SIZE / 2 ||
+		if (d->cur && (d->cur->len > (d->submitted ? BLOCK_SIZE / 2 : FIRST_BLOCK) ||
 			       wp_clock_ns(CLOCK_MONOTONIC) - d->last_flush_ns > FLUSH_INTERVAL_NS))
 			drain_submit(d);
 	}

@@ -614,6 +614,79 @@ static void test_precompressed_records(void)
 	wp_writer_abort(w);
 }
 
+/* What wp_reader_ahead() showed: the records' values, in order. */
+struct ahead_seen {
+	uint64_t v[8];
+	int n;
+};
+
+static void ahead_note(const struct perf_event_header *rec, void *arg)
+{
+	struct ahead_seen *a = arg;
+
+	if (a->n < 8)
+		memcpy(&a->v[a->n], rec + 1, sizeof(a->v[0]));
+	a->n++;
+}
+
+/*
+ * A look ahead shows the rest of the current block, no more, takes
+ * nothing, and stops short of a malformed record, which reading then
+ * reports.
+ */
+static void test_reader_ahead(int level)
+{
+	struct wp_meta m = { .clockid = 1, .sample_type = PERF_SAMPLE_TIME };
+	struct rec {
+		struct perf_event_header h;
+		uint64_t v;
+	} a[3], b[2], c[3];
+	const struct perf_event_header *got;
+	struct ahead_seen seen = { 0 };
+	struct wp_writer *w;
+	struct wp_reader *r;
+	char path[512];
+
+	for (int i = 0; i < 3; i++) {
+		a[i] = (struct rec){ { WP_RECORD_ROUND + 50, 0, sizeof(a[0]) }, 10 + (uint64_t)i };
+		c[i] = (struct rec){ { WP_RECORD_ROUND + 50, 0, sizeof(c[0]) }, 30 + (uint64_t)i };
+	}
+	for (int i = 0; i < 2; i++)
+		b[i] = (struct rec){ { WP_RECORD_ROUND + 50, 0, sizeof(b[0]) }, 20 + (uint64_t)i };
+	c[1].h.size = 12;	/* not a multiple of 8: malformed */
+	path_in_tmp(path, sizeof(path), "ahead.data");
+	ok(wp_writer_open(path, false, level, &w) == 0 && wp_writer_write_meta(w, &m) == 0 &&
+	   wp_writer_write_records(w, a, sizeof(a)) == 0 &&
+	   wp_writer_write_records(w, b, sizeof(b)) == 0 &&
+	   wp_writer_write_records(w, c, sizeof(c)) == 0 && wp_writer_commit(w) == 0,
+	   "ahead (level %d): three blocks written", level);
+	if (!is_int(wp_reader_open(path, &r), 0, "ahead: it opens")) {
+		unlink(path);
+		return;
+	}
+	is_int(wp_reader_next(r, &got), 1, "ahead: the first record");
+	wp_reader_ahead(r, ahead_note, &seen);
+	ok(seen.n == 2 && seen.v[0] == 11 && seen.v[1] == 12,
+	   "ahead: after the first, the two left in its block (%d seen)", seen.n);
+	seen.n = 0;
+	is_int(wp_reader_next(r, &got), 1, "ahead: nothing was taken");
+	ok(((const struct rec *)got)->v == 11, "ahead: reading goes on with the second");
+	wp_reader_next(r, &got);
+	wp_reader_ahead(r, ahead_note, &seen);
+	is_int(seen.n, 0, "ahead: at a block's end, nothing (not the next block)");
+	wp_reader_next(r, &got);
+	wp_reader_ahead(r, ahead_note, &seen);
+	ok(seen.n == 1 && seen.v[0] == 21, "ahead: in the second block, its last");
+	seen.n = 0;
+	wp_reader_next(r, &got);
+	is_int(wp_reader_next(r, &got), 1, "ahead: the third block's first record");
+	wp_reader_ahead(r, ahead_note, &seen);
+	is_int(seen.n, 0, "ahead: stops short of a malformed record");
+	is_int(wp_reader_next(r, &got), -EBADMSG, "ahead: which reading reports");
+	wp_reader_close(r);
+	unlink(path);
+}
+
 /* The KSYMS block: found at open, whatever follows it, skipped by record reading. */
 static void test_ksyms_block(int level)
 {
@@ -1926,6 +1999,8 @@ int main(void)
 	test_minimal_meta();
 	test_stack_table_version();
 	test_precompressed_records();
+	test_reader_ahead(0);
+	test_reader_ahead(1);
 	test_ksyms_block(0);
 	test_ksyms_block(3);
 	test_ksyms_changed_after_open();
