@@ -240,12 +240,23 @@ static void *run_job(void *arg)
 #define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
 #endif
 
+/*
+ * Populating holds the address space's lock for reading: a piece at a
+ * time, so that the other threads' mmap and munmap wait for a piece only.
+ */
+#define POPULATE_PIECE ((uintptr_t)512 << 10)
+
 /* Make the pages of [at, at + size) of the image writable now. */
 static void populate(uint8_t *at, size_t size)
 {
-	uintptr_t start = (uintptr_t)at & ~(uintptr_t)4095;
+	uintptr_t start = (uintptr_t)at & ~(uintptr_t)4095, end = (uintptr_t)at + size;
 
-	(void)madvise((void *)start, (uintptr_t)at + size - start, MADV_POPULATE_WRITE);
+	for (uintptr_t p = start; p < end; p += POPULATE_PIECE) {
+		uintptr_t len = end - p < POPULATE_PIECE ? end - p : POPULATE_PIECE;
+
+		if (madvise((void *)p, len, MADV_POPULATE_WRITE))
+			return;
+	}
 }
 
 /* Write the image that p describes into img. */
