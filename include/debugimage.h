@@ -54,6 +54,12 @@ int wp_debug_image(int fd, enum wp_debug_use use, int *out);
 #define WP_DEBUG_PREFETCH_MAX 4
 bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use);
 
+/*
+ * Whether an image started ahead is still being built: taking it now
+ * would wait.
+ */
+bool wp_debug_image_prefetch_busy(void);
+
 /* Wait for the images started and not taken, and drop them. */
 void wp_debug_image_prefetch_end(void);
 

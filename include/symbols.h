@@ -138,6 +138,12 @@ void wp_symbols_save_cache(struct wp_symbols *s);
  */
 void wp_symbols_prefetch(struct wp_symbols *s, const uint8_t *id, size_t len);
 
+/*
+ * Whether debug files started by wp_symbols_prefetch() are still being
+ * decompressed: naming a frame of one of them now would wait for it.
+ */
+bool wp_symbols_loading(const struct wp_symbols *s);
+
 void wp_symbols_free(struct wp_symbols *s);
 
 #endif

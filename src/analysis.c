@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "buildid.h"
 #include "coverage.h"
+#include "deferred.h"
 #include "debuginfo.h"
 #include "jitmap.h"
 #include "pkgowner.h"
@@ -57,6 +58,9 @@ struct pipeline {
 	uint32_t truncated_marker;
 	uint64_t last_time;
 	struct wp_sample_stack sstack;	/* the stack of the sample being delivered */
+	struct wp_deferred *held;	/* deliveries waiting for debug files */
+	struct wp_sample_stack held_stack;	/* the stack of one taken from there */
+	uint64_t nr_held;		/* deliveries that were held */
 	uint32_t tokens[MAX_STACK_TOKENS];
 	uint32_t user_tokens[USER_TOKENS];	/* one user stack, before the budget */
 	uint64_t bad_stacks;		/* stack samples naming no stack of the table */
@@ -397,6 +401,69 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 	return err;
 }
 
+/*
+ * Deliveries are held while debug files started ahead are decompressing,
+ * up to this many bytes of them (their stacks as places: some hundred
+ * thousand samples); beyond, the report waits for the files.
+ */
+#define HELD_MAX ((size_t)64 << 20)
+
+/* Give the ledger one delivery, held or not. */
+static int account_item(struct pipeline *p, const struct wp_deferred_item *it,
+			const struct wp_sample_stack *ss, const struct perf_event_header *rec)
+{
+	switch (it->kind) {
+	case WP_DEFER_STACK:
+		return deliver_stack(p, it->role, it->pid, it->tid, it->cpu, it->time, ss);
+	case WP_DEFER_WAKEUP:
+		return deliver_wakeup(p, it->pid, it->tid, it->other, it->irq, it->time, ss);
+	case WP_DEFER_ENQUEUED:
+		return wp_account_enqueued(p->an->account, it->other, it->time);
+	case WP_DEFER_SCHED_SWITCH:
+		return wp_account_sched_switch(p->an->account, it->tid, it->other, it->time,
+					       it->cpu);
+	case WP_DEFER_CPU:
+		return wp_account_sample_cpu(p->an->account, it->tid, it->cpu);
+	case WP_DEFER_RECORD:
+		return wp_account_record(p->an->account, rec, it->time);
+	}
+	return 0;
+}
+
+/* Account every delivery held, in order (naming their stacks may wait). */
+static int release_held(struct pipeline *p)
+{
+	struct wp_deferred_item it;
+	const struct perf_event_header *rec;
+	int err = 0;
+
+	while (!err && wp_deferred_pop(p->held, &it, &p->held_stack, &rec))
+		err = account_item(p, &it, &p->held_stack, rec);
+	return err;
+}
+
+/*
+ * Account a delivery now, or hold it while debug files decompress: the
+ * pipeline goes on unwinding meanwhile.  Once they are ready, what was
+ * held goes first.
+ */
+static int account(struct pipeline *p, const struct wp_deferred_item *it,
+		   const struct wp_sample_stack *ss, const struct perf_event_header *rec)
+{
+	if (p->held && wp_symbols_loading(p->symbols) &&
+	    wp_deferred_bytes(p->held) < HELD_MAX) {
+		p->nr_held++;
+		return wp_deferred_push(p->held, it, ss, rec);
+	}
+	if (p->held && !wp_deferred_empty(p->held)) {
+		int err = release_held(p);
+
+		if (err)
+			return err;
+	}
+	return account_item(p, it, ss, rec);
+}
+
 static int deliver_sample(struct pipeline *p, const struct perf_event_header *rec,
 			  const struct wp_sample *s, uint64_t time)
 {
@@ -404,27 +471,44 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	uint32_t tid;
 	bool irq;
 
+	struct wp_deferred_item it = { .role = role, .pid = s->pid, .tid = s->tid,
+				       .cpu = s->cpu, .time = time };
+
 	if (role == WP_EVENT_WAKEUP) {
 		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &irq))
 			return 0;
 		wp_resolver_sample(p->resolver, rec, s, !irq, &p->sstack);
-		return deliver_wakeup(p, s->pid, s->tid, tid, irq, time, &p->sstack);
+		it.kind = WP_DEFER_WAKEUP;
+		it.other = tid;
+		it.irq = irq;
+		return account(p, &it, &p->sstack, NULL);
 	}
 	/* sched:sched_wakeup: the woken thread is on a run queue. */
-	if (role == WP_EVENT_ENQUEUED)
-		return wp_sample_kinds_woken(&p->kinds, s, &tid) ?
-		       wp_account_enqueued(p->an->account, tid, time) : 0;
+	if (role == WP_EVENT_ENQUEUED) {
+		if (!wp_sample_kinds_woken(&p->kinds, s, &tid))
+			return 0;
+		it.kind = WP_DEFER_ENQUEUED;
+		it.other = tid;
+		return account(p, &it, NULL, NULL);
+	}
 	if (role == WP_EVENT_WAKEUP_NEW)
 		return 0;	/* the FORK tells as much */
 	/* sched:sched_switch: the sample's thread leaves the CPU to the next. */
-	if (role == WP_EVENT_SCHED_SWITCH)
-		return wp_sample_kinds_next(&p->kinds, s, &tid) ?
-		       wp_account_sched_switch(p->an->account, s->tid, tid, time, s->cpu) : 0;
+	if (role == WP_EVENT_SCHED_SWITCH) {
+		if (!wp_sample_kinds_next(&p->kinds, s, &tid))
+			return 0;
+		it.kind = WP_DEFER_SCHED_SWITCH;
+		it.other = tid;
+		return account(p, &it, NULL, NULL);
+	}
 	/* The idle task (-a): its CPU was idle; nothing to unwind. */
-	if (!s->tid && role == WP_EVENT_ONCPU)
-		return wp_account_sample_cpu(p->an->account, 0, s->cpu);
+	if (!s->tid && role == WP_EVENT_ONCPU) {
+		it.kind = WP_DEFER_CPU;
+		return account(p, &it, NULL, NULL);
+	}
 	wp_resolver_sample(p->resolver, rec, s, true, &p->sstack);
-	return deliver_stack(p, role, s->pid, s->tid, s->cpu, time, &p->sstack);
+	it.kind = WP_DEFER_STACK;
+	return account(p, &it, &p->sstack, NULL);
 }
 
 /*
@@ -508,7 +592,8 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 		return err;
 	if (rec->type == PERF_RECORD_SAMPLE)
 		return s ? deliver_sample(p, rec, s, time) : 0;
-	return wp_account_record(p->an->account, rec, time);
+	return account(p, &(struct wp_deferred_item){ .kind = WP_DEFER_RECORD, .time = time },
+		       NULL, rec);
 }
 
 /*
@@ -567,6 +652,9 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		err = load_names(p);
 	if (!err)
 		err = wp_coverage_new(&p->fmt, &p->coverage);
+	/* A stack table's places have their names: nothing to wait for. */
+	if (!err && !p->table)
+		err = wp_deferred_new(&p->held);
 	if (!err) {
 		size_t len;
 
@@ -631,6 +719,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 static void pipeline_release(struct pipeline *p)
 {
 	free(p->ksyms_text);
+	wp_deferred_free(p->held);
 	wp_symbols_free(p->symbols);
 	wp_jitmap_release(&p->jit);
 	wp_stacktable_free(p->table);
@@ -725,8 +814,13 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	if (ret < 0)
 		an->damaged = true;
 	err = wp_order_flush(order);
+	if (!err && p->held)
+		err = release_held(p);
 	if (err)
 		goto out;
+	if (p->nr_held)
+		wp_debug("%" PRIu64 " deliveries were held while debug files decompressed",
+			 p->nr_held);
 	if (p->opts->progress && p->next_progress > (4U << 20))
 		fputs("\r\033[K", stderr);
 	an->out_of_order = wp_order_late(order);

@@ -402,12 +402,21 @@ static struct {
 	unsigned int nr;
 } prefetched = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Prefetches still building their images. */
+static unsigned int prefetches_running;
+
 static void *prefetch_main(void *arg)
 {
 	struct prefetch *p = arg;
 
 	p->err = build_image(p->fd, p->use, &p->img);
+	__atomic_sub_fetch(&prefetches_running, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+bool wp_debug_image_prefetch_busy(void)
+{
+	return __atomic_load_n(&prefetches_running, __ATOMIC_ACQUIRE) > 0;
 }
 
 bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use)
@@ -433,7 +442,9 @@ bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use)
 	p = &prefetched.slot[prefetched.nr];
 	*p = (struct prefetch){ .dev = st.st_dev, .ino = st.st_ino, .use = use, .fd = fd,
 				.img = -1 };
+	__atomic_add_fetch(&prefetches_running, 1, __ATOMIC_RELAXED);
 	if (pthread_create(&p->thread, NULL, prefetch_main, p)) {
+		__atomic_sub_fetch(&prefetches_running, 1, __ATOMIC_RELAXED);
 		close(fd);
 	} else {
 		prefetched.nr++;

@@ -15,6 +15,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "buildid.h"
+#include "debugimage.h"
 #include "debuginfo.h"
 #include "frameinfo.h"
 #include "jitmap.h"
@@ -844,6 +845,12 @@ void wp_symbols_prefetch(struct wp_symbols *s, const uint8_t *id, size_t len)
 	if (path[0] && wp_debug_image_prefetch(path, s->lines || s->frameinfo || s->want_all ?
 							     WP_DEBUG_LINES : WP_DEBUG_NAMES))
 		wp_debug("decompressing '%s' ahead", path);
+}
+
+bool wp_symbols_loading(const struct wp_symbols *s)
+{
+	(void)s;	/* the images started ahead are the process's */
+	return wp_debug_image_prefetch_busy();
 }
 
 void wp_symbols_free(struct wp_symbols *s)

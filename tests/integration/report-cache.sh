@@ -54,6 +54,23 @@ if [ -n "$id" ] && [ -f "$debug" ]; then
 	XDG_CACHE_HOME=$tmp/cache2 run ahead2.out ahead2.err "$WALLPROF" report -v -i S --format folded
 	check "second report: not, its names are in the cache" \
 		no_match "decompressing '$debug' ahead" ahead2.err
+	check "first report: deliveries held while it decompresses" \
+		grep -Eq 'deliveries were held while debug files decompressed' ahead1.err
+	# A storm's wake-ups, run-queue entries and switches are held too, in
+	# their order: the same in every format as a report from the cache,
+	# which holds none unless a file it maps was never named.
+	run prec.out prec.err "$WALLPROF" record -q -o P -- "$WORKLOADS/pingpong" 0.3
+	check_num "record a storm" "$rc" -eq 0
+	for f in text json trace; do
+		XDG_CACHE_HOME=$tmp/cache-$f run "held.$f" "held-$f.err" \
+			"$WALLPROF" report -v -i P --format "$f"
+		check "storm, $f: its first report held deliveries" \
+			grep -q 'deliveries were held' "held-$f.err"
+		XDG_CACHE_HOME=$tmp/cache-$f run "direct.$f" "direct-$f.err" \
+			"$WALLPROF" report -v -i P --format "$f"
+		check "storm, $f: held (first report) and from the cache, the same" \
+			cmp -s "held.$f" "direct.$f"
+	done
 else
 	echo "# no libc debug file by build id ($id): not checked"
 fi
