@@ -193,27 +193,51 @@ static int make_plan(Elf *elf, const uint8_t *file, size_t file_size, enum wp_de
 	return 0;
 }
 
-static int inflate_section(uint32_t type, const uint8_t *in, size_t in_size, uint8_t *out,
-			   size_t out_size)
+/*
+ * The decompressors of one thread.  A helper's are made by the thread
+ * that starts it: a thread's first malloc makes it an arena of its own,
+ * mapped under the address space's lock, which held up the helper by 2
+ * ms before it had inflated a byte.
+ */
+struct inflaters {
+	struct libdeflate_decompressor *zlib;
+	ZSTD_DCtx *zstd;
+};
+
+/* Make the decompressor of type, when missing: 0 or -ENOMEM. */
+static int inflaters_make(struct inflaters *inf, uint32_t type)
 {
-	if (type == ELFCOMPRESS_ZLIB) {
-		struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-		size_t got = 0;
-		enum libdeflate_result r;
+	if (type == ELFCOMPRESS_ZLIB && !inf->zlib)
+		inf->zlib = libdeflate_alloc_decompressor();
+	else if (type == ELFCOMPRESS_ZSTD && !inf->zstd)
+		inf->zstd = ZSTD_createDCtx();
+	return (type == ELFCOMPRESS_ZLIB ? (void *)inf->zlib : (void *)inf->zstd) ? 0 : -ENOMEM;
+}
 
-		if (!d)
-			return -ENOMEM;
-		r = libdeflate_zlib_decompress(d, in, in_size, out, out_size, &got);
-		libdeflate_free_decompressor(d);
-		return r == LIBDEFLATE_SUCCESS && got == out_size ? 0 : -EBADMSG;
-	}
-	size_t n = ZSTD_decompress(out, out_size, in, in_size);
+static void inflaters_release(struct inflaters *inf)
+{
+	if (inf->zlib)
+		libdeflate_free_decompressor(inf->zlib);
+	ZSTD_freeDCtx(inf->zstd);
+}
 
+static int inflate_section(struct inflaters *inf, uint32_t type, const uint8_t *in,
+			   size_t in_size, uint8_t *out, size_t out_size)
+{
+	size_t n = 0;
+
+	if (inflaters_make(inf, type))
+		return -ENOMEM;
+	if (type == ELFCOMPRESS_ZLIB)
+		return libdeflate_zlib_decompress(inf->zlib, in, in_size, out, out_size, &n) ==
+			       LIBDEFLATE_SUCCESS && n == out_size ? 0 : -EBADMSG;
+	n = ZSTD_decompressDCtx(inf->zstd, out, out_size, in, in_size);
 	return !ZSTD_isError(n) && n == out_size ? 0 : -EBADMSG;
 }
 
 /* A section to decompress, on a thread of its own. */
 struct job {
+	struct inflaters inf;	/* made for it: the thread allocates nothing */
 	uint32_t type;
 	const uint8_t *in;
 	size_t in_size;
@@ -226,7 +250,7 @@ static void *run_job(void *arg)
 {
 	struct job *j = arg;
 
-	j->err = inflate_section(j->type, j->in, j->in_size, j->out, j->out_size);
+	j->err = inflate_section(&j->inf, j->type, j->in, j->in_size, j->out, j->out_size);
 	return NULL;
 }
 
@@ -244,7 +268,7 @@ static void *run_job(void *arg)
  * Populating holds the address space's lock for reading: a piece at a
  * time, so that the other threads' mmap and munmap wait for a piece only.
  */
-#define POPULATE_PIECE ((uintptr_t)512 << 10)
+#define POPULATE_PIECE ((uintptr_t)64 << 10)
 
 /* Make the pages of [at, at + size) of the image writable now. */
 static void populate(uint8_t *at, size_t size)
@@ -266,7 +290,8 @@ static int fill(const struct plan *p, const Elf64_Ehdr *ehdr, Elf *elf, size_t p
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
 	Elf64_Phdr *ph = elf64_getphdr(elf);
 	size_t big = 0;
-	struct job job;
+	struct inflaters inf = { 0 };
+	struct job job = { 0 };
 	pthread_t helper;
 	bool helped = false;
 	int err = 0;
@@ -287,10 +312,12 @@ static int fill(const struct plan *p, const Elf64_Ehdr *ehdr, Elf *elf, size_t p
 	if (big && p->shdr[big].sh_size >= BIG_SECTION) {
 		const Elf64_Shdr *orig = elf64_getshdr(elf_getscn(elf, big));
 
-		job = (struct job){ p->ch_type[big], file + orig->sh_offset + sizeof(Elf64_Chdr),
+		job = (struct job){ { 0 }, p->ch_type[big],
+				    file + orig->sh_offset + sizeof(Elf64_Chdr),
 				    orig->sh_size - sizeof(Elf64_Chdr), img + p->shdr[big].sh_offset,
 				    p->shdr[big].sh_size, 0 };
-		helped = !pthread_create(&helper, NULL, run_job, &job);
+		helped = !inflaters_make(&job.inf, job.type) &&
+			 !pthread_create(&helper, NULL, run_job, &job);
 		/*
 		 * Its pages made here, ahead of the helper's writes: a fault
 		 * per page costs the helper a third of its time otherwise.
@@ -306,7 +333,8 @@ static int fill(const struct plan *p, const Elf64_Ehdr *ehdr, Elf *elf, size_t p
 		if (p->fate[i] == COPY) {
 			memcpy(img + sh->sh_offset, file + orig->sh_offset, sh->sh_size);
 		} else if (p->fate[i] == INFLATE && !(helped && i == big)) {
-			err = inflate_section(p->ch_type[i], file + orig->sh_offset + sizeof(Elf64_Chdr),
+			err = inflate_section(&inf, p->ch_type[i],
+					      file + orig->sh_offset + sizeof(Elf64_Chdr),
 					      orig->sh_size - sizeof(Elf64_Chdr), img + sh->sh_offset,
 					      sh->sh_size);
 		}
@@ -316,6 +344,8 @@ static int fill(const struct plan *p, const Elf64_Ehdr *ehdr, Elf *elf, size_t p
 		if (!err)
 			err = job.err;
 	}
+	inflaters_release(&inf);
+	inflaters_release(&job.inf);
 	if (!err)
 		memcpy(img + eh->e_shoff, p->shdr, p->nr * sizeof(Elf64_Shdr));
 	return err;
