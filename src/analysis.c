@@ -483,21 +483,19 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		it.irq = irq;
 		return account(p, &it, &p->sstack, NULL);
 	}
-	/* sched:sched_wakeup: the woken thread is on a run queue. */
-	if (role == WP_EVENT_ENQUEUED) {
-		if (!wp_sample_kinds_woken(&p->kinds, s, &tid))
-			return 0;
-		it.kind = WP_DEFER_ENQUEUED;
-		it.other = tid;
-		return account(p, &it, NULL, NULL);
-	}
 	if (role == WP_EVENT_WAKEUP_NEW)
 		return 0;	/* the FORK tells as much */
-	/* sched:sched_switch: the sample's thread leaves the CPU to the next. */
-	if (role == WP_EVENT_SCHED_SWITCH) {
-		if (!wp_sample_kinds_next(&p->kinds, s, &tid))
+	/*
+	 * sched:sched_wakeup: the woken thread is on a run queue;
+	 * sched:sched_switch: the sample's thread leaves the CPU to the next.
+	 */
+	if (role == WP_EVENT_ENQUEUED || role == WP_EVENT_SCHED_SWITCH) {
+		bool enqueued = role == WP_EVENT_ENQUEUED;
+
+		if (!(enqueued ? wp_sample_kinds_woken(&p->kinds, s, &tid) :
+				 wp_sample_kinds_next(&p->kinds, s, &tid)))
 			return 0;
-		it.kind = WP_DEFER_SCHED_SWITCH;
+		it.kind = enqueued ? WP_DEFER_ENQUEUED : WP_DEFER_SCHED_SWITCH;
 		it.other = tid;
 		return account(p, &it, NULL, NULL);
 	}
