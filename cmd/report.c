@@ -448,7 +448,6 @@ int cmd_report(int argc, char **argv)
 				  "an unfinished recording left by a wallprof that was killed");
 		input = unfinished;
 	}
-	/* The inputs are read first, so a bad one leaves no empty output file. */
 	/*
 	 * Buffers of megabytes (the file's blocks) come and go while the
 	 * report's threads map and unmap debug files: from the heap, so that
@@ -457,6 +456,7 @@ int cmd_report(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 20);
+	/* The inputs are read first, so a bad one leaves no empty output file. */
 	if (dump ? wp_reader_open(input, &reader) : wp_analysis_run(input, &ao, &an))
 		goto out_free;
 	if (base_input) {

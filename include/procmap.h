@@ -91,6 +91,14 @@ size_t wp_procmap_nr_dsos(const struct wp_procmap *pm);
  */
 bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *dso);
 
+/*
+ * The build id of the file at path, a mapping recorded without one (as
+ * mappings found at attach time are): read from the file as it is now,
+ * when it is the recorded one (same device and inode).  Its length, or 0.
+ */
+size_t wp_procmap_file_build_id(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
+				uint8_t *id, size_t size);
+
 /* The ELF address of addr inside map (pc - load bias), or addr. */
 uint64_t wp_map_elf_addr(const struct wp_dso *dso, const struct wp_map *map, uint64_t addr);
 

@@ -132,11 +132,23 @@ unsigned int wp_symbols_jit_live(const struct wp_symbols *s);
 void wp_symbols_save_cache(struct wp_symbols *s);
 
 /*
- * A file with build id id was mapped: start decompressing its debug file
- * (found by that id) for the names it may be asked for, unless the symbol
- * cache has them (debugimage.h, wp_debug_image_prefetch).
+ * A build id, as a recording gives it, or as the file gives it when the
+ * recording has its device and inode instead (then not 0).
  */
-void wp_symbols_prefetch(struct wp_symbols *s, const uint8_t *id, size_t len);
+struct wp_symbols_id {
+	uint8_t id[24];
+	size_t len;
+	uint32_t maj, min;
+	uint64_t ino;
+};
+
+/*
+ * Files with these build ids were mapped: start decompressing their debug
+ * files (found by the ids) for the names they may be asked for, unless
+ * the symbol cache has them, the largest first, since it takes longest
+ * (debugimage.h, wp_debug_image_prefetch).
+ */
+void wp_symbols_prefetch(struct wp_symbols *s, const struct wp_symbols_id *ids, size_t n);
 
 /*
  * Whether debug files started by wp_symbols_prefetch() are still being

@@ -91,7 +91,12 @@ bool wp_symcache_get(const struct wp_symcache *c, uint64_t addr, struct wp_symca
 int wp_symcache_put(struct wp_symcache *c, uint64_t addr, const struct wp_symcache_frame *frames,
 		    unsigned int n);
 
-/* Write the cache file when something was added since it was read.  0 or -errno. */
+/*
+ * Write the cache file when something was added since it was read, or
+ * when there was no whole file of the same origin to read (then even with
+ * nothing in it: that no names of the file were wanted is worth keeping
+ * too).  0 or -errno.
+ */
 int wp_symcache_save(struct wp_symcache *c);
 
 /* NULL is fine. */

@@ -468,11 +468,10 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 			  const struct wp_sample *s, uint64_t time)
 {
 	enum wp_event_role role = wp_sample_kinds_role(&p->kinds, s->id);
-	uint32_t tid;
-	bool irq;
-
 	struct wp_deferred_item it = { .role = role, .pid = s->pid, .tid = s->tid,
 				       .cpu = s->cpu, .time = time };
+	uint32_t tid;
+	bool irq;
 
 	if (role == WP_EVENT_WAKEUP) {
 		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &irq))
@@ -560,13 +559,68 @@ static void show_progress(struct pipeline *p)
 	fflush(stderr);
 }
 
-static void prefetch_debug_file(const struct perf_event_header *rec, void *arg)
+/* The files a block maps, by build id, each once (up to a bound). */
+#define MAPPED_MAX 64
+struct mapped {
+	struct wp_symbols_id ids[MAPPED_MAX];
+	size_t n;
+	uint64_t inodes[MAPPED_MAX];	/* of those mapped without an id, read */
+	size_t nr_inodes;
+};
+
+static void note_mapped(const struct perf_event_header *rec, void *arg)
 {
-	struct pipeline *p = arg;
+	struct mapped *mp = arg;
+	struct wp_symbols_id *to = &mp->ids[mp->n];
 	struct wp_mmap2 m;
 
-	if (rec->type == PERF_RECORD_MMAP2 && !wp_mmap2_parse(rec, &m) && m.has_build_id)
-		wp_symbols_prefetch(p->symbols, m.build_id, m.build_id_size);
+	if (rec->type != PERF_RECORD_MMAP2 || mp->n == MAPPED_MAX || wp_mmap2_parse(rec, &m))
+		return;
+	if (m.has_build_id) {
+		if (m.build_id_size > sizeof(to->id))
+			return;
+		*to = (struct wp_symbols_id){ .len = m.build_id_size };
+		memcpy(to->id, m.build_id, m.build_id_size);
+	} else if (m.filename[0] == '/') {
+		/* Found at attach time: the file tells, once per file. */
+		uint64_t key = m.ino ^ ((uint64_t)m.maj << 52) ^ ((uint64_t)m.min << 40);
+
+		for (size_t i = 0; i < mp->nr_inodes; i++)
+			if (mp->inodes[i] == key)
+				return;
+		if (mp->nr_inodes == MAPPED_MAX)
+			return;
+		mp->inodes[mp->nr_inodes++] = key;
+		*to = (struct wp_symbols_id){ .maj = m.maj, .min = m.min, .ino = m.ino };
+		to->len = wp_procmap_file_build_id(m.filename, m.maj, m.min, m.ino, to->id,
+						   sizeof(to->id));
+		if (!to->len)
+			return;
+	} else {
+		return;
+	}
+	for (size_t i = 0; i < mp->n; i++)
+		if (mp->ids[i].len == to->len && !memcmp(mp->ids[i].id, to->id, to->len))
+			return;
+	mp->n++;
+}
+
+/*
+ * The block rec starts: the debug files of the files it maps start
+ * decompressing, all of them, as it is first read, not when their first
+ * frame comes out of the queue, nor behind a sample waiting for an
+ * earlier one.
+ */
+static void prefetch_debug_files(struct pipeline *p, const struct perf_event_header *rec)
+{
+	struct mapped *mp = calloc(1, sizeof(*mp));
+
+	if (!mp)
+		return;
+	note_mapped(rec, mp);
+	wp_reader_ahead(p->an->reader, note_mapped, mp);
+	wp_symbols_prefetch(p->symbols, mp->ids, mp->n);
+	free(mp);
 }
 
 /* A record in time order; a sample comes parsed (NULL when malformed). */
@@ -783,18 +837,11 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 			err = 0;
 			continue;
 		}
-		/*
-		 * The files a block maps: their debug files start decompressing
-		 * as the block is first read, all of them, not when their first
-		 * frame comes out of the queue, nor behind a sample waiting for
-		 * an earlier one (not with a stack table, whose places have
-		 * their names).
-		 */
+		/* A new block (not with a stack table: its places have names). */
 		if (!p->table && (!block_seen || wp_reader_block_offset(an->reader) != block)) {
 			block_seen = true;
 			block = wp_reader_block_offset(an->reader);
-			prefetch_debug_file(rec, p);
-			wp_reader_ahead(an->reader, prefetch_debug_file, p);
+			prefetch_debug_files(p, rec);
 		}
 		/* Rounds are not queued: they need no reference on the block. */
 		if (rec->type != WP_RECORD_ROUND)

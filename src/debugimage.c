@@ -449,6 +449,16 @@ bool wp_debug_image_prefetch_busy(void)
 	return __atomic_load_n(&prefetches_running, __ATOMIC_ACQUIRE) > 0;
 }
 
+/* How many files may be decompressed ahead: CPUs less one, 1 to the most. */
+static unsigned int prefetch_slots(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cpus <= 2)
+		return 1;
+	return cpus - 1 < WP_DEBUG_PREFETCH_MAX ? (unsigned int)(cpus - 1) : WP_DEBUG_PREFETCH_MAX;
+}
+
 bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use)
 {
 	struct prefetch *p;
@@ -457,7 +467,7 @@ bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use)
 	int fd;
 
 	pthread_mutex_lock(&prefetched.lock);
-	if (prefetched.nr >= WP_DEBUG_PREFETCH_MAX)
+	if (prefetched.nr >= prefetch_slots())
 		goto out;
 	fd = wp_open_regular(path, &st);
 	if (fd < 0)

@@ -459,6 +459,20 @@ static bool dso_fetch(struct wp_dso *d)
 	return true;
 }
 
+size_t wp_procmap_file_build_id(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
+				uint8_t *id, size_t size)
+{
+	struct stat st;
+	int fd = wp_open_regular(path, &st), n = 0;
+
+	if (fd < 0)
+		return 0;
+	if (ino && st.st_ino == ino && major(st.st_dev) == maj && minor(st.st_dev) == min)
+		n = wp_build_id_read_fd(fd, id, size);
+	close(fd);
+	return n > 0 ? (size_t)n : 0;
+}
+
 bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 {
 	char q[WP_QUOTE_MSG];

@@ -94,6 +94,9 @@ struct wp_symbols {
 	struct wp_frameinfo *frameinfo;	/* borrowed, or NULL */
 	int kept_dir;		/* the symbol cache's directory, or -1 */
 	struct wp_jitmap *jit;		/* borrowed: names of JIT code, or NULL */
+	/* The mapped files with a debug file by build id (wp_symbols_prefetch). */
+	struct wp_symbols_id *with_debug;
+	size_t nr_with_debug, cap_with_debug;
 	struct wp_u64map jit_tried;	/* pid -> 1: its live perf map was looked for */
 	unsigned int jit_live;		/* processes named from a live perf map */
 };
@@ -823,8 +826,46 @@ void wp_symbols_drop_file(struct wp_symbols *s, uint32_t dso)
 	memset(ds, 0, sizeof(*ds));
 }
 
+/* Is dso one of the files with a debug file (found by its build id or inode)? */
+static bool has_debug_file(const struct wp_symbols *s, const struct wp_dso *dso)
+{
+	for (size_t i = 0; i < s->nr_with_debug; i++) {
+		const struct wp_symbols_id *a = &s->with_debug[i];
+
+		if (dso->build_id_size ? a->len == dso->build_id_size &&
+					 !memcmp(a->id, dso->build_id, a->len) :
+					 a->ino && a->ino == dso->ino && a->maj == dso->maj &&
+					 a->min == dso->min)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A file with a debug file to decompress and none of whose names were
+ * wanted gets an empty cache file (when it has no sound one): the next
+ * report of it does not decompress that debug file ahead for nothing.
+ */
+static void keep_unwanted(struct wp_symbols *s)
+{
+	size_t n = wp_procmap_nr_dsos(s->pm);
+
+	for (uint32_t idx = 0; idx < n && s->nr_with_debug; idx++) {
+		struct wp_dso *dso = wp_procmap_dso(s->pm, idx);
+		struct dso_symbolizer *ds;
+
+		if (!dso || dso->kind != WP_DSO_FILE || !has_debug_file(s, dso))
+			continue;
+		ds = dso_state(s, idx);
+		if (!ds || ds->kept_tried || !wp_procmap_dso_open(s->pm, dso))
+			continue;
+		kept_of(s, ds, dso);
+	}
+}
+
 void wp_symbols_save_cache(struct wp_symbols *s)
 {
+	keep_unwanted(s);
 	for (size_t i = 0; i < s->nr_dsos; i++) {
 		int err = s->dsos[i].kept ? wp_symcache_save(s->dsos[i].kept) : 0;
 
@@ -834,17 +875,67 @@ void wp_symbols_save_cache(struct wp_symbols *s)
 	}
 }
 
-void wp_symbols_prefetch(struct wp_symbols *s, const uint8_t *id, size_t len)
+/* Distinct files with a debug file noted, at most (the rest are not kept empty). */
+#define WITH_DEBUG_MAX 256
+
+static void note_debug_file(struct wp_symbols *s, const struct wp_symbols_id *id)
+{
+	for (size_t i = 0; i < s->nr_with_debug; i++)
+		if (s->with_debug[i].len == id->len &&
+		    !memcmp(s->with_debug[i].id, id->id, id->len))
+			return;
+	if (s->nr_with_debug < WITH_DEBUG_MAX &&
+	    !WP_GROW(s->with_debug, s->cap_with_debug, s->nr_with_debug + 1))
+		s->with_debug[s->nr_with_debug++] = *id;
+}
+
+/* A debug file to decompress ahead. */
+struct ahead_file {
+	char path[PATH_MAX];
+	const struct wp_symbols_id *id;
+	off_t size;
+};
+
+static int larger_first(const void *a, const void *b)
+{
+	const struct ahead_file *x = a, *y = b;
+
+	return (x->size < y->size) - (x->size > y->size);
+}
+
+void wp_symbols_prefetch(struct wp_symbols *s, const struct wp_symbols_id *ids, size_t n)
 {
 	unsigned int kind = (s->lines ? 1U : 0U) | (s->frameinfo ? 2U : 0U);
-	char path[PATH_MAX];
+	enum wp_debug_use use = s->lines || s->frameinfo || s->want_all ? WP_DEBUG_LINES :
+									   WP_DEBUG_NAMES;
+	struct ahead_file *files = calloc(n ? n : 1, sizeof(*files));
+	size_t nr = 0;
 
-	if (len < 2 || wp_symcache_present(s->kept_dir, id, len, kind))
+	if (!files)
 		return;
-	wp_debuginfo_build_id_path(id, len, path, sizeof(path));
-	if (path[0] && wp_debug_image_prefetch(path, s->lines || s->frameinfo || s->want_all ?
-							     WP_DEBUG_LINES : WP_DEBUG_NAMES))
-		wp_debug("decompressing '%s' ahead", path);
+	for (size_t i = 0; i < n; i++) {
+		struct ahead_file *f = &files[nr];
+		struct stat st;
+
+		if (ids[i].len < 2 || ids[i].len > WP_SYMCACHE_MAX_ID)
+			continue;
+		wp_debuginfo_build_id_path(ids[i].id, ids[i].len, f->path, sizeof(f->path));
+		if (!f->path[0] || stat(f->path, &st))
+			continue;
+		note_debug_file(s, &ids[i]);
+		if (wp_symcache_present(s->kept_dir, ids[i].id, ids[i].len, kind))
+			continue;
+		f->id = &ids[i];
+		f->size = st.st_size;
+		nr++;
+	}
+	qsort(files, nr, sizeof(*files), larger_first);
+	for (size_t i = 0; i < nr; i++) {
+		if (!wp_debug_image_prefetch(files[i].path, use))
+			continue;
+		wp_debug("decompressing '%s' ahead", files[i].path);
+	}
+	free(files);
 }
 
 bool wp_symbols_loading(const struct wp_symbols *s)
@@ -858,6 +949,7 @@ void wp_symbols_free(struct wp_symbols *s)
 	if (!s)
 		return;
 	wp_debug_image_prefetch_end();
+	free(s->with_debug);
 	for (size_t i = 0; i < s->nr_dsos; i++) {
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);

@@ -65,6 +65,7 @@ struct wp_symcache {
 	size_t nr_entries;
 	size_t added_at;	/* where the added entries start */
 	size_t nr_added;
+	bool read;		/* from a whole file of the same origin */
 	struct wp_u64map at;	/* address -> offset in entries */
 };
 
@@ -271,7 +272,7 @@ int wp_symcache_open(int dirfd, const uint8_t *id, size_t id_len, unsigned int k
 	memcpy(c->head.id, id, id_len);
 	c->head.origin = *origin;
 	cache_name(id, id_len, kind, c->name, sizeof(c->name));
-	load(c);
+	c->read = load(c);
 	c->added_at = c->entries.len;
 	*out = c;
 	return 0;
@@ -369,7 +370,8 @@ int wp_symcache_save(struct wp_symcache *c)
 	char tmp[sizeof(c->name) + 48];
 	int fd, err = 0;
 
-	if (!c->nr_added)
+	/* An empty file is written too: it says no names were wanted. */
+	if (!c->nr_added && c->read)
 		return 0;
 	h.nr_entries = c->nr_entries;
 	/* Too many for one file: only this report's go in. */
@@ -394,10 +396,12 @@ int wp_symcache_save(struct wp_symcache *c)
 	/* The whole file, or none: a reader never sees a part. */
 	if (!err && renameat(c->dirfd, tmp, c->dirfd, c->name))
 		err = -errno;
-	if (err)
+	if (err) {
 		unlinkat(c->dirfd, tmp, 0);
-	else
+	} else {
 		c->nr_added = 0;
+		c->read = true;
+	}
 	return err;
 }
 

@@ -56,6 +56,23 @@ if [ -n "$id" ] && [ -f "$debug" ]; then
 		no_match "decompressing '$debug' ahead" ahead2.err
 	check "first report: deliveries held while it decompresses" \
 		grep -Eq 'deliveries were held while debug files decompressed' ahead1.err
+	# An attached spinner never runs ld.so: ld.so's debug file, decompressed
+	# ahead all the same, gets an empty cache file, and the next report
+	# decompresses nothing.
+	"$WORKLOADS/spin" 3 >/dev/null &
+	sp=$!
+	bg_pids="$bg_pids $sp"
+	sleep 0.3
+	run arec.out arec.err "$WALLPROF" record -q -o A -p "$sp" -d 0.5
+	check_num "record an attached spinner" "$rc" -eq 0
+	kill "$sp" 2>/dev/null
+	XDG_CACHE_HOME=$tmp/cache5 run un1.out un1.err "$WALLPROF" report -v -i A --format folded
+	check "attached: the first report decompresses debug files ahead" \
+		grep -q 'ahead' un1.err
+	check "attached: ld.so is not named" no_match 'ld-linux|_dl_' un1.out
+	XDG_CACHE_HOME=$tmp/cache5 run un2.out un2.err "$WALLPROF" report -v -i A --format folded
+	check "attached: the second decompresses none, not even ld.so's" no_match 'ahead' un2.err
+	check "attached: the same report" cmp -s un1.out un2.out
 	# A storm's wake-ups, run-queue entries and switches are held too, in
 	# their order: the same in every format as a report from the cache,
 	# which holds none unless a file it maps was never named.

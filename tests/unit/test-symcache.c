@@ -231,6 +231,30 @@ static void test_round_trip(void)
 	is_int(count_held(0, 200) + count_held(500, 501), 201, "the file holds old and new");
 }
 
+/*
+ * A cache nothing was put in is written when there was no file (that no
+ * names were wanted is worth keeping), and not again once read.
+ */
+static void test_empty_file(void)
+{
+	struct wp_symcache *c;
+	struct stat st;
+
+	unlink(file);
+	c = open_cache(0, &origin);
+	ok(c && !wp_symcache_save(c), "empty: saved");
+	wp_symcache_free(c);
+	ok(!stat(file, &st) && wp_symcache_present(dirfd, id, sizeof(id), 0),
+	   "empty: a file is there, which says the build id is known");
+	is_int(count_held(0, 40), 0, "empty: it holds no address");
+	utimensat(AT_FDCWD, file, (struct timespec[]){ { 1, 0 }, { 1, 0 } }, 0);
+	c = open_cache(0, &origin);
+	ok(c && !wp_symcache_save(c), "empty: opened and saved again");
+	wp_symcache_free(c);
+	ok(!stat(file, &st) && st.st_mtime == 1, "empty: once read, not written again");
+	unlink(file);
+}
+
 /* Save a cache of addresses [0, 40) whose file the tests then damage. */
 static size_t good_file(uint8_t **bytes)
 {
@@ -510,6 +534,7 @@ int main(void)
 	test_dir();
 	if (dirfd >= 0) {
 		test_round_trip();
+		test_empty_file();
 		test_damage();
 		test_forged();
 		test_links_and_owners();
