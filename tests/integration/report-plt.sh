@@ -25,7 +25,8 @@ for build in plt plt-nopie plt-ibt; do
 		no_match "(^|;)$build\\+0x" f.out
 	check "$build: nor as _init" no_match ";_init( |;)" f.out
 done
-run t.out t.err "$WALLPROF" report -i plt.data --no-cache --top 3
+# On-CPU only: on a loaded machine the preempted stacks can outrank it.
+run t.out t.err "$WALLPROF" report -i plt.data --no-cache --mode on --top 5
 check "the text report names the stub" grep -q '^ *strnlen@plt$' t.out
 # A second report reads the names from the symbol cache.
 mkdir cache
