@@ -304,6 +304,18 @@ static struct st_thread *thread_get(struct model *m, uint32_t pid, uint32_t tid,
 	return &m->threads[m->nr_threads++];
 }
 
+/*
+ * The thread a switch or a switch-out sample is of: not one that has
+ * exited, however late the record.  A thread's last switch-out comes
+ * after its EXIT; made again from it, the thread would never exit.
+ */
+static struct st_thread *thread_switching(struct model *m, uint32_t pid, uint32_t tid,
+					  uint64_t time)
+{
+	return wp_u64map_get(&m->exited, tid, &(uint64_t){ 0 }) ? NULL :
+	       thread_get(m, pid, tid, time);
+}
+
 static void thread_exit(struct model *m, uint32_t tid, uint64_t time)
 {
 	struct st_proc *p;
@@ -444,7 +456,7 @@ static int keep_switch_stack(struct wp_rotate *r, const struct perf_event_header
 	} else if (wp_sample_thread(&r->fmt, h, &pid, &tid)) {
 		return 0;
 	}
-	t = thread_get(&r->m, pid, tid, time);
+	t = thread_switching(&r->m, pid, tid, time);
 	/* Records come ring by ring: the latest by time is the one; a wait since over, none. */
 	if (!t || (t->stack.len && time < t->stack_time) || (!t->off && t->switch_time > time))
 		return 0;
@@ -522,7 +534,7 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (wp_sample_id_parse(&r->fmt, h, &id) || wp_switch_parse(h, &sw) ||
-		    !(t = thread_get(m, id.pid, id.tid, time)) || time < t->switch_time)
+		    !(t = thread_switching(m, id.pid, id.tid, time)) || time < t->switch_time)
 			return 0;	/* (an older one, from another CPU's ring) */
 		t->off = sw.out;
 		t->preempted = sw.out && sw.preempted;

@@ -154,6 +154,45 @@ for mode in raw live; do
 	done
 done
 
+# 1c. Threads that exited stay out of the later files: a thread's last
+# switch-out comes after its EXIT (with -a, or a launched command's cgroup
+# events), and must not bring it back to life in every file after (it
+# did: 119 threads, 119 s of wall in a one-second file of two threads).
+# The churn makes some 500 short threads and processes in its second; the
+# files after it hold sh and sleep only.  The flight recorder keeps the
+# same model for its file.
+for how in rotate flight; do
+	if [ "$how" = rotate ]; then
+		opt="--rotate 1"
+	else
+		opt="--flight-recorder 1"
+	fi
+	# shellcheck disable=SC2086 # the option is two words
+	run out err "$WALLPROF" record -q $opt -o "ch$how.data" -- \
+		sh -c "'$WORKLOADS/churn' 1 500; exec sleep 2.8"
+	check_num "churn --$how: record exits 0" "$rc" -eq 0
+	# Files that begin a second and more after the churn ended.
+	if [ "$how" = rotate ]; then
+		late=$(files "ch$how" | sed -n '3,$p' | tr '\n' ' ')
+	else
+		late=$(files "ch$how")
+	fi
+	check "churn --$how: files after the churn (${late:-none})" [ -n "$late" ]
+	for f in $late; do
+		"$WALLPROF" report -q -i "$f" --format json >"$f.json" 2>"$f.err"
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["threads"]
+print(len(t), sum(x["wall_ns"] for x in t) // 1000000,
+      ",".join(sorted(set(x["comm"] or "?" for x in t))))' "$f.json" >"$f.t"
+		read -r nr wall names <"$f.t"
+		check_num "churn --$how: $f: only the threads alive then (sleep; got $names)" \
+			"${nr:-99}" -le 2
+		check_num "churn --$how: $f: their wall time, ms, at most two threads' whole file" \
+			"${wall:-99999}" -le 2100
+	done
+done
+
 # 2. An attached process: the names and mappings of what ran before the
 # recording are in every file, not only the first.
 "$WORKLOADS/wallclock" 6 >wl2.out &
