@@ -312,8 +312,7 @@ static struct st_thread *thread_get(struct model *m, uint32_t pid, uint32_t tid,
 static struct st_thread *thread_switching(struct model *m, uint32_t pid, uint32_t tid,
 					  uint64_t time)
 {
-	return wp_u64map_get(&m->exited, tid, &(uint64_t){ 0 }) ? NULL :
-	       thread_get(m, pid, tid, time);
+	return wp_u64map_get(&m->exited, tid, NULL) ? NULL : thread_get(m, pid, tid, time);
 }
 
 static void thread_exit(struct model *m, uint32_t tid, uint64_t time)

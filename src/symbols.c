@@ -892,7 +892,6 @@ static void note_debug_file(struct wp_symbols *s, const struct wp_symbols_id *id
 /* A debug file to decompress ahead. */
 struct ahead_file {
 	char path[PATH_MAX];
-	const struct wp_symbols_id *id;
 	off_t size;
 };
 
@@ -925,7 +924,6 @@ void wp_symbols_prefetch(struct wp_symbols *s, const struct wp_symbols_id *ids, 
 		note_debug_file(s, &ids[i]);
 		if (wp_symcache_present(s->kept_dir, ids[i].id, ids[i].len, kind))
 			continue;
-		f->id = &ids[i];
 		f->size = st.st_size;
 		nr++;
 	}
