@@ -1,22 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * account.h: every thread's wall time, split exactly into on-CPU and
- * off-CPU (blocked, preempted) time.
+ * account.h: the ledger: every thread's wall time, split exactly into
+ * on-CPU and off-CPU (blocked, runnable, preempted) time, by stack.
  *
- * Fed the records of a recording in time order.  On-CPU time comes from
- * the switch-in/switch-out records, not from counting samples; off-CPU
- * time is blocked after a voluntary switch-out and preempted after an
- * involuntary one (or between a thread's creation and its first run).
- * With wake-ups recorded, blocked time ends at the wake-up, which names
- * its waker, and the wait for a CPU from there to the switch-in (or from
- * a thread's creation to its first run) is runnable time.
- * Each thread is accounted over its window: from the later of record start
- * and its creation (FORK, or the exec of the launched command) to the
- * earlier of record end and its exit.  wall = on + blocked + runnable +
- * preempted, to the nanosecond.  A process's main thread also keeps every
- * name the process exec'd under, with its command lines (CMDLINE records);
- * a system-wide recording's CPUs keep their idle time (the idle task's).
- * Owns its thread table, names and CPUs; formatters only read them.
+ * Fed a recording's records in time order, which it hands to its
+ * timeline (timeline.h), the one model of every CPU and thread; the
+ * ledger reads the timeline's segments and adds them up: per thread, per
+ * stack (on-CPU samples are weighted so that a thread's stacks add up to
+ * its exact on-CPU time; off-CPU segments go to their switch-out stack),
+ * per waker, per CPU, into histograms, and per process name.  Each thread
+ * is accounted over its window: from the later of record start and its
+ * creation to the earlier of record end and its exit; wall = on + blocked
+ * + runnable + preempted, to the nanosecond.  Estimates (stacks of
+ * unsampled switch-outs, waits whose wake-up went unrecorded) are a pass
+ * of their own at the end, and say what they moved.  Owns its timeline,
+ * thread table, names and CPUs; formatters only read them.
  */
 #ifndef WALLPROF_ACCOUNT_H
 #define WALLPROF_ACCOUNT_H
@@ -27,6 +25,7 @@
 #include <linux/perf_event.h>
 
 #include "datafile.h"
+#include "timeline.h"
 
 /* log2 histogram: bucket i holds values in [2^i, 2^(i+1)) ns (0 in bucket 0). */
 #define WP_HIST_BUCKETS 64
@@ -138,21 +137,6 @@ struct wp_stack_weight {
 	uint64_t estimated_ns[3];
 };
 
-/* Who ended a blocked interval. */
-enum wp_waker_kind {
-	WP_WAKER_THREAD,	/* a thread, in its own context */
-	WP_WAKER_INTERRUPT,	/* interrupt context: whoever ran was not the waker */
-	WP_WAKER_TIMER,		/* a timer's interrupt */
-	WP_WAKER_IDLE,		/* the idle task */
-};
-
-struct wp_waker {
-	uint32_t pid, tid;	/* 0 for interrupts and timers */
-	uint32_t stack;		/* at the wake-up (stacks.h) */
-	uint32_t kind;		/* enum wp_waker_kind */
-	char comm[16];		/* the thread's name then, "" when not a known thread */
-};
-
 /*
  * Blocked time of one stack weight that one waker ended; the weight's
  * wake weights form a list through next.
@@ -235,12 +219,13 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		      uint64_t time);
 
 /*
- * One sample, in time order, with the id of its (symbolized) stack.
- * switch_out: a stack taken at a switch-out, for the off-CPU interval
- * that the thread's next SWITCH_OUT record starts.
+ * One sample on cpu (WP_NO_CPU: unknown), in time order, with the id of
+ * its (symbolized) stack.  switch_out: a stack taken at a switch-out, for
+ * the off-CPU interval that the thread's next SWITCH_OUT record starts.
+ * tid 0: the idle task (-a: its CPU was idle), counted for no thread.
  */
-int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t time,
-		      bool switch_out, uint32_t stack);
+int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint32_t cpu,
+		      uint64_t time, bool switch_out, uint32_t stack);
 
 /*
  * A wake-up (sched_waking), in time order: it names the waker of the
@@ -346,13 +331,6 @@ struct wp_cpu_time {
 	uint64_t unseen_ns;
 };
 
-/*
- * Where an on-CPU sample of thread tid (0: the idle task) was taken, after
- * its wp_account_sample (which takes none of the idle task's): the CPUs'
- * ledger of a system-wide recording needs it; others ignore it.
- */
-int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu);
-
 /* After finish: the CPUs' times (*n is 0 when the recording is not system-wide). */
 const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n);
 
@@ -361,6 +339,9 @@ uint64_t wp_account_lost(const struct wp_account *a);
 
 /* First and last time a loss was reported (0 when none). */
 void wp_account_loss_span(const struct wp_account *a, uint64_t *first, uint64_t *last);
+
+/* The timeline the ledger reads (its threads, wakers and switch timing). */
+const struct wp_timeline *wp_account_timeline(const struct wp_account *a);
 
 void wp_account_free(struct wp_account *a);
 

@@ -378,7 +378,6 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 {
 	uint32_t stack;
 	unsigned int n;
-	int err;
 
 	n = stack_frames(p, ss);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
@@ -395,10 +394,8 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
 	if (stack == UINT32_MAX)
 		return -ENOMEM;
-	err = wp_account_sample(p->an->account, pid, tid, time, role == WP_EVENT_SWITCH_OUT, stack);
-	if (!err && role == WP_EVENT_ONCPU)
-		err = wp_account_sample_cpu(p->an->account, tid, cpu);
-	return err;
+	return wp_account_sample(p->an->account, pid, tid, cpu, time, role == WP_EVENT_SWITCH_OUT,
+				 stack);
 }
 
 /*
@@ -423,7 +420,7 @@ static int account_item(struct pipeline *p, const struct wp_deferred_item *it,
 		return wp_account_sched_switch(p->an->account, it->tid, it->other, it->time,
 					       it->cpu);
 	case WP_DEFER_CPU:
-		return wp_account_sample_cpu(p->an->account, it->tid, it->cpu);
+		return wp_account_sample(p->an->account, 0, 0, it->cpu, it->time, false, UINT32_MAX);
 	case WP_DEFER_RECORD:
 		return wp_account_record(p->an->account, rec, it->time);
 	}
@@ -530,7 +527,8 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 		return wp_account_sched_switch(p->an->account, ss.tid, ss.thread, time, ss.cpu);
 	case WP_EVENT_ONCPU:
 		if (!ss.tid)
-			return wp_account_sample_cpu(p->an->account, 0, ss.cpu);
+			return wp_account_sample(p->an->account, 0, 0, ss.cpu, time, false,
+						 UINT32_MAX);
 		break;
 	default:
 		break;

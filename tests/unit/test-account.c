@@ -109,11 +109,11 @@ static void feed_basic(struct wp_account *a)
 	uint8_t buf[256];
 
 	for (int i = 1; i <= 5; i++)
-		wp_account_sample(a, 100, 101, START + (uint64_t)i * MS, false, STACK_A);
-	wp_account_sample(a, 100, 101, START + 10 * MS, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + (uint64_t)i * MS, false, STACK_A);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 10 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 10 * MS, true, false, buf));
 	feed(a, switch_rec(101, 30 * MS, false, false, buf));
-	wp_account_sample(a, 100, 101, START + 40 * MS, true, STACK_C);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 40 * MS, true, STACK_C);
 	feed(a, switch_rec(101, 40 * MS, true, true, buf));
 	feed(a, switch_rec(101, 45 * MS, false, false, buf));
 }
@@ -237,7 +237,7 @@ static void test_records_after_exit(void)
 	feed(a, task_rec(PERF_RECORD_FORK, 102, 10 * MS, buf));
 	feed(a, switch_rec(102, 12 * MS, false, false, buf));
 	feed(a, task_rec(PERF_RECORD_EXIT, 102, 20 * MS, buf));
-	wp_account_sample(a, 100, 102, START + 20 * MS + 1000, false, STACK_A);
+	wp_account_sample(a, 100, 102, WP_NO_CPU, START + 20 * MS + 1000, false, STACK_A);
 	feed(a, switch_rec(102, 21 * MS, true, false, buf));
 	/* The tid, reused by a new thread. */
 	feed(a, task_rec(PERF_RECORD_FORK, 102, 30 * MS, buf));
@@ -314,11 +314,11 @@ static void test_wakeups(void)
 	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));
 	wp_account_wakeup(a, 101, START + 3 * MS, &writer);		/* running: nothing */
-	wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 5 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 5 * MS, true, false, buf));	/* blocks in B */
 	wp_account_wakeup(a, 101, START + 15 * MS, &writer);
 	feed(a, switch_rec(101, 18 * MS, false, false, buf));
-	wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 20 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 20 * MS, true, false, buf));	/* blocks in B again */
 	wp_account_wakeup(a, 101, START + 40 * MS, &timer);
 	wp_account_wakeup(a, 101, START + 41 * MS, &writer);		/* already woken */
@@ -380,19 +380,19 @@ static void test_wakeups_enqueued(void)
 	meta.nr_events = 0;
 	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));
-	wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 5 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 5 * MS, true, false, buf));	/* blocks in B */
 	wp_account_wakeup(a, 101, START + 15 * MS, &writer);
 	wp_account_enqueued(a, 101, START + 16 * MS);
 	feed(a, switch_rec(101, 18 * MS, false, false, buf));
 	wp_account_enqueued(a, 101, START + 19 * MS);		/* running: nothing */
-	wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 20 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 20 * MS, true, false, buf));	/* blocks in B again */
 	wp_account_wakeup(a, 101, START + 30 * MS, &writer);	/* its sched_wakeup is lost */
 	feed(a, switch_rec(101, 32 * MS, false, false, buf));
 	/* Woken while its switch-out record is still to come: runnable at once. */
 	wp_account_wakeup(a, 101, START + 34 * MS, &writer);
-	wp_account_sample(a, 100, 101, START + 35 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 35 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 35 * MS, true, false, buf));
 	feed(a, switch_rec(101, 37 * MS, false, false, buf));
 	wp_account_finish(a, START + 40 * MS);
@@ -457,7 +457,7 @@ static void test_wakeups_gated(void)
 
 		if (on)
 			wp_account_sched_switch(a, 101, 0, START + base - 5 * us, UINT32_MAX);
-		wp_account_sample(a, 100, 101, START + base - 5 * us, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + base - 5 * us, true, STACK_B);
 		feed(a, switch_rec(101, base, true, false, buf));
 		if (i < 20) {
 			wp_account_wakeup(a, 101, START + base + 4 * MS, &writer);
@@ -509,7 +509,7 @@ static void test_sched_switch(void)
 	wp_account_sched_switch(a, 0, 101, START + 2 * MS - 20000, UINT32_MAX);
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));		/* in at 1.98 ms */
 	wp_account_sched_switch(a, 101, 0, START + 10 * MS - 30000, UINT32_MAX);
-	wp_account_sample(a, 100, 101, START + 10 * MS - 10000, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 10 * MS - 10000, true, STACK_B);
 	feed(a, switch_rec(101, 10 * MS, true, false, buf));		/* out at 9.97 ms */
 	wp_account_sched_switch(a, 0, 101, START + 12 * MS, UINT32_MAX);
 	feed(a, switch_rec(101, 15 * MS, false, false, buf));		/* 3 ms: another's */
@@ -536,9 +536,9 @@ static void test_exact_distribution(void)
 	uint8_t buf[256];
 
 	/* 3 samples over 10 ns of on-CPU time: 2/3 and 1/3, summing exactly. */
-	wp_account_sample(a, 100, 101, START + 1, false, STACK_A);
-	wp_account_sample(a, 100, 101, START + 2, false, STACK_A);
-	wp_account_sample(a, 100, 101, START + 3, false, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 1, false, STACK_A);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 2, false, STACK_A);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 3, false, STACK_B);
 	feed(a, switch_rec(101, 10, true, false, buf));
 	wp_account_finish(a, START + 10);
 	wa = weight_of(a, STACK_A);
@@ -950,15 +950,15 @@ static void test_observer(void)
 		}
 		feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
 		feed(a, switch_rec(101, 2 * MS, false, false, buf));
-		wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + 5 * MS, true, STACK_B);
 		feed(a, switch_rec(101, 5 * MS, true, false, buf));
 		wp_account_wakeup(a, 101, START + 15 * MS, &writer);
 		feed(a, switch_rec(101, 18 * MS, false, false, buf));
-		wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + 20 * MS, true, STACK_B);
 		feed(a, switch_rec(101, 20 * MS, true, false, buf));
 		wp_account_wakeup(a, 101, START + 40 * MS, &timer);
 		feed(a, switch_rec(101, 42 * MS, false, false, buf));
-		wp_account_sample(a, 100, 101, START + 43 * MS, false, STACK_A);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + 43 * MS, false, STACK_A);
 		wp_account_finish(a, START + 50 * MS);
 		t = wp_account_threads(a, &n);
 		memset(sum, 0, sizeof(sum));
@@ -1039,10 +1039,10 @@ static void test_switch_estimate(void)
 		uint64_t d = longer ? 8 * MS : 2 * MS;
 
 		if (longer && i % 4 == 0) {
-			wp_account_sample(a, 100, 101, START + t, true, STACK_A);
+			wp_account_sample(a, 100, 101, WP_NO_CPU, START + t, true, STACK_A);
 			sampled_a += d;
 		} else if (!longer && i % 8 == 1) {
-			wp_account_sample(a, 100, 101, START + t, true, STACK_B);
+			wp_account_sample(a, 100, 101, WP_NO_CPU, START + t, true, STACK_B);
 			sampled_b += d;
 		}
 		feed(a, switch_rec(101, t, true, false, buf));
