@@ -96,6 +96,22 @@ struct wp_thread_times {
 	uint64_t switch_outs_unsampled;
 	bool exited;
 	bool approximate;		/* records were lost in its window */
+	/*
+	 * Where on_cpu_ns comes from (enum wp_on_cpu_source): the switch
+	 * records as they are, or anchored to the kernel's own total, or moved
+	 * by the recording's mean lag (an estimate).  on_cpu_moved_ns is what
+	 * anchoring or the estimate moved into on-CPU time from the waits
+	 * before late switch-ins (negative: out of it); kernel_on_cpu_ns the
+	 * kernel's total over the anchored span, when anchored.
+	 */
+	uint8_t on_cpu_source;
+	int64_t on_cpu_moved_ns;
+	uint64_t kernel_on_cpu_ns;
+	/*
+	 * What anchoring moved in blocked, runnable and preempted time (the
+	 * timeline's segments, as recorded, add up to the totals less these).
+	 */
+	int64_t wait_moved_ns[3];
 	uint32_t serial;		/* creation order from 0: the same in every pass */
 	const struct wp_thread_hists *hists;	/* NULL: no interval at all */
 	/*
@@ -105,6 +121,35 @@ struct wp_thread_times {
 	const struct wp_process_name *names;
 	uint32_t nr_names;
 };
+
+enum wp_on_cpu_source {
+	/* The switch records: no switch-in of its came late, or nothing to anchor to */
+	WP_ON_CPU_RECORDS,
+	/* Anchored to the kernel's own figures (THREAD_CLOCK records): exact */
+	WP_ON_CPU_KERNEL,
+	/* Its late switch-ins moved by the anchored threads' mean: within on_cpu_moved_ns */
+	WP_ON_CPU_ESTIMATED,
+};
+
+/*
+ * How the on-CPU times were anchored (after finish): the threads anchored
+ * to the kernel's figures and what that moved in all (the records alone
+ * read short by it), the largest share of a thread's time moved, and the
+ * threads estimated from their mean, with what the estimate moved (the
+ * bound of its error); late: running segments that began at a switch
+ * record's late time.  none_why: 0, or why no thread could be anchored.
+ */
+struct wp_anchor_summary {
+	uint64_t anchored, anchored_moved_abs_ns;
+	int64_t anchored_moved_ns;
+	double worst_share;		/* |moved| / kernel figure, largest */
+	uint64_t estimated, estimated_moved_abs_ns;
+	uint64_t late_starts;
+	uint64_t clocks;		/* THREAD_CLOCK records used */
+	bool cpu_wide_not_moved;	/* -a: compared, not moved (the CPUs' ledger stands) */
+};
+struct wp_account;
+void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s);
 
 /* Add the thread's histogram of one kind into h (zeroed by the caller). */
 void wp_thread_hist_add(const struct wp_thread_times *t, enum wp_hist_kind kind,

@@ -127,6 +127,8 @@ struct wp_tl_thread {
 	bool closed;
 	bool approximate;	/* records were lost in its window */
 	bool forked_process;	/* a FORK made it a new process's main thread */
+	/* created during the recording (its FORK, or the launched command's exec) */
+	bool born;
 	bool sampled;		/* it had an on-CPU or a switch-out sample */
 };
 
@@ -222,11 +224,17 @@ size_t wp_timeline_nr_threads(const struct wp_timeline *tl);
 /* The live thread with this tid, or NULL. */
 const struct wp_tl_thread *wp_timeline_find(const struct wp_timeline *tl, uint32_t tid);
 
+/* The latest thread with this tid, alive or not, or NULL. */
+const struct wp_tl_thread *wp_timeline_latest(const struct wp_timeline *tl, uint32_t tid);
+
 /*
  * Whether thread serial is running (or, not yet switched, counts as
  * running so far) and since when: the open segment's start.
  */
 bool wp_timeline_running_since(const struct wp_timeline *tl, uint32_t serial, uint64_t *since);
+
+/* Whether thread serial is runnable or preempted, and since when. */
+bool wp_timeline_queued_since(const struct wp_timeline *tl, uint32_t serial, uint64_t *since);
 
 /* A live thread's state as of the last input: for a rotated file's start. */
 struct wp_tl_state {

@@ -29,6 +29,16 @@ struct thread {
 	struct wp_thread_times t;
 	struct wp_thread_hists *hists;	/* owned; in t.hists after finish */
 	struct wake_tally *tally;	/* owned; gated wake-ups only, else NULL */
+	struct anchor *anchor;		/* owned; NULL until a THREAD_CLOCK of its */
+	uint64_t on_all_ns;		/* on-CPU, the window aside: what anchors compare */
+	uint64_t queued_all_ns;		/* runnable + preempted, likewise */
+	uint32_t late_starts;		/* running segments that began late */
+	uint32_t late_in_window;	/* of them, inside the window */
+	uint32_t late_after[3];		/* by the kind of wait they ended (est_part) */
+	uint64_t last_run_ns;		/* its latest running segment's length */
+	bool last_run_late;		/* and whether it began late */
+	bool running_last;		/* its latest segment was a running one */
+	uint8_t last_off;		/* est_part of the last wait a switch-in ended */
 	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
 	bool forked_process;		/* a FORK made it a new process's main thread */
 	/*
@@ -48,6 +58,21 @@ struct thread {
 struct wake_tally {
 	uint64_t seen_off_ns, seen_runnable_ns, seen_count;
 	uint64_t unsplit_ns, unsplit_count;
+};
+
+/*
+ * A thread's anchors: the kernel's figure of its on-CPU time and the
+ * records' (and its late switch-ins so far) at a THREAD_CLOCK at or
+ * after its start (base), and at the last one after (end).
+ */
+struct anchor_point {
+	uint64_t kernel_ns, records_ns;	/* on-CPU */
+	uint64_t kernel_rq_ns, records_rq_ns;	/* on a run queue: runnable + preempted */
+	uint32_t late;
+	bool set;
+};
+struct anchor {
+	struct anchor_point base, end;
 };
 
 /* Per weight, what a gated recording missed of its blocked time. */
@@ -117,6 +142,8 @@ struct wp_account {
 	size_t nr_cmdlines, cap_cmdlines;
 	struct wp_cpu_time *cpu_times;	/* system-wide recordings with switches; else NULL */
 	uint32_t nr_cpus;
+	bool cpu_wide;			/* -a */
+	struct wp_anchor_summary anchors;
 	uint64_t end_ns;		/* of the recording, after finish */
 };
 
@@ -143,7 +170,7 @@ static struct thread *thread_at(struct wp_account *a, uint32_t serial)
 	t = &a->threads[serial];
 	/* Who it is, as the timeline has it now (a snapshot's thread may turn out forked). */
 	lt = wp_timeline_thread(a->tl, serial);
-	if (lt) {
+	if (lt && !lt->closed) {
 		t->t.pid = lt->pid;
 		t->t.tid = lt->tid;
 		t->t.start_ns = lt->start_ns;
@@ -487,6 +514,8 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
 	}
 	if (s->kind == WP_SEG_RUNNABLE && (s->flags & WP_SEG_WOKEN) && starts_inside)
 		t->t.wakeups++;
+	if (s->kind != WP_SEG_BLOCKED)
+		t->queued_all_ns += full;
 	if (s->kind == WP_SEG_BLOCKED) {
 		t->t.blocked_ns += d;
 		if ((s->flags & WP_SEG_WAKEUP_UNRECORDED) && d && tally_of(a, t)) {
@@ -509,6 +538,7 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
 	if (s->flags & WP_SEG_OFF_END) {
 		uint64_t whole = in_window(a, s->off_start_ns, s->end_ns);
 
+		t->last_off = (uint8_t)est_part(s->kind);
 		if (whole)
 			hist_add(a, t, WP_HIST_OFF_INTERVALS, whole);
 	}
@@ -556,12 +586,22 @@ static void on_segment(void *arg, const struct wp_segment *s)
 	}
 	case WP_SEG_RUNNING:
 		t->t.on_cpu_ns += d;
+		t->on_all_ns += s->end_ns - s->start_ns;
+		t->last_run_ns = s->end_ns - s->start_ns;
+		t->last_run_late = s->flags & WP_SEG_START_LATE;
+		t->running_last = true;
+		if (s->flags & WP_SEG_START_LATE) {
+			t->late_starts++;
+			t->late_in_window += in_window(a, s->start_ns, s->start_ns + 1) != 0;
+			t->late_after[t->last_off]++;
+		}
 		if (d)
 			hist_add(a, t, WP_HIST_ON_SLICES, d);
 		if (a->cpu_times && s->cpu < a->nr_cpus)
 			a->cpu_times[s->cpu].busy_ns += d;
 		return;
 	default:
+		t->running_last = false;
 		off_segment(a, t, s, d);
 	}
 }
@@ -826,6 +866,94 @@ static void on_closed(void *arg, uint32_t serial)
 	memcpy(t->t.comm, lt->comm, sizeof(t->t.comm));
 }
 
+/* The thread's on-CPU time up to now, the window aside. */
+static uint64_t on_all_so_far(const struct wp_account *a, const struct thread *t, uint64_t now)
+{
+	uint64_t since;
+
+	if (wp_timeline_running_since(a->tl, t->t.serial, &since) && now > since)
+		return t->on_all_ns + (now - since);
+	return t->on_all_ns;
+}
+
+/* Its runnable and preempted time up to now, likewise. */
+static uint64_t queued_all_so_far(const struct wp_account *a, const struct thread *t,
+				  uint64_t now)
+{
+	uint64_t since;
+
+	if (wp_timeline_queued_since(a->tl, t->t.serial, &since) && now > since)
+		return t->queued_all_ns + (now - since);
+	return t->queued_all_ns;
+}
+
+/*
+ * The longest last slice of an exiting thread whose exit figure anchors
+ * it: the kernel counts a running thread's time at its ticks (every 1 to
+ * 10 ms) and switches, so the figure taskstats sends at its exit lacks
+ * its last slice but for the ticks in it; one this short had one tick at
+ * most, and the anchor is within its length of the truth.
+ */
+#define EXIT_LAST_SLICE_MAX 1000000ULL
+
+/*
+ * The kernel's figure of a thread's time (WP_RECORD_THREAD_CLOCK): the
+ * thread's anchor, with what the records gave it by then.  A start
+ * figure is its base (once); an end or exit figure its end (the last).
+ */
+static int account_clock(struct wp_account *a, const struct perf_event_header *rec)
+{
+	struct wp_record_thread_clock tc;
+	const struct wp_tl_thread *lt;
+	struct anchor_point *p;
+	struct thread *t;
+
+	if (wp_thread_clock_parse(rec, &tc))
+		return 0;
+	if (tc.header.misc == WP_CLOCK_EXIT) {
+		/* Its EXIT came first; another thread may have its tid by now: not that one. */
+		lt = wp_timeline_latest(a->tl, tc.tid);
+		if (lt && !lt->exited)
+			lt = NULL;
+	} else {
+		lt = wp_timeline_find(a->tl, tc.tid);
+	}
+	if (!lt || lt->pid != tc.pid)
+		return 0;	/* none of the recording's */
+	t = thread_at(a, lt->serial);
+	if (!t)
+		return a->err = -ENOMEM;
+	if (!t->anchor) {
+		t->anchor = calloc(1, sizeof(*t->anchor));
+		if (!t->anchor)
+			return a->err = -ENOMEM;
+	}
+	p = tc.header.misc == WP_CLOCK_START ? &t->anchor->base : &t->anchor->end;
+	if (p == &t->anchor->base && p->set)
+		return 0;
+	*p = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true,
+				    .records_ns = on_all_so_far(a, t, tc.time),
+				    .kernel_rq_ns = tc.runq_ns,
+				    .records_rq_ns = queued_all_so_far(a, t, tc.time),
+				    .late = t->late_starts };
+	/*
+	 * At its exit the kernel had not yet counted the thread's last slice
+	 * (only a tick would have): its figure is the slices before, which
+	 * the records' are compared with.  A last slice long enough to have
+	 * had a tick leaves the figure between the two: no anchor then.
+	 */
+	if (tc.header.misc == WP_CLOCK_EXIT && t->running_last) {
+		if (t->last_run_ns > EXIT_LAST_SLICE_MAX) {
+			p->set = false;
+			return 0;
+		}
+		p->records_ns -= t->last_run_ns;
+		p->late -= t->last_run_late;
+	}
+	a->anchors.clocks++;
+	return 0;
+}
+
 int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opts,
 		   struct wp_account **out)
 {
@@ -867,6 +995,7 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 			return -ENOMEM;
 		}
 		a->nr_cpus = meta->nr_cpus;
+		a->cpu_wide = true;
 	}
 	*out = a;
 	return 0;
@@ -881,6 +1010,8 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		return a->err;
 	if (rec->type == WP_RECORD_CMDLINE)
 		return account_cmdline(a, rec);
+	if (rec->type == WP_RECORD_THREAD_CLOCK)
+		return account_clock(a, rec);
 	err = wp_timeline_record(a->tl, rec, time);
 	return err ? err : a->err;
 }
@@ -1369,6 +1500,7 @@ static int make_result(struct wp_account *a)
 		struct wp_thread_times t = a->threads[i].t;
 
 		t.hists = a->threads[i].hists;
+		free(a->threads[i].anchor);
 		res[i] = t;
 	}
 	a->threads = NULL;
@@ -1409,6 +1541,350 @@ static int make_result(struct wp_account *a)
 	return 0;
 }
 
+/*
+ * The fewest late switch-ins of anchored threads, in all, from which the
+ * mean lag stands for threads without anchors.
+ */
+#define ANCHOR_MEAN_MIN_LATE 100
+/* Threads on a CPU this long at least say how far off the records are, in shares. */
+#define ANCHOR_SHARE_MIN_NS 10000000ULL
+
+/* Whether t was born during the recording: its kernel figures began at 0 then. */
+static bool born_inside(const struct wp_account *a, const struct thread *t)
+{
+	const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, t->t.serial);
+
+	return lt && lt->born;
+}
+
+/*
+ * What anchoring moved in one thread's totals, kind by kind, for its
+ * stacks to follow: into on-CPU from blocked, runnable and preempted
+ * time; out of on-CPU into preempted; from blocked into runnable, and
+ * from runnable and preempted into blocked (the run queue anchor).
+ */
+struct moves {
+	uint64_t into_on[3];
+	uint64_t out_of_on;
+	uint64_t to_runnable;
+	uint64_t to_blocked[3];		/* [1] from runnable, [2] from preempted */
+	uint64_t before[3];		/* the totals before */
+	bool any;
+};
+
+static uint64_t *thread_part(struct thread *t, int k)
+{
+	return k == 0 ? &t->t.blocked_ns : k == 1 ? &t->t.runnable_ns : &t->t.preempted_ns;
+}
+
+/*
+ * Move moved ns of t's time into (moved > 0) or out of (< 0) on-CPU
+ * time.  In: from the waits its late switch-ins ended, in proportion to
+ * how many of each kind they ended (the time a switch record comes late
+ * was the thread's, not the wait's), as far as each kind has; out: into
+ * preempted time (it did not run then, why is not told).  Returns what
+ * was moved.
+ */
+static int64_t move_into_on_cpu(struct thread *t, int64_t moved, struct moves *m)
+{
+	uint64_t late = t->late_after[0] + t->late_after[1] + t->late_after[2];
+	uint64_t want, taken = 0, take[3] = { 0 };
+
+	m->any = m->any || moved;
+	if (moved < 0) {
+		uint64_t out = (uint64_t)-moved < t->t.on_cpu_ns ? (uint64_t)-moved : t->t.on_cpu_ns;
+
+		t->t.on_cpu_ns -= out;
+		t->t.preempted_ns += out;
+		m->out_of_on += out;
+		return -(int64_t)out;
+	}
+	want = (uint64_t)moved;
+	for (int k = 0; k < 3 && late; k++) {
+		take[k] = (uint64_t)((unsigned __int128)want * t->late_after[k] / late);
+		if (take[k] > *thread_part(t, k))
+			take[k] = *thread_part(t, k);
+		taken += take[k];
+	}
+	/* What the proportions could not take, from whatever wait has it left. */
+	for (int k = 2; k >= 0 && taken < want; k--) {
+		uint64_t more = *thread_part(t, k) - take[k];
+
+		if (more > want - taken)
+			more = want - taken;
+		take[k] += more;
+		taken += more;
+	}
+	for (int k = 0; k < 3; k++) {
+		*thread_part(t, k) -= take[k];
+		m->into_on[k] += take[k];
+	}
+	t->t.on_cpu_ns += taken;
+	return (int64_t)taken;
+}
+
+/*
+ * Make t's time on a run queue (runnable + preempted) the kernel's
+ * figure over the same span, which it counts from each wake-up (or
+ * preemption) to the switch-in: diff more (from blocked time: a wake-up
+ * the records placed late) or less (into blocked time, from runnable
+ * first).
+ */
+static void move_into_queued(struct thread *t, int64_t diff, struct moves *m)
+{
+	uint64_t n;
+
+	m->any = m->any || diff;
+	if (diff > 0) {
+		n = (uint64_t)diff < t->t.blocked_ns ? (uint64_t)diff : t->t.blocked_ns;
+		t->t.blocked_ns -= n;
+		t->t.runnable_ns += n;
+		m->to_runnable += n;
+		return;
+	}
+	n = (uint64_t)-diff;
+	if (n > t->t.runnable_ns + t->t.preempted_ns)
+		n = t->t.runnable_ns + t->t.preempted_ns;
+	t->t.blocked_ns += n;
+	if (n <= t->t.runnable_ns) {
+		t->t.runnable_ns -= n;
+		m->to_blocked[1] += n;
+	} else {
+		m->to_blocked[1] += t->t.runnable_ns;
+		m->to_blocked[2] += n - t->t.runnable_ns;
+		t->t.preempted_ns -= n - t->t.runnable_ns;
+		t->t.runnable_ns = 0;
+	}
+}
+
+/* x * num / den, rounded down (den > 0). */
+static uint64_t share_of(uint64_t x, uint64_t num, uint64_t den)
+{
+	return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
+}
+
+/*
+ * Each stack's waits follow what anchoring moved in its thread's
+ * (moves[serial]): a stack gives on-CPU time, or time from one kind of
+ * wait to another, in proportion to what it held of the kind; the moved
+ * time stays with the stack, but what went into on-CPU time (which its
+ * samples share out).  Where a thread's stacks held the whole of a kind
+ * before, they hold the whole of it after: the rounding remainder goes to
+ * its largest stack of the kind, or to the stack that gave the most.
+ * Wakers' shares of blocked time scale alike (rounded down: never more
+ * than the stack's).
+ */
+static void follow_moves(struct wp_account *a, const struct moves *mv)
+{
+	size_t n3 = a->nr * 3;
+	uint64_t *held = calloc(n3 ? n3 : 1, sizeof(*held));
+	uint64_t *sums = malloc((n3 ? n3 : 1) * sizeof(*sums));
+	size_t *big = malloc((n3 ? n3 : 1) * sizeof(*big));
+
+	if (!held || !sums || !big) {
+		a->err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n3; i++)
+		big[i] = SIZE_MAX;
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		struct wp_stack_weight *w = &a->weights[i];
+
+		for (int k = 0; k < 3; k++) {
+			size_t at = w->thread * 3 + (size_t)k;
+
+			held[at] += *part_ns(w, k);
+			if (*part_ns(w, k) && (big[at] == SIZE_MAX ||
+					       *part_ns(&a->weights[big[at]], k) < *part_ns(w, k)))
+				big[at] = i;
+		}
+	}
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		struct wp_stack_weight *w = &a->weights[i];
+		const struct moves *m = &mv[w->thread];
+		uint64_t had[3], b0, cut;
+
+		if (!m->any)
+			continue;
+		for (int k = 0; k < 3; k++)
+			had[k] = *part_ns(w, k);
+		b0 = w->blocked_ns;
+		/* Into on-CPU: each kind in proportion to what the stack held of it. */
+		for (int k = 0; k < 3; k++) {
+			cut = share_of(had[k], m->into_on[k], m->before[k]);
+			*part_ns(w, k) -= cut < *part_ns(w, k) ? cut : *part_ns(w, k);
+		}
+		/* The run queue anchor: blocked to runnable, or back. */
+		if (m->to_runnable) {
+			uint64_t b = m->before[0] - m->into_on[0];
+
+			cut = share_of(w->blocked_ns, m->to_runnable, b);
+			cut = cut < w->blocked_ns ? cut : w->blocked_ns;
+			w->blocked_ns -= cut;
+			w->runnable_ns += cut;
+		}
+		for (int k = 1; k < 3; k++) {
+			uint64_t p = m->before[k] - m->into_on[k];
+
+			if (!m->to_blocked[k])
+				continue;
+			cut = share_of(*part_ns(w, k), m->to_blocked[k], p);
+			cut = cut < *part_ns(w, k) ? cut : *part_ns(w, k);
+			*part_ns(w, k) -= cut;
+			w->blocked_ns += cut;
+		}
+		for (int k = 0; k < 3; k++)
+			if (w->estimated_ns[k] > *part_ns(w, k))
+				w->estimated_ns[k] = *part_ns(w, k);
+		if (b0 && w->blocked_ns < b0)
+			for (uint32_t j = w->wakes; j; j = a->wakes[j - 1].next)
+				a->wakes[j - 1].blocked_ns =
+					share_of(a->wakes[j - 1].blocked_ns, w->blocked_ns, b0);
+	}
+	/* The remainders, where the stacks held the whole kind. */
+	memset(sums, 0, (n3 ? n3 : 1) * sizeof(*sums));
+	for (size_t j = 0; j < a->nr_weights; j++)
+		for (int k = 0; k < 3; k++)
+			sums[a->weights[j].thread * 3 + (size_t)k] += *part_ns(&a->weights[j], k);
+	for (size_t i = 0; i < a->nr; i++) {
+		struct thread *t = &a->threads[i];
+		const struct moves *m = &mv[i];
+		const uint64_t *now = &sums[i * 3];
+		size_t giver = SIZE_MAX;
+
+		if (!m->any)
+			continue;
+		for (int k = 0; k < 3; k++)
+			if (big[i * 3 + k] != SIZE_MAX &&
+			    (giver == SIZE_MAX || held[i * 3 + k] > held[i * 3 + (size_t)(giver % 3)]))
+				giver = big[i * 3 + k] * 3 + (size_t)k;
+		for (int k = 0; k < 3; k++) {
+			size_t at = i * 3 + (size_t)k;
+			size_t w = big[at] != SIZE_MAX ? big[at] :
+				   giver != SIZE_MAX ? giver / 3 : SIZE_MAX;
+			uint64_t want = *thread_part(t, k);
+
+			if (held[at] != m->before[k] || w == SIZE_MAX || want == now[k])
+				continue;
+			if (want > now[k])
+				*part_ns(&a->weights[w], k) += want - now[k];
+			else if (*part_ns(&a->weights[w], k) >= now[k] - want)
+				*part_ns(&a->weights[w], k) -= now[k] - want;
+		}
+	}
+out:
+	free(held);
+	free(sums);
+	free(big);
+}
+
+/*
+ * Anchor each thread's on-CPU time to the kernel's own figure.  A switch
+ * record comes after the switch, once the kernel has switched the events
+ * in, so a running segment that began at one (timeline.h, late) began
+ * late: in storms of short slices that is tens of percent of a thread's
+ * time.  Over the span between a thread's two THREAD_CLOCK figures (its
+ * start, or its birth, and its end or exit) the kernel's total is exact:
+ * the difference goes into on-CPU time from the waits its late switch-ins
+ * ended.  With wake-ups recorded, its time on a run queue (runnable and
+ * preempted) is made the kernel's likewise, from or into blocked time.
+ * Threads without figures (an ordinary user's exits, or one lost) are
+ * moved by the anchored threads' mean per late switch-in, marked as an
+ * estimate within what it moved.  With a --time window, the part of a
+ * thread's on-CPU difference that its late switch-ins inside the window
+ * stand for, and no run queue anchor.  -a: compared, not moved, so that
+ * the CPUs' ledger stands (its switch-ins start at the switch-out before
+ * them: not late).  Each stack follows its thread (follow_moves).
+ */
+static void anchor_times(struct wp_account *a)
+{
+	struct moves *mv = calloc(a->nr ? a->nr : 1, sizeof(*mv));
+	bool windowed = a->opts.window_start || a->opts.window_end;
+	bool queues = wp_timeline_has_wakeups(a->tl) && !windowed;
+	int64_t sum_moved = 0;
+	uint64_t sum_late = 0;
+	struct wp_anchor_summary *sum = &a->anchors;
+
+	if (!mv) {
+		a->err = -ENOMEM;
+		return;
+	}
+	sum->cpu_wide_not_moved = a->cpu_wide;
+	for (size_t i = 0; i < a->nr; i++) {
+		struct thread *t = &a->threads[i];
+		const struct anchor *an = t->anchor;
+		struct anchor_point base = { .set = born_inside(a, t) };
+		int64_t diff, moved;
+		uint64_t kernel;
+		uint32_t late;
+
+		for (int k = 0; k < 3; k++)
+			mv[i].before[k] = *thread_part(t, k);
+		sum->late_starts += t->late_in_window;
+		if (an && an->base.set)
+			base = an->base;
+		if (!an || !an->end.set || !base.set || an->end.kernel_ns < base.kernel_ns ||
+		    an->end.records_ns < base.records_ns)
+			continue;
+		kernel = an->end.kernel_ns - base.kernel_ns;
+		diff = (int64_t)kernel - (int64_t)(an->end.records_ns - base.records_ns);
+		late = an->end.late - base.late;
+		sum->anchored++;
+		if (kernel >= ANCHOR_SHARE_MIN_NS &&
+		    (double)(diff < 0 ? -diff : diff) / (double)kernel > sum->worst_share)
+			sum->worst_share = (double)(diff < 0 ? -diff : diff) / (double)kernel;
+		sum_moved += diff;
+		sum_late += late;
+		t->t.kernel_on_cpu_ns = kernel;
+		if (a->cpu_wide)
+			continue;
+		if (windowed)
+			diff = late ? (int64_t)((double)diff * t->late_in_window / late) : 0;
+		moved = move_into_on_cpu(t, diff, &mv[i]);
+		t->t.on_cpu_source = WP_ON_CPU_KERNEL;
+		t->t.on_cpu_moved_ns = moved;
+		sum->anchored_moved_ns += moved;
+		sum->anchored_moved_abs_ns += (uint64_t)(moved < 0 ? -moved : moved);
+		if (queues && an->end.kernel_rq_ns >= base.kernel_rq_ns &&
+		    an->end.records_rq_ns >= base.records_rq_ns) {
+			int64_t rq = (int64_t)(an->end.kernel_rq_ns - base.kernel_rq_ns);
+
+			move_into_queued(t, rq - (int64_t)(t->t.runnable_ns + t->t.preempted_ns),
+					 &mv[i]);
+		}
+	}
+	/* Threads without figures: the anchored ones' mean per late switch-in. */
+	if (!a->cpu_wide && sum_late >= ANCHOR_MEAN_MIN_LATE && sum_moved > 0) {
+		double per_late = (double)sum_moved / (double)sum_late;
+
+		for (size_t i = 0; i < a->nr; i++) {
+			struct thread *t = &a->threads[i];
+			int64_t moved;
+
+			if (t->t.on_cpu_source == WP_ON_CPU_KERNEL || !t->late_in_window)
+				continue;
+			moved = move_into_on_cpu(t, (int64_t)(per_late * t->late_in_window), &mv[i]);
+			if (!moved)
+				continue;
+			t->t.on_cpu_source = WP_ON_CPU_ESTIMATED;
+			t->t.on_cpu_moved_ns = moved;
+			sum->estimated++;
+			sum->estimated_moved_abs_ns += (uint64_t)moved;
+		}
+	}
+	for (size_t i = 0; i < a->nr; i++)
+		for (int k = 0; k < 3; k++)
+			a->threads[i].t.wait_moved_ns[k] = (int64_t)*thread_part(&a->threads[i], k) -
+							   (int64_t)mv[i].before[k];
+	follow_moves(a, mv);
+	free(mv);
+}
+
+void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s)
+{
+	*s = a->anchors;
+}
+
 void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 {
 	size_t n;
@@ -1422,9 +1898,10 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 	n = wp_timeline_nr_threads(a->tl);
 	if (n && !thread_at(a, (uint32_t)(n - 1)))
 		a->err = -ENOMEM;
+	estimate_wakeups(a);
+	anchor_times(a);
 	names_close(a);
 	distribute_on_cpu(a);
-	estimate_wakeups(a);
 	if (estimate_switch_stacks(a))
 		a->err = -ENOMEM;
 	if (!a->nr && !a->threads)
@@ -1516,6 +1993,7 @@ void wp_account_free(struct wp_account *a)
 		free(a->threads[i].hists);
 		free(a->threads[i].unsampled_by_bucket);
 		free(a->threads[i].tally);
+		free(a->threads[i].anchor);
 	}
 	free(a->threads);
 	free(a->result);

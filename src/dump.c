@@ -217,6 +217,7 @@ static void print_other(const struct dump *d, const struct perf_event_header *h)
 
 static void print_wp_record(const struct dump *d, const struct perf_event_header *h)
 {
+	struct wp_record_thread_clock tc;
 	struct wp_record_thread t;
 	struct wp_cmdline cl;
 	struct wp_build_id b;
@@ -248,6 +249,16 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		fprintf(out, "TRACE_FORMAT ");
 		wp_quote_write(out, text, strcspn(text, "\n"), WP_QUOTE_TEXT);
 		fprintf(out, ", %zu bytes\n", len);
+		break;
+	case WP_RECORD_THREAD_CLOCK:
+		if (wp_thread_clock_parse(h, &tc))
+			goto bad;
+		print_time(out, tc.time);
+		fprintf(out, " THREAD_CLOCK %u/%u %s on-cpu %" PRIu64 " runq %" PRIu64
+			" slices %" PRIu64 "\n", tc.pid, tc.tid,
+			tc.header.misc == WP_CLOCK_START ? "start" :
+			tc.header.misc == WP_CLOCK_END ? "end" : "exit",
+			tc.on_cpu_ns, tc.runq_ns, tc.slices);
 		break;
 	case WP_RECORD_CMDLINE:
 		if (wp_cmdline_parse(h, &cl))

@@ -32,6 +32,7 @@
 #include "cgroup.h"
 #include "synth.h"
 #include "target.h"
+#include "threadclock.h"
 #include "util.h"
 
 #define TICK_NS (200ULL * 1000 * 1000)
@@ -86,6 +87,17 @@ struct session {
 	bool have_ksyms;
 	uint64_t ksyms_key;
 	size_t nr_synth_anon, cap_synth_anon;
+	/*
+	 * The kernel's own figures of the threads' time (threadclock.h): the
+	 * recording's processes (not -a), the listener of their exits (root
+	 * or CAP_NET_ADMIN; else NULL, and why in exits_err), and the
+	 * figures read here at the start and the end, for the drain to take.
+	 */
+	struct wp_procset *procs;
+	struct wp_exitclock *exits;
+	int exits_err;
+	pthread_mutex_t clock_lock;
+	struct wp_buf clock_records;
 };
 
 static void fill_meta(struct session *s)
@@ -537,6 +549,99 @@ static int open_targets(struct session *s)
 			wp_error("cannot attach to thread %d: no such thread", o->tids[i]);
 	}
 	return err;
+}
+
+/* The drain's source of the figures read here (wp_drain_add_source). */
+static int take_clocks(void *arg, struct wp_buf *out)
+{
+	struct session *s = arg;
+	int err = 0;
+
+	pthread_mutex_lock(&s->clock_lock);
+	if (s->clock_records.len) {
+		err = wp_buf_append(out, s->clock_records.data, s->clock_records.len);
+		if (!err)
+			s->clock_records.len = 0;
+	}
+	pthread_mutex_unlock(&s->clock_lock);
+	return err;
+}
+
+static int take_exits(void *arg, struct wp_buf *out)
+{
+	return wp_exitclock_take(arg, out);
+}
+
+static bool recorded_process(void *arg, pid_t pid)
+{
+	struct session *s = arg;
+
+	return wp_procset_has(s->procs, pid, 0);
+}
+
+/*
+ * Read the kernel's figures of every recorded thread now (when: start or
+ * end), for the drain's next pass.  A failure costs only the anchoring:
+ * report then takes the switch records as they are, and says so.
+ */
+static void read_clocks(struct session *s, enum wp_clock_when when)
+{
+	struct wp_buf b = { 0 };
+	int n;
+
+	if (s->opts->events.cpu_wide)
+		n = wp_threadclock_all(when, CLOCK_MONOTONIC, NULL, NULL, &b);
+	else if (s->procs)
+		n = wp_threadclock_all(when, CLOCK_MONOTONIC, recorded_process, s, &b);
+	else
+		n = 0;
+	if (n < 0)
+		wp_debug("cannot read the threads' scheduler figures: %s", strerror(-n));
+	pthread_mutex_lock(&s->clock_lock);
+	if (b.len && wp_buf_append(&s->clock_records, b.data, b.len))
+		wp_debug("no memory for the threads' scheduler figures");
+	pthread_mutex_unlock(&s->clock_lock);
+	wp_buf_release(&b);
+}
+
+/*
+ * The recording's processes, and the listener of their threads' exit
+ * figures: before the events count, so that no exit goes unheard.
+ */
+static int start_clocks(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	int err = 0;
+
+	if (!o->events.cpu_wide) {
+		err = wp_procset_new(&s->procs);
+		/*
+		 * A launched command is wallprof's own child (the stub forks
+		 * it with CLONE_PARENT): wallprof's descendants are the
+		 * recording's, wallprof's own threads aside.
+		 */
+		if (!err && s->have_child)
+			err = wp_procset_add(s->procs, getpid());
+		for (size_t i = 0; !err && i < o->nr_pids; i++)
+			err = wp_procset_add(s->procs, o->pids[i]);
+		for (size_t i = 0; !err && i < o->nr_tids; i++) {
+			pid_t pid = wp_thread_group(o->tids[i]);
+
+			if (pid > 0)
+				err = wp_procset_add(s->procs, pid);
+		}
+		if (err)
+			return err;
+	}
+	s->exits_err = wp_exitclock_start(CLOCK_MONOTONIC, s->procs, &s->exits);
+	if (s->exits_err == -ENOMEM)
+		return -ENOMEM;
+	if (s->exits_err)
+		wp_debug("the kernel's figures of threads at their exit (taskstats) are not "
+			 "available: %s", s->exits_err == -EPERM ? "they need CAP_NET_ADMIN" :
+			 s->exits_err == -ENOENT ? "this kernel has no taskstats" :
+			 strerror(-s->exits_err));
+	return 0;
 }
 
 static int anon_pid_cmp(const void *a, const void *b)
@@ -1262,7 +1367,8 @@ static int end_rotated(struct session *s)
 
 int wp_record_run(const struct wp_record_opts *opts)
 {
-	struct session s = { .opts = opts, .child_status = -1 };
+	struct session s = { .opts = opts, .child_status = -1,
+			     .clock_lock = PTHREAD_MUTEX_INITIALIZER };
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_xfsz;
 	uint32_t reason = WP_STOP_ERROR;
 	bool ignoring = false;
@@ -1346,6 +1452,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = open_targets(&s);
 	if (!err)
 		err = open_wakeups(&s);
+	if (!err)
+		err = start_clocks(&s);
 	if (err)
 		goto out;
 	wp_evlist_explain_limits(&s.ev);
@@ -1375,6 +1483,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (!err && s.have_child)
 		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
 	if (!err)
+		err = wp_drain_add_source(s.drain, take_clocks, &s);
+	if (!err && s.exits)
+		err = wp_drain_add_source(s.drain, take_exits, s.exits);
+	if (!err)
 		err = write_trace_formats(&s);
 	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide)
 		err = wp_drain_track_wakees(s.drain, (const uint32_t *)s.wakees.data,
@@ -1392,6 +1504,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		err = write_existing(&s);
 		if (err)
 			goto out;
+		read_clocks(&s, WP_CLOCK_START);
 	}
 	wp_drain_release_writer(s.drain);
 	if (s.have_child) {
@@ -1429,6 +1542,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
 	show_progress(&s, 0, true);
+	/* The threads still alive: their figures now, while the events still count. */
+	read_clocks(&s, WP_CLOCK_END);
+	if (s.exits)
+		wp_exitclock_flush(s.exits);
 	/* The recording ends now, not when a lingering command is gone. */
 	wp_evlist_disable(&s.ev);
 	s.summary.end_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
@@ -1438,6 +1555,16 @@ int wp_record_run(const struct wp_record_opts *opts)
 	s.summary.stop_reason = reason;
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);
+	if (s.exits) {
+		uint64_t heard, kept, lost;
+
+		wp_exitclock_counts(s.exits, &heard, &kept, &lost);
+		if (lost)
+			wp_warn("some threads' figures at their exit were lost (%" PRIu64 " times the "
+				"kernel's taskstats overflowed): report estimates their on-CPU time",
+				lost);
+		wp_debug("exits: %" PRIu64 " heard, %" PRIu64 " of the recording's", heard, kept);
+	}
 	if (s.live) {
 		int lerr = wp_livestage_finish(s.live);
 		uint64_t raw = wp_livestage_stats(s.live)->raw_samples;
@@ -1534,6 +1661,10 @@ out:
 	wp_stackgate_free(s.gate);
 	free(s.gate_closed);
 	wp_drain_free(s.drain);
+	wp_exitclock_free(s.exits);
+	wp_procset_free(s.procs);
+	wp_buf_release(&s.clock_records);
+	pthread_mutex_destroy(&s.clock_lock);
 	wp_livestage_free(s.live);
 	wp_rotate_free(s.rot);
 	if (s.have_ksyms)

@@ -1010,6 +1010,7 @@ static int timeline_fork(struct wp_timeline *tl, const struct perf_event_header 
 		 * began: in fact it was created since.  It starts here.
 		 */
 		t->pub.start_ns = time;
+		t->pub.born = true;
 		t->since = t->off_start = time;
 		t->state = t->initial_off = new_thread_state(tl);
 		t->pub.forked_process = te.pid != te.ppid;
@@ -1025,6 +1026,7 @@ static int timeline_fork(struct wp_timeline *tl, const struct perf_event_header 
 		return -ENOMEM;
 	t->initial_off = new_thread_state(tl);
 	t->pub.forked_process = te.pid != te.ppid;
+	t->pub.born = true;
 	memcpy(t->pub.comm, comm, sizeof(comm));
 	if (comm[0])
 		renamed(tl, t, time, false);
@@ -1051,6 +1053,8 @@ static int timeline_comm(struct wp_timeline *tl, const struct perf_event_header 
 		/* The launched command: it runs from its exec on. */
 		t = thread_add(tl, c.pid, c.tid, time > tl->start_ns ? time : tl->start_ns,
 			       STATE_ON);
+		if (t)
+			t->pub.born = true;
 	}
 	if (!t)
 		t = thread_get(tl, c.pid, c.tid);
@@ -1183,6 +1187,13 @@ const struct wp_tl_thread *wp_timeline_find(const struct wp_timeline *tl, uint32
 	return &tl->threads[i].pub;
 }
 
+const struct wp_tl_thread *wp_timeline_latest(const struct wp_timeline *tl, uint32_t tid)
+{
+	uint64_t i;
+
+	return wp_u64map_get(&tl->thread_index, tid, &i) ? &tl->threads[i].pub : NULL;
+}
+
 bool wp_timeline_running_since(const struct wp_timeline *tl, uint32_t serial, uint64_t *since)
 {
 	const struct thread *t;
@@ -1194,6 +1205,17 @@ bool wp_timeline_running_since(const struct wp_timeline *tl, uint32_t serial, ui
 	/* A thread not switched yet that execs is running: since its start. */
 	return !t->pub.closed && (t->state == STATE_ON ||
 				  (t->state == STATE_UNKNOWN && !tl->no_switches));
+}
+
+bool wp_timeline_queued_since(const struct wp_timeline *tl, uint32_t serial, uint64_t *since)
+{
+	const struct thread *t;
+
+	if (serial >= tl->nr)
+		return false;
+	t = &tl->threads[serial];
+	*since = t->since;
+	return !t->pub.closed && (t->state == STATE_RUNNABLE || t->state == STATE_PREEMPTED);
 }
 
 int wp_timeline_each_live(const struct wp_timeline *tl,

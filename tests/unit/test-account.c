@@ -13,6 +13,7 @@
 #include "layout.h"
 #include "order.h"
 #include "tap.h"
+#include "util.h"
 
 #define MS 1000000ULL
 #define START (1000 * MS)	/* record start on the event clock */
@@ -526,6 +527,92 @@ static void test_sched_switch(void)
 	       "sched_switch: wall = on + blocked + runnable + preempted");
 	is_u64(t->preempted_ns, (2 * MS - 20000) + 1 * MS,
 	       "sched_switch: waiting from its creation to 1.98 ms, and from 20 to 21 ms");
+	wp_account_free(a);
+}
+
+/* A THREAD_CLOCK record of tid at start + t (layout.h). */
+static const struct perf_event_header *clock_rec(uint32_t tid, uint64_t t, uint16_t when,
+						 uint64_t on, uint64_t rq, uint8_t *buf)
+{
+	struct wp_buf b = { 0 };
+
+	wp_thread_clock_append(&b, when, 100, tid, START + t, on, rq, 1);
+	memcpy(buf, b.data, b.len);
+	wp_buf_release(&b);
+	return (const void *)buf;
+}
+
+/*
+ * The kernel's figures anchor a thread's total.  101 is born at 0, runs
+ * 100 slices of 100 us, each switched in by its record 10 us after the
+ * switch (the records say 9 ms on), preempted between; the kernel says
+ * 10 ms at its exit, and 5 ms on a run queue.  102 lives through the
+ * recording (start and end figures), its records exact.  103, born,
+ * has no figures: it moves by the mean lag of its 100 late switch-ins.
+ */
+static void test_anchors(void)
+{
+	const struct wp_thread_times *t;
+	struct wp_anchor_summary sum;
+	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n;
+
+	meta.flags |= WP_META_WAKEUPS;
+	meta.events = &ev;
+	meta.nr_events = 1;
+	a = new_account(0, 0, 0);
+	meta.flags &= ~WP_META_WAKEUPS;
+	meta.events = NULL;
+	meta.nr_events = 0;
+	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	feed(a, task_rec(PERF_RECORD_FORK, 103, 0, buf));
+	{
+		struct wp_record_thread th = {
+			.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
+			.pid = 100, .tid = 102, .time = START,
+		};
+
+		feed(a, &th.header);	/* alive when recording began */
+	}
+	feed(a, clock_rec(102, 0, WP_CLOCK_START, 50 * MS, 7 * MS, buf));
+	for (uint64_t i = 0; i < 100; i++) {
+		uint64_t base = 1 * MS + i * 200000;
+
+		feed(a, switch_rec(101, base + 10000, false, false, buf));
+		feed(a, switch_rec(101, base + 100000, true, true, buf));
+		feed(a, switch_rec(103, base + 10000, false, false, buf));
+		feed(a, switch_rec(103, base + 100000, true, true, buf));
+	}
+	feed(a, switch_rec(102, 5 * MS, true, false, buf));
+	feed(a, switch_rec(102, 8 * MS, false, false, buf));
+	feed(a, task_rec(PERF_RECORD_EXIT, 101, 22 * MS, buf));
+	feed(a, clock_rec(101, 23 * MS, WP_CLOCK_EXIT, 10 * MS, 5 * MS, buf));
+	feed(a, clock_rec(102, 30 * MS, WP_CLOCK_END, 50 * MS + 27 * MS, 7 * MS, buf));
+	wp_account_finish(a, START + 30 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 3, "anchors: three threads");
+	if (n != 3)
+		goto out;
+	is_u64(t[0].on_cpu_ns, 10 * MS, "anchors: 101's on-CPU is the kernel's at its exit");
+	is_int(t[0].on_cpu_source, WP_ON_CPU_KERNEL, "anchors: 101 anchored");
+	is_int(t[0].on_cpu_moved_ns, (long long)MS, "anchors: 101 moved 1 ms into on-CPU");
+	is_u64(t[0].runnable_ns + t[0].preempted_ns, 5 * MS,
+	       "anchors: 101's run queue time is the kernel's");
+	is_u64(t[0].wall_ns, t[0].on_cpu_ns + t[0].blocked_ns + t[0].runnable_ns +
+	       t[0].preempted_ns, "anchors: 101's wall = on + blocked + runnable + preempted");
+	is_u64(t[1].on_cpu_ns, 27 * MS, "anchors: 102's on-CPU is the kernel's, its records' too");
+	is_int(t[1].on_cpu_moved_ns, 0, "anchors: 102 moved nothing");
+	is_int(t[2].on_cpu_source, WP_ON_CPU_ESTIMATED, "anchors: 103 has no figures: estimated");
+	is_u64(t[2].on_cpu_ns, 10 * MS,
+	       "anchors: 103 moved by 101's mean lag, 10 us a late switch-in");
+	is_u64(t[2].wall_ns, t[2].on_cpu_ns + t[2].blocked_ns + t[2].runnable_ns +
+	       t[2].preempted_ns, "anchors: 103's wall = on + blocked + runnable + preempted");
+	wp_account_anchor_summary(a, &sum);
+	ok(sum.anchored == 2 && sum.estimated == 1 && sum.anchored_moved_ns == (int64_t)MS,
+	   "anchors: the summary counts them");
+out:
 	wp_account_free(a);
 }
 
@@ -1166,6 +1253,7 @@ int main(void)
 	test_wakeups_enqueued();
 	test_wakeups_gated();
 	test_sched_switch();
+	test_anchors();
 	test_exact_distribution();
 	test_lost();
 	test_order();
