@@ -146,7 +146,7 @@ struct wp_anchor_summary {
 	uint64_t estimated, estimated_moved_abs_ns;
 	uint64_t late_starts;
 	uint64_t clocks;		/* THREAD_CLOCK records used */
-	bool cpu_wide_not_moved;	/* -a: compared, not moved (the CPUs' ledger stands) */
+	int64_t cpus_moved_ns;		/* -a: what the CPUs' busy time moved with them */
 };
 struct wp_account;
 void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s);
@@ -216,6 +216,8 @@ struct wp_period {
 	uint32_t stack;		/* off-CPU: the switch-out stack; on-CPU: UINT32_MAX */
 	bool short_off;		/* off-CPU and shorter than min_block_ns: no stack weight */
 	const struct wp_waker *waker;	/* blocked: who ended it, or NULL */
+	uint32_t waker_index;		/* its index in wp_account_wakers(), or UINT32_MAX */
+	uint32_t cpu;			/* on-CPU: where, or UINT32_MAX when not known */
 	/*
 	 * Blocked, with its wake-up unrecorded (the tracepoints gated off):
 	 * its end may have been runnable; the totals move an estimated share

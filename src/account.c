@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* account.c: the ledger: the timeline's segments added up by thread, stack, waker and CPU. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "account.h"
 #include "layout.h"
+#include "log.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -475,7 +477,8 @@ static void observe_period(struct wp_account *a, const struct thread *t,
 		[WP_SEG_PREEMPTED] = WP_PERIOD_PREEMPTED,
 	};
 	const struct wp_account_observer *o = a->opts.observer;
-	struct wp_period p = { .thread = &t->t, .kind = kinds[s->kind], .stack = NO_STACK };
+	struct wp_period p = { .thread = &t->t, .kind = kinds[s->kind], .stack = NO_STACK,
+			       .waker_index = UINT32_MAX, .cpu = s->cpu };
 	uint64_t from = s->start_ns, to = s->end_ns;
 	size_t nwk;
 	const struct wp_waker *wk = wp_timeline_wakers(a->tl, &nwk);
@@ -490,8 +493,10 @@ static void observe_period(struct wp_account *a, const struct thread *t,
 		p.stack = s->stack;
 		p.short_off = s->end_ns - s->start_ns < a->opts.min_block_ns;
 	}
-	if (s->kind == WP_SEG_BLOCKED && s->waker < nwk)
+	if (s->kind == WP_SEG_BLOCKED && s->waker < nwk) {
 		p.waker = &wk[s->waker];
+		p.waker_index = s->waker;
+	}
 	p.wakeup_unrecorded = s->kind == WP_SEG_BLOCKED && (s->flags & WP_SEG_WAKEUP_UNRECORDED);
 	o->period(o->arg, &p);
 }
@@ -892,9 +897,12 @@ static uint64_t queued_all_so_far(const struct wp_account *a, const struct threa
  * it: the kernel counts a running thread's time at its ticks (every 1 to
  * 10 ms) and switches, so the figure taskstats sends at its exit lacks
  * its last slice but for the ticks in it; one this short had one tick at
- * most, and the anchor is within its length of the truth.
+ * most, and the anchor is within its length of the truth.  A longer one
+ * lacks what ran since its last tick.
  */
 #define EXIT_LAST_SLICE_MAX 1000000ULL
+/* The tick of the commonest kernels (HZ 250), for longer last slices. */
+#define EXIT_TICK_NS 4000000ULL
 
 /*
  * The kernel's figure of a thread's time (WP_RECORD_THREAD_CLOCK): the
@@ -911,9 +919,13 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	if (wp_thread_clock_parse(rec, &tc))
 		return 0;
 	if (tc.header.misc == WP_CLOCK_EXIT) {
-		/* Its EXIT came first; another thread may have its tid by now: not that one. */
+		/*
+		 * Its EXIT came first, or was lost: the latest thread of its
+		 * tid (a new one takes a tid only after its FORK, which comes
+		 * after; and then it is not the one whose figures these are).
+		 */
 		lt = wp_timeline_latest(a->tl, tc.tid);
-		if (lt && !lt->exited)
+		if (lt && lt->born && lt->start_ns > tc.time)
 			lt = NULL;
 	} else {
 		lt = wp_timeline_find(a->tl, tc.tid);
@@ -942,13 +954,19 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	 * the records' are compared with.  A last slice long enough to have
 	 * had a tick leaves the figure between the two: no anchor then.
 	 */
-	if (tc.header.misc == WP_CLOCK_EXIT && t->running_last) {
-		if (t->last_run_ns > EXIT_LAST_SLICE_MAX) {
-			p->set = false;
-			return 0;
+	if (tc.header.misc == WP_CLOCK_EXIT && lt->exited && t->running_last) {
+		if (t->last_run_ns <= EXIT_LAST_SLICE_MAX) {
+			p->records_ns -= t->last_run_ns;
+			p->late -= t->last_run_late;
+		} else {
+			/*
+			 * It had ticks: the figure lacks what ran since the
+			 * last one, some part of a tick; half a tick of the
+			 * commonest rate, within as much.
+			 */
+			p->kernel_ns += (t->last_run_ns < EXIT_TICK_NS ? t->last_run_ns :
+					 EXIT_TICK_NS) / 2;
 		}
-		p->records_ns -= t->last_run_ns;
-		p->late -= t->last_run_late;
 	}
 	a->anchors.clocks++;
 	return 0;
@@ -1779,6 +1797,46 @@ out:
 }
 
 /*
+ * -a: the threads' on-CPU time moved by moved ns in all, on CPUs the
+ * anchors do not tell: each CPU's busy time moves in proportion to it,
+ * and the time no record tells (unseen, then idle) gives or takes the
+ * difference, so that a CPU's busy, idle and unseen time stay its span.
+ */
+static void cpus_follow(struct wp_account *a, int64_t moved)
+{
+	uint64_t busy = 0, given = 0;
+
+	for (uint32_t c = 0; c < a->nr_cpus; c++)
+		busy += a->cpu_times[c].busy_ns;
+	if (!busy || !moved)
+		return;
+	for (uint32_t c = 0; c < a->nr_cpus; c++) {
+		struct wp_cpu_time *ct = &a->cpu_times[c];
+		uint64_t part = share_of(moved < 0 ? (uint64_t)-moved : (uint64_t)moved, ct->busy_ns,
+					 busy);
+
+		if (c == a->nr_cpus - 1)	/* the rounding remainder */
+			part = (moved < 0 ? (uint64_t)-moved : (uint64_t)moved) - given;
+		given += part;
+		if (moved < 0) {
+			part = part < ct->busy_ns ? part : ct->busy_ns;
+			ct->busy_ns -= part;
+			ct->unseen_ns += part;
+			continue;
+		}
+		ct->busy_ns += part;
+		if (part <= ct->unseen_ns) {
+			ct->unseen_ns -= part;
+		} else {
+			part -= ct->unseen_ns;
+			ct->unseen_ns = 0;
+			ct->idle_ns -= part < ct->idle_ns ? part : ct->idle_ns;
+		}
+	}
+	a->anchors.cpus_moved_ns = moved;
+}
+
+/*
  * Anchor each thread's on-CPU time to the kernel's own figure.  A switch
  * record comes after the switch, once the kernel has switched the events
  * in, so a running segment that began at one (timeline.h, late) began
@@ -1792,9 +1850,10 @@ out:
  * moved by the anchored threads' mean per late switch-in, marked as an
  * estimate within what it moved.  With a --time window, the part of a
  * thread's on-CPU difference that its late switch-ins inside the window
- * stand for, and no run queue anchor.  -a: compared, not moved, so that
- * the CPUs' ledger stands (its switch-ins start at the switch-out before
- * them: not late).  Each stack follows its thread (follow_moves).
+ * stand for, and no run queue anchor.  Each stack follows its thread
+ * (follow_moves), and with -a each CPU's busy time (cpus_follow): its
+ * switch-ins start at the switch-out before them, not late, so that only
+ * records lost move much there.
  */
 static void anchor_times(struct wp_account *a)
 {
@@ -1809,7 +1868,6 @@ static void anchor_times(struct wp_account *a)
 		a->err = -ENOMEM;
 		return;
 	}
-	sum->cpu_wide_not_moved = a->cpu_wide;
 	for (size_t i = 0; i < a->nr; i++) {
 		struct thread *t = &a->threads[i];
 		const struct anchor *an = t->anchor;
@@ -1829,6 +1887,11 @@ static void anchor_times(struct wp_account *a)
 		kernel = an->end.kernel_ns - base.kernel_ns;
 		diff = (int64_t)kernel - (int64_t)(an->end.records_ns - base.records_ns);
 		late = an->end.late - base.late;
+		if (kernel >= ANCHOR_SHARE_MIN_NS && (uint64_t)(diff < 0 ? -diff : diff) * 10 > kernel)
+			wp_debug("thread %u/%u: the kernel says %" PRIu64 " ns on a CPU, its records %"
+				 PRIu64 " (from %" PRIu64 " to %" PRIu64 "), %u switch-ins late",
+				 t->t.pid, t->t.tid, kernel, an->end.records_ns - base.records_ns,
+				 base.records_ns, an->end.records_ns, late);
 		sum->anchored++;
 		if (kernel >= ANCHOR_SHARE_MIN_NS &&
 		    (double)(diff < 0 ? -diff : diff) / (double)kernel > sum->worst_share)
@@ -1836,8 +1899,6 @@ static void anchor_times(struct wp_account *a)
 		sum_moved += diff;
 		sum_late += late;
 		t->t.kernel_on_cpu_ns = kernel;
-		if (a->cpu_wide)
-			continue;
 		if (windowed)
 			diff = late ? (int64_t)((double)diff * t->late_in_window / late) : 0;
 		moved = move_into_on_cpu(t, diff, &mv[i]);
@@ -1854,7 +1915,7 @@ static void anchor_times(struct wp_account *a)
 		}
 	}
 	/* Threads without figures: the anchored ones' mean per late switch-in. */
-	if (!a->cpu_wide && sum_late >= ANCHOR_MEAN_MIN_LATE && sum_moved > 0) {
+	if (sum_late >= ANCHOR_MEAN_MIN_LATE && sum_moved > 0) {
 		double per_late = (double)sum_moved / (double)sum_late;
 
 		for (size_t i = 0; i < a->nr; i++) {
@@ -1877,6 +1938,8 @@ static void anchor_times(struct wp_account *a)
 			a->threads[i].t.wait_moved_ns[k] = (int64_t)*thread_part(&a->threads[i], k) -
 							   (int64_t)mv[i].before[k];
 	follow_moves(a, mv);
+	if (a->cpu_times)
+		cpus_follow(a, sum->anchored_moved_ns + (int64_t)sum->estimated_moved_abs_ns);
 	free(mv);
 }
 

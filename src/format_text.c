@@ -150,14 +150,6 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 
 	wp_account_anchor_summary(an->account, &s);
 	wp_account_untimed_switch_ins(an->account, &untimed, &all);
-	if (s.anchored && s.cpu_wide_not_moved) {
-		if (s.worst_share >= 0.01)
-			fprintf(out, "# on-CPU: the kernel's own figures of %" PRIu64 " threads differ "
-				"from the switch records' by up to %.1f%% of a thread's (records lost "
-				"or late); the table shows the records'\n", s.anchored,
-				100.0 * s.worst_share);
-		return;
-	}
 	if (s.anchored && (s.worst_share >= 0.01 || s.estimated)) {
 		fprintf(out, "# on-CPU: anchored to the kernel's own figures for %" PRIu64
 			" threads (schedstat, and taskstats at exit): their switch records alone "

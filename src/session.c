@@ -1501,10 +1501,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 			wp_error("cannot enable the events: %s", strerror(-err));
 			goto out;
 		}
+		/* The threads' figures as the events begin to count, first. */
+		read_clocks(&s, WP_CLOCK_START);
 		err = write_existing(&s);
 		if (err)
 			goto out;
-		read_clocks(&s, WP_CLOCK_START);
 	}
 	wp_drain_release_writer(s.drain);
 	if (s.have_child) {

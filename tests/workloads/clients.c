@@ -7,7 +7,9 @@
  * Tens of thousands of short slices a second per thread: the case where
  * switch records alone miss much of each slice.  Every thread reports its
  * schedstat line (wl.h), the clients with "requests N".
- * usage: clients [SECONDS [CLIENTS [WORK_US]]]
+ * With "wait" last, it reads a byte from its standard input before it
+ * starts (so that a recorder can attach to it first), then runs SECONDS.
+ * usage: clients [SECONDS [CLIENTS [WORK_US [wait]]]]
  */
 #include <sys/socket.h>
 
@@ -73,6 +75,12 @@ int main(int argc, char **argv)
 {
 	pthread_t c[MAX_CLIENTS], s[MAX_CLIENTS];
 
+	if (argc > 4 && !strcmp(argv[4], "wait")) {
+		char go;
+
+		if (read(0, &go, 1) != 1)
+			return 2;
+	}
 	until = wl_now() + wl_arg(argc, argv, 1, 1.0);
 	nr_clients = (int)wl_arg(argc, argv, 2, 3);
 	work_us = wl_arg(argc, argv, 3, 10);
