@@ -147,6 +147,8 @@ struct wp_anchor_summary {
 	uint64_t late_starts;
 	uint64_t clocks;		/* THREAD_CLOCK records used */
 	int64_t cpus_moved_ns;		/* -a: what the CPUs' busy time moved with them */
+	/* -a: on-CPU time over the CPUs' time, taken back (threads without figures first) */
+	uint64_t cpus_trimmed_ns;
 };
 struct wp_account;
 void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s);

@@ -152,6 +152,11 @@ struct wp_timeline_sink {
 	/* a thread's name at time; exec: it started a program (a process's main thread) */
 	void (*renamed)(void *arg, uint32_t thread, uint64_t time, const char comm[16],
 			bool exec);
+	/*
+	 * its EXIT record, at time: running_since is the start of the slice it
+	 * runs in then, or 0 when it is not running
+	 */
+	void (*exited)(void *arg, uint32_t thread, uint64_t time, uint64_t running_since);
 	/* the thread's window is final (start_ns, end_ns); its segments are all out */
 	void (*closed)(void *arg, uint32_t thread);
 	/* -a: a stretch of a CPU's time that was no recorded thread's */

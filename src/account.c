@@ -37,9 +37,6 @@ struct thread {
 	uint32_t late_starts;		/* running segments that began late */
 	uint32_t late_in_window;	/* of them, inside the window */
 	uint32_t late_after[3];		/* by the kind of wait they ended (est_part) */
-	uint64_t last_run_ns;		/* its latest running segment's length */
-	bool last_run_late;		/* and whether it began late */
-	bool running_last;		/* its latest segment was a running one */
 	uint8_t last_off;		/* est_part of the last wait a switch-in ended */
 	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
 	bool forked_process;		/* a FORK made it a new process's main thread */
@@ -75,6 +72,10 @@ struct anchor_point {
 };
 struct anchor {
 	struct anchor_point base, end;
+	/* At its EXIT record: its on-CPU time but for the slice it ran in then, and that slice. */
+	uint64_t exit_records_ns, exit_slice_ns;
+	uint32_t exit_late;
+	bool exit_seen;
 };
 
 /* Per weight, what a gated recording missed of its blocked time. */
@@ -146,6 +147,7 @@ struct wp_account {
 	uint32_t nr_cpus;
 	bool cpu_wide;			/* -a */
 	struct wp_anchor_summary anchors;
+	bool exit_clocks;		/* WP_META_EXIT_CLOCKS: exits are worth remembering */
 	uint64_t end_ns;		/* of the recording, after finish */
 };
 
@@ -592,9 +594,6 @@ static void on_segment(void *arg, const struct wp_segment *s)
 	case WP_SEG_RUNNING:
 		t->t.on_cpu_ns += d;
 		t->on_all_ns += s->end_ns - s->start_ns;
-		t->last_run_ns = s->end_ns - s->start_ns;
-		t->last_run_late = s->flags & WP_SEG_START_LATE;
-		t->running_last = true;
 		if (s->flags & WP_SEG_START_LATE) {
 			t->late_starts++;
 			t->late_in_window += in_window(a, s->start_ns, s->start_ns + 1) != 0;
@@ -606,7 +605,6 @@ static void on_segment(void *arg, const struct wp_segment *s)
 			a->cpu_times[s->cpu].busy_ns += d;
 		return;
 	default:
-		t->running_last = false;
 		off_segment(a, t, s, d);
 	}
 }
@@ -845,6 +843,30 @@ static void on_renamed(void *arg, uint32_t serial, uint64_t time, const char com
 	memcpy(t->t.comm, comm, sizeof(t->t.comm));
 }
 
+/* The timeline's sink: t's EXIT record; what an exit figure will be compared with. */
+static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t running_since)
+{
+	struct wp_account *a = arg;
+	struct thread *t;
+
+	if (!a->exit_clocks)
+		return;
+	t = thread_at(a, serial);
+	if (!t)
+		return;
+	if (!t->anchor) {
+		t->anchor = calloc(1, sizeof(*t->anchor));
+		if (!t->anchor) {
+			a->err = -ENOMEM;
+			return;
+		}
+	}
+	t->anchor->exit_seen = true;
+	t->anchor->exit_records_ns = t->on_all_ns;
+	t->anchor->exit_late = t->late_starts;
+	t->anchor->exit_slice_ns = running_since && time > running_since ? time - running_since : 0;
+}
+
 /* The timeline's sink: t's window is final. */
 static void on_closed(void *arg, uint32_t serial)
 {
@@ -954,18 +976,24 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	 * the records' are compared with.  A last slice long enough to have
 	 * had a tick leaves the figure between the two: no anchor then.
 	 */
-	if (tc.header.misc == WP_CLOCK_EXIT && lt->exited && t->running_last) {
-		if (t->last_run_ns <= EXIT_LAST_SLICE_MAX) {
-			p->records_ns -= t->last_run_ns;
-			p->late -= t->last_run_late;
-		} else {
-			/*
-			 * It had ticks: the figure lacks what ran since the
-			 * last one, some part of a tick; half a tick of the
-			 * commonest rate, within as much.
-			 */
-			p->kernel_ns += (t->last_run_ns < EXIT_TICK_NS ? t->last_run_ns :
-					 EXIT_TICK_NS) / 2;
+	if (tc.header.misc == WP_CLOCK_EXIT && t->anchor->exit_seen) {
+		/*
+		 * The kernel sends the figures early in the exit, before the
+		 * EXIT record: they are its slices before the one it ran in
+		 * then, and the ticks of that one.
+		 */
+		p->records_ns = t->anchor->exit_records_ns;
+		p->late = t->anchor->exit_late;
+		/*
+		 * A slice long enough to have had ticks: the figure has what
+		 * of it ran until the last one, all but the last part of a
+		 * tick; half a tick of the commonest rate, within as much.
+		 */
+		if (t->anchor->exit_slice_ns > EXIT_LAST_SLICE_MAX) {
+			uint64_t l = t->anchor->exit_slice_ns;
+			uint64_t ticked = l - (l < EXIT_TICK_NS ? l : EXIT_TICK_NS) / 2;
+
+			p->kernel_ns = p->kernel_ns > ticked ? p->kernel_ns - ticked : 0;
 		}
 	}
 	a->anchors.clocks++;
@@ -979,7 +1007,8 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	struct wp_timeline_opts to = { 0 };
 	struct wp_timeline_sink sink = {
 		.segment = on_segment, .sample = on_sample, .switch_sample = on_switch_sample,
-		.renamed = on_renamed, .closed = on_closed, .cpu_span = on_cpu_span,
+		.renamed = on_renamed, .exited = on_exited, .closed = on_closed,
+		.cpu_span = on_cpu_span,
 		.lost = on_lost, .arg = a,
 	};
 	int err;
@@ -993,6 +1022,7 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	a->sample_period_ns = meta->sample_period_ns;
 	a->wakeups_gated = (meta->flags & WP_META_WAKEUPS) &&
 			   (meta->flags & WP_META_WAKEUPS_GATED);
+	a->exit_clocks = meta->flags & WP_META_EXIT_CLOCKS;
 	to.unknown_stack = a->opts.unknown_stack;
 	to.switch_stacks_sampled = a->opts.switch_stacks_sampled;
 	to.unsampled_switch_stack = a->opts.unsampled_switch_stack;
@@ -1797,43 +1827,106 @@ out:
 }
 
 /*
- * -a: the threads' on-CPU time moved by moved ns in all, on CPUs the
- * anchors do not tell: each CPU's busy time moves in proportion to it,
- * and the time no record tells (unseen, then idle) gives or takes the
- * difference, so that a CPU's busy, idle and unseen time stay its span.
+ * -a: one CPU runs one thread at a time, so the threads' on-CPU time and
+ * the CPUs' idle time never add up to more than the CPUs' time.  The
+ * timeline keeps that, but anchoring adds what the kernel counted to
+ * threads whose records were lost, and threads without figures (exited
+ * with theirs lost, or wallprof's own) keep what their records say, which
+ * lost switch-outs lengthen: what is over goes from those first, then
+ * from every thread, in proportion to their on-CPU time, to preempted
+ * time (they did not run then).  Then each CPU's busy time takes its
+ * share of the threads' total, and the time no record tells (unseen,
+ * then idle) gives or takes the difference.
  */
-static void cpus_follow(struct wp_account *a, int64_t moved)
+static void fit_cpus(struct wp_account *a, struct moves *mv)
 {
-	uint64_t busy = 0, given = 0;
+	uint64_t from = a->opts.window_start > a->start_ns ? a->opts.window_start : a->start_ns;
+	uint64_t to = a->opts.window_end && a->opts.window_end < a->end_ns ? a->opts.window_end :
+		      a->end_ns;
+	uint64_t span = to > from ? to - from : 0, cap = span * a->nr_cpus;
+	uint64_t on = 0, idle = 0, busy = 0, loose = 0, over;
 
-	for (uint32_t c = 0; c < a->nr_cpus; c++)
-		busy += a->cpu_times[c].busy_ns;
-	if (!busy || !moved)
-		return;
+	for (size_t i = 0; i < a->nr; i++) {
+		on += a->threads[i].t.on_cpu_ns;
+		if (a->threads[i].t.on_cpu_source != WP_ON_CPU_KERNEL)
+			loose += a->threads[i].t.on_cpu_ns;
+	}
 	for (uint32_t c = 0; c < a->nr_cpus; c++) {
-		struct wp_cpu_time *ct = &a->cpu_times[c];
-		uint64_t part = share_of(moved < 0 ? (uint64_t)-moved : (uint64_t)moved, ct->busy_ns,
-					 busy);
+		idle += a->cpu_times[c].idle_ns;
+		busy += a->cpu_times[c].busy_ns;
+	}
+	if (on + idle > cap) {
+		over = on + idle - cap;
+		for (int pass = 0; pass < 2 && over; pass++) {
+			uint64_t pool = pass ? on : loose, want = over < pool ? over : pool, given = 0;
 
-		if (c == a->nr_cpus - 1)	/* the rounding remainder */
-			part = (moved < 0 ? (uint64_t)-moved : (uint64_t)moved) - given;
-		given += part;
-		if (moved < 0) {
-			part = part < ct->busy_ns ? part : ct->busy_ns;
-			ct->busy_ns -= part;
-			ct->unseen_ns += part;
-			continue;
+			for (size_t i = 0; i < a->nr && want; i++) {
+				struct thread *t = &a->threads[i];
+				uint64_t cut;
+
+				if (!pass && t->t.on_cpu_source == WP_ON_CPU_KERNEL)
+					continue;
+				cut = share_of(t->t.on_cpu_ns, want, pool);
+				if (cut) {
+					given += (uint64_t)-move_into_on_cpu(t, -(int64_t)cut, &mv[i]);
+					t->t.on_cpu_moved_ns -= (int64_t)cut;
+				}
+			}
+			over -= given < over ? given : over;
+			on -= given;
+			if (!pass)
+				loose -= given < loose ? given : loose;
+			a->anchors.cpus_trimmed_ns += given;
 		}
-		ct->busy_ns += part;
-		if (part <= ct->unseen_ns) {
-			ct->unseen_ns -= part;
-		} else {
-			part -= ct->unseen_ns;
-			ct->unseen_ns = 0;
-			ct->idle_ns -= part < ct->idle_ns ? part : ct->idle_ns;
+		/* Rounding's few nanoseconds, from the busiest thread. */
+		if (over) {
+			size_t big = 0;
+
+			for (size_t i = 1; i < a->nr; i++)
+				if (a->threads[i].t.on_cpu_ns > a->threads[big].t.on_cpu_ns)
+					big = i;
+			if (a->nr) {
+				uint64_t given = (uint64_t)-move_into_on_cpu(&a->threads[big],
+									  -(int64_t)over, &mv[big]);
+
+				a->threads[big].t.on_cpu_moved_ns -= (int64_t)given;
+				on -= given;
+				a->anchors.cpus_trimmed_ns += given;
+			}
 		}
 	}
-	a->anchors.cpus_moved_ns = moved;
+	a->anchors.cpus_moved_ns = (int64_t)on - (int64_t)busy;
+	/*
+	 * Each CPU's busy time its share of the threads' total, at most its
+	 * span; what does not fit goes to the CPUs with room.  The rest of a
+	 * CPU's span is unseen, then idle.
+	 */
+	if (busy) {
+		uint64_t placed = 0;
+
+		for (uint32_t c = 0; c < a->nr_cpus; c++) {
+			struct wp_cpu_time *ct = &a->cpu_times[c];
+			uint64_t now = share_of(ct->busy_ns, on, busy);
+
+			ct->busy_ns = now < span ? now : span;
+			placed += ct->busy_ns;
+		}
+		for (uint32_t c = 0; c < a->nr_cpus && placed < on; c++) {
+			struct wp_cpu_time *ct = &a->cpu_times[c];
+			uint64_t more = span - ct->busy_ns < on - placed ? span - ct->busy_ns :
+									  on - placed;
+
+			ct->busy_ns += more;
+			placed += more;
+		}
+	}
+	for (uint32_t c = 0; c < a->nr_cpus; c++) {
+		struct wp_cpu_time *ct = &a->cpu_times[c];
+
+		if (ct->busy_ns + ct->idle_ns > span)
+			ct->idle_ns = span - ct->busy_ns;
+		ct->unseen_ns = span - ct->busy_ns - ct->idle_ns;
+	}
 }
 
 /*
@@ -1851,7 +1944,7 @@ static void cpus_follow(struct wp_account *a, int64_t moved)
  * estimate within what it moved.  With a --time window, the part of a
  * thread's on-CPU difference that its late switch-ins inside the window
  * stand for, and no run queue anchor.  Each stack follows its thread
- * (follow_moves), and with -a each CPU's busy time (cpus_follow): its
+ * (follow_moves), and with -a each CPU's busy time (fit_cpus): its
  * switch-ins start at the switch-out before them, not late, so that only
  * records lost move much there.
  */
@@ -1933,13 +2026,13 @@ static void anchor_times(struct wp_account *a)
 			sum->estimated_moved_abs_ns += (uint64_t)moved;
 		}
 	}
+	if (a->cpu_times)
+		fit_cpus(a, mv);
 	for (size_t i = 0; i < a->nr; i++)
 		for (int k = 0; k < 3; k++)
 			a->threads[i].t.wait_moved_ns[k] = (int64_t)*thread_part(&a->threads[i], k) -
 							   (int64_t)mv[i].before[k];
 	follow_moves(a, mv);
-	if (a->cpu_times)
-		cpus_follow(a, sum->anchored_moved_ns + (int64_t)sum->estimated_moved_abs_ns);
 	free(mv);
 }
 

@@ -81,7 +81,7 @@ static void print_header(const struct dump *d)
 		", stack %u bytes, call graph %s\n", m->sample_type, m->regs_mask,
 		m->stack_size, m->callgraph == WP_CALLGRAPH_DWARF ? "dwarf" :
 		m->callgraph == WP_CALLGRAPH_FP ? "fp" : "none");
-	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s%s\n",
+	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s%s%s\n",
 		m->flags & WP_META_KERNEL_SAMPLES ? " kernel-samples" : "",
 		m->flags & WP_META_KERNEL_STACKS ? " kernel-stacks" : "",
 		m->flags & WP_META_SWITCHES ? " switches" : "",
@@ -91,7 +91,8 @@ static void print_header(const struct dump *d)
 		m->flags & WP_META_CLOCK_FALLBACK ? " cpu-clock-fallback" : "",
 		m->flags & WP_META_WAKEUPS ? " wakeups" : "",
 		m->flags & WP_META_WAKEUPS_GATED ? " wakeups-gated" : "",
-		m->flags & WP_META_STACK_TABLE ? " stack-table" : "");
+		m->flags & WP_META_STACK_TABLE ? " stack-table" : "",
+		m->flags & WP_META_EXIT_CLOCKS ? " exit-clocks" : "");
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];

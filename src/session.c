@@ -1469,6 +1469,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.meta.flags |= WP_META_WAKEUPS_GATED;
 	if (opts->unwind_live)
 		s.meta.flags |= WP_META_STACK_TABLE;
+	if (s.exits)
+		s.meta.flags |= WP_META_EXIT_CLOCKS;
 	err = s.rot ? wp_rotate_start(s.rot, &s.meta) : wp_writer_write_meta(s.writer, &s.meta);
 	if (!err && opts->unwind_live)
 		err = wp_livestage_start(&s.meta, live_out, &s, &s.live);

@@ -395,6 +395,37 @@ static void waited_for_cpu(struct wp_timeline *tl, struct thread *t, const struc
 	state_end(tl, t, c->free_since, true);
 }
 
+/*
+ * Running thread t turns up on another CPU at now (a sample, or its
+ * switch-out, from there): its switch-out on the first and its switch-in
+ * on this one were lost.  It ran on the first until this one was free of
+ * the others the model had on it (one CPU, one thread), then here.
+ */
+static void moved_cpu(struct wp_timeline *tl, struct thread *t, uint32_t cpu, uint64_t now)
+{
+	struct cpu *c = cpu_of(tl, cpu), *d = cpu_of(tl, t->cpu);
+	uint32_t serial = t->pub.serial;
+	uint64_t x = t->since;
+
+	if (c && c->free_since > x)
+		x = c->free_since;
+	if (x > now)
+		x = now;
+	t->pub.approximate = true;
+	state_end(tl, t, x, false);
+	if (d && d->occupant == serial + 1) {
+		d->occupant = 0;
+		if (x > d->free_since)
+			d->free_since = x;
+	}
+	t = thread_of(tl, serial);
+	t->cpu = cpu;
+	if (c) {
+		cpu_take(tl, c, serial, x);
+		c->occupant = serial + 1;
+	}
+}
+
 static void thread_switch_out(struct wp_timeline *tl, struct thread *t, uint64_t now,
 			      bool preempted)
 {
@@ -637,6 +668,8 @@ int wp_timeline_sample(struct wp_timeline *tl, uint32_t pid, uint32_t tid, uint3
 		    t->state == STATE_PREEMPTED) {
 			t->pub.approximate = true;
 			thread_switch_in(tl, t, time, cpu, false);
+		} else if (c && t->state == STATE_ON && t->cpu != WP_NO_CPU && t->cpu != cpu) {
+			moved_cpu(tl, t, cpu, time);
 		} else if (c && c->occupant != serial + 1 && (tl->cpu_wide || t->state == STATE_ON)) {
 			/* Another thread was the CPU's: it left unrecorded. */
 			cpu_take(tl, c, serial, time);
@@ -968,9 +1001,11 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 	}
 	t = thread_of(tl, serial);
 	if (sw->out) {
-		if (c)
+		if (c && t->state == STATE_ON && t->cpu != WP_NO_CPU && t->cpu != id->cpu)
+			moved_cpu(tl, t, id->cpu, time);
+		else if (c)
 			t->cpu = id->cpu;
-		thread_switch_out(tl, t, time, sw->preempted);
+		thread_switch_out(tl, thread_of(tl, serial), time, sw->preempted);
 	} else {
 		thread_switch_in(tl, t, time, c ? id->cpu : WP_NO_CPU, late);
 	}
@@ -1114,6 +1149,10 @@ int wp_timeline_record(struct wp_timeline *tl, const struct perf_event_header *r
 				t->seg_flags = 0;
 			}
 			t->pub.exited = true;
+			for (unsigned int i = 0; i < tl->nr_sinks; i++)
+				if (tl->sinks[i].exited)
+					tl->sinks[i].exited(tl->sinks[i].arg, t->pub.serial, time,
+							    t->state == STATE_ON ? t->since : 0);
 			/*
 			 * -a: until its last switch-out, which the CPU's
 			 * ledger counts as its time (its tid is gone by then).

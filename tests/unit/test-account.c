@@ -372,11 +372,11 @@ static void test_wakeups_enqueued(void)
 	size_t n, nk;
 	uint8_t buf[256];
 
-	meta.flags |= WP_META_WAKEUPS;
+	meta.flags |= WP_META_WAKEUPS | WP_META_EXIT_CLOCKS;
 	meta.events = &ev;
 	meta.nr_events = 1;
 	a = new_account(0, 0, 0);
-	meta.flags &= ~WP_META_WAKEUPS;
+	meta.flags &= ~(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS);
 	meta.events = NULL;
 	meta.nr_events = 0;
 	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
@@ -559,11 +559,11 @@ static void test_anchors(void)
 	uint8_t buf[256];
 	size_t n;
 
-	meta.flags |= WP_META_WAKEUPS;
+	meta.flags |= WP_META_WAKEUPS | WP_META_EXIT_CLOCKS;
 	meta.events = &ev;
 	meta.nr_events = 1;
 	a = new_account(0, 0, 0);
-	meta.flags &= ~WP_META_WAKEUPS;
+	meta.flags &= ~(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS);
 	meta.events = NULL;
 	meta.nr_events = 0;
 	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
