@@ -238,6 +238,9 @@ const struct wp_tl_thread *wp_timeline_latest(const struct wp_timeline *tl, uint
  */
 bool wp_timeline_running_since(const struct wp_timeline *tl, uint32_t serial, uint64_t *since);
 
+/* Whether thread serial's state is not known yet (no switch of it so far). */
+bool wp_timeline_undecided(const struct wp_timeline *tl, uint32_t serial);
+
 /* Whether thread serial is runnable or preempted, and since when. */
 bool wp_timeline_queued_since(const struct wp_timeline *tl, uint32_t serial, uint64_t *since);
 

@@ -67,8 +67,15 @@ struct wake_tally {
 struct anchor_point {
 	uint64_t kernel_ns, records_ns;	/* on-CPU */
 	uint64_t kernel_rq_ns, records_rq_ns;	/* on a run queue: runnable + preempted */
+	uint64_t time;
 	uint32_t late;
 	bool set;
+	/*
+	 * Taken before the thread's first switch: what the records give it
+	 * by then is told by its first segment (running since the start, or
+	 * not), when it comes.
+	 */
+	bool undecided;
 };
 struct anchor {
 	struct anchor_point base, end;
@@ -569,6 +576,26 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
 }
 
 /* The timeline's sink: one segment of a thread's time. */
+/*
+ * The first segment of a thread whose anchor was taken before it
+ * switched: running since its start, or not, through the anchor's time.
+ */
+static void anchor_decided(struct thread *t, const struct wp_segment *s)
+{
+	struct anchor_point *p[2] = { &t->anchor->base, &t->anchor->end };
+
+	for (int i = 0; i < 2; i++) {
+		if (!p[i]->set || !p[i]->undecided)
+			continue;
+		p[i]->undecided = false;
+		if (s->kind == WP_SEG_RUNNING && p[i]->time > s->start_ns)
+			p[i]->records_ns = p[i]->time - s->start_ns;
+		else if ((s->kind == WP_SEG_RUNNABLE || s->kind == WP_SEG_PREEMPTED) &&
+			 p[i]->time > s->start_ns)
+			p[i]->records_rq_ns = p[i]->time - s->start_ns;
+	}
+}
+
 static void on_segment(void *arg, const struct wp_segment *s)
 {
 	struct wp_account *a = arg;
@@ -577,6 +604,8 @@ static void on_segment(void *arg, const struct wp_segment *s)
 
 	if (!t)
 		return;
+	if (t->anchor)
+		anchor_decided(t, s);
 	if (d && s->kind != WP_SEG_UNKNOWN && a->opts.observer && a->opts.observer->period)
 		observe_period(a, t, s);
 	switch (s->kind) {
@@ -965,11 +994,14 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	p = tc.header.misc == WP_CLOCK_START ? &t->anchor->base : &t->anchor->end;
 	if (p == &t->anchor->base && p->set)
 		return 0;
-	*p = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true,
+	*p = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true, .time = tc.time,
 				    .records_ns = on_all_so_far(a, t, tc.time),
 				    .kernel_rq_ns = tc.runq_ns,
 				    .records_rq_ns = queued_all_so_far(a, t, tc.time),
-				    .late = t->late_starts };
+				    .late = t->late_starts,
+				    .undecided = wp_timeline_undecided(a->tl, lt->serial) };
+	if (p->undecided)
+		p->records_ns = p->records_rq_ns = 0;
 	/*
 	 * At its exit the kernel had not yet counted the thread's last slice
 	 * (only a tick would have): its figure is the slices before, which
@@ -1712,6 +1744,68 @@ static uint64_t share_of(uint64_t x, uint64_t num, uint64_t den)
 }
 
 /*
+ * After follow_moves' shares: the rounding remainders, where a thread's
+ * stacks held the whole kind (to its largest stack of the kind, or the
+ * one that gave the most); and no stack's wakers end more than its
+ * blocked time.
+ */
+static void remainders(struct wp_account *a, const struct moves *mv, const uint64_t *held,
+		       const size_t *big, uint64_t *sums)
+{
+	size_t n3 = a->nr * 3;
+
+	memset(sums, 0, (n3 ? n3 : 1) * sizeof(*sums));
+	for (size_t j = 0; j < a->nr_weights; j++)
+		for (int k = 0; k < 3; k++)
+			sums[a->weights[j].thread * 3 + (size_t)k] += *part_ns(&a->weights[j], k);
+	for (size_t i = 0; i < a->nr; i++) {
+		struct thread *t = &a->threads[i];
+		const struct moves *m = &mv[i];
+		const uint64_t *now = &sums[i * 3];
+		size_t giver = SIZE_MAX;
+
+		if (!m->any)
+			continue;
+		for (int k = 0; k < 3; k++)
+			if (big[i * 3 + k] != SIZE_MAX &&
+			    (giver == SIZE_MAX || held[i * 3 + k] > held[i * 3 + (size_t)(giver % 3)]))
+				giver = big[i * 3 + k] * 3 + (size_t)k;
+		for (int k = 0; k < 3; k++) {
+			size_t at = i * 3 + (size_t)k;
+			size_t w = big[at] != SIZE_MAX ? big[at] :
+				   giver != SIZE_MAX ? giver / 3 : SIZE_MAX;
+			uint64_t want = *thread_part(t, k);
+
+			if (held[at] != m->before[k] || w == SIZE_MAX || want == now[k])
+				continue;
+			if (want > now[k])
+				*part_ns(&a->weights[w], k) += want - now[k];
+			else if (*part_ns(&a->weights[w], k) >= now[k] - want)
+				*part_ns(&a->weights[w], k) -= now[k] - want;
+		}
+	}
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		struct wp_stack_weight *w = &a->weights[i];
+		uint64_t wakes = 0;
+		uint32_t top = 0;
+
+		if (!mv[w->thread].any || !w->wakes)
+			continue;
+		for (uint32_t j = w->wakes; j; j = a->wakes[j - 1].next) {
+			wakes += a->wakes[j - 1].blocked_ns;
+			if (!top || a->wakes[j - 1].blocked_ns > a->wakes[top - 1].blocked_ns)
+				top = j;
+		}
+		if (wakes > w->blocked_ns) {
+			uint64_t over = wakes - w->blocked_ns;
+
+			a->wakes[top - 1].blocked_ns -= over < a->wakes[top - 1].blocked_ns ? over :
+							a->wakes[top - 1].blocked_ns;
+		}
+	}
+}
+
+/*
  * Each stack's waits follow what anchoring moved in its thread's
  * (moves[serial]): a stack gives on-CPU time, or time from one kind of
  * wait to another, in proportion to what it held of the kind; the moved
@@ -1790,36 +1884,7 @@ static void follow_moves(struct wp_account *a, const struct moves *mv)
 					share_of(a->wakes[j - 1].blocked_ns, w->blocked_ns, b0);
 	}
 	/* The remainders, where the stacks held the whole kind. */
-	memset(sums, 0, (n3 ? n3 : 1) * sizeof(*sums));
-	for (size_t j = 0; j < a->nr_weights; j++)
-		for (int k = 0; k < 3; k++)
-			sums[a->weights[j].thread * 3 + (size_t)k] += *part_ns(&a->weights[j], k);
-	for (size_t i = 0; i < a->nr; i++) {
-		struct thread *t = &a->threads[i];
-		const struct moves *m = &mv[i];
-		const uint64_t *now = &sums[i * 3];
-		size_t giver = SIZE_MAX;
-
-		if (!m->any)
-			continue;
-		for (int k = 0; k < 3; k++)
-			if (big[i * 3 + k] != SIZE_MAX &&
-			    (giver == SIZE_MAX || held[i * 3 + k] > held[i * 3 + (size_t)(giver % 3)]))
-				giver = big[i * 3 + k] * 3 + (size_t)k;
-		for (int k = 0; k < 3; k++) {
-			size_t at = i * 3 + (size_t)k;
-			size_t w = big[at] != SIZE_MAX ? big[at] :
-				   giver != SIZE_MAX ? giver / 3 : SIZE_MAX;
-			uint64_t want = *thread_part(t, k);
-
-			if (held[at] != m->before[k] || w == SIZE_MAX || want == now[k])
-				continue;
-			if (want > now[k])
-				*part_ns(&a->weights[w], k) += want - now[k];
-			else if (*part_ns(&a->weights[w], k) >= now[k] - want)
-				*part_ns(&a->weights[w], k) -= now[k] - want;
-		}
-	}
+	remainders(a, mv, held, big, sums);
 out:
 	free(held);
 	free(sums);

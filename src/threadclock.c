@@ -203,6 +203,9 @@ void wp_procset_free(struct wp_procset *ps)
 
 /* The exit listener. */
 
+/* The longest the last read of exit figures may take. */
+#define FLUSH_MAX_NS (20ULL * 1000 * 1000)
+
 struct wp_exitclock {
 	clockid_t clock;
 	struct wp_procset *ps;		/* borrowed; NULL: every process */
@@ -321,8 +324,14 @@ void wp_exitclock_flush(struct wp_exitclock *x)
 {
 	struct pollfd pfd = { .fd = nl_socket_get_fd(x->sock), .events = POLLIN };
 
+	uint64_t until = wp_clock_ns(CLOCK_MONOTONIC) + FLUSH_MAX_NS;
+
+	/*
+	 * What is there now: on a busy machine other processes' exits keep
+	 * coming, and the recording must end all the same.
+	 */
 	pthread_mutex_lock(&x->read_lock);
-	while (poll(&pfd, 1, 0) > 0 && read_some(x))
+	while (poll(&pfd, 1, 0) > 0 && read_some(x) && wp_clock_ns(CLOCK_MONOTONIC) < until)
 		;
 	pthread_mutex_unlock(&x->read_lock);
 }

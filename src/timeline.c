@@ -1246,6 +1246,12 @@ bool wp_timeline_running_since(const struct wp_timeline *tl, uint32_t serial, ui
 				  (t->state == STATE_UNKNOWN && !tl->no_switches));
 }
 
+bool wp_timeline_undecided(const struct wp_timeline *tl, uint32_t serial)
+{
+	return serial < tl->nr && tl->threads[serial].state == STATE_UNKNOWN &&
+	       !tl->threads[serial].pub.closed;
+}
+
 bool wp_timeline_queued_since(const struct wp_timeline *tl, uint32_t serial, uint64_t *since)
 {
 	const struct thread *t;
