@@ -167,7 +167,9 @@ struct wp_record_cmdline {
  * WP_CLOCK_START, read as the recording began (a thread alive then), or
  * when a launched command was let go; WP_CLOCK_END, read as the recording
  * ended (a thread alive then); WP_CLOCK_EXIT, the thread's last figures,
- * sent by the kernel when it exited (time: when they came).  Between two
+ * sent by the kernel when it exited (time: when they came);
+ * WP_CLOCK_DURING, read while recording, so that each file of a rotating
+ * or flight recording has its own.  Between two
  * of them, on_cpu_ns grew by the thread's exact on-CPU time, runq_ns by
  * its time waiting on a run queue, slices by the times it ran.
  */
@@ -175,6 +177,8 @@ enum wp_clock_when {
 	WP_CLOCK_START = 1,
 	WP_CLOCK_END = 2,
 	WP_CLOCK_EXIT = 3,
+	/* read while recording (at a rotated file's ends, every second for the flight recorder) */
+	WP_CLOCK_DURING = 4,
 };
 
 struct wp_record_thread_clock {

@@ -76,6 +76,13 @@ struct anchor_point {
 	 * not), when it comes.
 	 */
 	bool undecided;
+	/*
+	 * An exit figure of a thread whose EXIT record was lost: whatever the
+	 * records gave it after is no time of its, so it is compared with
+	 * all of theirs.
+	 */
+	bool exit_unseen;
+	bool exit;		/* an exit figure: the thread's life ended there */
 };
 struct anchor {
 	struct anchor_point base, end;
@@ -991,7 +998,15 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 		if (!t->anchor)
 			return a->err = -ENOMEM;
 	}
-	p = tc.header.misc == WP_CLOCK_START ? &t->anchor->base : &t->anchor->end;
+	/*
+	 * The first figure of a thread is its base (a start figure, or one
+	 * read while recording), the last its end.
+	 */
+	if (tc.header.misc == WP_CLOCK_START ||
+	    (tc.header.misc == WP_CLOCK_DURING && !t->anchor->base.set && !lt->born))
+		p = &t->anchor->base;
+	else
+		p = &t->anchor->end;
 	if (p == &t->anchor->base && p->set)
 		return 0;
 	*p = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true, .time = tc.time,
@@ -1008,6 +1023,9 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	 * the records' are compared with.  A last slice long enough to have
 	 * had a tick leaves the figure between the two: no anchor then.
 	 */
+	p->exit = tc.header.misc == WP_CLOCK_EXIT;
+	if (tc.header.misc == WP_CLOCK_EXIT && !t->anchor->exit_seen)
+		p->exit_unseen = true;
 	if (tc.header.misc == WP_CLOCK_EXIT && t->anchor->exit_seen) {
 		/*
 		 * The kernel sends the figures early in the exit, before the
@@ -1626,6 +1644,8 @@ static int make_result(struct wp_account *a)
  * mean lag stands for threads without anchors.
  */
 #define ANCHOR_MEAN_MIN_LATE 100
+/* The least on-CPU time between a thread's figures that stands for the rest of its window. */
+#define ANCHOR_SPAN_MIN_NS 1000000ULL
 /* Threads on a CPU this long at least say how far off the records are, in shares. */
 #define ANCHOR_SHARE_MIN_NS 10000000ULL
 
@@ -2029,7 +2049,7 @@ static void anchor_times(struct wp_account *a)
 	for (size_t i = 0; i < a->nr; i++) {
 		struct thread *t = &a->threads[i];
 		const struct anchor *an = t->anchor;
-		struct anchor_point base = { .set = born_inside(a, t) };
+		struct anchor_point base = { .set = born_inside(a, t), .time = t->t.start_ns };
 		int64_t diff, moved;
 		uint64_t kernel;
 		uint32_t late;
@@ -2037,8 +2057,13 @@ static void anchor_times(struct wp_account *a)
 		for (int k = 0; k < 3; k++)
 			mv[i].before[k] = *thread_part(t, k);
 		sum->late_starts += t->late_in_window;
-		if (an && an->base.set)
+		/* Born in the recording, its figures began at 0: no read is earlier. */
+		if (an && an->base.set && !base.set)
 			base = an->base;
+		if (an && an->end.set && an->end.exit_unseen) {
+			t->anchor->end.records_ns = t->on_all_ns;
+			t->anchor->end.late = t->late_starts;
+		}
 		if (!an || !an->end.set || !base.set || an->end.kernel_ns < base.kernel_ns ||
 		    an->end.records_ns < base.records_ns)
 			continue;
@@ -2057,8 +2082,28 @@ static void anchor_times(struct wp_account *a)
 		sum_moved += diff;
 		sum_late += late;
 		t->t.kernel_on_cpu_ns = kernel;
-		if (windowed)
+		if (windowed) {
 			diff = late ? (int64_t)((double)diff * t->late_in_window / late) : 0;
+		} else {
+			/*
+			 * The span between the figures may not be the whole
+			 * window (the first read after the file began, the last
+			 * before it ended): outside it, the thread ran at the
+			 * rate the kernel counted inside, whatever its records
+			 * say there (they drift, or were lost, as inside).  Not
+			 * from a sliver: a span of half the window at least.
+			 */
+			uint64_t from = base.time > t->t.start_ns ? base.time : t->t.start_ns;
+			uint64_t to = an->end.time < t->t.end_ns ? an->end.time : t->t.end_ns;
+			/* After its exit figure, a thread whose EXIT was lost ran no more. */
+			uint64_t wall = (an->end.exit ? to : t->t.end_ns) - t->t.start_ns;
+
+			if (to > from && to - from < wall && (to - from) * 2 >= wall) {
+				double on = (double)kernel * (double)wall / (double)(to - from);
+
+				diff = (int64_t)on - (int64_t)t->on_all_ns;
+			}
+		}
 		moved = move_into_on_cpu(t, diff, &mv[i]);
 		t->t.on_cpu_source = WP_ON_CPU_KERNEL;
 		t->t.on_cpu_moved_ns = moved;

@@ -258,7 +258,8 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		fprintf(out, " THREAD_CLOCK %u/%u %s on-cpu %" PRIu64 " runq %" PRIu64
 			" slices %" PRIu64 "\n", tc.pid, tc.tid,
 			tc.header.misc == WP_CLOCK_START ? "start" :
-			tc.header.misc == WP_CLOCK_END ? "end" : "exit",
+			tc.header.misc == WP_CLOCK_END ? "end" :
+			tc.header.misc == WP_CLOCK_EXIT ? "exit" : "during",
 			tc.on_cpu_ns, tc.runq_ns, tc.slices);
 		break;
 	case WP_RECORD_CMDLINE:

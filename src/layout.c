@@ -629,7 +629,7 @@ int wp_thread_parse(const struct perf_event_header *hdr, struct wp_record_thread
 int wp_thread_clock_parse(const struct perf_event_header *hdr, struct wp_record_thread_clock *out)
 {
 	if (hdr->type != WP_RECORD_THREAD_CLOCK || hdr->size < sizeof(*out) ||
-	    hdr->misc < WP_CLOCK_START || hdr->misc > WP_CLOCK_EXIT)
+	    hdr->misc < WP_CLOCK_START || hdr->misc > WP_CLOCK_DURING)
 		return -EBADMSG;
 	memcpy(out, hdr, sizeof(*out));
 	return 0;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -837,6 +839,14 @@ static int gate_set(unsigned int cpu, bool open, void *arg)
 }
 
 /* Wait for a stop condition; returns the enum wp_stop_reason. */
+/*
+ * A rotating recording reads the threads' figures this long before each
+ * file's end (a read of some hundred threads takes milliseconds), and
+ * again this long after.
+ */
+#define CLOCK_LEAD_NS (50ULL * 1000 * 1000)
+#define CLOCK_LAG_NS (1ULL * 1000 * 1000)
+
 static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 {
 	const struct wp_record_opts *o = s->opts;
@@ -848,6 +858,25 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 	 */
 	uint64_t rotate_ns = (uint64_t)(o->rotate * 1e9);
 	uint64_t rotate_flush_ns = rotate_ns ? start_ns + rotate_ns + 2 * WP_ROTATE_SLACK_NS : 0;
+	/*
+	 * Each file of a rotating or flight recording has the kernel's
+	 * figures of its own: read just before and just after each file's
+	 * end, or every second for the flight recorder, whose files end
+	 * anywhere.
+	 */
+	uint64_t clock_every = rotate_ns ? rotate_ns : o->flight_recorder > 0 ? NSEC_PER_SEC : 0;
+	uint64_t clock_ns = clock_every ? start_ns + clock_every - (rotate_ns ? CLOCK_LEAD_NS : 0) : 0;
+	bool clock_before = rotate_ns != 0;	/* the next read is the one before the boundary */
+
+	/*
+	 * This thread mostly sleeps; woken, it reads the figures, closes
+	 * files and stops the recording on time, even on a busy machine,
+	 * when allowed to run ahead (CAP_SYS_NICE).  The command, forked
+	 * before, keeps its own priority.
+	 */
+	if (clock_every && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
+		wp_debug("the recording's main thread keeps the default priority: %s",
+			 strerror(errno));
 
 	for (;;) {
 		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
@@ -885,6 +914,22 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 		}
 		if (rotate_flush_ns && rotate_flush_ns - now < wait_ns)
 			wait_ns = rotate_flush_ns - now;
+		if (clock_ns && now >= clock_ns && !s->write_err) {
+			read_clocks(s, WP_CLOCK_DURING);
+			if (!rotate_ns) {
+				clock_ns += clock_every;
+			} else if (clock_before) {
+				clock_ns += CLOCK_LEAD_NS + CLOCK_LAG_NS;
+				clock_before = false;
+			} else {
+				clock_ns += clock_every - CLOCK_LEAD_NS - CLOCK_LAG_NS;
+				clock_before = true;
+			}
+			while (clock_ns <= now)
+				clock_ns += clock_every;
+		}
+		if (clock_ns && clock_ns > now && clock_ns - now < wait_ns)
+			wait_ns = clock_ns - now;
 		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
 		sig = sigtimedwait(&s->sigs, NULL, &ts);
