@@ -30,6 +30,7 @@ enum {
 	OPT_WAKEUPS,
 	OPT_SWITCH_STACKS,
 	OPT_KEEP_CAPS,
+	OPT_DROP_CAPS,
 	OPT_NO_BUILDID_CACHE,
 	OPT_UNWIND,
 	OPT_ROTATE,
@@ -65,8 +66,11 @@ static const struct cmd_option record_options[] = {
 	{ "all-cpus", 'a', OPTION_NO_ARG, NULL, "every task on every CPU", NULL },
 	{ "user", OPT_USER, OPTION_ARG, " <name>", "run the command as this user (wallprof as root)",
 	  NULL },
+	{ "drop-capabilities", OPT_DROP_CAPS, OPTION_NO_ARG, NULL,
+	  "run the command without any capability, even\nas root (default: those of its user)",
+	  NULL },
 	{ "keep-capabilities", OPT_KEEP_CAPS, OPTION_NO_ARG, NULL,
-	  "let the command keep root's capabilities (wallprof\nrun by root; for chroot, mount, ...)",
+	  "root's command keeps root's capabilities (the\ndefault; for scripts that give it)",
 	  NULL },
 	{ "any-process", OPT_ANY_PROCESS, OPTION_NO_ARG, NULL,
 	  "let file capabilities reach processes of other\nusers (-p, -t, -a)", NULL },
@@ -251,6 +255,9 @@ int cmd_record(int argc, char **argv)
 		case OPT_KEEP_CAPS:
 			o.keep_caps = true;
 			break;
+		case OPT_DROP_CAPS:
+			o.drop_caps = true;
+			break;
 		case 'd':
 			if (wp_parse_seconds(optarg, &o.duration) || o.duration < 0) {
 				ret = usage_error("record", "--duration: '%s' is not a number of seconds "
@@ -350,6 +357,14 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o.user && !o.command) {
 		ret = usage_error("record", "--user applies only to a launched command");
+		goto out;
+	}
+	if (o.drop_caps && !o.command) {
+		ret = usage_error("record", "--drop-capabilities applies only to a launched command");
+		goto out;
+	}
+	if (o.keep_caps && o.drop_caps) {
+		ret = usage_error("record", "give --keep-capabilities or --drop-capabilities, not both");
 		goto out;
 	}
 	if (o.keep_caps && (!o.command || o.user)) {

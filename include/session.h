@@ -30,7 +30,8 @@ struct wp_record_opts {
 	size_t nr_tids;
 	char **command;		/* NULL-terminated, or NULL */
 	const char *user;	/* --user */
-	bool keep_caps;		/* --keep-capabilities: the command keeps root's */
+	bool keep_caps;		/* --keep-capabilities: root's command keeps root's (the default) */
+	bool drop_caps;		/* --drop-capabilities: the command gets none, even as root */
 	bool any_process;	/* --any-process: capabilities reach every process */
 	bool no_buildid_cache;	/* --no-buildid-cache: keep no copies of files */
 	bool unwind_live;	/* --unwind=live: a stack table, unwound as it comes */

@@ -115,7 +115,7 @@ static void launch_send(int fd, int32_t kind, int32_t value)
  * The stub lives until wallprof closes the go pipe (wp_child_finish).
  */
 static void child_main(int go_fd, int err_fd, char *const argv[],
-		       const struct wp_priv_user *user, bool keep_caps, char *const envp[])
+		       const struct wp_priv_user *user, enum wp_child_caps caps, char *const envp[])
 {
 	sigset_t all, none;
 	char go;
@@ -131,8 +131,10 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 	 */
 	if (user && setsid() < 0)
 		err = errno;
-	if (!err && !keep_caps)
+	if (!err && (user || caps == WP_CHILD_DROP_ALL))
 		err = -wp_priv_drop_all(user);
+	else if (!err && caps == WP_CHILD_DROP_GAINED)
+		err = -wp_priv_drop_gained();
 	if (err) {
 		launch_send(err_fd, LAUNCH_ERRNO, err);
 		_exit(127);
@@ -168,7 +170,8 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 	_exit(0);
 }
 
-int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, bool keep_caps)
+int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user,
+		     enum wp_child_caps caps)
 {
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, err;
 	struct wp_priv_user pu = { 0 };
@@ -226,7 +229,7 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, b
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
 		}
-		child_main(go[0], ep[1], argv, user ? &pu : NULL, keep_caps,
+		child_main(go[0], ep[1], argv, user ? &pu : NULL, caps,
 			   user ? env.envp : environ);
 	}
 	close(go[0]);
