@@ -31,6 +31,7 @@ enum {
 	OPT_SWITCH_STACKS,
 	OPT_KEEP_CAPS,
 	OPT_DROP_CAPS,
+	OPT_PRESERVE_ENV,
 	OPT_NO_BUILDID_CACHE,
 	OPT_UNWIND,
 	OPT_ROTATE,
@@ -65,6 +66,9 @@ static const struct cmd_option record_options[] = {
 	{ "tid", 't', OPTION_ARG, " <tid,...>", "attach to threads", NULL },
 	{ "all-cpus", 'a', OPTION_NO_ARG, NULL, "every task on every CPU", NULL },
 	{ "user", OPT_USER, OPTION_ARG, " <name>", "run the command as this user (wallprof as root)",
+	  NULL },
+	{ "preserve-env", OPT_PRESERVE_ENV, OPTION_OPTIONAL_ARG, "[=<list>]",
+	  "with --user: keep all of the environment, or these\nvariables too (default: TERM, PATH, LANG, ...)",
 	  NULL },
 	{ "drop-capabilities", OPT_DROP_CAPS, OPTION_NO_ARG, NULL,
 	  "run the command without any capability, even\nas root (default: those of its user)",
@@ -127,6 +131,29 @@ static int parse_call_graph(const char *arg, struct wp_event_opts *ev)
 		return usage_error("record", "--call-graph: '%s' is not dwarf[,size], fp or none",
 				   arg);
 	}
+	return 0;
+}
+
+/* --preserve-env: all of it, or a comma-separated list of names. */
+static int parse_preserve_env(const char *arg, struct wp_child_env *keep)
+{
+	const char *p = arg;
+
+	if (!arg) {
+		keep->all = true;
+		return 0;
+	}
+	for (;;) {
+		size_t n = strcspn(p, ",");
+
+		if (!wp_child_env_name_ok(p, n))
+			return usage_error("record", "--preserve-env: '%s' is not a comma-separated "
+					   "list of variable names (a name may end in '*')", arg);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	keep->names = arg;
 	return 0;
 }
 
@@ -258,6 +285,11 @@ int cmd_record(int argc, char **argv)
 		case OPT_DROP_CAPS:
 			o.drop_caps = true;
 			break;
+		case OPT_PRESERVE_ENV:
+			ret = parse_preserve_env(optarg, &o.keep_env);
+			if (ret)
+				goto out;
+			break;
 		case 'd':
 			if (wp_parse_seconds(optarg, &o.duration) || o.duration < 0) {
 				ret = usage_error("record", "--duration: '%s' is not a number of seconds "
@@ -357,6 +389,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o.user && !o.command) {
 		ret = usage_error("record", "--user applies only to a launched command");
+		goto out;
+	}
+	if ((o.keep_env.all || o.keep_env.names) && !o.user) {
+		ret = usage_error("record", "--preserve-env applies only with --user (without it "
+				  "the command gets the whole environment)");
 		goto out;
 	}
 	if (o.drop_caps && !o.command) {

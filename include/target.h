@@ -38,15 +38,33 @@ enum wp_child_caps {
 };
 
 /*
+ * What a command run as another user keeps of wallprof's environment
+ * (--preserve-env): all of it, or, besides TERM, COLORTERM, PATH, LANG,
+ * LANGUAGE, LC_* and TZ, the variables named in names ("A,B,C*": a
+ * trailing '*' matches every name that starts so; NULL for none).
+ */
+struct wp_child_env {
+	bool all;
+	const char *names;
+};
+
+/*
+ * Whether name[0..len) may be named in --preserve-env: letters, digits
+ * and '_', not starting with a digit, with an optional trailing '*'.
+ */
+bool wp_child_env_name_ok(const char *name, size_t len);
+
+/*
  * Fork a child that waits, then drops the capabilities that caps says
  * and execs argv.  With user (looked up here before fork) the child first
  * leaves for a session of its own, without a controlling terminal,
  * becomes that user with no capability whatever caps says, and execs
- * with the user's HOME, USER, LOGNAME and SHELL in wallprof's
- * environment.  Returns 0 or -errno (logged).
+ * with the user's HOME, USER, LOGNAME and SHELL and what keep keeps of
+ * wallprof's environment (keep is read only with user).  Returns 0 or
+ * -errno (logged).
  */
 int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user,
-		     enum wp_child_caps caps);
+		     const struct wp_child_env *keep, enum wp_child_caps caps);
 
 /*
  * Let the child run the command.  Returns 0 once execve succeeded, or the

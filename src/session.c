@@ -1330,7 +1330,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (err)
 		goto out;
 	if (opts->command) {
-		err = wp_child_prepare(&s.child, opts->command, opts->user,
+		err = wp_child_prepare(&s.child, opts->command, opts->user, &opts->keep_env,
 				       opts->drop_caps ? WP_CHILD_DROP_ALL :
 				       s.priv.elevated ? WP_CHILD_DROP_GAINED : WP_CHILD_CAPS_AS_USER);
 		if (err)
