@@ -355,7 +355,11 @@ uint64_t wp_attach_id(const struct wp_attach *a, uint32_t i);
 /* WP_RECORD_TRACE_FORMAT: the text, borrowed, NUL-terminated within the record. */
 int wp_text_parse(const struct perf_event_header *hdr, const char **text, size_t *len);
 
-/* WP_RECORD_CMDLINE: args borrowed, len bytes (the last one a NUL, when len > 0). */
+/*
+ * WP_RECORD_CMDLINE: args borrowed, len bytes (the last one a NUL, when
+ * len > 0), without trailing empty arguments but the first (a command
+ * line rewritten in place pads with NULs).
+ */
 struct wp_cmdline {
 	uint32_t pid;
 	uint16_t source, flags;
@@ -366,7 +370,8 @@ struct wp_cmdline {
 int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out);
 
 /*
- * Append a WP_RECORD_CMDLINE record for c to out (args cut to
+ * Append a WP_RECORD_CMDLINE record for c to out (trailing empty
+ * arguments dropped as wp_cmdline_parse() drops them; args cut to
  * WP_CMDLINE_MAX bytes, then flagged truncated): 0 or -ENOMEM.
  */
 int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c);

@@ -593,6 +593,19 @@ int wp_thread_parse(const struct perf_event_header *hdr, struct wp_record_thread
 	return 0;
 }
 
+/*
+ * The length of args without its trailing empty arguments, keeping the
+ * first: a program that rewrites its command line in place (PostgreSQL's
+ * backends, setproctitle) pads the rest of the old arguments' memory
+ * with NULs, which /proc shows as dozens of empty arguments.
+ */
+static uint32_t cmdline_trim(const char *args, uint32_t len)
+{
+	while (len >= 2 && !args[len - 1] && !args[len - 2])
+		len--;
+	return len;
+}
+
 int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out)
 {
 	struct wp_record_cmdline c;
@@ -609,7 +622,7 @@ int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out
 	out->flags = c.flags;
 	out->time = c.time;
 	out->exec_time = c.exec_time;
-	out->len = c.len;
+	out->len = cmdline_trim(args, c.len);
 	out->args = args;
 	return 0;
 }
@@ -619,7 +632,8 @@ int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c)
 	struct wp_record_cmdline r = {
 		.header = { .type = WP_RECORD_CMDLINE },
 		.pid = c->pid, .source = c->source, .flags = c->flags,
-		.time = c->time, .exec_time = c->exec_time, .len = c->len,
+		.time = c->time, .exec_time = c->exec_time,
+		.len = c->flags & WP_CMDLINE_TRUNCATED ? c->len : cmdline_trim(c->args, c->len),
 	};
 	size_t size;
 	uint8_t *p;
