@@ -17,7 +17,6 @@
 
 #define DEFAULT_FREQ 999
 #define DEFAULT_STACK 8192
-#define MAX_STACK 65528
 /* Stack copies repeat a lot: level 1 shrinks them ~100x at little CPU cost. */
 #define DEFAULT_COMPRESS 1
 
@@ -122,9 +121,9 @@ static int parse_call_graph(const char *arg, struct wp_event_opts *ev)
 	} else if (!strcmp(arg, "dwarf")) {
 		ev->callgraph = WP_CALLGRAPH_DWARF;
 	} else if (!strncmp(arg, "dwarf,", 6)) {
-		if (wp_parse_u64(arg + 6, &size) || size < 8 || size > MAX_STACK)
+		if (wp_parse_u64(arg + 6, &size) || size < 8 || size > WP_STACK_COPY_MAX)
 			return usage_error("record", "--call-graph: stack size must be 8..%d bytes",
-					   MAX_STACK);
+					   WP_STACK_COPY_MAX);
 		ev->callgraph = WP_CALLGRAPH_DWARF;
 		ev->stack_size = (uint32_t)ALIGN_UP(size, (uint64_t)8);
 	} else {

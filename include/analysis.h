@@ -59,6 +59,7 @@ struct wp_quality {
 	uint64_t truncated;		/* ended by the end of the stack copy */
 	uint64_t too_deep;		/* stopped at the frame limit */
 	uint64_t truncated_needed;	/* largest stack size that would have done */
+	uint64_t truncated_in_reach;	/* of them, those that needed a copy the kernel makes */
 	uint64_t frames, unnamed;	/* frames of samples, and those without a name */
 	struct wp_unnamed_file unnamed_files[WP_UNNAMED_FILES];	/* most first */
 	unsigned int nr_unnamed_files;

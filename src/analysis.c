@@ -145,6 +145,8 @@ static unsigned int user_frames(struct pipeline *p, const struct wp_sample_stack
 		q->truncated++;
 		if (st.needed > q->truncated_needed)
 			q->truncated_needed = st.needed;
+		if (st.needed && st.needed <= WP_STACK_COPY_MAX)
+			q->truncated_in_reach++;
 	}
 	return n;
 }

@@ -248,6 +248,39 @@ static void print_approximate(FILE *out)
 }
 
 /*
+ * What a larger stack copy would do for the stacks it cut short.  What
+ * the unwinder reached for is a lower bound on what each one needs; the
+ * kernel copies at most WP_STACK_COPY_MAX bytes, so never advise more.
+ */
+static void print_stack_copy_advice(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_quality *q = &an->quality;
+	uint64_t need = ALIGN_UP(q->truncated_needed, (uint64_t)8);
+	double kib = (double)need / 1024;
+
+	if (!q->truncated)
+		return;
+	if (need <= an->meta->stack_size) {
+		if (an->meta->stack_size < WP_STACK_COPY_MAX)
+			fprintf(out, " (try a larger -g dwarf,SIZE, up to %u)", WP_STACK_COPY_MAX);
+		return;
+	}
+	if (need <= WP_STACK_COPY_MAX) {
+		fprintf(out, " (they needed at least -g dwarf,%" PRIu64 ")", need);
+		return;
+	}
+	fprintf(out, " (some needed at least %.*f %s, more than the kernel copies: ",
+		kib >= 1024 ? 1 : 0, kib >= 1024 ? kib / 1024 : kib, kib >= 1024 ? "MiB" : "KiB");
+	if (an->meta->stack_size < WP_STACK_COPY_MAX)
+		fprintf(out, "its largest copy, -g dwarf,%u, would keep at most %.1f%% of them whole",
+			WP_STACK_COPY_MAX,
+			100.0 * (double)q->truncated_in_reach / (double)q->truncated);
+	else
+		fprintf(out, "%u bytes at most, as recorded", WP_STACK_COPY_MAX);
+	fprintf(out, "; -g fp has no such limit where the code keeps frame pointers)");
+}
+
+/*
  * The quality lines: at the end of the report, or, in a compact one
  * (after_header), under the header, so that the report ends with what
  * its stacks leave out.
@@ -284,12 +317,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 	if (q->samples) {
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",
 			q->samples, 100.0 * (double)q->truncated / (double)q->samples);
-		/* What the unwinder reached for is a lower bound on what they need. */
-		if (q->truncated && q->truncated_needed > an->meta->stack_size)
-			fprintf(out, " (they needed at least -g dwarf,%" PRIu64 ")",
-				ALIGN_UP(q->truncated_needed, (uint64_t)8));
-		else if (q->truncated)
-			fprintf(out, " (try a larger -g dwarf,SIZE)");
+		print_stack_copy_advice(an, out);
 		if (q->too_deep)
 			fprintf(out, ", %.1f%% stopped at the frame limit",
 				100.0 * (double)q->too_deep / (double)q->samples);
