@@ -517,6 +517,71 @@ static const char *plural(uint64_t n, const char *one, const char *more)
 	return n == 1 ? one : more;
 }
 
+/* Idle threads' folds shown each; the rest are summed in one line. */
+#define IDLE_LINES 5
+
+static int print_path(const struct wp_view *v, uint32_t stack, int room, FILE *out);
+
+/* The thread table's width: 80 columns, 89 with its RUNNABLE column. */
+#define TABLE_COLUMNS 80
+#define TABLE_COLUMNS_RUNNABLE 89
+
+/*
+ * The idle threads (explain), two lines per stack they waited in: how
+ * many, their time and their names; then the stack's innermost named
+ * frames.
+ */
+static void print_idle_folds(const struct wp_view *v, const struct wp_table *t, FILE *out)
+{
+	int width = wp_account_has_wakeups(v->an->account) ? TABLE_COLUMNS_RUNNABLE : TABLE_COLUMNS;
+	const struct wp_thread_times *th;
+	struct wp_thread_times more = { 0 };
+	uint64_t more_threads = 0;
+	char id[32], w[16], on[16];
+	size_t nth;
+
+	th = wp_account_threads(v->an->account, &nth);
+	for (size_t i = 0; i < t->nr_idle; i++) {
+		const struct wp_idle_fold *f = &t->idle[i];
+		int used;
+
+		if (i >= IDLE_LINES) {
+			more.wall_ns += f->sum.wall_ns;
+			more.on_cpu_ns += f->sum.on_cpu_ns;
+			more_threads += f->threads;
+			continue;
+		}
+		snprintf(id, sizeof(id), "%" PRIu64 " %s", f->threads,
+			 plural(f->threads, "thread", "threads"));
+		used = fprintf(out, "%-9s %-12s %7s %7s  ", "idle", id, DUR(f->sum.wall_ns, w),
+			       DUR(f->sum.on_cpu_ns, on));
+		for (unsigned int k = 0; k < f->nr_names; k++) {
+			char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
+			uint64_t left = f->nr_names - k + f->more_names - 1;
+
+			wp_quote(comm, sizeof(comm), th[f->names[k]].comm, WP_QUOTE_TEXT);
+			/* Room for the name, and for " and 99 more names" after it. */
+			if (k && used + 2 + (int)strlen(comm) + (left ? 19 : 0) > width) {
+				fprintf(out, " and %" PRIu64 " more names", left + 1);
+				break;
+			}
+			used += fprintf(out, "%s%s", k ? ", " : "", comm);
+			if (k == f->nr_names - 1 && f->more_names)
+				fprintf(out, " and %" PRIu64 " more %s", f->more_names,
+					plural(f->more_names, "name", "names"));
+		}
+		used = fprintf(out, "\n%10sin ", "") - 1;
+		if (print_path(v, f->stack, width - used, out))
+			fputc('\n', out);
+	}
+	if (more_threads) {
+		snprintf(id, sizeof(id), "%" PRIu64 " %s", more_threads,
+			 plural(more_threads, "thread", "threads"));
+		fprintf(out, "%-9s %-12s %7s %7s  in %zu more places\n", "idle", id,
+			DUR(more.wall_ns, w), DUR(more.on_cpu_ns, on), t->nr_idle - IDLE_LINES);
+	}
+}
+
 /*
  * The thread table: the rows the view chose (--by, --threads), then a
  * line that says what they leave out, so that nothing goes unseen.
@@ -551,12 +616,16 @@ static void print_threads(const struct wp_view *v, const struct wp_table *t, FIL
 		case WP_ROW_COMM:
 			snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, r->processes, r->threads);
 			break;
+		case WP_ROW_PROGRAM:
+			snprintf(id, sizeof(id), "%" PRIu64 " procs", r->processes);
+			break;
 		}
 		print_row(&r->sum, id, out, runnable);
 		if (process_row(r))
 			print_identity(v->an, r->sum.pid, shared && shared[i], out);
 	}
 	free(shared);
+	print_idle_folds(v, t, out);
 	if (t->rest_names)
 		fprintf(out, "... and %" PRIu64 " more %s: %" PRIu64 " %s in %" PRIu64 " %s "
 			"(%s wall, %s on-CPU)\n", t->rest_names, plural(t->rest_names, "name", "names"),
@@ -1113,16 +1182,22 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 #define BUSY_WAITS 5
 
 /*
- * A system-wide recording without --mode: the time of the machine is
- * where its CPUs went; the waits worth a look are those of the threads
- * that work, not of the daemons that sleep the whole recording.
+ * Without --mode: what explains the time comes first, on-CPU time; then
+ * the waits of the threads at work, not of those that slept the whole
+ * recording in one place (a pool's idle workers, make waiting for its
+ * children, a system's daemons), which are folded a line per place.
  */
-static void print_system_default(const struct wp_view *v, FILE *out)
+static void print_explain_default(const struct wp_view *v, FILE *out)
 {
-	fprintf(out, "# -a defaults: %sstacks by on-CPU time, then the waits of threads on-CPU "
-		"%d%% of their time or more (--mode wall: every wait%s)\n",
-		v->o.sort_given ? "" : "threads and ", WP_BUSY_PERCENT,
-		v->o.sort_given ? "" : ", --sort wall");
+	char busy[48] = "threads not idle";
+
+	if (v->system_default)
+		snprintf(busy, sizeof(busy), "threads on-CPU %d%% of their time or more",
+			 WP_BUSY_PERCENT);
+	fprintf(out, "# %sdefaults: %sstacks by on-CPU time, then the waits of %s; idle "
+		"threads folded a line per place (--mode wall: every wait%s%s)\n",
+		v->system_default ? "-a " : "", v->o.sort_given ? "" : "threads and ", busy,
+		v->o.sort_given ? "" : ", --sort wall", v->o.rows ? ", --threads all" : "");
 }
 
 /* The lines of who woke whom in a compact report, unless --top says. */
@@ -1137,7 +1212,8 @@ static bool stacks_compact(const struct wp_view *v, const struct wp_table *t)
 {
 	if (v->o.stacks != WP_STACKS_AUTO)
 		return v->o.stacks == WP_STACKS_COMPACT;
-	return t->threads > WP_TABLE_ROWS;
+	/* Idle threads folded away have no stack of their own to show. */
+	return t->threads - t->idle_threads > WP_TABLE_ROWS;
 }
 
 /*
@@ -1165,22 +1241,25 @@ int wp_format_text(struct wp_view *v, FILE *out)
 	if (compact && !v->o.top_given && pairs > COMPACT_PAIRS)
 		pairs = COMPACT_PAIRS;
 	print_header(v->an, out);
-	if (v->system_default)
-		print_system_default(v, out);
+	if (v->explain)
+		print_explain_default(v, out);
 	if (compact)
 		print_footer(v, out, approx, true);
 	print_threads(v, &t, out);
 	print_idle(v->an, out);
-	if (v->system_default) {
+	if (v->explain) {
 		wp_view_derive(v, WP_MODE_ON, false, &on);
 		wp_view_derive(v, WP_MODE_OFF, true, &waits);
 		wakers = &waits;
 	}
 	if (compact && wakeups)
 		err = print_who_woke_whom(wakers, pairs, out);
-	if (!err && v->system_default) {
-		snprintf(title, sizeof(title), "Waits of threads on-CPU %d%%+ of their time",
-			 WP_BUSY_PERCENT);
+	if (!err && v->explain) {
+		if (v->system_default)
+			snprintf(title, sizeof(title), "Waits of threads on-CPU %d%%+ of their time",
+				 WP_BUSY_PERCENT);
+		else
+			snprintf(title, sizeof(title), "Waits of threads not idle");
 		err = print_top_stacks(&on, out, NULL, v->o.top, compact);
 		if (!err)
 			err = print_top_stacks(&waits, out, title,
