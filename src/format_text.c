@@ -201,9 +201,67 @@ static void print_wakeup_estimate(const struct wp_analysis *an, FILE *out)
 	fprintf(out, " (--switch-stacks=all records every one)\n");
 }
 
-/* Where the unnamed frames are (those worth a line), and what would name them. */
-static void print_unnamed(const struct wp_quality *q, FILE *out)
+/*
+ * The runtimes that name their compiled code in /tmp/perf-PID.map when
+ * asked, told by a frame of their own in the stacks that hold code of no
+ * file, and how to ask.
+ */
+static const struct jit_runtime {
+	const char *frames[3];	/* a frame name that starts so is the runtime's */
+	const char *hint;
+} jit_runtimes[] = {
+	{ { "JavaCalls::", "JavaThread::", "Interpreter" },
+	  "a JVM's: 'jcmd PID Compiler.perfmap' writes its names to /tmp/perf-PID.map "
+	  "while it runs, for report to read; or run it with -XX:+UnlockDiagnosticVMOptions "
+	  "-XX:+DumpPerfMapAtExit" },
+	{ { "v8::", "Builtins_", "node::" },
+	  "node's (V8): run it with --perf-basic-prof (or --perf-basic-prof-only-functions)" },
+	{ { "_PyEval_EvalFrame", "PyEval_EvalCode", "_PyFunction_Vectorcall" },
+	  "Python's: Python 3.12 and later name it with -X perf (or PYTHONPERFSUPPORT=1)" },
+};
+
+/*
+ * The runtime whose frames stand beside unnamed code of no file, and the
+ * process (*pid) of a thread that ran it; or NULL.
+ */
+static const struct jit_runtime *find_jit_runtime(const struct wp_analysis *an, uint32_t *pid)
 {
+	const struct wp_thread_times *th;
+	const struct wp_stack_weight *w;
+	size_t nth, nw;
+
+	th = wp_account_threads(an->account, &nth);
+	w = wp_account_stacks(an->account, &nw);
+	for (size_t j = 0; j < nw; j++) {
+		unsigned int nf;
+		const uint32_t *f = wp_stacks_get(an->stacks, w[j].stack, &nf);
+		bool anon = false;
+
+		if (w[j].thread >= nth)
+			continue;
+		*pid = th[w[j].thread].pid;
+		for (unsigned int i = 0; i < nf && !anon; i++)
+			anon = (f[i] & WP_FRAME_UNNAMED) &&
+			       !strncmp(wp_analysis_frame_name(an, f[i]), WP_ANON_FRAME_PREFIX,
+					strlen(WP_ANON_FRAME_PREFIX));
+		for (unsigned int i = 0; anon && i < nf; i++) {
+			const char *name = wp_analysis_frame_name(an, f[i]);
+
+			for (size_t r = 0; r < ARRAY_SIZE(jit_runtimes); r++)
+				for (size_t k = 0; k < ARRAY_SIZE(jit_runtimes[r].frames); k++)
+					if (!strncmp(name, jit_runtimes[r].frames[k],
+						     strlen(jit_runtimes[r].frames[k])))
+						return &jit_runtimes[r];
+		}
+	}
+	return NULL;
+}
+
+/* Where the unnamed frames are (those worth a line), and what would name them. */
+static void print_unnamed(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_quality *q = &an->quality;
+
 	static const char *const why[] = {
 		[WP_UNNAMED_NO_SYMBOLS] = "no symbols there",
 		[WP_UNNAMED_MISSING] = "the file is missing or not the one recorded",
@@ -224,6 +282,26 @@ static void print_unnamed(const struct wp_quality *q, FILE *out)
 		fprintf(out, ": %s (stacks of %s, %.1f%% of the time)", why[f->reason],
 			DUR(f->stack_ns, t),
 			q->stacks_ns ? 100.0 * (double)f->stack_ns / (double)q->stacks_ns : 0.0);
+		if (f->reason == WP_UNNAMED_NO_FILE) {
+			uint32_t pid = 0;
+			const struct jit_runtime *r = find_jit_runtime(an, &pid);
+
+			fprintf(out, "; a frame per mapping (" WP_ANON_FRAME_PREFIX "ADDRESS]): "
+				"a perf map (/tmp/perf-PID.map) names JIT code, ");
+			for (const char *h = r ? r->hint : NULL; h && *h; h++) {
+				/* The process's own ID for PID in the hint. */
+				if (!strncmp(h, "PID", 3) && pid) {
+					fprintf(out, "%" PRIu32, pid);
+					h += 2;
+				} else {
+					fputc(*h, out);
+				}
+			}
+			if (!r)
+				fprintf(out, "when the JIT writes one");
+			fputc('\n', out);
+			continue;
+		}
 		if (f->reason != WP_UNNAMED_NO_SYMBOLS) {
 			fputc('\n', out);
 			continue;
@@ -337,7 +415,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 		fprintf(out, ", JIT code of %u processes named from /tmp/perf-PID.map now "
 			"(the recording has no names for it)", q->jit_live_maps);
 	fputc('\n', out);
-	print_unnamed(q, out);
+	print_unnamed(an, out);
 	print_unsampled(an, out);
 	print_untimed_switch_ins(an, out);
 	print_switch_estimate(an, out);
