@@ -299,8 +299,11 @@ uint64_t wp_view_part_count(const struct wp_stack_weight *w, enum wp_part part)
 	}
 }
 
-const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size)
+const char *wp_waker_name(const struct wp_analysis *an, const struct wp_waker *w, char *buf,
+			  size_t size)
 {
+	const char *read;
+
 	switch (w->kind) {
 	case WP_WAKER_INTERRUPT:
 		return "[interrupt]";
@@ -313,7 +316,13 @@ const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size)
 		snprintf(buf, size, "%.*s", (int)sizeof(w->comm), w->comm);
 		return buf;
 	}
-	/* Not a thread of the recording: its tid, the way perf shows one. */
+	/* Not a thread of the recording: the name read while recording, if any. */
+	read = wp_tasknames_find(an->tasknames, w->pid, w->tid);
+	if (read) {
+		snprintf(buf, size, "%s", read);
+		return buf;
+	}
+	/* Else its tid, the way perf shows one. */
 	snprintf(buf, size, ":%" PRIu32, w->tid);
 	return buf;
 }
@@ -327,7 +336,7 @@ bool wp_view_waker(const struct wp_view *v, uint32_t waker)
 	if (!v->have_waker_re)
 		return true;
 	w = wp_account_wakers(v->an->account, &n);
-	return waker < n && !regexec(&v->waker_re, wp_waker_name(&w[waker], buf, sizeof(buf)),
+	return waker < n && !regexec(&v->waker_re, wp_waker_name(v->an, &w[waker], buf, sizeof(buf)),
 				     0, NULL, 0);
 }
 
@@ -696,7 +705,9 @@ static int make_groups(struct table_ctx *c, size_t nth, uint32_t *members, size_
 	}
 	if (by == WP_BY_COMM)
 		qsort_r(members, n, sizeof(*members), member_by_comm, (void *)c);
-	if (by == WP_BY_PROCESS && c->v->explain && program_keys(c, nth, members, n)) {
+	/* --threads all: a row for every process. */
+	if (by == WP_BY_PROCESS && c->v->explain && c->v->o.rows &&
+	    program_keys(c, nth, members, n)) {
 		free(g);
 		free(pids);
 		return -ENOMEM;
