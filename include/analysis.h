@@ -16,6 +16,7 @@
 #include "account.h"
 #include "datafile.h"
 #include "frameinfo.h"
+#include "tasknames.h"
 #include "stacks.h"
 #include "strpool.h"
 
@@ -76,6 +77,7 @@ struct wp_analysis {
 	struct wp_stacks *stacks;
 	struct wp_strpool *names;
 	struct wp_frameinfo *frames;	/* files, addresses, source lines of frame tokens */
+	struct wp_tasknames *tasknames;	/* names of wakers read while recording */
 	struct wp_summary summary;	/* zeroed when the file has none */
 	struct wp_quality quality;
 	bool complete;			/* the file has its summary */

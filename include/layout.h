@@ -53,6 +53,8 @@ enum wp_record_type {
 	WP_RECORD_STACK = 108,
 	/* A sample, its stack named by id: struct wp_record_stack_sample. */
 	WP_RECORD_STACK_SAMPLE = 109,
+	/* The name of a thread that woke one of the recording's: struct wp_record_task_name. */
+	WP_RECORD_TASK_NAME = 110,
 };
 
 /*
@@ -128,6 +130,18 @@ struct wp_record_cmdline {
 	uint32_t len;		/* bytes of args */
 	uint32_t reserved;
 	char args[];		/* the arguments, each NUL-terminated; padded to 8 */
+};
+
+/*
+ * The name of a thread, read from /proc/PID/task/TID/comm while recording:
+ * of a waker that the recording has no other name for (a client process
+ * outside the recorded ones, a kernel thread).
+ */
+struct wp_record_task_name {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t time;		/* when it was read, event clock */
+	char comm[16];		/* NUL-padded; not always NUL-terminated */
 };
 
 /* The most bytes of a command line a recording keeps. */
@@ -375,6 +389,13 @@ int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out
  * WP_CMDLINE_MAX bytes, then flagged truncated): 0 or -ENOMEM.
  */
 int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c);
+
+/* WP_RECORD_TASK_NAME: -EBADMSG when shorter than the struct. */
+int wp_task_name_parse(const struct perf_event_header *hdr, struct wp_record_task_name *out);
+
+/* Append a WP_RECORD_TASK_NAME record to out: 0 or -ENOMEM. */
+int wp_task_name_append(struct wp_buf *out, uint32_t pid, uint32_t tid, uint64_t time,
+			const char *comm);
 
 /* WP_RECORD_BUILD_ID */
 struct wp_build_id {

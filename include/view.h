@@ -199,9 +199,11 @@ uint64_t wp_view_part_count(const struct wp_stack_weight *w, enum wp_part part);
 
 /*
  * A waker's name: its thread's, "[interrupt]", "[timer]", "swapper" (the
- * idle task) or ":tid" for a thread the recording does not name.
+ * idle task), the name read while recording for a thread outside the
+ * recorded ones (tasknames.h), or ":tid" for one that has none.
  */
-const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size);
+const char *wp_waker_name(const struct wp_analysis *an, const struct wp_waker *w, char *buf,
+			  size_t size);
 
 /* Whether a waker (an index into wp_account_wakers) passes --waker-comm. */
 bool wp_view_waker(const struct wp_view *v, uint32_t waker);

@@ -900,20 +900,27 @@ struct woken {
 	bool one_thread;	/* merged entries all had the same waker thread */
 };
 
+/* The wakers, and the analysis that names them, for the orders below. */
+struct wakers {
+	const struct wp_waker *wk;
+	const struct wp_analysis *an;
+};
+
 /* The waker's name, as wp_waker_name puts it. */
-static const char *woken_name(const struct wp_waker *wk, const struct woken *x, char *buf,
+static const char *woken_name(const struct wakers *ws, const struct woken *x, char *buf,
 			      size_t size)
 {
-	return wp_waker_name(&wk[x->waker], buf, size);
+	return wp_waker_name(ws->an, &ws->wk[x->waker], buf, size);
 }
 
 /* Order for merging wakers of one stack: by name, then stack. */
 static int by_waker_name_stack(const void *x, const void *y, void *wakers)
 {
 	const struct woken *a = x, *b = y;
-	const struct wp_waker *wk = wakers;
+	const struct wakers *ws = wakers;
+	const struct wp_waker *wk = ws->wk;
 	char na[32], nb[32];
-	int c = strcmp(woken_name(wk, a, na, sizeof(na)), woken_name(wk, b, nb, sizeof(nb)));
+	int c = strcmp(woken_name(ws, a, na, sizeof(na)), woken_name(ws, b, nb, sizeof(nb)));
 
 	if (c)
 		return c;
@@ -926,10 +933,10 @@ static int by_waker_name_stack(const void *x, const void *y, void *wakers)
 static int by_waker_name(const void *x, const void *y, void *wakers)
 {
 	const struct woken *a = x, *b = y;
-	const struct wp_waker *wk = wakers;
+	const struct wakers *ws = wakers;
 	char na[32], nb[32];
 
-	return strcmp(woken_name(wk, a, na, sizeof(na)), woken_name(wk, b, nb, sizeof(nb)));
+	return strcmp(woken_name(ws, a, na, sizeof(na)), woken_name(ws, b, nb, sizeof(nb)));
 }
 
 static int by_ns(const void *x, const void *y)
@@ -966,15 +973,16 @@ static int woken_add(const struct wp_view *v, const struct wp_stack_weight *w, s
 
 /* Sort by cmp, add up the entries it finds equal, then sort by time; the count left. */
 static size_t woken_merge(struct woken *x, size_t n,
-			  int (*cmp)(const void *, const void *, void *), const struct wp_waker *wk)
+			  int (*cmp)(const void *, const void *, void *), const struct wakers *ws)
 {
+	const struct wp_waker *wk = ws->wk;
 	size_t m = 0;
 
 	if (!n)
 		return 0;	/* x may be NULL */
-	qsort_r(x, n, sizeof(*x), cmp, (void *)wk);
+	qsort_r(x, n, sizeof(*x), cmp, (void *)ws);
 	for (size_t i = 0; i < n; i++) {
-		if (m && !cmp(&x[m - 1], &x[i], (void *)wk)) {
+		if (m && !cmp(&x[m - 1], &x[i], (void *)ws)) {
 			x[m - 1].one_thread &= wk[x[m - 1].waker].tid == wk[x[i].waker].tid;
 			x[m - 1].ns += x[i].ns;
 			x[m - 1].count += x[i].count;
@@ -1016,7 +1024,8 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 			return -ENOMEM;
 		}
 	}
-	m = woken_merge(x, nx, compact ? by_waker_name : by_waker_name_stack, wk);
+	m = woken_merge(x, nx, compact ? by_waker_name : by_waker_name_stack,
+			&(struct wakers){ wk, v->an });
 	for (size_t i = 0; i < m; i++)
 		shown += x[i].ns;
 	/* Blocked at the end of the recording, or woken unseen (lost records). */
@@ -1031,7 +1040,7 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 		const struct wp_waker *a = &wk[x[i].waker];
 		char name[WP_QUOTE_SIZE(32)];
 
-		wp_quote(name, sizeof(name), wp_waker_name(a, buf, sizeof(buf)), WP_QUOTE_TEXT);
+		wp_quote(name, sizeof(name), wp_waker_name(v->an, a, buf, sizeof(buf)), WP_QUOTE_TEXT);
 		fprintf(out, "%19s%s%5.1f%%%s woken by %s", "", PAINT(v, C_BOLD),
 			e->ns ? 100.0 * (double)x[i].ns / (double)e->ns : 0.0, PAINT(v, C_RESET),
 			name);
@@ -1181,7 +1190,8 @@ static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, uns
 static int by_pair(const void *x, const void *y, void *wakers)
 {
 	const struct woken *a = x, *b = y;
-	const struct wp_waker *wk = wakers, *wa = &wk[a->waker], *wb = &wk[b->waker];
+	const struct wp_waker *wk = ((const struct wakers *)wakers)->wk;
+	const struct wp_waker *wa = &wk[a->waker], *wb = &wk[b->waker];
 
 	if (a->thread != b->thread)
 		return a->thread < b->thread ? -1 : 1;
@@ -1223,7 +1233,7 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 			return -ENOMEM;
 		}
 	}
-	m = woken_merge(x, nx, by_pair, wk);
+	m = woken_merge(x, nx, by_pair, &(struct wakers){ wk, v->an });
 	fprintf(out, "\n%sWho woke whom (blocked time each waker ended):%s\n", PAINT(v, C_BOLD),
 		PAINT(v, C_RESET));
 	if (m)
@@ -1234,7 +1244,7 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 		char name[WP_QUOTE_SIZE(32)];
 
 		print_thread_id(&th[x[i].thread], who, sizeof(who));
-		wp_quote(name, sizeof(name), wp_waker_name(a, buf, sizeof(buf)), WP_QUOTE_TEXT);
+		wp_quote(name, sizeof(name), wp_waker_name(v->an, a, buf, sizeof(buf)), WP_QUOTE_TEXT);
 		if (a->kind == WP_WAKER_THREAD)
 			snprintf(by, sizeof(by), "%" PRIu32 "/%" PRIu32 " %s", a->pid, a->tid, name);
 		else

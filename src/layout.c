@@ -417,6 +417,8 @@ const char *wp_record_type_name(uint32_t type)
 		return "STACK";
 	case WP_RECORD_STACK_SAMPLE:
 		return "STACK_SAMPLE";
+	case WP_RECORD_TASK_NAME:
+		return "TASK_NAME";
 	}
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];
@@ -655,6 +657,26 @@ int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c)
 	memcpy(p, &r, sizeof(r));
 	out->len += size;
 	return 0;
+}
+
+int wp_task_name_parse(const struct perf_event_header *hdr, struct wp_record_task_name *out)
+{
+	if (hdr->type != WP_RECORD_TASK_NAME || hdr->size < sizeof(*out))
+		return -EBADMSG;
+	memcpy(out, hdr, sizeof(*out));
+	return 0;
+}
+
+int wp_task_name_append(struct wp_buf *out, uint32_t pid, uint32_t tid, uint64_t time,
+			const char *comm)
+{
+	struct wp_record_task_name r = {
+		.header = { .type = WP_RECORD_TASK_NAME, .size = sizeof(r) },
+		.pid = pid, .tid = tid, .time = time,
+	};
+
+	memcpy(r.comm, comm, strnlen(comm, sizeof(r.comm)));
+	return wp_buf_append(out, &r, sizeof(r));
 }
 
 int wp_attach_parse(const struct perf_event_header *hdr, struct wp_attach *out)
