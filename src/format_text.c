@@ -637,7 +637,8 @@ static void print_idle_folds(const struct wp_view *v, const struct wp_table *t, 
 			char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
 			uint64_t left = f->nr_names - k + f->more_names - 1;
 
-			wp_quote(comm, sizeof(comm), th[f->names[k]].comm, WP_QUOTE_TEXT);
+			wp_quote(comm, sizeof(comm), th[f->names[k]].comm[0] ? th[f->names[k]].comm : "?",
+				 WP_QUOTE_TEXT);
 			/* Room for the name, and for " and 99 more names" after it. */
 			if (k && used + 2 + (int)strlen(comm) + (left ? 19 : 0) > width) {
 				fprintf(out, " and %" PRIu64 " more names", left + 1);

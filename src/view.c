@@ -603,13 +603,19 @@ static bool process_of_one(const struct wp_view *v, const struct wp_thread_times
 	return !others;
 }
 
-/* The name of the first process among members: its main thread's, or its first thread's. */
-static const char *name_of_process(const struct table_ctx *c, const uint32_t *members, size_t n)
+/* The name of the process of thread idx: its main thread's, else thread idx's. */
+static const char *main_comm(const struct table_ctx *c, size_t nth, size_t idx)
 {
-	for (size_t k = 0; k < n && c->th[members[k]].pid == c->th[members[0]].pid; k++)
-		if (c->th[members[k]].tid == c->th[members[k]].pid)
-			return c->th[members[k]].comm;
-	return c->th[members[0]].comm;
+	uint32_t pid = c->th[idx].pid;
+	size_t k = idx;
+
+	/* The accounting's threads go by pid, then tid: the main thread first. */
+	while (k > 0 && c->th[k - 1].pid == pid)
+		k--;
+	for (; k < nth && c->th[k].pid == pid; k++)
+		if (c->th[k].tid == pid)
+			return c->th[k].comm;
+	return c->th[idx].comm;
 }
 
 /* Threads by their row's key, then their accounting order (pid, tid). */
@@ -742,9 +748,10 @@ static int make_groups(struct table_ctx *c, size_t nth, uint32_t *members, size_
 			pids[k - i] = m->pid;
 		}
 		grp->processes = count_distinct(pids, j - i);
+		/* Its main thread may have no row (idle, folded): its name still. */
+		if (by == WP_BY_PROCESS)
+			memcpy(grp->sum.comm, main_comm(c, nth, members[i]), sizeof(t->comm));
 		grp->program = c->keys && c->keys[members[i]] >= PROGRAM_KEY;
-		if (grp->program)
-			memcpy(grp->sum.comm, name_of_process(c, members + i, j - i), sizeof(t->comm));
 		grp->one_thread = by == WP_BY_PROCESS && j - i == 1 && !grp->program &&
 				  process_of_one(c->v, c->th, nth, members[i]);
 		qsort_r(members + i, j - i, sizeof(*members), member_by_key, (void *)c);
