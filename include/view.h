@@ -71,8 +71,9 @@ enum wp_stacks_style {
 
 /*
  * An idle thread: on-CPU less than WP_IDLE_PERMILLE thousandths of its
- * wall time, and blocked in one stack for WP_IDLE_STACK_PERCENT of its
- * time off-CPU or more (what it did as it started is the rest) (a pool's worker waiting for work, a JVM's
+ * wall time, blocked (with the wait for a CPU after each wake-up) half of
+ * it or more, and in one stack for WP_IDLE_STACK_PERCENT of that or more
+ * (what it did as it started is the rest) (a pool's worker waiting for work, a JVM's
  * compiler thread, make waiting for its children).  The default view
  * folds such threads into a line per stack, and shows no wait of theirs.
  */

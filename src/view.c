@@ -35,7 +35,10 @@ static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 /*
  * Which threads are idle (WP_IDLE_PERMILLE): for each, the stack that
  * holds most of its blocked time (and the runnable time after it), then
- * whether that is nearly all of its time off-CPU.
+ * whether that is nearly all of its blocked time, and the blocked time
+ * most of its wall time.  Time preempted is no waiting for work: a thread
+ * that the CPUs' load keeps off them is not idle, and a short one's
+ * start on a loaded machine does not make it less so.
  */
 static int find_idle(struct wp_view *v)
 {
@@ -62,10 +65,11 @@ static int find_idle(struct wp_view *v)
 	}
 	for (size_t i = 0; i < nth; i++) {
 		const struct wp_thread_times *t = &th[i];
-		uint64_t off = t->blocked_ns + t->runnable_ns + t->preempted_ns;
+		uint64_t waits = t->blocked_ns + t->runnable_ns;
 
 		if (!t->wall_ns || t->on_cpu_ns * 1000 >= t->wall_ns * WP_IDLE_PERMILLE ||
-		    !most[i] || most[i] * 100 < off * WP_IDLE_STACK_PERCENT)
+		    !most[i] || most[i] * 100 < waits * WP_IDLE_STACK_PERCENT ||
+		    waits * 2 < t->wall_ns)
 			v->idle_stack[i] = 0;
 	}
 	free(most);

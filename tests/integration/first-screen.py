@@ -3,9 +3,10 @@
 # first-screen.py: what the first screen of a report shows, for
 # first-screen-jvm.sh and first-screen-make.sh.
 #
-#   first-screen.py busiest JSON         the name of the thread with the
-#                                        most on-CPU time in a --format json
-#                                        report, and that time in ns
+#   first-screen.py busiest JSON         the on-CPU time in ns of the thread
+#                                        with the most in a --format json
+#                                        report, and its name (which may hold
+#                                        spaces)
 #   first-screen.py text REPORT NAME N [first]
 #                                        whether the first N lines of a text
 #                                        report hold a row of the thread
@@ -60,7 +61,7 @@ def main():
         with open(sys.argv[2]) as f:
             rep = json.load(f)
         t = max(rep["threads"], key=lambda t: t["on_cpu_ns"])
-        print(t["comm"], t["on_cpu_ns"])
+        print(t["on_cpu_ns"], t["comm"])
     elif cmd == "rows":
         with open(sys.argv[2]) as f:
             for _, rid, name in table(f.read().split("\n")):

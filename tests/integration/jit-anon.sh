@@ -22,7 +22,7 @@ top_stacks() {
 		END { for (i = 1; i <= n; i++) { s += v[i]; if (s >= 0.8 * t) { print i; exit } } print n }'
 }
 
-run wl.out rec.err "$WALLPROF" record -q -o J.data -- java -cp . IdlePool 2 4
+run wl.out rec.err "$WALLPROF" record -q -o J.data -- java -cp . IdlePool 1 4
 check_num "record -- java IdlePool exits 0" "$rc" -eq 0
 pid=$("$WALLPROF" report -i J.data --format json | python3 -c '
 import json, sys
@@ -41,7 +41,7 @@ check "and -XX:+DumpPerfMapAtExit" grep -q '^#.*\[anonymous\].*-XX:+DumpPerfMapA
 
 # With the map the JVM writes at exit, report names the same code.
 run wl2.out rec2.err "$WALLPROF" record -q -o M.data -- \
-	java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp . IdlePool 2 4
+	java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp . IdlePool 1 4
 check_num "record -- java -XX:+DumpPerfMapAtExit IdlePool exits 0" "$rc" -eq 0
 mpid=$("$WALLPROF" report -i M.data --format json | python3 -c '
 import json, sys

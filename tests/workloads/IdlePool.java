@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // IdlePool: a JVM whose many threads are idle and one is busy.  A pool of
 // IDLE workers ("worker-N") waits for work that never comes; "cruncher"
-// computes for SECONDS; "contender-1" and "contender-2" fight over a lock
-// for the first half of it.  Each of those three prints, as it ends, its
-// on-CPU time as the JVM reads it from the kernel (thread CPU time):
+// computes until it has run for SECONDS of CPU time (so that it stays the
+// busiest thread however loaded the machine is); "contender-1" and
+// "contender-2" fight over a lock until each has run a fifth of that.
+// Each of those three prints, as it ends, its on-CPU time as the JVM
+// reads it from the kernel (thread CPU time):
 //   thread <name> oncpu_ns <n>
-// usage: java IdlePool [SECONDS [IDLE]]   (defaults 3 and 20)
+// usage: java IdlePool [SECONDS [IDLE]]   (defaults 1.5 and 20)
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.concurrent.CountDownLatch;
@@ -33,10 +35,9 @@ public class IdlePool {
     }
 
     public static void main(String[] args) throws Exception {
-        double secs = args.length > 0 ? Double.parseDouble(args[0]) : 3;
+        double secs = args.length > 0 ? Double.parseDouble(args[0]) : 1.5;
         int idle = args.length > 1 ? Integer.parseInt(args[1]) : 20;
-        long start = System.nanoTime();
-        long until = start + (long) (secs * 1e9), half = start + (long) (secs * 0.5e9);
+        long cpu = (long) (secs * 1e9), fifth = cpu / 5;
         AtomicInteger n = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(idle,
                 r -> new Thread(r, "worker-" + n.incrementAndGet()));
@@ -47,7 +48,7 @@ public class IdlePool {
         started.await();
         Thread cruncher = new Thread(() -> {
             long x = 1;
-            while (System.nanoTime() < until)
+            while (mx.getCurrentThreadCpuTime() < cpu)
                 x = crunch(x, 100000);
             report(x);
         }, "cruncher");
@@ -55,7 +56,7 @@ public class IdlePool {
         for (int i = 0; i < 2; i++) {
             contenders[i] = new Thread(() -> {
                 long x = 1;
-                while (System.nanoTime() < half) {
+                while (mx.getCurrentThreadCpuTime() < fifth) {
                     synchronized (lock) {
                         x = crunch(x, 100000);
                     }
