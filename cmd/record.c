@@ -17,7 +17,6 @@
 
 #define DEFAULT_FREQ 999
 #define DEFAULT_STACK 8192
-#define MAX_STACK 65528
 /* Stack copies repeat a lot: level 1 shrinks them ~100x at little CPU cost. */
 #define DEFAULT_COMPRESS 1
 
@@ -30,6 +29,8 @@ enum {
 	OPT_WAKEUPS,
 	OPT_SWITCH_STACKS,
 	OPT_KEEP_CAPS,
+	OPT_DROP_CAPS,
+	OPT_PRESERVE_ENV,
 	OPT_NO_BUILDID_CACHE,
 	OPT_UNWIND,
 	OPT_ROTATE,
@@ -65,8 +66,14 @@ static const struct cmd_option record_options[] = {
 	{ "all-cpus", 'a', OPTION_NO_ARG, NULL, "every task on every CPU", NULL },
 	{ "user", OPT_USER, OPTION_ARG, " <name>", "run the command as this user (wallprof as root)",
 	  NULL },
+	{ "preserve-env", OPT_PRESERVE_ENV, OPTION_OPTIONAL_ARG, "[=<list>]",
+	  "with --user: keep all of the environment, or these\nvariables too (default: TERM, PATH, LANG, ...)",
+	  NULL },
+	{ "drop-capabilities", OPT_DROP_CAPS, OPTION_NO_ARG, NULL,
+	  "run the command without any capability, even\nas root (default: those of its user)",
+	  NULL },
 	{ "keep-capabilities", OPT_KEEP_CAPS, OPTION_NO_ARG, NULL,
-	  "let the command keep root's capabilities (wallprof\nrun by root; for chroot, mount, ...)",
+	  "root's command keeps root's capabilities (the\ndefault; for scripts that give it)",
 	  NULL },
 	{ "any-process", OPT_ANY_PROCESS, OPTION_NO_ARG, NULL,
 	  "let file capabilities reach processes of other\nusers (-p, -t, -a)", NULL },
@@ -114,15 +121,38 @@ static int parse_call_graph(const char *arg, struct wp_event_opts *ev)
 	} else if (!strcmp(arg, "dwarf")) {
 		ev->callgraph = WP_CALLGRAPH_DWARF;
 	} else if (!strncmp(arg, "dwarf,", 6)) {
-		if (wp_parse_u64(arg + 6, &size) || size < 8 || size > MAX_STACK)
+		if (wp_parse_u64(arg + 6, &size) || size < 8 || size > WP_STACK_COPY_MAX)
 			return usage_error("record", "--call-graph: stack size must be 8..%d bytes",
-					   MAX_STACK);
+					   WP_STACK_COPY_MAX);
 		ev->callgraph = WP_CALLGRAPH_DWARF;
 		ev->stack_size = (uint32_t)ALIGN_UP(size, (uint64_t)8);
 	} else {
 		return usage_error("record", "--call-graph: '%s' is not dwarf[,size], fp or none",
 				   arg);
 	}
+	return 0;
+}
+
+/* --preserve-env: all of it, or a comma-separated list of names. */
+static int parse_preserve_env(const char *arg, struct wp_child_env *keep)
+{
+	const char *p = arg;
+
+	if (!arg) {
+		keep->all = true;
+		return 0;
+	}
+	for (;;) {
+		size_t n = strcspn(p, ",");
+
+		if (!wp_child_env_name_ok(p, n))
+			return usage_error("record", "--preserve-env: '%s' is not a comma-separated "
+					   "list of variable names (a name may end in '*')", arg);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	keep->names = arg;
 	return 0;
 }
 
@@ -251,6 +281,14 @@ int cmd_record(int argc, char **argv)
 		case OPT_KEEP_CAPS:
 			o.keep_caps = true;
 			break;
+		case OPT_DROP_CAPS:
+			o.drop_caps = true;
+			break;
+		case OPT_PRESERVE_ENV:
+			ret = parse_preserve_env(optarg, &o.keep_env);
+			if (ret)
+				goto out;
+			break;
 		case 'd':
 			if (wp_parse_seconds(optarg, &o.duration) || o.duration < 0) {
 				ret = usage_error("record", "--duration: '%s' is not a number of seconds "
@@ -350,6 +388,19 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o.user && !o.command) {
 		ret = usage_error("record", "--user applies only to a launched command");
+		goto out;
+	}
+	if ((o.keep_env.all || o.keep_env.names) && !o.user) {
+		ret = usage_error("record", "--preserve-env applies only with --user (without it "
+				  "the command gets the whole environment)");
+		goto out;
+	}
+	if (o.drop_caps && !o.command) {
+		ret = usage_error("record", "--drop-capabilities applies only to a launched command");
+		goto out;
+	}
+	if (o.keep_caps && o.drop_caps) {
+		ret = usage_error("record", "give --keep-capabilities or --drop-capabilities, not both");
 		goto out;
 	}
 	if (o.keep_caps && (!o.command || o.user)) {

@@ -478,6 +478,9 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	vo.color = use_color(color, out);
+	/* What a person reads first shows what explains the time (view.h). */
+	vo.explain = !base_input && (format->write == wp_format_text ||
+				     format->write == wp_format_flamegraph);
 	if (dump) {
 		ret = wp_dump_reader(reader, input, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		goto out_close;

@@ -16,6 +16,7 @@
 #include "account.h"
 #include "datafile.h"
 #include "frameinfo.h"
+#include "tasknames.h"
 #include "stacks.h"
 #include "strpool.h"
 
@@ -79,6 +80,7 @@ struct wp_quality {
 	uint64_t truncated;		/* ended by the end of the stack copy */
 	uint64_t too_deep;		/* stopped at the frame limit */
 	uint64_t truncated_needed;	/* largest stack size that would have done */
+	uint64_t truncated_in_reach;	/* of them, those that needed a copy the kernel makes */
 	uint64_t frames, unnamed;	/* frames of samples, and those without a name */
 	struct wp_unnamed_file unnamed_files[WP_UNNAMED_FILES];	/* most first */
 	unsigned int nr_unnamed_files;
@@ -95,6 +97,7 @@ struct wp_analysis {
 	struct wp_stacks *stacks;
 	struct wp_strpool *names;
 	struct wp_frameinfo *frames;	/* files, addresses, source lines of frame tokens */
+	struct wp_tasknames *tasknames;	/* names of wakers read while recording */
 	struct wp_summary summary;	/* zeroed when the file has none */
 	struct wp_quality quality;
 	bool complete;			/* the file has its summary */

@@ -3,7 +3,7 @@
  * cmdline.h: processes' command lines, read off the draining path.
  *
  * Owns the reading of /proc/PID/cmdline and the thread that does it while
- * recording.  A read can wait on the process's memory (its mmap lock, a
+ * recording, which also reads the names of wakers (/proc/PID/task/TID/comm).  A read can wait on the process's memory (its mmap lock, a
  * page fault), so the drain thread only asks: a request is a queue push,
  * dropped and counted when WP_CMDLINE_QUEUE requests wait already, so
  * thousands of execs a second cost the drain next to nothing.  The
@@ -47,6 +47,14 @@ int wp_cmdline_reader_start(clockid_t clock, struct wp_cmdline_reader **out);
 
 /* Ask for pid's command line after its exec at exec_time; never waits for a read. */
 void wp_cmdline_request(struct wp_cmdline_reader *r, uint32_t pid, uint64_t exec_time);
+
+/*
+ * Ask for the name of thread tid of process pid (a waker's): a
+ * WP_RECORD_TASK_NAME record comes with the command lines, unless the
+ * thread is gone by then.  Never waits; not counted among the command
+ * lines dropped or gone.
+ */
+void wp_cmdline_request_name(struct wp_cmdline_reader *r, uint32_t pid, uint32_t tid);
 
 /*
  * A command line known without reading it (the launched command's argv):

@@ -90,6 +90,12 @@ struct wp_event_desc {
 	uint32_t nr_ids;
 };
 
+/*
+ * The largest user stack copy the kernel takes (attr.sample_stack_user:
+ * a sample's size is a 16-bit field), and so the largest stack_size.
+ */
+#define WP_STACK_COPY_MAX 65528
+
 struct wp_meta {
 	int32_t clockid;		/* clock of every record time */
 	uint64_t start_clock_ns;	/* record start on that clock */

@@ -55,6 +55,8 @@ enum wp_record_type {
 	WP_RECORD_STACK_SAMPLE = 109,
 	/* The kernel's own figures of a thread's time: struct wp_record_thread_clock. */
 	WP_RECORD_THREAD_CLOCK = 110,
+	/* The name of a thread that woke one of the recording's: struct wp_record_task_name. */
+	WP_RECORD_TASK_NAME = 111,
 };
 
 /* What each record type is, for every stage that needs to know (layout.c's table). */
@@ -188,6 +190,18 @@ struct wp_record_thread_clock {
 	uint64_t on_cpu_ns;	/* sum_exec_runtime */
 	uint64_t runq_ns;	/* run_delay */
 	uint64_t slices;	/* pcount */
+};
+
+/*
+ * The name of a thread, read from /proc/PID/task/TID/comm while recording:
+ * of a waker that the recording has no other name for (a client process
+ * outside the recorded ones, a kernel thread).
+ */
+struct wp_record_task_name {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t time;		/* when it was read, event clock */
+	char comm[16];		/* NUL-padded; not always NUL-terminated */
 };
 
 /* The most bytes of a command line a recording keeps. */
@@ -415,7 +429,11 @@ uint64_t wp_attach_id(const struct wp_attach *a, uint32_t i);
 /* WP_RECORD_TRACE_FORMAT: the text, borrowed, NUL-terminated within the record. */
 int wp_text_parse(const struct perf_event_header *hdr, const char **text, size_t *len);
 
-/* WP_RECORD_CMDLINE: args borrowed, len bytes (the last one a NUL, when len > 0). */
+/*
+ * WP_RECORD_CMDLINE: args borrowed, len bytes (the last one a NUL, when
+ * len > 0), without trailing empty arguments but the first (a command
+ * line rewritten in place pads with NULs).
+ */
 struct wp_cmdline {
 	uint32_t pid;
 	uint16_t source, flags;
@@ -433,10 +451,18 @@ int wp_thread_clock_append(struct wp_buf *out, enum wp_clock_when when, uint32_t
 			   uint64_t slices);
 
 /*
- * Append a WP_RECORD_CMDLINE record for c to out (args cut to
+ * Append a WP_RECORD_CMDLINE record for c to out (trailing empty
+ * arguments dropped as wp_cmdline_parse() drops them; args cut to
  * WP_CMDLINE_MAX bytes, then flagged truncated): 0 or -ENOMEM.
  */
 int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c);
+
+/* WP_RECORD_TASK_NAME: -EBADMSG when shorter than the struct. */
+int wp_task_name_parse(const struct perf_event_header *hdr, struct wp_record_task_name *out);
+
+/* Append a WP_RECORD_TASK_NAME record to out: 0 or -ENOMEM. */
+int wp_task_name_append(struct wp_buf *out, uint32_t pid, uint32_t tid, uint64_t time,
+			const char *comm);
 
 /* WP_RECORD_BUILD_ID */
 struct wp_build_id {

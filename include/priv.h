@@ -128,6 +128,16 @@ void wp_priv_user_release(struct wp_priv_user *u);
 int wp_priv_drop_all(const struct wp_priv_user *u);
 
 /*
+ * In a forked child about to exec the command of a wallprof given
+ * capabilities its user does not have (file capabilities): drop the
+ * effective and permitted capabilities, which that execve gave, and any
+ * ambient ones, but keep the inheritable set, the user's own, so that the
+ * command runs with what its user had without wallprof.  System calls
+ * only (safe after fork).  Returns 0 or -errno.
+ */
+int wp_priv_drop_gained(void);
+
+/*
  * A command that needs no privilege, in a wallprof given capabilities its
  * user does not have (file capabilities): drop them all, so that reading
  * a crafted recording (whose paths report opens) reaches no further than

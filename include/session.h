@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "event.h"
+#include "target.h"
 
 struct wp_record_opts {
 	struct wp_event_opts events;
@@ -30,7 +31,9 @@ struct wp_record_opts {
 	size_t nr_tids;
 	char **command;		/* NULL-terminated, or NULL */
 	const char *user;	/* --user */
-	bool keep_caps;		/* --keep-capabilities: the command keeps root's */
+	struct wp_child_env keep_env;	/* --preserve-env: what --user's command keeps */
+	bool keep_caps;		/* --keep-capabilities: root's command keeps root's (the default) */
+	bool drop_caps;		/* --drop-capabilities: the command gets none, even as root */
 	bool any_process;	/* --any-process: capabilities reach every process */
 	bool no_buildid_cache;	/* --no-buildid-cache: keep no copies of files */
 	bool unwind_live;	/* --unwind=live: a stack table, unwound as it comes */

@@ -27,6 +27,13 @@
 #define WP_FRAME_KERNEL 2U
 #define WP_FRAME_UNNAMED 4U	/* no function name: file+offset or an address */
 #define WP_FRAME_NAME(tok) ((tok) >> 3)
+
+/*
+ * The name of unnamed code in a mapping of no file (a JIT's without a perf
+ * map) starts so, then the mapping's start address and "]": every
+ * address of the mapping is that one frame.
+ */
+#define WP_ANON_FRAME_PREFIX "[anonymous "
 #define WP_FRAME_TOKEN(id, flags) (((id) << 3) | (flags))
 
 struct wp_symbols;
@@ -52,7 +59,8 @@ unsigned int wp_symbols_user(struct wp_symbols *s, struct wp_process *p, uint64_
 
 /*
  * The frames of a place (procmap.h), as wp_symbols_user() gives them for
- * the address it was made from: at most max tokens.
+ * the address it was made from: at most max tokens.  Code of no file
+ * that no perf map names is one frame per mapping (WP_ANON_FRAME_PREFIX).
  */
 unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, uint32_t *out,
 			      unsigned int max);

@@ -4,9 +4,9 @@
  *
  * Owns the launched command and its stub: the stub is forked stopped on a
  * pipe so that events can be attached to it before the command runs a
- * single instruction; it drops every capability (and optionally becomes
- * another user) and forks the command as wallprof's own child, which
- * inherits the stub's events.  The stub then waits, untouched by signals,
+ * single instruction; it gives up the capabilities the command must not
+ * have (and optionally becomes another user) and forks the command as
+ * wallprof's own child, which inherits the stub's events.  The stub then waits, untouched by signals,
  * until the pipe closes.
  */
 #ifndef WALLPROF_TARGET_H
@@ -24,15 +24,47 @@ struct wp_child {
 	char *cmd;	/* argv[0], for messages */
 };
 
+/* What the launched command keeps of wallprof's capabilities. */
+enum wp_child_caps {
+	/* All: wallprof holds what its user holds (root, or no capability). */
+	WP_CHILD_CAPS_AS_USER,
+	/*
+	 * None of those that wallprof's file capabilities gave it; the
+	 * user's inheritable set stays (wp_priv_drop_gained()).
+	 */
+	WP_CHILD_DROP_GAINED,
+	/* None at all, even as root (wp_priv_drop_all()). */
+	WP_CHILD_DROP_ALL,
+};
+
 /*
- * Fork a child that waits, then drops its capabilities and execs argv.
- * With user (looked up here before fork) the child first leaves for a
- * session of its own, without a controlling terminal, becomes that user,
- * and execs with the user's HOME, USER, LOGNAME and SHELL in wallprof's
- * environment.  keep_caps (root's own wallprof only, the caller checks):
- * the command keeps wallprof's capabilities.  Returns 0 or -errno (logged).
+ * What a command run as another user keeps of wallprof's environment
+ * (--preserve-env): all of it, or, besides TERM, COLORTERM, PATH, LANG,
+ * LANGUAGE, LC_* and TZ, the variables named in names ("A,B,C*": a
+ * trailing '*' matches every name that starts so; NULL for none).
  */
-int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, bool keep_caps);
+struct wp_child_env {
+	bool all;
+	const char *names;
+};
+
+/*
+ * Whether name[0..len) may be named in --preserve-env: letters, digits
+ * and '_', not starting with a digit, with an optional trailing '*'.
+ */
+bool wp_child_env_name_ok(const char *name, size_t len);
+
+/*
+ * Fork a child that waits, then drops the capabilities that caps says
+ * and execs argv.  With user (looked up here before fork) the child first
+ * leaves for a session of its own, without a controlling terminal,
+ * becomes that user with no capability whatever caps says, and execs
+ * with the user's HOME, USER, LOGNAME and SHELL and what keep keeps of
+ * wallprof's environment (keep is read only with user).  Returns 0 or
+ * -errno (logged).
+ */
+int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user,
+		     const struct wp_child_env *keep, enum wp_child_caps caps);
 
 /*
  * Let the child run the command.  Returns 0 once execve succeeded, or the

@@ -69,6 +69,23 @@ enum wp_stacks_style {
  */
 #define WP_BUSY_PERCENT 10
 
+/*
+ * An idle thread: on-CPU less than WP_IDLE_PERMILLE thousandths of its
+ * wall time, blocked (with the wait for a CPU after each wake-up) half of
+ * it or more, and in one stack for WP_IDLE_STACK_PERCENT of that or more
+ * (what it did as it started is the rest) (a pool's worker waiting for work, a JVM's
+ * compiler thread, make waiting for its children).  The default view
+ * folds such threads into a line per stack, and shows no wait of theirs.
+ */
+#define WP_IDLE_PERMILLE 50
+#define WP_IDLE_STACK_PERCENT 80
+
+/*
+ * At least this many processes of one name (their main thread's) are one
+ * row of the default thread table, a program's: twelve cc1 of a build.
+ */
+#define WP_TABLE_PROGRAM 4
+
 struct wp_view_opts {
 	enum wp_mode mode;
 	enum wp_sort sort;
@@ -89,6 +106,11 @@ struct wp_view_opts {
 	enum wp_group_by by;	/* text: rows of the thread table */
 	unsigned int rows;	/* text: thread table rows at most; 0: all */
 	bool mode_given;	/* --mode was given: no system-wide default */
+	/*
+	 * The format shows what explains the time when no --mode is given
+	 * (text, flamegraph): see wp_view.explain.
+	 */
+	bool explain;
 	bool sort_given;	/* --sort was given */
 	bool busy_only;		/* only busy threads (WP_BUSY_PERCENT) */
 	bool inverted;		/* flamegraph: an icicle rooted at the leaves */
@@ -109,12 +131,24 @@ struct wp_view {
 	 */
 	struct wp_view *base;
 	/*
-	 * A system-wide recording seen without --mode: the text report ranks
-	 * stacks by on-CPU time and shows the waits of busy threads apart,
-	 * rather than every idle daemon's blocked time (threads are sorted by
-	 * on-CPU time unless --sort says otherwise).
+	 * Seen without --mode by a format that asks (o.explain), the view
+	 * shows what explains the time first: the text report ranks threads
+	 * (unless --sort says otherwise) and stacks by on-CPU time, then shows
+	 * the waits of the threads at work (wp_view_at_work) apart; idle
+	 * threads are folded into a line per stack (unless --threads all), and
+	 * processes of one program into one row.  In wall mode (the flame
+	 * graph's) the off-CPU time of threads not at work is left out.
+	 */
+	bool explain;
+	/*
+	 * explain in a system-wide recording: the threads at work are the busy
+	 * ones (WP_BUSY_PERCENT), not all but the idle, since most daemons
+	 * wake now and then in a few places.
 	 */
 	bool system_default;
+	/* explain: per thread index, its idle stack + 1, or 0 when not idle (owned). */
+	uint32_t *idle_stack;
+	bool derived;		/* made by wp_view_derive: idle_stack is borrowed */
 };
 
 /* Compile the regexes; -EINVAL (logged) for a bad one. */
@@ -133,6 +167,24 @@ void wp_view_derive(const struct wp_view *v, enum wp_mode mode, bool busy_only,
 /* Whether the thread at this index of the accounting is shown. */
 bool wp_view_thread(const struct wp_view *v, size_t idx);
 
+/*
+ * Whether the thread at this index is idle (WP_IDLE_PERMILLE), and then
+ * the stack it waited in; only in an explain view, false otherwise.
+ */
+bool wp_view_idle(const struct wp_view *v, size_t idx, uint32_t *stack);
+
+/*
+ * Whether the waits of the thread at this index are worth a look: in a
+ * system-wide recording it is busy, in another it is not idle.
+ */
+bool wp_view_at_work(const struct wp_view *v, size_t idx);
+
+/*
+ * An explain view in wall mode leaves out the off-CPU time of threads
+ * not at work: how many threads that is, and their off-CPU time.
+ */
+void wp_view_left_out(const struct wp_view *v, uint64_t *threads, uint64_t *off_ns);
+
 /* Whether the mode includes this part of the time. */
 bool wp_view_part(const struct wp_view *v, enum wp_part part);
 
@@ -148,9 +200,11 @@ uint64_t wp_view_part_count(const struct wp_stack_weight *w, enum wp_part part);
 
 /*
  * A waker's name: its thread's, "[interrupt]", "[timer]", "swapper" (the
- * idle task) or ":tid" for a thread the recording does not name.
+ * idle task), the name read while recording for a thread outside the
+ * recorded ones (tasknames.h), or ":tid" for one that has none.
  */
-const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size);
+const char *wp_waker_name(const struct wp_analysis *an, const struct wp_waker *w, char *buf,
+			  size_t size);
 
 /* Whether a waker (an index into wp_account_wakers) passes --waker-comm. */
 bool wp_view_waker(const struct wp_view *v, uint32_t waker);
@@ -226,6 +280,7 @@ enum wp_row_kind {
 	WP_ROW_THREAD,		/* one thread (under its process's row, by process) */
 	WP_ROW_ONE_THREAD,	/* a process of one thread */
 	WP_ROW_COMM,		/* every shown thread of one name */
+	WP_ROW_PROGRAM,		/* by process, explain: WP_TABLE_PROGRAM processes or more of a name */
 };
 
 struct wp_table_row {
@@ -239,9 +294,23 @@ struct wp_table_row {
 	uint64_t threads, processes;	/* that it adds up */
 };
 
+/* Idle threads that waited in one stack (explain, folded out of the rows). */
+struct wp_idle_fold {
+	uint32_t stack;
+	struct wp_thread_times sum;	/* its threads added up */
+	uint64_t threads, processes;
+	uint32_t names[4];	/* thread indexes of up to 4 of its distinct names */
+	unsigned int nr_names;
+	uint64_t more_names;	/* distinct names past those */
+};
+
 struct wp_table {
 	struct wp_table_row *rows;	/* in the order to print */
 	size_t nr_rows;
+	/* explain with rows: the idle threads, most threads first (not in rows nor rest). */
+	struct wp_idle_fold *idle;
+	size_t nr_idle;
+	uint64_t idle_threads;
 	struct wp_thread_times all;	/* every shown thread added up */
 	uint64_t threads, processes;	/* shown in all */
 	/* The shown threads that no row stands for alone, added up. */

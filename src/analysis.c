@@ -26,6 +26,7 @@
 #include "stacktable.h"
 #include "symbols.h"
 #include "symcache.h"
+#include "tasknames.h"
 #include "ucache.h"
 #include "util.h"
 
@@ -146,6 +147,8 @@ static unsigned int user_frames(struct pipeline *p, const struct wp_sample_stack
 		q->truncated++;
 		if (st.needed > q->truncated_needed)
 			q->truncated_needed = st.needed;
+		if (st.needed && st.needed <= WP_STACK_COPY_MAX)
+			q->truncated_in_reach++;
 	}
 	return n;
 }
@@ -638,6 +641,8 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 		return wp_sample_kinds_format(&p->kinds, rec);
 	if (rec->type == WP_RECORD_STACK_SAMPLE)
 		return deliver_stack_sample(p, rec, time);
+	if (rec->type == WP_RECORD_TASK_NAME)
+		return wp_tasknames_record(p->an->tasknames, rec);
 	err = wp_procmap_record(p->pm, rec);
 	if (err)
 		return err;
@@ -727,6 +732,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		err = wp_strpool_new(&an->names);
 	if (!err)
 		err = wp_stacks_new(&an->stacks);
+	if (!err)
+		err = wp_tasknames_new(&an->tasknames);
 	/* Some DWARF lookups more per address symbolized: only when wanted. */
 	if (!err && opts->frame_info)
 		err = wp_frameinfo_new(&an->frames);
@@ -1000,6 +1007,7 @@ void wp_analysis_release(struct wp_analysis *an)
 	wp_stacks_free(an->stacks);
 	wp_strpool_free(an->names);
 	wp_frameinfo_free(an->frames);
+	wp_tasknames_free(an->tasknames);
 	wp_reader_close(an->reader);
 	memset(an, 0, sizeof(*an));
 }

@@ -91,8 +91,28 @@ int wp_cmdline_record(pid_t pid, uint16_t source, uint64_t time, uint64_t exec_t
 
 struct request {
 	uint32_t pid;
+	uint32_t tid;		/* a thread's name to read (wp_cmdline_request_name), or 0 */
 	uint64_t exec_time;
 };
+
+/*
+ * The record of thread tid's name (of process pid), read now: 1 when
+ * appended, 0 when the thread is gone, or -errno.
+ */
+static int task_name_record(uint32_t pid, uint32_t tid, uint64_t time, struct wp_buf *out)
+{
+	char path[64], comm[32];
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	if (wp_read_text_file(path, comm, sizeof(comm)))
+		return 0;
+	len = strcspn(comm, "\n");
+	comm[len] = 0;
+	if (!len)
+		return 0;
+	return wp_task_name_append(out, pid, tid, time, comm) ? -ENOMEM : 1;
+}
 
 struct wp_cmdline_reader {
 	clockid_t clock;
@@ -126,10 +146,13 @@ static void *reader_main(void *arg)
 		r->len--;
 		pthread_mutex_unlock(&r->lock);
 		one.len = 0;
-		ret = wp_cmdline_record((pid_t)q.pid, WP_CMDLINE_EXEC, wp_clock_ns(r->clock),
-					q.exec_time, &one);
+		if (q.tid)
+			ret = task_name_record(q.pid, q.tid, wp_clock_ns(r->clock), &one);
+		else
+			ret = wp_cmdline_record((pid_t)q.pid, WP_CMDLINE_EXEC, wp_clock_ns(r->clock),
+						q.exec_time, &one);
 		pthread_mutex_lock(&r->lock);
-		if (ret <= 0)
+		if (ret <= 0 && !q.tid)
 			r->gone++;
 		else if (r->results.len + one.len > RESULTS_MAX ||
 			 wp_buf_append(&r->results, one.data, one.len))
@@ -162,18 +185,28 @@ int wp_cmdline_reader_start(clockid_t clock, struct wp_cmdline_reader **out)
 	return 0;
 }
 
-void wp_cmdline_request(struct wp_cmdline_reader *r, uint32_t pid, uint64_t exec_time)
+static void request(struct wp_cmdline_reader *r, struct request q)
 {
 	pthread_mutex_lock(&r->lock);
 	if (r->len == WP_CMDLINE_QUEUE) {
-		r->dropped++;
+		r->dropped += !q.tid;
 	} else {
-		r->queue[(r->head + r->len) % WP_CMDLINE_QUEUE] =
-			(struct request){ .pid = pid, .exec_time = exec_time };
+		r->queue[(r->head + r->len) % WP_CMDLINE_QUEUE] = q;
 		r->len++;
 		pthread_cond_signal(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);
+}
+
+void wp_cmdline_request(struct wp_cmdline_reader *r, uint32_t pid, uint64_t exec_time)
+{
+	request(r, (struct request){ .pid = pid, .exec_time = exec_time });
+}
+
+void wp_cmdline_request_name(struct wp_cmdline_reader *r, uint32_t pid, uint32_t tid)
+{
+	if (pid && tid)
+		request(r, (struct request){ .pid = pid, .tid = tid });
 }
 
 int wp_cmdline_known(struct wp_cmdline_reader *r, uint32_t pid, char *const argv[])

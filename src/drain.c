@@ -114,6 +114,7 @@ struct wp_drain {
 	/* Under lock: the threads whose wake-ups are kept. */
 	bool track_wakees;
 	struct wp_u64map wakees;	/* tid -> 1 */
+	struct wp_u64map wakers_named;	/* tid -> 1: wakers whose name was asked for */
 	/* Drain thread only: wake-ups of threads not known yet (see held_resolve). */
 	struct wp_buf held;
 
@@ -523,6 +524,27 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
 	return err;
 }
 
+/* Names asked for at most: the distinct wakers of a recording are fewer. */
+#define WAKERS_NAMED_MAX 65536
+
+/*
+ * A kept wake-up: ask for its waker's name, once per thread.  The waker
+ * may be no thread of the recording (a client process outside it, a
+ * kernel thread), of which report would know no name; read off the
+ * draining path by the command line reader.
+ */
+static void note_waker(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_sample s;
+
+	if (!d->cmdlines || d->wakers_named.len >= WAKERS_NAMED_MAX ||
+	    wp_sample_parse(&d->ev->fmt, h, &s) || !s.tid ||
+	    wp_u64map_get(&d->wakers_named, s.tid, NULL) ||
+	    wp_u64map_put(&d->wakers_named, s.tid, 1))
+		return;
+	wp_cmdline_request_name(d->cmdlines, s.pid, s.tid);
+}
+
 /* A kept sample of a scheduler tracepoint: switch times are no wake-ups. */
 static void count_sched_sample(struct wp_drain *d, int role)
 {
@@ -571,6 +593,8 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		d->cur->len += h->size;
 		d->counts.records++;
 		count_sched_sample(d, role);
+		if (role != WP_EVENT_SWITCH_OUT && role != WP_EVENT_SCHED_SWITCH)
+			note_waker(d, h);
 	}
 	held->len = 0;
 	return 0;
@@ -756,6 +780,8 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 				return held_add(d, h, canon);
 			}
 			count_sched_sample(d, role);
+			if (role != WP_EVENT_SCHED_SWITCH)
+				note_waker(d, h);
 			break;
 		default:
 			d->counts.samples++;
@@ -1350,6 +1376,7 @@ void wp_drain_free(struct wp_drain *d)
 	pthread_cond_destroy(&d->queue_cond);
 	pthread_cond_destroy(&d->space_cond);
 	wp_u64map_release(&d->wakees);
+	wp_u64map_release(&d->wakers_named);
 	wp_buf_release(&d->held);
 	{
 		size_t pos = 0;

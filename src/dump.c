@@ -276,6 +276,17 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		}
 		fprintf(out, "%s\n", cl.flags & WP_CMDLINE_TRUNCATED ? " ..." : "");
 		break;
+	case WP_RECORD_TASK_NAME: {
+		struct wp_record_task_name tn;
+
+		if (wp_task_name_parse(h, &tn))
+			goto bad;
+		print_time(out, tn.time);
+		fprintf(out, " TASK_NAME %u/%u ", tn.pid, tn.tid);
+		wp_quote_write(out, tn.comm, strnlen(tn.comm, sizeof(tn.comm)), WP_QUOTE_TEXT);
+		fputc('\n', out);
+		break;
+	}
 	case WP_RECORD_ATTACH:
 		if (wp_attach_parse(h, &a))
 			goto bad;

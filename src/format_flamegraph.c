@@ -610,6 +610,11 @@ static void put_head(struct fg *g, FILE *out, unsigned int height)
 	} else {
 		fprintf(out, "%s %s", mode_title(o->mode),
 			o->inverted ? "icicle graph (callers above their callees)" : "flame graph");
+		if (g->v->explain && o->mode == WP_MODE_WALL && g->v->system_default)
+			fprintf(out, ": on-CPU time, and the waits of threads on-CPU %d%%+ "
+				"of their time", WP_BUSY_PERCENT);
+		else if (g->v->explain && o->mode == WP_MODE_WALL)
+			fprintf(out, ": on-CPU time, and the waits of threads not idle");
 	}
 	/* The subtitle: what was recorded, for how long, where, which threads. */
 	fprintf(out, "</text>\n<text class=\"subtitle\" x=\"%d\" y=\"44\" text-anchor=\"middle\">",
@@ -636,6 +641,16 @@ static void put_head(struct fg *g, FILE *out, unsigned int height)
 			fputs(" --grep ", out);
 			put_xml(out, o->grep);
 		}
+	}
+	if (!g->base) {
+		uint64_t threads, off_ns;
+
+		wp_view_left_out(g->v, &threads, &off_ns);
+		if (threads)
+			fprintf(out, "; %s off-CPU of %" PRIu64 " %s left out (--mode wall "
+				"shows it)", wp_human_ns(off_ns, buf, sizeof(buf)), threads,
+				threads == 1 ? (g->v->system_default ? "less busy thread" : "idle thread") :
+				(g->v->system_default ? "less busy threads" : "idle threads"));
 	}
 	fputs("</text>\n", out);
 }

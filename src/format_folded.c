@@ -95,7 +95,7 @@ static int add_waker_lines(struct wp_view *v, struct folded *fo, struct wp_buf *
 		for (unsigned int f = 0; f < n; f++)
 			put_frame(b, wp_analysis_frame_name(v->an, frames[f]), frames[f]);
 		if (v->o.thread_root)
-			put_frame(b, wp_waker_name(a, name, sizeof(name)), 0);
+			put_frame(b, wp_waker_name(v->an, a, name, sizeof(name)), 0);
 		err = add_line(fo, b, k[i - 1].blocked_ns);
 		if (err)
 			return err;

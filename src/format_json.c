@@ -262,7 +262,7 @@ static int print_wakers(const struct wp_view *v, const struct wp_stack_weight *s
 
 		fprintf(out, "%s{\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"comm\": ",
 			i ? ", " : "", a->pid, a->tid);
-		json_str(out, wp_waker_name(a, buf, sizeof(buf)));
+		json_str(out, wp_waker_name(v->an, a, buf, sizeof(buf)));
 		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"count\": %" PRIu64
 			", \"frames\": ", kinds[a->kind], sel[i]->blocked_ns, sel[i]->count);
 		print_frames(v->an, a->stack, out);

@@ -219,9 +219,67 @@ static void print_wakeup_estimate(const struct wp_analysis *an, FILE *out)
 	fprintf(out, " (--switch-stacks=all records every one)\n");
 }
 
-/* Where the unnamed frames are (those worth a line), and what would name them. */
-static void print_unnamed(const struct wp_quality *q, FILE *out)
+/*
+ * The runtimes that name their compiled code in /tmp/perf-PID.map when
+ * asked, told by a frame of their own in the stacks that hold code of no
+ * file, and how to ask.
+ */
+static const struct jit_runtime {
+	const char *frames[3];	/* a frame name that starts so is the runtime's */
+	const char *hint;
+} jit_runtimes[] = {
+	{ { "JavaCalls::", "JavaThread::", "Interpreter" },
+	  "a JVM's: 'jcmd PID Compiler.perfmap' writes its names to /tmp/perf-PID.map "
+	  "while it runs, for report to read; or run it with -XX:+UnlockDiagnosticVMOptions "
+	  "-XX:+DumpPerfMapAtExit" },
+	{ { "v8::", "Builtins_", "node::" },
+	  "node's (V8): run it with --perf-basic-prof (or --perf-basic-prof-only-functions)" },
+	{ { "_PyEval_EvalFrame", "PyEval_EvalCode", "_PyFunction_Vectorcall" },
+	  "Python's: Python 3.12 and later name it with -X perf (or PYTHONPERFSUPPORT=1)" },
+};
+
+/*
+ * The runtime whose frames stand beside unnamed code of no file, and the
+ * process (*pid) of a thread that ran it; or NULL.
+ */
+static const struct jit_runtime *find_jit_runtime(const struct wp_analysis *an, uint32_t *pid)
 {
+	const struct wp_thread_times *th;
+	const struct wp_stack_weight *w;
+	size_t nth, nw;
+
+	th = wp_account_threads(an->account, &nth);
+	w = wp_account_stacks(an->account, &nw);
+	for (size_t j = 0; j < nw; j++) {
+		unsigned int nf;
+		const uint32_t *f = wp_stacks_get(an->stacks, w[j].stack, &nf);
+		bool anon = false;
+
+		if (w[j].thread >= nth)
+			continue;
+		*pid = th[w[j].thread].pid;
+		for (unsigned int i = 0; i < nf && !anon; i++)
+			anon = (f[i] & WP_FRAME_UNNAMED) &&
+			       !strncmp(wp_analysis_frame_name(an, f[i]), WP_ANON_FRAME_PREFIX,
+					strlen(WP_ANON_FRAME_PREFIX));
+		for (unsigned int i = 0; anon && i < nf; i++) {
+			const char *name = wp_analysis_frame_name(an, f[i]);
+
+			for (size_t r = 0; r < ARRAY_SIZE(jit_runtimes); r++)
+				for (size_t k = 0; k < ARRAY_SIZE(jit_runtimes[r].frames); k++)
+					if (!strncmp(name, jit_runtimes[r].frames[k],
+						     strlen(jit_runtimes[r].frames[k])))
+						return &jit_runtimes[r];
+		}
+	}
+	return NULL;
+}
+
+/* Where the unnamed frames are (those worth a line), and what would name them. */
+static void print_unnamed(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_quality *q = &an->quality;
+
 	static const char *const why[] = {
 		[WP_UNNAMED_NO_SYMBOLS] = "no symbols there",
 		[WP_UNNAMED_MISSING] = "the file is missing or not the one recorded",
@@ -242,6 +300,26 @@ static void print_unnamed(const struct wp_quality *q, FILE *out)
 		fprintf(out, ": %s (stacks of %s, %.1f%% of the time)", why[f->reason],
 			DUR(f->stack_ns, t),
 			q->stacks_ns ? 100.0 * (double)f->stack_ns / (double)q->stacks_ns : 0.0);
+		if (f->reason == WP_UNNAMED_NO_FILE) {
+			uint32_t pid = 0;
+			const struct jit_runtime *r = find_jit_runtime(an, &pid);
+
+			fprintf(out, "; a frame per mapping (" WP_ANON_FRAME_PREFIX "ADDRESS]): "
+				"a perf map (/tmp/perf-PID.map) names JIT code, ");
+			for (const char *h = r ? r->hint : NULL; h && *h; h++) {
+				/* The process's own ID for PID in the hint. */
+				if (!strncmp(h, "PID", 3) && pid) {
+					fprintf(out, "%" PRIu32, pid);
+					h += 2;
+				} else {
+					fputc(*h, out);
+				}
+			}
+			if (!r)
+				fprintf(out, "when the JIT writes one");
+			fputc('\n', out);
+			continue;
+		}
 		if (f->reason != WP_UNNAMED_NO_SYMBOLS) {
 			fputc('\n', out);
 			continue;
@@ -263,6 +341,39 @@ static void print_approximate(FILE *out)
 {
 	fprintf(out, "~ approximate: records were lost, or switch records contradicted "
 		"each other, while the thread ran\n");
+}
+
+/*
+ * What a larger stack copy would do for the stacks it cut short.  What
+ * the unwinder reached for is a lower bound on what each one needs; the
+ * kernel copies at most WP_STACK_COPY_MAX bytes, so never advise more.
+ */
+static void print_stack_copy_advice(const struct wp_analysis *an, FILE *out)
+{
+	const struct wp_quality *q = &an->quality;
+	uint64_t need = ALIGN_UP(q->truncated_needed, (uint64_t)8);
+	double kib = (double)need / 1024;
+
+	if (!q->truncated)
+		return;
+	if (need <= an->meta->stack_size) {
+		if (an->meta->stack_size < WP_STACK_COPY_MAX)
+			fprintf(out, " (try a larger -g dwarf,SIZE, up to %u)", WP_STACK_COPY_MAX);
+		return;
+	}
+	if (need <= WP_STACK_COPY_MAX) {
+		fprintf(out, " (they needed at least -g dwarf,%" PRIu64 ")", need);
+		return;
+	}
+	fprintf(out, " (some needed at least %.*f %s, more than the kernel copies: ",
+		kib >= 1024 ? 1 : 0, kib >= 1024 ? kib / 1024 : kib, kib >= 1024 ? "MiB" : "KiB");
+	if (an->meta->stack_size < WP_STACK_COPY_MAX)
+		fprintf(out, "its largest copy, -g dwarf,%u, would keep at most %.1f%% of them whole",
+			WP_STACK_COPY_MAX,
+			100.0 * (double)q->truncated_in_reach / (double)q->truncated);
+	else
+		fprintf(out, "%u bytes at most, as recorded", WP_STACK_COPY_MAX);
+	fprintf(out, "; -g fp has no such limit where the code keeps frame pointers)");
 }
 
 /*
@@ -302,12 +413,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 	if (q->samples) {
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",
 			q->samples, 100.0 * (double)q->truncated / (double)q->samples);
-		/* What the unwinder reached for is a lower bound on what they need. */
-		if (q->truncated && q->truncated_needed > an->meta->stack_size)
-			fprintf(out, " (they needed at least -g dwarf,%" PRIu64 ")",
-				ALIGN_UP(q->truncated_needed, (uint64_t)8));
-		else if (q->truncated)
-			fprintf(out, " (try a larger -g dwarf,SIZE)");
+		print_stack_copy_advice(an, out);
 		if (q->too_deep)
 			fprintf(out, ", %.1f%% stopped at the frame limit",
 				100.0 * (double)q->too_deep / (double)q->samples);
@@ -327,7 +433,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 		fprintf(out, ", JIT code of %u processes named from /tmp/perf-PID.map now "
 			"(the recording has no names for it)", q->jit_live_maps);
 	fputc('\n', out);
-	print_unnamed(q, out);
+	print_unnamed(an, out);
 	print_unsampled(an, out);
 	print_anchors(an, out);
 	print_switch_estimate(an, out);
@@ -507,6 +613,72 @@ static const char *plural(uint64_t n, const char *one, const char *more)
 	return n == 1 ? one : more;
 }
 
+/* Idle threads' folds shown each; the rest are summed in one line. */
+#define IDLE_LINES 5
+
+static int print_path(const struct wp_view *v, uint32_t stack, int room, FILE *out);
+
+/* The thread table's width: 80 columns, 89 with its RUNNABLE column. */
+#define TABLE_COLUMNS 80
+#define TABLE_COLUMNS_RUNNABLE 89
+
+/*
+ * The idle threads (explain), two lines per stack they waited in: how
+ * many, their time and their names; then the stack's innermost named
+ * frames.
+ */
+static void print_idle_folds(const struct wp_view *v, const struct wp_table *t, FILE *out)
+{
+	int width = wp_account_has_wakeups(v->an->account) ? TABLE_COLUMNS_RUNNABLE : TABLE_COLUMNS;
+	const struct wp_thread_times *th;
+	struct wp_thread_times more = { 0 };
+	uint64_t more_threads = 0;
+	char id[32], w[16], on[16];
+	size_t nth;
+
+	th = wp_account_threads(v->an->account, &nth);
+	for (size_t i = 0; i < t->nr_idle; i++) {
+		const struct wp_idle_fold *f = &t->idle[i];
+		int used;
+
+		if (i >= IDLE_LINES) {
+			more.wall_ns += f->sum.wall_ns;
+			more.on_cpu_ns += f->sum.on_cpu_ns;
+			more_threads += f->threads;
+			continue;
+		}
+		snprintf(id, sizeof(id), "%" PRIu64 " %s", f->threads,
+			 plural(f->threads, "thread", "threads"));
+		used = fprintf(out, "%-9s %-12s %7s %7s  ", "idle", id, DUR(f->sum.wall_ns, w),
+			       DUR(f->sum.on_cpu_ns, on));
+		for (unsigned int k = 0; k < f->nr_names; k++) {
+			char comm[WP_QUOTE_SIZE(sizeof(th->comm))];
+			uint64_t left = f->nr_names - k + f->more_names - 1;
+
+			wp_quote(comm, sizeof(comm), th[f->names[k]].comm[0] ? th[f->names[k]].comm : "?",
+				 WP_QUOTE_TEXT);
+			/* Room for the name, and for " and 99 more names" after it. */
+			if (k && used + 2 + (int)strlen(comm) + (left ? 19 : 0) > width) {
+				fprintf(out, " and %" PRIu64 " more names", left + 1);
+				break;
+			}
+			used += fprintf(out, "%s%s", k ? ", " : "", comm);
+			if (k == f->nr_names - 1 && f->more_names)
+				fprintf(out, " and %" PRIu64 " more %s", f->more_names,
+					plural(f->more_names, "name", "names"));
+		}
+		used = fprintf(out, "\n%10sin ", "") - 1;
+		if (print_path(v, f->stack, width - used, out))
+			fputc('\n', out);
+	}
+	if (more_threads) {
+		snprintf(id, sizeof(id), "%" PRIu64 " %s", more_threads,
+			 plural(more_threads, "thread", "threads"));
+		fprintf(out, "%-9s %-12s %7s %7s  in %zu more places\n", "idle", id,
+			DUR(more.wall_ns, w), DUR(more.on_cpu_ns, on), t->nr_idle - IDLE_LINES);
+	}
+}
+
 /*
  * The thread table: the rows the view chose (--by, --threads), then a
  * line that says what they leave out, so that nothing goes unseen.
@@ -541,12 +713,16 @@ static void print_threads(const struct wp_view *v, const struct wp_table *t, FIL
 		case WP_ROW_COMM:
 			snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, r->processes, r->threads);
 			break;
+		case WP_ROW_PROGRAM:
+			snprintf(id, sizeof(id), "%" PRIu64 " procs", r->processes);
+			break;
 		}
 		print_row(&r->sum, id, out, runnable);
 		if (process_row(r))
 			print_identity(v->an, r->sum.pid, shared && shared[i], out);
 	}
 	free(shared);
+	print_idle_folds(v, t, out);
 	if (t->rest_names)
 		fprintf(out, "... and %" PRIu64 " more %s: %" PRIu64 " %s in %" PRIu64 " %s "
 			"(%s wall, %s on-CPU)\n", t->rest_names, plural(t->rest_names, "name", "names"),
@@ -743,20 +919,27 @@ struct woken {
 	bool one_thread;	/* merged entries all had the same waker thread */
 };
 
+/* The wakers, and the analysis that names them, for the orders below. */
+struct wakers {
+	const struct wp_waker *wk;
+	const struct wp_analysis *an;
+};
+
 /* The waker's name, as wp_waker_name puts it. */
-static const char *woken_name(const struct wp_waker *wk, const struct woken *x, char *buf,
+static const char *woken_name(const struct wakers *ws, const struct woken *x, char *buf,
 			      size_t size)
 {
-	return wp_waker_name(&wk[x->waker], buf, size);
+	return wp_waker_name(ws->an, &ws->wk[x->waker], buf, size);
 }
 
 /* Order for merging wakers of one stack: by name, then stack. */
 static int by_waker_name_stack(const void *x, const void *y, void *wakers)
 {
 	const struct woken *a = x, *b = y;
-	const struct wp_waker *wk = wakers;
+	const struct wakers *ws = wakers;
+	const struct wp_waker *wk = ws->wk;
 	char na[32], nb[32];
-	int c = strcmp(woken_name(wk, a, na, sizeof(na)), woken_name(wk, b, nb, sizeof(nb)));
+	int c = strcmp(woken_name(ws, a, na, sizeof(na)), woken_name(ws, b, nb, sizeof(nb)));
 
 	if (c)
 		return c;
@@ -769,10 +952,10 @@ static int by_waker_name_stack(const void *x, const void *y, void *wakers)
 static int by_waker_name(const void *x, const void *y, void *wakers)
 {
 	const struct woken *a = x, *b = y;
-	const struct wp_waker *wk = wakers;
+	const struct wakers *ws = wakers;
 	char na[32], nb[32];
 
-	return strcmp(woken_name(wk, a, na, sizeof(na)), woken_name(wk, b, nb, sizeof(nb)));
+	return strcmp(woken_name(ws, a, na, sizeof(na)), woken_name(ws, b, nb, sizeof(nb)));
 }
 
 static int by_ns(const void *x, const void *y)
@@ -809,15 +992,16 @@ static int woken_add(const struct wp_view *v, const struct wp_stack_weight *w, s
 
 /* Sort by cmp, add up the entries it finds equal, then sort by time; the count left. */
 static size_t woken_merge(struct woken *x, size_t n,
-			  int (*cmp)(const void *, const void *, void *), const struct wp_waker *wk)
+			  int (*cmp)(const void *, const void *, void *), const struct wakers *ws)
 {
+	const struct wp_waker *wk = ws->wk;
 	size_t m = 0;
 
 	if (!n)
 		return 0;	/* x may be NULL */
-	qsort_r(x, n, sizeof(*x), cmp, (void *)wk);
+	qsort_r(x, n, sizeof(*x), cmp, (void *)ws);
 	for (size_t i = 0; i < n; i++) {
-		if (m && !cmp(&x[m - 1], &x[i], (void *)wk)) {
+		if (m && !cmp(&x[m - 1], &x[i], (void *)ws)) {
 			x[m - 1].one_thread &= wk[x[m - 1].waker].tid == wk[x[i].waker].tid;
 			x[m - 1].ns += x[i].ns;
 			x[m - 1].count += x[i].count;
@@ -859,7 +1043,8 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 			return -ENOMEM;
 		}
 	}
-	m = woken_merge(x, nx, compact ? by_waker_name : by_waker_name_stack, wk);
+	m = woken_merge(x, nx, compact ? by_waker_name : by_waker_name_stack,
+			&(struct wakers){ wk, v->an });
 	for (size_t i = 0; i < m; i++)
 		shown += x[i].ns;
 	/* Blocked at the end of the recording, or woken unseen (lost records). */
@@ -874,7 +1059,7 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 		const struct wp_waker *a = &wk[x[i].waker];
 		char name[WP_QUOTE_SIZE(32)];
 
-		wp_quote(name, sizeof(name), wp_waker_name(a, buf, sizeof(buf)), WP_QUOTE_TEXT);
+		wp_quote(name, sizeof(name), wp_waker_name(v->an, a, buf, sizeof(buf)), WP_QUOTE_TEXT);
 		fprintf(out, "%19s%s%5.1f%%%s woken by %s", "", PAINT(v, C_BOLD),
 			e->ns ? 100.0 * (double)x[i].ns / (double)e->ns : 0.0, PAINT(v, C_RESET),
 			name);
@@ -1024,7 +1209,8 @@ static int print_top_stacks(struct wp_view *v, FILE *out, const char *title, uns
 static int by_pair(const void *x, const void *y, void *wakers)
 {
 	const struct woken *a = x, *b = y;
-	const struct wp_waker *wk = wakers, *wa = &wk[a->waker], *wb = &wk[b->waker];
+	const struct wp_waker *wk = ((const struct wakers *)wakers)->wk;
+	const struct wp_waker *wa = &wk[a->waker], *wb = &wk[b->waker];
 
 	if (a->thread != b->thread)
 		return a->thread < b->thread ? -1 : 1;
@@ -1066,7 +1252,7 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 			return -ENOMEM;
 		}
 	}
-	m = woken_merge(x, nx, by_pair, wk);
+	m = woken_merge(x, nx, by_pair, &(struct wakers){ wk, v->an });
 	fprintf(out, "\n%sWho woke whom (blocked time each waker ended):%s\n", PAINT(v, C_BOLD),
 		PAINT(v, C_RESET));
 	if (m)
@@ -1077,7 +1263,7 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 		char name[WP_QUOTE_SIZE(32)];
 
 		print_thread_id(&th[x[i].thread], who, sizeof(who));
-		wp_quote(name, sizeof(name), wp_waker_name(a, buf, sizeof(buf)), WP_QUOTE_TEXT);
+		wp_quote(name, sizeof(name), wp_waker_name(v->an, a, buf, sizeof(buf)), WP_QUOTE_TEXT);
 		if (a->kind == WP_WAKER_THREAD)
 			snprintf(by, sizeof(by), "%" PRIu32 "/%" PRIu32 " %s", a->pid, a->tid, name);
 		else
@@ -1103,16 +1289,22 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 #define BUSY_WAITS 5
 
 /*
- * A system-wide recording without --mode: the time of the machine is
- * where its CPUs went; the waits worth a look are those of the threads
- * that work, not of the daemons that sleep the whole recording.
+ * Without --mode: what explains the time comes first, on-CPU time; then
+ * the waits of the threads at work, not of those that slept the whole
+ * recording in one place (a pool's idle workers, make waiting for its
+ * children, a system's daemons), which are folded a line per place.
  */
-static void print_system_default(const struct wp_view *v, FILE *out)
+static void print_explain_default(const struct wp_view *v, FILE *out)
 {
-	fprintf(out, "# -a defaults: %sstacks by on-CPU time, then the waits of threads on-CPU "
-		"%d%% of their time or more (--mode wall: every wait%s)\n",
-		v->o.sort_given ? "" : "threads and ", WP_BUSY_PERCENT,
-		v->o.sort_given ? "" : ", --sort wall");
+	char busy[48] = "threads not idle";
+
+	if (v->system_default)
+		snprintf(busy, sizeof(busy), "threads on-CPU %d%% of their time or more",
+			 WP_BUSY_PERCENT);
+	fprintf(out, "# %sdefaults: %sstacks by on-CPU time, then the waits of %s; idle "
+		"threads folded a line per place (--mode wall: every wait%s%s)\n",
+		v->system_default ? "-a " : "", v->o.sort_given ? "" : "threads and ", busy,
+		v->o.sort_given ? "" : ", --sort wall", v->o.rows ? ", --threads all" : "");
 }
 
 /* The lines of who woke whom in a compact report, unless --top says. */
@@ -1127,7 +1319,8 @@ static bool stacks_compact(const struct wp_view *v, const struct wp_table *t)
 {
 	if (v->o.stacks != WP_STACKS_AUTO)
 		return v->o.stacks == WP_STACKS_COMPACT;
-	return t->threads > WP_TABLE_ROWS;
+	/* Idle threads folded away have no stack of their own to show. */
+	return t->threads - t->idle_threads > WP_TABLE_ROWS;
 }
 
 /*
@@ -1155,22 +1348,25 @@ int wp_format_text(struct wp_view *v, FILE *out)
 	if (compact && !v->o.top_given && pairs > COMPACT_PAIRS)
 		pairs = COMPACT_PAIRS;
 	print_header(v->an, out);
-	if (v->system_default)
-		print_system_default(v, out);
+	if (v->explain)
+		print_explain_default(v, out);
 	if (compact)
 		print_footer(v, out, approx, true);
 	print_threads(v, &t, out);
 	print_idle(v->an, out);
-	if (v->system_default) {
+	if (v->explain) {
 		wp_view_derive(v, WP_MODE_ON, false, &on);
 		wp_view_derive(v, WP_MODE_OFF, true, &waits);
 		wakers = &waits;
 	}
 	if (compact && wakeups)
 		err = print_who_woke_whom(wakers, pairs, out);
-	if (!err && v->system_default) {
-		snprintf(title, sizeof(title), "Waits of threads on-CPU %d%%+ of their time",
-			 WP_BUSY_PERCENT);
+	if (!err && v->explain) {
+		if (v->system_default)
+			snprintf(title, sizeof(title), "Waits of threads on-CPU %d%%+ of their time",
+				 WP_BUSY_PERCENT);
+		else
+			snprintf(title, sizeof(title), "Waits of threads not idle");
 		err = print_top_stacks(&on, out, NULL, v->o.top, compact);
 		if (!err)
 			err = print_top_stacks(&waits, out, title,

@@ -188,7 +188,7 @@ static void put_waker(const struct trace *t, const struct wp_waker *w)
 	char buf[32];
 
 	fputs("\"waker\":{\"name\":", t->out);
-	put_str(t->out, wp_waker_name(w, buf, sizeof(buf)));
+	put_str(t->out, wp_waker_name(t->v->an, w, buf, sizeof(buf)));
 	fprintf(t->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"kind\":\"%s\"},", w->pid,
 		w->tid, w->kind < sizeof(kinds) / sizeof(kinds[0]) ? kinds[w->kind] : "thread");
 	put_stack(t, "waker_stack", w->stack);
@@ -201,7 +201,8 @@ static bool waker_shown(const struct trace *t, const struct wp_waker *w)
 
 	if (!t->v->have_waker_re)
 		return true;
-	return w && !regexec(&t->v->waker_re, wp_waker_name(w, buf, sizeof(buf)), 0, NULL, 0);
+	return w && !regexec(&t->v->waker_re, wp_waker_name(t->v->an, w, buf, sizeof(buf)), 0,
+				 NULL, 0);
 }
 
 static void put_period(struct trace *t, const struct wp_kept_event *e)

@@ -409,6 +409,7 @@ static const struct wp_record_kind record_kinds[] = {
 	{ WP_RECORD_STACK, "STACK", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_STACK_DEF },
 	{ WP_RECORD_STACK_SAMPLE, "STACK_SAMPLE", WP_KIND_OWN },
 	{ WP_RECORD_THREAD_CLOCK, "THREAD_CLOCK", WP_KIND_OWN | WP_KIND_SYNTHESIZED },
+	{ WP_RECORD_TASK_NAME, "TASK_NAME", WP_KIND_OWN | WP_KIND_SYNTHESIZED },
 };
 
 const struct wp_record_kind *wp_record_kind_of(uint32_t type)
@@ -649,6 +650,19 @@ int wp_thread_clock_append(struct wp_buf *out, enum wp_clock_when when, uint32_t
 	return wp_buf_append(out, &r, sizeof(r));
 }
 
+/*
+ * The length of args without its trailing empty arguments, keeping the
+ * first: a program that rewrites its command line in place (PostgreSQL's
+ * backends, setproctitle) pads the rest of the old arguments' memory
+ * with NULs, which /proc shows as dozens of empty arguments.
+ */
+static uint32_t cmdline_trim(const char *args, uint32_t len)
+{
+	while (len >= 2 && !args[len - 1] && !args[len - 2])
+		len--;
+	return len;
+}
+
 int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out)
 {
 	struct wp_record_cmdline c;
@@ -665,7 +679,7 @@ int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out
 	out->flags = c.flags;
 	out->time = c.time;
 	out->exec_time = c.exec_time;
-	out->len = c.len;
+	out->len = cmdline_trim(args, c.len);
 	out->args = args;
 	return 0;
 }
@@ -675,7 +689,8 @@ int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c)
 	struct wp_record_cmdline r = {
 		.header = { .type = WP_RECORD_CMDLINE },
 		.pid = c->pid, .source = c->source, .flags = c->flags,
-		.time = c->time, .exec_time = c->exec_time, .len = c->len,
+		.time = c->time, .exec_time = c->exec_time,
+		.len = c->flags & WP_CMDLINE_TRUNCATED ? c->len : cmdline_trim(c->args, c->len),
 	};
 	size_t size;
 	uint8_t *p;
@@ -697,6 +712,26 @@ int wp_cmdline_append(struct wp_buf *out, const struct wp_cmdline *c)
 	memcpy(p, &r, sizeof(r));
 	out->len += size;
 	return 0;
+}
+
+int wp_task_name_parse(const struct perf_event_header *hdr, struct wp_record_task_name *out)
+{
+	if (hdr->type != WP_RECORD_TASK_NAME || hdr->size < sizeof(*out))
+		return -EBADMSG;
+	memcpy(out, hdr, sizeof(*out));
+	return 0;
+}
+
+int wp_task_name_append(struct wp_buf *out, uint32_t pid, uint32_t tid, uint64_t time,
+			const char *comm)
+{
+	struct wp_record_task_name r = {
+		.header = { .type = WP_RECORD_TASK_NAME, .size = sizeof(r) },
+		.pid = pid, .tid = tid, .time = time,
+	};
+
+	memcpy(r.comm, comm, strnlen(comm, sizeof(r.comm)));
+	return wp_buf_append(out, &r, sizeof(r));
 }
 
 int wp_attach_parse(const struct perf_event_header *hdr, struct wp_attach *out)

@@ -283,6 +283,28 @@ int wp_priv_drop_elevated(void)
 	return wp_priv_drop_all(NULL);
 }
 
+int wp_priv_drop_gained(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+
+	memset(caps, 0, sizeof(caps));
+	if (syscall(SYS_capget, &hdr, caps))
+		return -errno;
+	/*
+	 * The inheritable set is the user's own: execve of a program with
+	 * file capabilities leaves it as it was.  The ambient set is empty
+	 * already (that execve cleared it), unless this process raised it.
+	 */
+	for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		caps[i].effective = caps[i].permitted = 0;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capset, &hdr, caps))
+		return -errno;
+	return 0;
+}
+
 /* Whether any of the real, effective and saved user IDs is root's. */
 static bool some_uid_is_root(void)
 {

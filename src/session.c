@@ -1359,25 +1359,34 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 #define QUICK_FAILURE_NS (500ULL * 1000 * 1000)
 
 /*
- * The launched command runs without wallprof's capabilities (root's
- * included): when it fails at once while there were some, say so, once.
+ * A launched command that failed while it ran with less than its user
+ * has without wallprof, or than wallprof has: say so, once.  After
+ * --drop-capabilities whenever it fails (root asked for less, and a
+ * build that cannot write fails late); otherwise only when it failed at
+ * once, the likely sign of a missing privilege.
  */
-static void explain_quick_failure(const struct session *s)
+static void explain_failure(const struct session *s)
 {
 	int st = s->child_status;
+	bool quick;
 
-	if (!s->have_child || st < 0 || s->opts->keep_caps || !s->child_start_ns ||
-	    (WIFEXITED(st) && !WEXITSTATUS(st)) || (!s->priv.root && !s->priv.elevated) ||
-	    s->summary.end_clock_ns - s->child_start_ns > QUICK_FAILURE_NS)
+	if (!s->have_child || st < 0 || !s->child_start_ns ||
+	    (WIFEXITED(st) && !WEXITSTATUS(st)) || s->summary.stop_reason != WP_STOP_TARGET_EXITED)
 		return;
-	if (s->priv.uid == 0 && !s->priv.elevated)
-		wp_warn("'%s' failed at once; it ran without root's capabilities: if it needs "
-			"them (chroot, mount, ...), --keep-capabilities lets it keep them",
-			wp_quoted(s->child.cmd));
-	else
-		wp_warn("'%s' failed at once; it ran without wallprof's capabilities, which "
-			"never reach the command (see PRIVILEGES in wallprof-record(1))",
-			wp_quoted(s->child.cmd));
+	quick = s->summary.end_clock_ns - s->child_start_ns <= QUICK_FAILURE_NS;
+	if (s->opts->user) {
+		if (quick)
+			wp_warn("'%s' failed at once; it ran as user '%s', without capabilities",
+				wp_quoted(s->child.cmd), wp_quoted(s->opts->user));
+	} else if (s->opts->drop_caps && (s->priv.root || s->priv.elevated)) {
+		wp_warn("'%s' failed; it ran without capabilities (--drop-capabilities): without "
+			"that option it keeps those of its user%s", wp_quoted(s->child.cmd),
+			s->priv.elevated ? "" : ", root's");
+	} else if (s->priv.elevated && quick) {
+		wp_warn("'%s' failed at once; it ran with its user's privileges, without "
+			"wallprof's capabilities, which never reach the command (see PRIVILEGES in "
+			"wallprof-record(1))", wp_quoted(s->child.cmd));
+	}
 }
 
 static void mark_start(struct session *s)
@@ -1454,8 +1463,9 @@ int wp_record_run(const struct wp_record_opts *opts)
 		return 1;
 	}
 	if (opts->keep_caps && (s.priv.uid != 0 || s.priv.elevated)) {
-		wp_error("--keep-capabilities is for root, running wallprof: capabilities given to "
-			 "wallprof's file never reach the command");
+		wp_error("--keep-capabilities is for root, running wallprof (whose command keeps "
+			 "root's capabilities anyway): capabilities given to wallprof's file never "
+			 "reach the command");
 		return 1;
 	}
 	sigemptyset(&s.sigs);
@@ -1488,7 +1498,9 @@ int wp_record_run(const struct wp_record_opts *opts)
 	if (err)
 		goto out;
 	if (opts->command) {
-		err = wp_child_prepare(&s.child, opts->command, opts->user, opts->keep_caps);
+		err = wp_child_prepare(&s.child, opts->command, opts->user, &opts->keep_env,
+				       opts->drop_caps ? WP_CHILD_DROP_ALL :
+				       s.priv.elevated ? WP_CHILD_DROP_GAINED : WP_CHILD_CAPS_AS_USER);
 		if (err)
 			goto out;
 		s.have_child = true;
@@ -1710,7 +1722,7 @@ print:
 	if (s.rot)
 		bytes = wp_rotate_bytes(s.rot);
 	print_summary(&s, where ? where : opts->output, bytes);
-	explain_quick_failure(&s);
+	explain_failure(&s);
 	ret = exit_status_of(&s, reason, signo);
 	if ((err || s.write_err) && ret == 0)
 		ret = WP_RECORD_INCOMPLETE;

@@ -651,9 +651,19 @@ static unsigned int kept_chain(struct wp_symbols *s, struct wp_symcache *kept, u
 	return n;
 }
 
+/* The mapping of process pid that holds pc, when it has no file. */
+static const struct wp_map *anon_map(struct wp_symbols *s, uint32_t pid, uint64_t pc)
+{
+	const struct wp_process *p = wp_procmap_process(s->pm, pid);
+	const struct wp_map *m = p ? wp_process_find_map(p, pc) : NULL;
+
+	return m && m->dso == WP_DSO_NONE ? m : NULL;
+}
+
 unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, uint32_t *out,
 			      unsigned int max)
 {
+	const struct wp_map *map;
 	uint64_t lookup = pl->addr;
 	uint32_t chain[MAX_CHAIN];
 	const uint32_t *hit;
@@ -675,6 +685,16 @@ unsigned int wp_symbols_place(struct wp_symbols *s, const struct wp_place *pl, u
 	if (pl->kind == WP_PLACE_ANON &&
 	    (name = jit_name(s, pl->where, pl->activation ? pl->addr : pl->addr - 1))) {
 		out[0] = token(s, name, 0);
+		return 1;
+	}
+	/*
+	 * Code of no file and no name (a JIT without a perf map): one frame
+	 * per mapping, not per address, so that its stacks add up.
+	 */
+	if (pl->kind == WP_PLACE_ANON &&
+	    (map = anon_map(s, pl->where, pl->activation ? pl->addr : pl->addr - 1))) {
+		snprintf(text, sizeof(text), WP_ANON_FRAME_PREFIX "0x%" PRIx64 "]", map->start);
+		out[0] = unnamed_token(s, text, 0, WP_DSO_NONE);
 		return 1;
 	}
 	if (!dso) {

@@ -25,8 +25,16 @@ static const char *const user_vars[] = { "HOME=", "USER=", "LOGNAME=", "SHELL=" 
 #define NR_USER_VARS (sizeof(user_vars) / sizeof(user_vars[0]))
 
 /*
- * The environment of a command run as another user: wallprof's own, but
- * with that user's HOME, USER, LOGNAME and SHELL.  Built before fork.
+ * What another user's command keeps of root's environment without
+ * --preserve-env: how to talk to the terminal, where commands are, and
+ * the language, formats and time zone.  A trailing '*' matches a prefix.
+ */
+static const char kept_vars[] = "TERM,COLORTERM,PATH,LANG,LANGUAGE,LC_*,TZ";
+
+/*
+ * The environment of a command run as another user: that user's HOME,
+ * USER, LOGNAME and SHELL, and of wallprof's own only what keep allows.
+ * Built before fork.
  */
 struct user_env {
 	char **envp;			/* entries borrowed from environ, and vars */
@@ -41,7 +49,24 @@ static void user_env_release(struct user_env *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static int user_env_init(struct user_env *e, const struct wp_priv_user *u)
+/* Whether entry ("NAME=value") is named in list ("A,B,C*"). */
+static bool env_listed(const char *entry, const char *list)
+{
+	size_t len = strcspn(entry, "=");
+
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (n && list[n - 1] == '*' ? len >= n - 1 && !strncmp(entry, list, n - 1) :
+		    n == len && !strncmp(entry, list, n))
+			return true;
+		list += n + (list[n] == ',');
+	}
+	return false;
+}
+
+static int user_env_init(struct user_env *e, const struct wp_priv_user *u,
+			 const struct wp_child_env *keep)
 {
 	const char *values[NR_USER_VARS] = { u->home, u->name, u->name, u->shell };
 	size_t n = 0, k = 0;
@@ -68,10 +93,24 @@ static int user_env_init(struct user_env *e, const struct wp_priv_user *u)
 
 		for (size_t v = 0; v < NR_USER_VARS; v++)
 			replaced |= !strncmp(environ[i], user_vars[v], strlen(user_vars[v]));
-		if (!replaced)
+		if (replaced)
+			continue;
+		if (keep->all || env_listed(environ[i], kept_vars) ||
+		    env_listed(environ[i], keep->names))
 			e->envp[k++] = environ[i];
 	}
 	return 0;
+}
+
+bool wp_child_env_name_ok(const char *name, size_t len)
+{
+	if (!len || len > 256 || isdigit((unsigned char)name[0]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!(isalnum((unsigned char)name[i]) || name[i] == '_' ||
+		      (name[i] == '*' && i == len - 1 && len > 1)))
+			return false;
+	return true;
 }
 
 /*
@@ -115,7 +154,7 @@ static void launch_send(int fd, int32_t kind, int32_t value)
  * The stub lives until wallprof closes the go pipe (wp_child_finish).
  */
 static void child_main(int go_fd, int err_fd, char *const argv[],
-		       const struct wp_priv_user *user, bool keep_caps, char *const envp[])
+		       const struct wp_priv_user *user, enum wp_child_caps caps, char *const envp[])
 {
 	sigset_t all, none;
 	char go;
@@ -131,8 +170,10 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 	 */
 	if (user && setsid() < 0)
 		err = errno;
-	if (!err && !keep_caps)
+	if (!err && (user || caps == WP_CHILD_DROP_ALL))
 		err = -wp_priv_drop_all(user);
+	else if (!err && caps == WP_CHILD_DROP_GAINED)
+		err = -wp_priv_drop_gained();
 	if (err) {
 		launch_send(err_fd, LAUNCH_ERRNO, err);
 		_exit(127);
@@ -168,7 +209,8 @@ static void child_main(int go_fd, int err_fd, char *const argv[],
 	_exit(0);
 }
 
-int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, bool keep_caps)
+int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user,
+		     const struct wp_child_env *keep, enum wp_child_caps caps)
 {
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, err;
 	struct wp_priv_user pu = { 0 };
@@ -193,7 +235,7 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, b
 			err = -EPERM;
 			goto out_user;
 		}
-		err = user_env_init(&env, &pu);
+		err = user_env_init(&env, &pu, keep);
 		if (err)
 			goto out_user;
 	}
@@ -226,7 +268,7 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user, b
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
 		}
-		child_main(go[0], ep[1], argv, user ? &pu : NULL, keep_caps,
+		child_main(go[0], ep[1], argv, user ? &pu : NULL, caps,
 			   user ? env.envp : environ);
 	}
 	close(go[0]);

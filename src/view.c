@@ -32,6 +32,50 @@ static int compile_name_re(regex_t *re, const char *pattern, const char *option)
 	return 0;
 }
 
+/*
+ * Which threads are idle (WP_IDLE_PERMILLE): for each, the stack that
+ * holds most of its blocked time (and the runnable time after it), then
+ * whether that is nearly all of its blocked time, and the blocked time
+ * most of its wall time.  Time preempted is no waiting for work: a thread
+ * that the CPUs' load keeps off them is not idle, and a short one's
+ * start on a loaded machine does not make it less so.
+ */
+static int find_idle(struct wp_view *v)
+{
+	const struct wp_thread_times *th;
+	const struct wp_stack_weight *w;
+	uint64_t *most;
+	size_t nth, nw;
+
+	th = wp_account_threads(v->an->account, &nth);
+	w = wp_account_stacks(v->an->account, &nw);
+	v->idle_stack = calloc(nth + 1, sizeof(*v->idle_stack));
+	most = calloc(nth + 1, sizeof(*most));
+	if (!v->idle_stack || !most) {
+		free(most);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nw; i++) {
+		uint64_t ns = w[i].blocked_ns + w[i].runnable_ns;
+
+		if (w[i].thread < nth && ns > most[w[i].thread]) {
+			most[w[i].thread] = ns;
+			v->idle_stack[w[i].thread] = w[i].stack + 1;
+		}
+	}
+	for (size_t i = 0; i < nth; i++) {
+		const struct wp_thread_times *t = &th[i];
+		uint64_t waits = t->blocked_ns + t->runnable_ns;
+
+		if (!t->wall_ns || t->on_cpu_ns * 1000 >= t->wall_ns * WP_IDLE_PERMILLE ||
+		    !most[i] || most[i] * 100 < waits * WP_IDLE_STACK_PERCENT ||
+		    waits * 2 < t->wall_ns)
+			v->idle_stack[i] = 0;
+	}
+	free(most);
+	return 0;
+}
+
 int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		 const struct wp_view_opts *o)
 {
@@ -67,11 +111,21 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		}
 		v->have_waker_re = true;
 	}
-	/* Who asks for wakers looks at waits: no system-wide default then. */
+	/* Who asks for wakers looks at waits: no default that hides some then. */
+	v->explain = o->explain && !o->mode_given && !o->waker_comm;
 	if (an->meta->flags & WP_META_CPU_WIDE) {
-		v->system_default = !o->mode_given && !o->waker_comm;
+		v->system_default = v->explain;
 		if (!o->sort_given)
 			v->o.sort = WP_SORT_ON;
+	}
+	if (v->explain && !o->sort_given)
+		v->o.sort = WP_SORT_ON;
+	if (v->explain) {
+		err = find_idle(v);
+		if (err) {
+			wp_view_release(v);
+			return err;
+		}
 	}
 	if (o->grep) {
 		if (regcomp(&v->grep_re, o->grep, REG_EXTENDED | REG_NOSUB)) {
@@ -99,8 +153,11 @@ void wp_view_release(struct wp_view *v)
 	if (v->have_waker_re)
 		regfree(&v->waker_re);
 	free(v->grep_cache);
+	if (!v->derived)
+		free(v->idle_stack);
 	v->have_comm_re = v->have_grep_re = v->have_waker_re = false;
 	v->grep_cache = NULL;
+	v->idle_stack = NULL;
 }
 
 void wp_view_derive(const struct wp_view *v, enum wp_mode mode, bool busy_only,
@@ -110,7 +167,8 @@ void wp_view_derive(const struct wp_view *v, enum wp_mode mode, bool busy_only,
 	out->o.mode = mode;
 	out->o.busy_only = busy_only;
 	out->base = NULL;
-	out->system_default = false;
+	out->explain = out->system_default = false;
+	out->derived = true;
 }
 
 static bool id_listed(const pid_t *ids, size_t n, uint32_t id)
@@ -139,9 +197,51 @@ bool wp_view_thread(const struct wp_view *v, size_t idx)
 	/* Outside the --time window entirely. */
 	if (!th->wall_ns && v->an->has_window)
 		return false;
-	if (v->o.busy_only && th->on_cpu_ns * 100 < th->wall_ns * WP_BUSY_PERCENT)
+	if (v->o.busy_only && !wp_view_at_work(v, idx))
 		return false;
 	return true;
+}
+
+bool wp_view_idle(const struct wp_view *v, size_t idx, uint32_t *stack)
+{
+	size_t n;
+
+	wp_account_threads(v->an->account, &n);
+	if (!v->idle_stack || idx >= n || !v->idle_stack[idx])
+		return false;
+	if (stack)
+		*stack = v->idle_stack[idx] - 1;
+	return true;
+}
+
+bool wp_view_at_work(const struct wp_view *v, size_t idx)
+{
+	const struct wp_thread_times *th;
+	size_t n;
+
+	th = wp_account_threads(v->an->account, &n);
+	if (idx >= n)
+		return false;
+	if (v->an->meta->flags & WP_META_CPU_WIDE)
+		return th[idx].on_cpu_ns * 100 >= th[idx].wall_ns * WP_BUSY_PERCENT;
+	return !wp_view_idle(v, idx, NULL);
+}
+
+void wp_view_left_out(const struct wp_view *v, uint64_t *threads, uint64_t *off_ns)
+{
+	const struct wp_thread_times *th;
+	size_t n;
+
+	*threads = *off_ns = 0;
+	if (!v->explain || v->o.mode != WP_MODE_WALL)
+		return;
+	th = wp_account_threads(v->an->account, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!wp_view_thread(v, i) || wp_view_at_work(v, i))
+			continue;
+		++*threads;
+		*off_ns += th[i].blocked_ns + th[i].runnable_ns + th[i].preempted_ns;
+	}
 }
 
 bool wp_view_part(const struct wp_view *v, enum wp_part part)
@@ -171,6 +271,10 @@ uint64_t wp_view_part_ns(const struct wp_view *v, const struct wp_stack_weight *
 {
 	if (!wp_view_part(v, part))
 		return 0;
+	/* The default wall view: the waits of threads at work only. */
+	if (part != WP_PART_ON && v->explain && v->o.mode == WP_MODE_WALL &&
+	    !wp_view_at_work(v, w->thread))
+		return 0;
 	switch (part) {
 	case WP_PART_ON:
 		return w->on_cpu_ns;
@@ -199,8 +303,11 @@ uint64_t wp_view_part_count(const struct wp_stack_weight *w, enum wp_part part)
 	}
 }
 
-const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size)
+const char *wp_waker_name(const struct wp_analysis *an, const struct wp_waker *w, char *buf,
+			  size_t size)
 {
+	const char *read;
+
 	switch (w->kind) {
 	case WP_WAKER_INTERRUPT:
 		return "[interrupt]";
@@ -213,7 +320,13 @@ const char *wp_waker_name(const struct wp_waker *w, char *buf, size_t size)
 		snprintf(buf, size, "%.*s", (int)sizeof(w->comm), w->comm);
 		return buf;
 	}
-	/* Not a thread of the recording: its tid, the way perf shows one. */
+	/* Not a thread of the recording: the name read while recording, if any. */
+	read = wp_tasknames_find(an->tasknames, w->pid, w->tid);
+	if (read) {
+		snprintf(buf, size, "%s", read);
+		return buf;
+	}
+	/* Else its tid, the way perf shows one. */
 	snprintf(buf, size, ":%" PRIu32, w->tid);
 	return buf;
 }
@@ -227,7 +340,7 @@ bool wp_view_waker(const struct wp_view *v, uint32_t waker)
 	if (!v->have_waker_re)
 		return true;
 	w = wp_account_wakers(v->an->account, &n);
-	return waker < n && !regexec(&v->waker_re, wp_waker_name(&w[waker], buf, sizeof(buf)),
+	return waker < n && !regexec(&v->waker_re, wp_waker_name(v->an, &w[waker], buf, sizeof(buf)),
 				     0, NULL, 0);
 }
 
@@ -387,6 +500,7 @@ struct table_group {
 	size_t first, n;	/* its threads: members[first, first + n) */
 	uint64_t processes;
 	bool one_thread;	/* a process with no other thread in the recording */
+	bool program;		/* processes of one name (WP_ROW_PROGRAM) */
 	bool taken;		/* it has a row */
 	size_t shown;		/* by process: of its threads, those with a row */
 };
@@ -394,7 +508,14 @@ struct table_group {
 struct table_ctx {
 	const struct wp_view *v;
 	const struct wp_thread_times *th;
+	/*
+	 * By process, explain: per thread index, its row's key: its pid, or
+	 * PROGRAM_KEY + a number for the processes of a program.
+	 */
+	uint64_t *keys;
 };
+
+#define PROGRAM_KEY (1ULL << 40)
 
 static void add_times(struct wp_thread_times *sum, const struct wp_thread_times *t)
 {
@@ -486,8 +607,98 @@ static bool process_of_one(const struct wp_view *v, const struct wp_thread_times
 	return !others;
 }
 
+/* The name of the process of thread idx: its main thread's, else thread idx's. */
+static const char *main_comm(const struct table_ctx *c, size_t nth, size_t idx)
+{
+	uint32_t pid = c->th[idx].pid;
+	size_t k = idx;
+
+	/* The accounting's threads go by pid, then tid: the main thread first. */
+	while (k > 0 && c->th[k - 1].pid == pid)
+		k--;
+	for (; k < nth && c->th[k].pid == pid; k++)
+		if (c->th[k].tid == pid)
+			return c->th[k].comm;
+	return c->th[idx].comm;
+}
+
+/* Threads by their row's key, then their accounting order (pid, tid). */
+static int member_by_row_key(const void *x, const void *y, void *arg)
+{
+	const struct table_ctx *c = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	if (c->keys[a] != c->keys[b])
+		return c->keys[a] < c->keys[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* A process while its program is looked for: its name and its threads. */
+struct proc_run {
+	const char *name;
+	size_t first, n;	/* members[first, first + n) */
+};
+
+static int run_by_name(const void *x, const void *y)
+{
+	const struct proc_run *a = x, *b = y;
+	int d = strncmp(a->name, b->name, 16);
+
+	if (d)
+		return d;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/*
+ * By process, explain: give each member its row's key (c->keys), so that
+ * the processes of a name that WP_TABLE_PROGRAM processes or more share
+ * become one row, and put the members in the order of their keys.
+ * Members come in the accounting's order: by pid, then tid.
+ */
+static int program_keys(struct table_ctx *c, size_t nth, uint32_t *members, size_t n)
+{
+	struct proc_run *runs = calloc(n + 1, sizeof(*runs));
+	size_t nr = 0;
+	uint64_t program = 0;
+
+	c->keys = calloc(nth + 1, sizeof(*c->keys));
+	if (!runs || !c->keys) {
+		free(runs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		runs[nr] = (struct proc_run){ .name = c->th[members[i]].comm, .first = i };
+		for (; j < n && c->th[members[j]].pid == c->th[members[i]].pid; j++) {
+			const struct wp_thread_times *m = &c->th[members[j]];
+
+			c->keys[members[j]] = m->pid;
+			/* A process goes by its main thread's name. */
+			if (m->tid == m->pid)
+				runs[nr].name = m->comm;
+		}
+		runs[nr++].n = j - i;
+		i = j;
+	}
+	qsort(runs, nr, sizeof(*runs), run_by_name);
+	for (size_t i = 0, j; i < nr; i = j) {
+		for (j = i + 1; j < nr && !strncmp(runs[j].name, runs[i].name, 16); j++)
+			;
+		if (j - i < WP_TABLE_PROGRAM)
+			continue;
+		program++;
+		for (size_t r = i; r < j; r++)
+			for (size_t k = runs[r].first; k < runs[r].first + runs[r].n; k++)
+				c->keys[members[k]] = PROGRAM_KEY + program;
+	}
+	free(runs);
+	qsort_r(members, n, sizeof(*members), member_by_row_key, c);
+	return 0;
+}
+
 /* The groups of members (each run of one process, one name or one thread). */
-static int make_groups(const struct table_ctx *c, size_t nth, uint32_t *members, size_t n,
+static int make_groups(struct table_ctx *c, size_t nth, uint32_t *members, size_t n,
 		       struct table_group **out, size_t *nr)
 {
 	enum wp_group_by by = c->v->o.by;
@@ -504,12 +715,22 @@ static int make_groups(const struct table_ctx *c, size_t nth, uint32_t *members,
 	}
 	if (by == WP_BY_COMM)
 		qsort_r(members, n, sizeof(*members), member_by_comm, (void *)c);
+	/* --threads all: a row for every process. */
+	if (by == WP_BY_PROCESS && c->v->explain && c->v->o.rows &&
+	    program_keys(c, nth, members, n)) {
+		free(g);
+		free(pids);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n;) {
 		const struct wp_thread_times *t = &c->th[members[i]];
 		struct table_group *grp = &g[ng++];
 		size_t j = i + 1;
 
-		if (by == WP_BY_PROCESS)
+		if (by == WP_BY_PROCESS && c->keys)
+			while (j < n && c->keys[members[j]] == c->keys[members[i]])
+				j++;
+		else if (by == WP_BY_PROCESS)
 			while (j < n && c->th[members[j]].pid == t->pid)
 				j++;
 		else if (by == WP_BY_COMM)
@@ -531,7 +752,11 @@ static int make_groups(const struct table_ctx *c, size_t nth, uint32_t *members,
 			pids[k - i] = m->pid;
 		}
 		grp->processes = count_distinct(pids, j - i);
-		grp->one_thread = by == WP_BY_PROCESS && j - i == 1 &&
+		/* Its main thread may have no row (idle, folded): its name still. */
+		if (by == WP_BY_PROCESS)
+			memcpy(grp->sum.comm, main_comm(c, nth, members[i]), sizeof(t->comm));
+		grp->program = c->keys && c->keys[members[i]] >= PROGRAM_KEY;
+		grp->one_thread = by == WP_BY_PROCESS && j - i == 1 && !grp->program &&
 				  process_of_one(c->v, c->th, nth, members[i]);
 		qsort_r(members + i, j - i, sizeof(*members), member_by_key, (void *)c);
 		i = j;
@@ -556,7 +781,7 @@ static void choose_rows(const struct wp_view *v, struct table_group *g, size_t n
 	for (size_t i = 0; i < ng && rows < limit; i++) {
 		g[i].taken = true;
 		rows++;
-		if (v->o.by != WP_BY_PROCESS || g[i].one_thread)
+		if (v->o.by != WP_BY_PROCESS || g[i].one_thread || g[i].program)
 			continue;
 		g[i].shown = min_size(g[i].n, min_size(WP_TABLE_THREADS, limit - rows));
 		rows += g[i].shown;
@@ -566,7 +791,7 @@ static void choose_rows(const struct wp_view *v, struct table_group *g, size_t n
 	for (size_t i = 0; i < ng && rows < limit; i++) {
 		size_t more;
 
-		if (!g[i].taken || g[i].one_thread)
+		if (!g[i].taken || g[i].one_thread || g[i].program)
 			continue;
 		more = min_size(g[i].n - g[i].shown, limit - rows);
 		g[i].shown += more;
@@ -585,19 +810,86 @@ static int table_add(struct wp_table *t, size_t *cap, enum wp_row_kind kind,
 	return 0;
 }
 
+/* Idle threads by their stack, then their accounting order. */
+static int idle_by_stack(const void *x, const void *y, void *arg)
+{
+	const uint32_t *stack = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	if (stack[a] != stack[b])
+		return stack[a] < stack[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Folds with the most threads first, then the most wall time, then by stack. */
+static int fold_cmp(const void *x, const void *y)
+{
+	const struct wp_idle_fold *a = x, *b = y;
+
+	if (a->threads != b->threads)
+		return a->threads > b->threads ? -1 : 1;
+	if (a->sum.wall_ns != b->sum.wall_ns)
+		return a->sum.wall_ns > b->sum.wall_ns ? -1 : 1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+/* The idle threads (n of them, thread indexes) as a fold per stack. */
+static int fold_idle(const struct wp_view *v, const struct wp_thread_times *th, uint32_t *idle,
+		     size_t n, struct wp_table *t)
+{
+	uint32_t *pids = calloc(n + 1, sizeof(*pids));
+	struct table_ctx c = { .v = v, .th = th };
+	size_t nf = 0;
+
+	t->idle = calloc(n + 1, sizeof(*t->idle));
+	if (!pids || !t->idle) {
+		free(pids);
+		return -ENOMEM;
+	}
+	qsort_r(idle, n, sizeof(*idle), idle_by_stack, v->idle_stack);
+	for (size_t i = 0, j; i < n; i = j) {
+		struct wp_idle_fold *f = &t->idle[nf++];
+
+		f->stack = v->idle_stack[idle[i]] - 1;
+		for (j = i; j < n && v->idle_stack[idle[j]] == v->idle_stack[idle[i]]; j++) {
+			add_times(&f->sum, &th[idle[j]]);
+			pids[j - i] = th[idle[j]].pid;
+		}
+		/* Its distinct names, in the order of names. */
+		qsort_r(idle + i, j - i, sizeof(*idle), member_by_comm, &c);
+		for (size_t k = i; k < j; k++) {
+			if (k > i && !strncmp(th[idle[k]].comm, th[idle[k - 1]].comm, sizeof(th->comm)))
+				continue;
+			if (f->nr_names < ARRAY_SIZE(f->names))
+				f->names[f->nr_names++] = idle[k];
+			else
+				f->more_names++;
+		}
+		f->threads = j - i;
+		f->processes = count_distinct(pids, j - i);
+		f->sum.pid = f->sum.tid = th[idle[i]].pid;
+	}
+	qsort(t->idle, nf, sizeof(*t->idle), fold_cmp);
+	t->nr_idle = nf;
+	t->idle_threads = n;
+	free(pids);
+	return 0;
+}
+
 int wp_view_table(const struct wp_view *v, struct wp_table *t)
 {
 	struct table_ctx c = { .v = v };
 	struct table_group *g = NULL;
-	uint32_t *members, *rest_pids;
-	size_t nth, n = 0, ng = 0, cap = 0, nrest = 0;
+	uint32_t *members, *rest_pids, *idle;
+	size_t nth, n = 0, ng = 0, cap = 0, nrest = 0, nidle = 0;
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	c.th = wp_account_threads(v->an->account, &nth);
 	members = calloc(nth + 1, sizeof(*members));
 	rest_pids = calloc(nth + 1, sizeof(*rest_pids));
-	if (!members || !rest_pids) {
+	idle = calloc(nth + 1, sizeof(*idle));
+	if (!members || !rest_pids || !idle) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -605,20 +897,27 @@ int wp_view_table(const struct wp_view *v, struct wp_table *t)
 		if (!wp_view_thread(v, i))
 			continue;
 		add_times(&t->all, &c.th[i]);
-		rest_pids[n] = c.th[i].pid;
-		members[n++] = (uint32_t)i;
+		rest_pids[n + nidle] = c.th[i].pid;
+		/* Folded, unless every thread has a row (--threads all). */
+		if (v->o.rows && wp_view_idle(v, i, NULL))
+			idle[nidle++] = (uint32_t)i;
+		else
+			members[n++] = (uint32_t)i;
 	}
-	t->threads = n;
-	t->processes = count_distinct(rest_pids, n);
-	err = make_groups(&c, nth, members, n, &g, &ng);
+	t->threads = n + nidle;
+	t->processes = count_distinct(rest_pids, n + nidle);
+	err = fold_idle(v, c.th, idle, nidle, t);
+	if (!err)
+		err = make_groups(&c, nth, members, n, &g, &ng);
 	if (err)
 		goto out;
 	choose_rows(v, g, ng);
 	for (size_t i = 0; i < ng; i++) {
 		const struct table_group *grp = &g[i];
-		bool alone = v->o.by != WP_BY_PROCESS || grp->one_thread;
+		bool alone = v->o.by != WP_BY_PROCESS || grp->one_thread || grp->program;
 		enum wp_row_kind kind = v->o.by == WP_BY_COMM ? WP_ROW_COMM :
 					v->o.by == WP_BY_THREAD ? WP_ROW_THREAD :
+					grp->program ? WP_ROW_PROGRAM :
 					grp->one_thread ? WP_ROW_ONE_THREAD : WP_ROW_PROCESS;
 
 		if (!grp->taken) {
@@ -645,14 +944,18 @@ out:
 	if (err)
 		wp_view_table_release(t);
 	free(g);
+	free(c.keys);
 	free(members);
 	free(rest_pids);
+	free(idle);
 	return err;
 }
 
 void wp_view_table_release(struct wp_table *t)
 {
 	free(t->rows);
+	free(t->idle);
 	t->rows = NULL;
-	t->nr_rows = 0;
+	t->idle = NULL;
+	t->nr_rows = t->nr_idle = 0;
 }

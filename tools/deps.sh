@@ -8,7 +8,8 @@ libzstd-dev libxxhash-dev libdeflate-dev libnl-genl-3-dev libc6-dbg util-linux m
 debuginfod libdebuginfod1
 clang libclang-rt-dev linux-perf
 chromium libxml2-utils libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
-nodejs"
+nodejs
+postgresql-15 openjdk-17-jdk-headless"
 [ "${1:-}" = "--with-bench" ] && pkgs="$pkgs time bc"
 
 missing=""

@@ -1,11 +1,12 @@
 #!/bin/sh
-# The command that wallprof record launches never inherits wallprof's
-# capabilities: CapEff, CapPrm, CapInh, CapAmb and CapBnd of the child are
-# all zero, whether it runs as root or, with --user, as another user; with
-# --user it also has exactly that user's real, effective and saved user and
-# group IDs and supplementary groups.  Only --keep-capabilities, for root
-# alone, lets the command keep them (chroot then works; without it, a
-# quick failure is explained).
+# The command that wallprof record launches runs with the privileges its
+# user has without wallprof: as root it has the very capabilities, groups
+# and IDs that the same command has when root's shell runs it.  With
+# --user it runs as that user, with exactly that user's real, effective and
+# saved user and group IDs and supplementary groups, and CapEff, CapPrm,
+# CapInh, CapAmb and CapBnd all zero; --drop-capabilities gives root's
+# command none either (chroot then fails, and wallprof says why).
+# --keep-capabilities, the default now, is still accepted from root.
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -38,13 +39,31 @@ check_ids() {
 	fi
 }
 
+# same NAME A B: the capability sets, user and group IDs and groups of two
+# /proc/PID/status files are the same.
+same() {
+	for f in CapEff CapPrm CapInh CapAmb CapBnd Uid Gid Groups NoNewPrivs; do
+		a=$(sed -n "s/^$f:[[:space:]]*//p" "$2")
+		b=$(sed -n "s/^$f:[[:space:]]*//p" "$3")
+		if [ -n "$a" ] && [ "$a" = "$b" ]; then
+			echo "ok - $1: $f is the same as without wallprof ($a)"
+		elif [ -z "$a" ] && [ -z "$b" ] && [ "$f" = Groups ]; then
+			echo "ok - $1: no supplementary groups, as without wallprof"
+		else
+			echo "not ok - $1: $f is '$a', without wallprof '$b'"
+			failed=1
+		fi
+	done
+}
+
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root to show that root's capabilities are not inherited"
+	echo "SKIP: needs root to show what root's command keeps and loses"
 	exit 77
 fi
 
 # Give wallprof itself supplementary groups and inheritable and ambient
-# capabilities, which the command must not get either.
+# capabilities: root's command keeps them as root's shell would, and a
+# command run with --user or --drop-capabilities must not get them.
 wrap=
 if command -v setpriv >/dev/null 2>&1 &&
 	setpriv --groups 4,27 --inh-caps +net_raw --ambient-caps +net_raw true 2>/dev/null; then
@@ -53,11 +72,26 @@ else
 	echo "# setpriv cannot add groups and capabilities here: wallprof runs without them"
 fi
 
-# As root: without dropping them the child would have every capability.
+# As root: what root's shell gives the command, and nothing less.
+$wrap sh -c 'cat /proc/self/status' > plain.status
 $wrap "$WALLPROF" record -q -o root.data -- sh -c 'cat /proc/self/status' > root.status
 rc=$?
 [ $rc -eq 0 ] || { echo "not ok - record as root exited $rc"; failed=1; }
-check_caps root root.status
+same root root.status plain.status
+v=$(sed -n 's/^CapEff:[[:space:]]*//p' root.status)
+if [ -n "$v" ] && [ "$v" != "0000000000000000" ]; then
+	echo "ok - root's command has capabilities ($v)"
+else
+	echo "not ok - root's command has CapEff '$v'"
+	failed=1
+fi
+
+# --drop-capabilities: root's command keeps uid 0 and loses them all.
+$wrap "$WALLPROF" record -q -o drop.data --drop-capabilities -- sh -c 'cat /proc/self/status' > drop.status
+rc=$?
+[ $rc -eq 0 ] || { echo "not ok - record --drop-capabilities exited $rc"; failed=1; }
+check_caps drop drop.status
+check_ids drop drop.status Uid 0
 
 # As another user.
 if getent passwd nobody >/dev/null; then
@@ -90,31 +124,34 @@ if getent passwd nobody >/dev/null; then
 	fi
 fi
 
-# --keep-capabilities: root's command keeps them, and may chroot.
-"$WALLPROF" record -q -o keep.data --keep-capabilities -- sh -c 'cat /proc/self/status' > keep.status
-v=$(sed -n 's/^CapEff:[[:space:]]*//p' keep.status)
-if [ -n "$v" ] && [ "$v" != "0000000000000000" ]; then
-	echo "ok - --keep-capabilities: the command keeps root's capabilities ($v)"
-else
-	echo "not ok - --keep-capabilities: CapEff '$v'"
-	failed=1
-fi
+# --keep-capabilities, the default, is still accepted and changes nothing.
+$wrap "$WALLPROF" record -q -o keep.data --keep-capabilities -- sh -c 'cat /proc/self/status' > keep.status
+same keep keep.status plain.status
 if command -v chroot >/dev/null 2>&1; then
-	"$WALLPROF" record -q -o chroot.data -- chroot / true 2> chroot.err
-	rc=$?
-	if [ $rc -ne 0 ] && grep -q "'chroot' failed at once.*--keep-capabilities" chroot.err; then
-		echo "ok - chroot without --keep-capabilities fails, and wallprof says why"
-	else
-		echo "not ok - chroot without --keep-capabilities: exit $rc, $(cat chroot.err)"
-		failed=1
-	fi
-	if "$WALLPROF" record -q -o chroot2.data --keep-capabilities -- chroot / true 2> chroot.err &&
+	if "$WALLPROF" record -q -o chroot.data -- chroot / true 2> chroot.err &&
 		[ ! -s chroot.err ]; then
-		echo "ok - chroot with --keep-capabilities runs, quietly"
+		echo "ok - chroot launched by root runs, quietly"
 	else
-		echo "not ok - chroot with --keep-capabilities: $(cat chroot.err)"
+		echo "not ok - chroot launched by root: $(cat chroot.err)"
 		failed=1
 	fi
+	"$WALLPROF" record -q -o chroot2.data --drop-capabilities -- chroot / true 2> chroot.err
+	rc=$?
+	if [ $rc -ne 0 ] && [ "$(wc -l < chroot.err)" -eq 2 ] &&
+		grep -q "'chroot' failed; it ran without capabilities (--drop-capabilities)" chroot.err; then
+		echo "ok - chroot with --drop-capabilities fails, and wallprof says why in one line"
+	else
+		echo "not ok - chroot with --drop-capabilities: exit $rc, $(cat chroot.err)"
+		failed=1
+	fi
+fi
+"$WALLPROF" record -q -o both.data --keep-capabilities --drop-capabilities -- true 2> err
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l < err)" -eq 1 ]; then
+	echo "ok - --keep-capabilities with --drop-capabilities: a usage error"
+else
+	echo "not ok - --keep-capabilities with --drop-capabilities: exit $rc, $(cat err)"
+	failed=1
 fi
 "$WALLPROF" record -q -o keep.data --keep-capabilities --user nobody -- true 2> err
 rc=$?

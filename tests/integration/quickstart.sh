@@ -26,6 +26,11 @@ check_num "tools/setup exits 0" "$rc" -eq 0
 [ "$rc" -eq 0 ] || sed 's/^/# /' ../../setup.out ../../setup.err | tail -n 20
 check "tools/setup prints the example's report" grep -q '^PID/TID ' ../../setup.out
 check "the report has the example's spinner thread" grep -q ' spinner ' ../../setup.out
+check "no raw schedstat lines of the workload" no_match 'oncpu_ns' ../../setup.out
+check "the kernel's figures are said to be what to compare with" \
+	grep -q "^The kernel's own count of each thread's time on a CPU" ../../setup.out
+check_num "and given for each of its six threads" \
+	"$(grep -Ec '^  [a-z0-9]+ +tid [0-9]+ +[0-9.]+ ms on-CPU$' ../../setup.out)" -eq 6
 check "the tree is clean after tools/setup" [ -z "$(git status --porcelain)" ]
 git status --porcelain | sed 's/^/# /'
 

@@ -33,7 +33,7 @@ echo "# wake-ups recorded: $wakeups"
 
 run folded fold.err "$WALLPROF" report -i F --format folded --unit ns
 check_num "report --format folded --unit ns exits 0" "$rc" -eq 0
-run text text.err "$WALLPROF" report -i F
+run text text.err "$WALLPROF" report -i F --threads all
 check_num "report (text) exits 0" "$rc" -eq 0
 
 # tf TID FIELD: a field of a thread's line in threads (see report-json.py).

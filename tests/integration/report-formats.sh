@@ -67,8 +67,10 @@ text_tids() { awk '/^  [0-9]+ / { print $1 }' "$1" | sort -n | tr '\n' ' ' | sed
 all_roots="wallclock $NAMES"
 all_roots_re=$(echo "$all_roots" | tr ' ' '|')
 
-# Every format, default options.
-report t.txt
+# Every format, default options; the text's table with a row for every
+# thread too (by default idle ones are folded).
+report t0.txt
+report t.txt --threads all
 report h.txt --format hist
 report f.folded --format folded
 report j.json --format json
@@ -95,7 +97,7 @@ check "folded: a root for each thread" [ "$(roots f.folded)" = "$(echo "$all_roo
 check "text: a line for each thread" [ "$(text_tids t.txt)" = "$(tr '\n' ' ' <j.tids | sed 's/ $//')" ]
 
 # text: the thread table fits in 80 columns (89 with its RUNNABLE column).
-wide=$(awk -v w=$width '/^PID\/TID/ { t = 1 } t && /^$/ { t = 0 } t && length($0) > w' t.txt)
+wide=$(awk -v w=$width '/^PID\/TID/ { t = 1 } t && /^$/ { t = 0 } t && length($0) > w' t.txt t0.txt)
 check "text: the thread table fits in $width columns" [ -z "$wide" ]
 [ -z "$wide" ] || printf '%s\n' "$wide"
 
@@ -177,9 +179,8 @@ bad=$(jthreads j.json comm wall | sort | join - "$(sum_by_root fw.folded >s.wall
 check "--mode wall: each thread's folded weights add up to its wall time" [ -z "$bad" ]
 
 # --sort: the thread lines of the text table in the order of the key.
-cp t.txt swall.txt	# the default
 for key in wall on off blocked preempted tid $([ "$wk" = true ] && echo runnable); do
-	[ $key = wall ] || report "s$key.txt" --sort $key
+	report "s$key.txt" --sort $key --threads all
 	case $key in
 	tid) want=$(jthreads j.json tid | tr '\n' ' ') ;;
 	*) want=$(jthreads j.json tid "$key" | sort -k2,2nr -k1,1n | cut -d' ' -f1 | tr '\n' ' ') ;;
@@ -221,7 +222,7 @@ filtered() {
 	_n=$1 _want=$2; shift 2
 	report "$_n.json" --format json "$@"
 	report "$_n.folded" --format folded "$@"
-	report "$_n.txt" "$@"
+	report "$_n.txt" --threads all "$@"
 	report "$_n.hist" --format hist --per-thread "$@"
 	_got=$(jthreads "$_n.json" tid | tr '\n' ' ' | sed 's/ $//')
 	check "$*: json threads are $_want (got $_got)" [ "$_got" = "$_want" ]
@@ -291,7 +292,7 @@ for fmt in text folded json; do
 	run o.out o.err "$WALLPROF" report -i F --format $fmt -o "out.$fmt"
 	check_num "-o out.$fmt: exit 0" "$rc" -eq 0
 	check_num "-o out.$fmt: nothing on stdout" "$(nlines o.out)" -eq 0
-	case $fmt in text) ref=t.txt ;; hist) ref=h.txt ;; folded) ref=f.folded ;; json) ref=j.json ;; esac
+	case $fmt in text) ref=t0.txt ;; hist) ref=h.txt ;; folded) ref=f.folded ;; json) ref=j.json ;; esac
 	check "-o out.$fmt: the same as on stdout" cmp -s "out.$fmt" "$ref"
 done
 

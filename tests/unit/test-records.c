@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "layout.h"
+#include "util.h"
 #include "tap.h"
 
 static uint64_t buf_words[64];
@@ -253,6 +254,43 @@ static void test_wallprof_records(void)
 	       -EBADMSG, "text: not a text record");
 }
 
+/* Task names; command lines rewritten in place lose their trailing empty arguments. */
+static void test_task_name_and_cmdline(void)
+{
+	static const char padded[] = "postgres: checkpointer \0\0\0\0\0";
+	struct wp_record_cmdline rc = { .pid = 7, .len = sizeof(padded) };
+	struct wp_record_task_name tn;
+	struct wp_buf b = { 0 };
+	struct wp_cmdline c = { .pid = 7, .args = padded, .len = sizeof(padded) };
+	struct wp_cmdline got;
+
+	is_int(wp_task_name_append(&b, 10, 11, 99, "a-very-long-thread-name"), 0, "task name: appended");
+	is_int((int)b.len, (int)sizeof(tn), "task name: 40 bytes");
+	is_int(wp_task_name_parse((const struct perf_event_header *)b.data, &tn), 0,
+	       "task name: decoded");
+	ok(tn.pid == 10 && tn.tid == 11 && tn.time == 99 && !memcmp(tn.comm, "a-very-long-thre", 16),
+	   "task name: pid, tid, time and 16 bytes of the name");
+	is_int(wp_task_name_parse(wp_rec(WP_RECORD_TASK_NAME, &tn, 16, NULL, 0), &tn), -EBADMSG,
+	       "task name: too short");
+
+	/* An older writer's record keeps them: the reader drops them. */
+	is_int(wp_cmdline_parse(wp_rec(WP_RECORD_CMDLINE, &rc, sizeof(rc), padded, sizeof(padded)),
+				&got), 0, "cmdline: decoded");
+	is_int((int)got.len, (int)strlen(padded) + 1, "cmdline: read without its empty arguments");
+	b.len = 0;
+	is_int(wp_cmdline_append(&b, &c), 0, "cmdline: appended");
+	is_int(wp_cmdline_parse((const struct perf_event_header *)b.data, &got), 0,
+	       "cmdline: written and read back");
+	is_int((int)got.len, (int)strlen(padded) + 1, "cmdline: written without them");
+	c.args = "\0\0";
+	c.len = 3;
+	b.len = 0;
+	wp_cmdline_append(&b, &c);
+	wp_cmdline_parse((const struct perf_event_header *)b.data, &got);
+	is_int((int)got.len, 1, "cmdline: of empty arguments, the first stays");
+	wp_buf_release(&b);
+}
+
 int main(void)
 {
 	test_mmap2();
@@ -262,5 +300,6 @@ int main(void)
 	test_sample_event_id();
 	test_sample_time();
 	test_wallprof_records();
+	test_task_name_and_cmdline();
 	return done_testing();
 }
