@@ -174,6 +174,13 @@ struct wp_summary {
 struct wp_writer;
 
 /*
+ * Whether path can name a data file at all (not empty, not ending in
+ * '/'): -EINVAL, logged, when it cannot.  wp_writer_open() checks it;
+ * so do those who make file names from it (rotate.h).
+ */
+int wp_writer_check_name(const char *path);
+
+/*
  * Start a file that will become path, checking first that it can: path
  * must not exist unless force, and then only as a regular file that this
  * process may replace (-EEXIST, -EINVAL for anything but a regular file,

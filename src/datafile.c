@@ -271,15 +271,36 @@ out:
  * into a data file would break whatever uses it), and only when the
  * rename at the end will be allowed.
  */
+int wp_writer_check_name(const char *path)
+{
+	size_t len = strlen(path);
+
+	/*
+	 * An empty name, or one ending in '/', names no file in a directory:
+	 * the temporary file would be made under a name nobody asked for
+	 * ("..wallprof-XXXXXX") and the rename at the end would fail.
+	 */
+	if (!len) {
+		wp_error("the data file's name is empty; give -o a file name");
+		return -EINVAL;
+	}
+	if (path[len - 1] == '/') {
+		wp_error("'%s' ends in '/', which names a directory; wallprof writes its "
+			 "data only to regular files (give -o a file name)", wp_quoted(path));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_target(const char *path, bool force)
 {
 	char *dcopy;
 	struct stat st, dst;
 	uid_t uid = geteuid();
-	int err = 0;
+	int err = wp_writer_check_name(path);
 
-	if (lstat(path, &st))
-		return 0;
+	if (err || lstat(path, &st))
+		return err;
 	if (!S_ISREG(st.st_mode)) {
 		wp_error("'%s' is %s; wallprof writes its data only to regular files "
 			 "(choose another name with -o)", wp_quoted(path),

@@ -1187,6 +1187,12 @@ int wp_rotate_open(const struct wp_rotate_opts *opts, struct wp_rotate **out)
 	if (!r)
 		return -ENOMEM;
 	r->o = *opts;
+	/* Its numbered names would hide what was wrong with it: "" makes ".0001". */
+	err = wp_writer_check_name(opts->output);
+	if (err) {
+		free(r);
+		return err;
+	}
 	/* Fail now, not at the first file, when it cannot be made. */
 	name = wp_rotate_name(opts->output, 1);
 	err = name ? wp_writer_open(name, opts->force, opts->compress_level, &probe) : -ENOMEM;
