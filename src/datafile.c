@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "datafile.h"
+#include "jitmap.h"
 #include "log.h"
 #include "quote.h"
 #include "util.h"
@@ -1120,6 +1121,29 @@ static void reader_find_late_blocks(struct wp_reader *r)
 	}
 }
 
+/*
+ * The most each text block may decode to: what record writes at most
+ * (the kernel symbols in use are a part of a kallsyms of some 10 MiB;
+ * the JIT names are cut at WP_JITMAP_MAX_TEXT), so that a file cannot
+ * make a reader decode gigabytes of "symbols".  Each is decoded once
+ * (only the first block of a type counts), so a reader decodes at most
+ * their sum.
+ */
+#define KSYMS_MAX_TEXT (64U << 20)
+#define NAMES_MAX_TEXT WP_BLOCK_MAX_SIZE
+
+static uint64_t text_block_max(uint32_t type)
+{
+	switch (type) {
+	case WP_BLOCK_KSYMS:
+		return KSYMS_MAX_TEXT;
+	case WP_BLOCK_JITMAP:
+		return WP_JITMAP_MAX_TEXT;
+	default:
+		return NAMES_MAX_TEXT;
+	}
+}
+
 /* The text payload of the block of this type at offset (0: none). */
 static int reader_text_block(struct wp_reader *r, uint64_t offset, uint32_t type,
 			     char **text, size_t *len)
@@ -1139,7 +1163,7 @@ static int reader_text_block(struct wp_reader *r, uint64_t offset, uint32_t type
 	 */
 	if (pread(r->fd, &bh, sizeof(bh), (off_t)offset) != (ssize_t)sizeof(bh) ||
 	    bh.type != type || bh.size > WP_BLOCK_MAX_SIZE ||
-	    bh.raw_size > WP_BLOCK_MAX_SIZE ||
+	    bh.raw_size > text_block_max(type) ||
 	    r->file_size - offset - sizeof(bh) < bh.size)
 		return -EBADMSG;
 	raw = malloc(bh.raw_size + 1);
@@ -1369,6 +1393,20 @@ static void load_block(const struct wp_reader *r, struct loader *ld, struct load
 		out->what = "truncated block";
 		return;
 	}
+	/*
+	 * Only records and the summary are read in sequence.  The symbol and
+	 * name blocks are read once each, by offset (reader_text_block): a
+	 * file repeating them would otherwise have each decoded again here,
+	 * up to WP_BLOCK_MAX_SIZE apiece, for nothing.
+	 */
+	if (bh.type != WP_BLOCK_RECORDS && bh.type != WP_BLOCK_SUMMARY) {
+		ld->offset += sizeof(bh) + padded;
+		out->next = ld->offset;
+		out->bh = bh;
+		out->bh.raw_size = 0;
+		out->status = 1;
+		return;
+	}
 	if (!ld->dctx)
 		ld->dctx = ZSTD_createDCtx();
 	out->block = block_new(bh.raw_size + 1);
@@ -1514,6 +1552,8 @@ static int reader_load_block(struct wp_reader *r)
 			return lb.status;
 		}
 		r->offset = lb.next;
+		if (!lb.block)
+			continue;	/* a block skipped unread (see load_block) */
 		wp_block_put(r->cur);
 		r->cur = lb.block;
 		r->block = lb.block->data;
