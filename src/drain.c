@@ -36,12 +36,21 @@
  */
 #define FIRST_BLOCK (64U << 10)
 
+/* Where a pass over the rings ends in a block: after its ROUND record. */
+struct round_mark {
+	size_t end;		/* offset just after the ROUND */
+	uint64_t ns;		/* the pass's start: every record before it is in */
+};
+
 struct block {
 	uint8_t *data;
 	size_t len;
 	struct block *next;
 	struct wp_summary counts;	/* of every record up to this block's end */
 	uint64_t round_ns;		/* start of the pass of its last ROUND */
+	/* Its ROUNDs, to date what a write that kept only a part holds. */
+	struct round_mark *rounds;
+	size_t nr_rounds, cap_rounds;
 };
 
 struct id_role {
@@ -68,8 +77,9 @@ struct wp_drain {
 	wp_drain_sink_fn sink;		/* takes the blocks instead of w, or NULL */
 	void *sink_arg;
 	int write_err;			/* the first one: nothing is written after it */
-	uint64_t write_err_ns;		/* when it happened */
+	uint64_t write_err_ns;		/* the file holds every record before it */
 	struct wp_summary written;	/* the counts of what was written */
+	uint64_t written_round_ns;	/* round_ns of the last block written whole */
 	uint64_t bytes_written;
 	struct wp_summary published;
 	bool stop;
@@ -186,6 +196,7 @@ static struct block *block_get(struct wp_drain *d)
 	b->len = 0;
 	b->next = NULL;
 	b->round_ns = 0;
+	b->nr_rounds = 0;
 	return b;
 }
 
@@ -193,6 +204,7 @@ static void block_free(struct block *b)
 {
 	if (b) {
 		munmap(b->data, BLOCK_SIZE);
+		free(b->rounds);
 		free(b);
 	}
 }
@@ -800,9 +812,14 @@ static void drain_append_round(struct wp_drain *d, uint64_t pass_start)
 	uint8_t *dst = drain_room(d, sizeof(round));
 
 	if (dst) {
+		struct block *b = d->cur;
+
 		memcpy(dst, &round, sizeof(round));
-		d->cur->len += sizeof(round);
-		d->cur->round_ns = pass_start;
+		b->len += sizeof(round);
+		b->round_ns = pass_start;
+		/* Without room for the mark, a cut is dated by an earlier ROUND. */
+		if (!WP_GROW(b->rounds, b->cap_rounds, b->nr_rounds + 1))
+			b->rounds[b->nr_rounds++] = (struct round_mark){ b->len, pass_start };
 	}
 }
 
@@ -991,6 +1008,74 @@ static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
 	pthread_mutex_unlock(&d->kips_lock);
 }
 
+/*
+ * Add the records of the first len bytes of a block to c, as the drain
+ * counted them (its samples carry their canonical event ids by now):
+ * the counts of what a write that kept only part of a block wrote.
+ */
+static void count_written(const struct wp_drain *d, struct wp_summary *c, const uint8_t *buf,
+			  size_t len)
+{
+	const struct perf_event_header *h;
+	uint64_t id, lost, canon;
+	size_t off = 0;
+
+	while ((h = wp_record_next(buf, len, &off))) {
+		if (h->type == WP_RECORD_ROUND)
+			continue;
+		c->records++;
+		switch (h->type) {
+		case PERF_RECORD_SAMPLE:
+			switch (sample_role(d, h, &canon)) {
+			case WP_EVENT_SWITCH_OUT:
+				c->switch_samples++;
+				break;
+			case WP_EVENT_WAKEUP:
+			case WP_EVENT_WAKEUP_NEW:
+			case WP_EVENT_ENQUEUED:
+				c->wakeups++;
+				break;
+			case WP_EVENT_SCHED_SWITCH:
+				break;
+			default:
+				c->samples++;
+			}
+			break;
+		case PERF_RECORD_SWITCH:
+		case PERF_RECORD_SWITCH_CPU_WIDE:
+			c->switches++;
+			break;
+		case PERF_RECORD_LOST:
+			if (!wp_lost_parse(h, &id, &lost))
+				c->lost_records += lost;
+			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			if (!wp_lost_parse(h, &id, &lost))
+				c->lost_samples += lost;
+			break;
+		case PERF_RECORD_THROTTLE:
+			c->throttles++;
+			break;
+		case WP_RECORD_CMDLINE:
+			c->synthesized++;
+			break;
+		}
+	}
+}
+
+/*
+ * Up to when a file that kept only the first kept bytes of block b holds
+ * every record: the start of the last pass whose ROUND it holds, else of
+ * the last block written whole; else (nothing dated yet) now.
+ */
+static uint64_t written_until(const struct wp_drain *d, const struct block *b, size_t kept)
+{
+	for (size_t i = b->nr_rounds; i-- > 0;)
+		if (b->rounds[i].end <= kept)
+			return b->rounds[i].ns;
+	return d->written_round_ns ? d->written_round_ns : wp_clock_ns(CLOCK_MONOTONIC);
+}
+
 static void *writer_main(void *arg)
 {
 	struct wp_drain *d = arg;
@@ -998,6 +1083,7 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		struct block *b;
+		size_t kept = 0;
 		int err = 0;
 
 		while ((!d->queue_head && !d->writer_done) || d->writer_held)
@@ -1017,6 +1103,7 @@ static void *writer_main(void *arg)
 				err = d->sink(d->sink_arg, b->data, b->len, b->round_ns, &bytes);
 			} else {
 				err = wp_writer_write_records(d->w, b->data, b->len);
+				kept = wp_writer_kept(d->w);
 				bytes = wp_writer_bytes(d->w);
 			}
 			pthread_mutex_lock(&d->lock);
@@ -1024,9 +1111,16 @@ static void *writer_main(void *arg)
 		}
 		if (err && !d->write_err) {
 			d->write_err = err;	/* keep consuming so draining never stalls */
-			d->write_err_ns = wp_clock_ns(CLOCK_MONOTONIC);
+			/*
+			 * The file ends where its records do: a sink's files hold
+			 * the blocks before; the writer kept what fit of this one.
+			 */
+			d->write_err_ns = written_until(d, b, kept);
+			count_written(d, &d->written, b->data, kept);
 		} else if (!d->write_err) {
 			d->written = b->counts;
+			if (b->round_ns)
+				d->written_round_ns = b->round_ns;
 		}
 		d->queued_bytes -= b->len;
 		if (d->nr_free_blocks < SPARE_BLOCKS) {

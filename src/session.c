@@ -1073,8 +1073,10 @@ static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 static int finish_rotated_file(void *arg, struct wp_writer *w)
 {
 	struct session *s = arg;
-	int err = write_build_ids(s, w);
+	int err;
 
+	wp_writer_closing(w);
+	err = write_build_ids(s, w);
 	if (!err)
 		err = write_kernel_symbols(s, w);
 	if (!err)
@@ -1484,6 +1486,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		err = end_rotated(&s);
 		goto print;
 	}
+	wp_writer_closing(s.writer);
 	err = write_build_ids(&s, s.writer);
 	if (!err)
 		err = write_kernel_symbols(&s, s.writer);
