@@ -1,11 +1,13 @@
 #!/bin/sh
-# disk-full-fit.sh: a full disk costs only what did not fit.  Plain and
-# rotating recordings into a tmpfs of 400 KiB: the file keeps at least
-# 90% of the space there was (the block that does not fit is split,
-# records go in small blocks once space runs low, and 8 KiB are kept for
-# the closing blocks); its summary says it was cut short, and where, and
-# counts what the file holds; report shows the cut.  (Before: 94 to
-# 110 KB of the 400 KiB were kept.)
+# disk-full-fit.sh: a full disk costs only what did not fit.  Plain,
+# rotating and flight recordings (at the end and on SIGUSR1) into a
+# tmpfs of 400 KiB: the file keeps at least 90% of the space there was
+# (the block that does not fit is split, records go in small blocks once
+# space runs low, and 8 KiB are kept for the closing blocks); its summary
+# says it was cut short, and where, and counts what the file holds; report
+# shows the cut.  A flight recorder's file is never committed as if
+# complete after a write error.  (Before: 24 to 104 KB of the 400 KiB were
+# kept, and a flight recorder's file said it was complete.)
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -76,6 +78,33 @@ last=$(ls M/r.0*.data | tail -n 1)
 all=$(cat M/r.0*.data | wc -c)
 check_num "rotate: the files keep at least 90% of the room ($all of $free bytes)" \
 	$((all * 10)) -ge $((free * 9))
+was_cut "rotate, its last file" "$last" "$((free - all + $(size "$last")))"
 rm -f M/*
 
+# The flight recorder's file at the end.
+free=$(avail)
+run wl.out rec.err "$WALLPROF" record --no-compress --flight-recorder 2 -o M/e.data -- \
+	"$WORKLOADS/spin" 2
+check_num "flight recorder: record exits 3" "$rc" -eq 3
+check "flight recorder: record says the file was cut short" \
+	grep -q "^wallprof: warning: 'M/e.0001.data' was cut short at .* by a write error (No space left on device)" rec.err
+was_cut "flight recorder" M/e.0001.data "$free"
+rm -f M/*
+
+# The flight recorder's file on SIGUSR1: cut short, the recording runs on,
+# and the file at the end, for which nothing is left, is not made at all.
+free=$(avail)
+"$WALLPROF" record --no-compress --flight-recorder 2 -o M/u.data -- "$WORKLOADS/spin" 3 \
+	>wl.out 2>rec.err &
+wp=$!
+bg_pids="$bg_pids $wp"
+sleep 1.5
+kill -USR1 "$wp"
+wait "$wp"
+rc=$?
+check_num "SIGUSR1: record exits 3 (its last file could not be written)" "$rc" -eq 3
+check "SIGUSR1: the workload ran to its end" grep -q '^thread spinner ' wl.out
+was_cut "SIGUSR1" M/u.0001.data "$free"
+check "SIGUSR1: no second file, empty or not" no_file 'u\.0002' M
+check "SIGUSR1: no temporary file" no_file 'wallprof-' M
 finish
