@@ -19,6 +19,7 @@
 #include "arch.h"
 #include "buildid.h"
 #include "drain.h"
+#include "fdlimit.h"
 #include "filecache.h"
 #include "jitmap.h"
 #include "kallsyms.h"
@@ -1451,6 +1452,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 		if (raw)
 			wp_warn("%" PRIu64 " samples were written with their stack copies: the "
 				"unwinder fell behind (report unwinds them)", raw);
+		/* The names saved are for good: say why some are not there. */
+		if (wp_fd_starved())
+			wp_warn("some frames were saved unnamed for lack of file descriptors (the "
+				"limit is %u): raise it ('ulimit -n') for a recording that names "
+				"them", wp_fdlimit());
 		if (lerr && !err) {
 			err = lerr;
 			cut_short(&s, err, s.summary.end_clock_ns);
