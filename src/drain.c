@@ -19,6 +19,7 @@
 #include "buildid.h"
 #include "cmdline.h"
 #include "drain.h"
+#include "jitmap.h"
 #include "layout.h"
 #include "log.h"
 #include "u64map.h"
@@ -376,8 +377,10 @@ static int anon_cmp(const void *a, const void *b)
 /* Keep a region of anonymous code once (JITs map few, large regions). */
 static void add_anon_code(struct wp_drain *d, uint32_t pid, uint64_t start, uint64_t end)
 {
-	struct wp_anon_code key = { pid, start, end };
+	struct wp_anon_code key = { .pid = pid, .start = start, .end = end };
 
+	/* Whose it is, while the process lives (few regions: a read of /proc each). */
+	key.users_known = wp_jitmap_process_users(pid, key.users);
 	pthread_mutex_lock(&d->state_lock);
 	if ((!d->nr_anon || !bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp)) &&
 	    !WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1)) {

@@ -561,8 +561,11 @@ static void note_synth_anon_code(struct session *s, const struct wp_buf *buf)
 		    !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename) ||
 		    WP_GROW(s->synth_anon, s->cap_synth_anon, s->nr_synth_anon + 1))
 			continue;
-		s->synth_anon[s->nr_synth_anon++] = (struct wp_anon_code){
-			m.pid, m.addr, m.addr + m.len };
+		s->synth_anon[s->nr_synth_anon] = (struct wp_anon_code){
+			.pid = m.pid, .start = m.addr, .end = m.addr + m.len };
+		s->synth_anon[s->nr_synth_anon].users_known =
+			wp_jitmap_process_users(m.pid, s->synth_anon[s->nr_synth_anon].users);
+		s->nr_synth_anon++;
 	}
 }
 
@@ -965,25 +968,44 @@ static int write_jit_names(struct session *s, struct wp_writer *w)
 	for (size_t i = 0, j; i < n && !err; i = j) {
 		uint32_t pid = all[i].pid;
 		uint64_t since = wp_drain_program_start(s->drain, pid), not_before = 0;
+		uint32_t users[2];
+		size_t nr_users = 0;
 		struct wp_jit_read st;
 		int ret;
 
-		for (j = i; j < n && all[j].pid == pid; j++)
+		for (j = i; j < n && all[j].pid == pid; j++) {
 			ranges[j - i] = (struct wp_jit_range){ all[j].start, all[j].end };
+			if (all[j].users_known && !nr_users) {
+				memcpy(users, all[j].users, sizeof(users));
+				nr_users = 2;
+			}
+		}
+		/* Not seen while it ran, but alive now (read before it exits). */
+		if (!nr_users && wp_jitmap_process_users(pid, users))
+			nr_users = 2;
 		if (since > s->meta.start_clock_ns + slack_ns)
 			not_before = since - slack_ns - s->meta.start_clock_ns +
 				     s->meta.start_realtime_ns;
-		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, ranges, j - i, &st);
+		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, users, nr_users, ranges, j - i,
+					      &st);
 		if (ret == -ENOMEM) {
 			err = ret;
 		} else if (ret == -ESTALE && !s->warned_closing) {
 			wp_info("/tmp/perf-%u.map was written before process %u started: "
 				"not its JIT names", pid, pid);
+		} else if (ret == -EPERM && !s->warned_closing) {
+			wp_warn("/tmp/perf-%u.map belongs to user %u, neither root nor process "
+				"%u's user%s: its JIT names are not trusted, nor saved", pid,
+				st.owner, pid, nr_users ? "" : " (unknown: it was gone)");
 		} else if (ret && ret != -ENOENT && ret != -ESTALE && !s->warned_closing) {
 			wp_warn("cannot read /tmp/perf-%u.map: %s", pid, strerror(-ret));
 		} else if (!ret) {
 			procs++;
 			over += st.over_limit;
+			if (st.cut && !s->warned_closing)
+				wp_warn("/tmp/perf-%u.map is larger than %u MiB: only its first %u MiB "
+					"were read", pid, WP_PERF_MAP_MAX_READ >> 20,
+					WP_PERF_MAP_MAX_READ >> 20);
 			wp_debug("/tmp/perf-%u.map: %zu entries kept, %zu outside its anonymous code, "
 				 "%zu malformed lines", pid, st.kept, st.outside, st.malformed);
 		}

@@ -229,9 +229,12 @@ static const char *jit_name(struct wp_symbols *s, uint32_t pid, uint64_t pc)
 	if (!s->jit)
 		return NULL;
 	if (!wp_u64map_get(&s->jit_tried, pid, NULL)) {
+		/* Whose the recorded process was is not known: the reader's or root's. */
+		uint32_t me = (uint32_t)geteuid();
+
 		wp_u64map_put(&s->jit_tried, pid, 1);
 		if (!wp_jitmap_has_pid(s->jit, pid) &&
-		    !wp_jitmap_read_perf_map(s->jit, pid, 0, NULL, 0, &st) && st.kept) {
+		    !wp_jitmap_read_perf_map(s->jit, pid, 0, &me, 1, NULL, 0, &st) && st.kept) {
 			s->jit_live++;
 			wp_debug("JIT names of process %u read from /tmp/perf-%u.map: "
 				"the recording has none for it", pid, pid);
