@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "jitmap.h"
 #include "layout.h"
 #include "log.h"
+#include "procroot.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -252,30 +254,43 @@ static uint8_t *drain_room(struct wp_drain *d, size_t n)
 #define MAX_FOREIGN_FILES 256
 
 /*
- * The file the process pid mapped at path, when the host sees another
- * file, or none, at that path: the process runs in a chroot or another
- * mount namespace.  Opened through /proc/PID/root while the process
- * lives, so that record can keep a copy (see filecache.h).  A file found
- * without a kernel build id gets the one read from the file.  Returns a
- * descriptor, or -1 when the host's path is the same file or the process
- * is gone.
+ * The file the process pid mapped at path (at addr), when the host sees
+ * another file, or none, at that path: the process runs in a chroot or
+ * another mount namespace.  Opened as the process sees it, never leaving
+ * its root (procroot.h: the process may swap a directory for a link to
+ * one of the host's meanwhile), while it lives, so that record can keep
+ * a copy (see filecache.h); and only when it is the file mapped, by
+ * device and inode (of the MMAP2 record, or of /proc/PID/maps when the
+ * record carries a build id instead).  A file found without a kernel
+ * build id gets the one read from the file.  Returns a descriptor, or -1
+ * when the host's path is the same file, the process is gone, or the file
+ * at the path is not the one mapped.
  */
-static int open_foreign_file(pid_t pid, const char *path, struct wp_mapped_file *f)
+static int open_foreign_file(pid_t pid, const char *path, uint64_t addr,
+			     struct wp_mapped_file *f)
 {
 	struct stat st, host;
+	uint32_t maj = f->maj, min = f->min;
+	uint64_t ino = f->ino;
 	uint8_t id[20];
-	char *proc;
 	int fd, n;
 
-	if (asprintf(&proc, "/proc/%d/root%s", (int)pid, path) < 0)
-		return -1;
 	/* Only a regular file is opened: a FIFO or device put there is not. */
-	fd = wp_open_regular(proc, &st);
-	free(proc);
-	if (fd < 0)
+	fd = wp_procroot_open(pid, path, &st);
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			wp_debug("not keeping '%s' of process %d: %s", path, (int)pid,
+				 strerror(-fd));
 		return -1;
+	}
 	if (!stat(path, &host) && host.st_dev == st.st_dev && host.st_ino == st.st_ino)
 		goto no;
+	if (!ino && wp_procroot_mapped_file(pid, addr, &maj, &min, &ino))
+		goto no;	/* unmapped already, or the process is gone: not checked */
+	if (major(st.st_dev) != maj || minor(st.st_dev) != min || st.st_ino != ino) {
+		wp_debug("not keeping '%s' of process %d: not the file it mapped", path, (int)pid);
+		goto no;
+	}
 	n = wp_build_id_read_fd(fd, id, sizeof(id));
 	if (n <= 0)
 		goto no;	/* nothing to find a copy by */
@@ -344,7 +359,7 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 	}
 	pthread_mutex_unlock(&d->state_lock);
 	if (d->nr_foreign < MAX_FOREIGN_FILES) {
-		f.fd = open_foreign_file((pid_t)m.pid, name, &f);
+		f.fd = open_foreign_file((pid_t)m.pid, name, m.addr, &f);
 		if (f.fd >= 0)
 			d->nr_foreign++;
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jitmap.h"
+#include "procroot.h"
 #include "util.h"
 
 /* A piece of a perf map read at once: lines longer than this are malformed. */
@@ -151,13 +152,15 @@ int wp_jitmap_add_perf_map(struct wp_jitmap *jm, uint32_t pid, const char *text,
 /*
  * The perf map of a process in a container: written in its own /tmp,
  * under its pid in its own pid namespace (the last of the NSpid line of
- * its status), and read through its root while it lives.  -1 with errno
+ * its status), and read as it sees it while it lives, never leaving its
+ * root (its /tmp may be a link to anywhere: procroot.h).  -1 with errno
  * set when there is none.
  */
 static int open_namespaced_map(uint32_t pid)
 {
 	char status[64], path[128], line[256];
 	unsigned long nspid = 0;
+	struct stat st;
 	FILE *f;
 	int fd;
 
@@ -180,8 +183,13 @@ static int open_namespaced_map(uint32_t pid)
 		errno = ENOENT;
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/root/tmp/perf-%lu.map", pid, nspid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	snprintf(path, sizeof(path), "/tmp/perf-%lu.map", nspid);
+	fd = wp_procroot_open((pid_t)pid, path, &st);
+	if (fd < 0) {
+		/* A FIFO or a device there is "not a regular file", as below. */
+		errno = -fd;
+		return -1;
+	}
 	return fd;
 }
 
