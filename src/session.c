@@ -881,17 +881,27 @@ static int write_build_ids(struct session *s, struct wp_writer *w)
 
 /*
  * Keep a copy of every file that a process in a chroot or another mount
- * namespace mapped (the drain opened them through /proc/PID/root), so
+ * namespace mapped (the drain opened them as the process saw them), so
  * that report finds them by build id even when the host has another file,
  * or none, at the recorded path.  Not an error if it fails: report then
- * names those frames by address, and says so.
+ * names those frames by address, and says so.  What the programs chose to
+ * map is copied within limits (filecache.h), holes left holes, and a
+ * SIGINT, SIGTERM or SIGHUP stops the copying; then the cache is pruned.
  */
 static void keep_foreign_files(struct session *s)
 {
 	const struct wp_mapped_file *files;
-	size_t n, kept = 0, wanted = 0;
+	sigset_t stop;
+	struct wp_filecache_copy cp = { .budget = WP_FILECACHE_MAX_KEPT, .stop = &stop };
+	struct wp_filecache_pruned pruned;
+	size_t n, kept = 0, wanted = 0, big = 0, over = 0, cut = 0;
+	uint64_t since = wp_clock_ns(CLOCK_REALTIME);
 	int err = 0;
 
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
 	files = wp_drain_mapped_files(s->drain, &n);
 	for (size_t i = 0; i < n; i++) {
 		int e;
@@ -903,9 +913,21 @@ static void keep_foreign_files(struct session *s)
 			err = -ECANCELED;
 			continue;
 		}
-		e = wp_filecache_store(files[i].fd, files[i].build_id, files[i].build_id_size);
+		if (cp.signal) {
+			cut++;
+			continue;
+		}
+		wp_debug("copying '%s' (process %u) into the cache", wp_quoted(files[i].path),
+			 files[i].pid);
+		e = wp_filecache_store(files[i].fd, files[i].build_id, files[i].build_id_size, &cp);
 		if (!e || e == -EEXIST)
 			kept++;
+		else if (e == -EFBIG)
+			big++;
+		else if (e == -EDQUOT)
+			over++;
+		else if (e == -EINTR)
+			cut++;
 		else if (!err)
 			err = e;
 	}
@@ -914,11 +936,30 @@ static void keep_foreign_files(struct session *s)
 	if (kept)
 		wp_info("kept copies of %zu file%s mapped in a chroot or another mount namespace "
 			"for report (see FILES in wallprof-record(1))", kept, kept == 1 ? "" : "s");
-	if (kept < wanted)
+	if (big)
+		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept: "
+			"more than %llu MiB of data each", big, big == 1 ? "" : "s",
+			big == 1 ? "was" : "were", WP_FILECACHE_MAX_COPY >> 20);
+	if (over)
+		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept: "
+			"the copies of a recording hold at most %llu MiB", over, over == 1 ? "" : "s",
+			over == 1 ? "was" : "were", WP_FILECACHE_MAX_KEPT >> 20);
+	if (cut)
+		wp_warn("copying stopped by %s: %zu file%s mapped in a chroot or another mount "
+			"namespace %s not kept", strsignal(cp.signal), cut, cut == 1 ? "" : "s",
+			cut == 1 ? "was" : "were");
+	if (kept + big + over + cut < wanted)
 		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept (%s); "
 			"report names their frames only while they stay at the recorded paths",
-			wanted - kept, wanted - kept == 1 ? "" : "s", wanted - kept == 1 ? "was" : "were",
+			wanted - kept - big - over - cut, wanted - kept - big - over - cut == 1 ? "" : "s",
+			wanted - kept - big - over - cut == 1 ? "was" : "were",
 			err == -ECANCELED ? "the cache is off" : strerror(-err));
+	if (s->opts->no_buildid_cache || wp_filecache_prune(since, &pruned))
+		return;
+	if (pruned.removed)
+		wp_info("removed %u old copies of files (%.1f MiB) from the cache, which now holds "
+			"%.1f MiB (see FILES in wallprof-record(1))", pruned.removed,
+			(double)pruned.freed / (1 << 20), (double)pruned.left / (1 << 20));
 }
 
 static int u64_cmp(const void *a, const void *b)
