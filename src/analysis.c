@@ -12,6 +12,7 @@
 #include "coverage.h"
 #include "deferred.h"
 #include "debuginfo.h"
+#include "fdlimit.h"
 #include "jitmap.h"
 #include "pkgowner.h"
 #include "placenames.h"
@@ -259,7 +260,8 @@ static void debug_file_of(struct pipeline *p, struct wp_unnamed_file *f)
 	if (dso->build_id_size) {
 		len = dso->build_id_size;
 		memcpy(id, dso->build_id, len);
-	} else if (dso->usable && (n = wp_build_id_read_fd(dso->fd, id, sizeof(id))) > 0) {
+	} else if (dso->usable && (n = wp_procmap_dso_fd(p->pm, dso)) >= 0 &&
+		   (n = wp_build_id_read_fd(n, id, sizeof(id))) > 0) {
 		len = (size_t)n;
 	}
 	if (len < 2)
@@ -294,6 +296,9 @@ static void explain_unnamed(struct pipeline *p)
 			f->reason = dso->usable || (p->table &&
 						    wp_stacktable_named_file(p->table, (uint32_t)where)) ?
 				    WP_UNNAMED_NO_SYMBOLS : WP_UNNAMED_MISSING;
+			/* Not for want of symbols, nor missing: for want of descriptors. */
+			if (dso->starved)
+				f->reason = WP_UNNAMED_NO_FDS;
 			snprintf(f->path, sizeof(f->path), "%s", dso->path);
 		}
 		f->where = (uint32_t)where;
@@ -961,6 +966,13 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	explain_unnamed(p);
 	an->quality.changed_files = wp_procmap_mismatches(p->pm);
 	an->quality.missing_files = wp_procmap_missing(p->pm);
+	an->quality.starved_files = wp_procmap_starved(p->pm);
+	if (wp_fd_starved()) {
+		an->quality.fd_limit = wp_fdlimit();
+		wp_warn("some frames were left unnamed for lack of file descriptors (the limit "
+			"is %u): raise it ('ulimit -n') for a report that names them",
+			an->quality.fd_limit);
+	}
 	an->quality.jit_live_maps = wp_symbols_jit_live(p->symbols);
 	an->quality.cache_hits = wp_resolver_cache_hits(p->resolver);
 	if (an->bad_stack_defs || p->bad_stacks)

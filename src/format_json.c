@@ -380,6 +380,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 			[WP_UNNAMED_MISSING] = "missing",
 			[WP_UNNAMED_NO_FILE] = "no-file",
 			[WP_UNNAMED_KERNEL] = "kernel",
+			[WP_UNNAMED_NO_FDS] = "no-descriptors",
 		};
 		const struct wp_unnamed_file *f = &q->unnamed_files[i];
 

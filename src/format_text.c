@@ -285,6 +285,7 @@ static void print_unnamed(const struct wp_analysis *an, FILE *out)
 		[WP_UNNAMED_MISSING] = "the file is missing or not the one recorded",
 		[WP_UNNAMED_NO_FILE] = "code of no file (a JIT's, or mappings not recorded)",
 		[WP_UNNAMED_KERNEL] = "kernel symbols were not available to the recording",
+		[WP_UNNAMED_NO_FDS] = "wallprof lacked file descriptors to read it",
 	};
 
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
@@ -429,6 +430,9 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 	if (q->changed_files || q->missing_files)
 		fprintf(out, ", binaries since recording: %u changed, %u missing",
 			q->changed_files, q->missing_files);
+	if (q->fd_limit)
+		fprintf(out, ", names lost for lack of file descriptors (the limit is %u; "
+			"%u files not opened)", q->fd_limit, q->starved_files);
 	if (q->jit_live_maps)
 		fprintf(out, ", JIT code of %u processes named from /tmp/perf-PID.map now "
 			"(the recording has no names for it)", q->jit_live_maps);
