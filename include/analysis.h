@@ -66,6 +66,12 @@ struct wp_quality {
 	unsigned int changed_files, missing_files;
 	unsigned int jit_live_maps;	/* processes named from /tmp/perf-PID.map now */
 	uint64_t cache_hits;		/* user stacks found already unwound */
+	/*
+	 * Samples of an event the file does not describe, left out: not
+	 * on-CPU time, nor any other (the kernel may have given one of ours
+	 * another recorder's id, and its time and stacks with it).
+	 */
+	uint64_t unknown_samples;
 };
 
 struct wp_analysis {

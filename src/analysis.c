@@ -473,6 +473,10 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	uint32_t tid;
 	bool irq;
 
+	if (!wp_sample_kinds_known(&p->kinds, s->id)) {
+		p->an->quality.unknown_samples++;
+		return 0;
+	}
 	if (role == WP_EVENT_WAKEUP) {
 		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &irq))
 			return 0;
@@ -520,6 +524,10 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 
 	if (wp_stack_sample_parse(rec, &ss))
 		return 0;
+	if (!wp_sample_kinds_known(&p->kinds, ss.id)) {
+		p->an->quality.unknown_samples++;
+		return 0;
+	}
 	role = wp_sample_kinds_role(&p->kinds, ss.id);
 	switch (role) {
 	case WP_EVENT_ENQUEUED:
