@@ -1558,8 +1558,11 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		} else if (sw.out) {
 			a->cpus[id.cpu].last_out = time > t->since ? time : t->since;
 		} else {
+			uint32_t serial = t->serial;
 			uint64_t in = cpu_switch_in_time(a, id.cpu, &sw, id.tid, time);
 
+			/* It may add the thread that left the CPU: the array moves. */
+			t = &a->threads[serial];
 			if (in >= t->since)
 				time = in;
 		}
