@@ -91,6 +91,12 @@ struct wp_quality {
 	unsigned int fd_limit;		/* the limit on descriptors, when some were lacking */
 	unsigned int jit_live_maps;	/* processes named from /tmp/perf-PID.map now */
 	uint64_t cache_hits;		/* user stacks found already unwound */
+	/*
+	 * Samples of an event the file does not describe, left out: not
+	 * on-CPU time, nor any other (the kernel may have given one of ours
+	 * another recorder's id, and its time and stacks with it).
+	 */
+	uint64_t unknown_samples;
 };
 
 struct wp_analysis {

@@ -177,6 +177,11 @@ struct wp_summary {
 	uint64_t wakeups;		/* wake-up samples (after the fields above, new) */
 	/* With a stack table: samples written raw, the live unwinder behind (newer). */
 	uint64_t raw_samples;
+	/*
+	 * Samples read whose event id is none of the recording's, left out
+	 * (newest): another recorder's id on a sample the kernel shared.
+	 */
+	uint64_t unknown_samples;
 };
 
 struct wp_writer;

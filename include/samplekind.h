@@ -35,6 +35,9 @@ int wp_sample_kinds_format(struct wp_sample_kinds *k, const struct perf_event_he
 /* The role of a sample's event (on-CPU when the event is not known). */
 enum wp_event_role wp_sample_kinds_role(const struct wp_sample_kinds *k, uint64_t id);
 
+/* Whether id is one of the recording's events (the meta lists its ids). */
+bool wp_sample_kinds_known(const struct wp_sample_kinds *k, uint64_t id);
+
 /* The format of the tracepoint event id's samples come from, or NULL. */
 const struct wp_trace_format *wp_sample_kinds_trace(const struct wp_sample_kinds *k,
 						    uint64_t id);

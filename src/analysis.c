@@ -154,10 +154,23 @@ static unsigned int user_frames(struct pipeline *p, const struct wp_sample_stack
 	return n;
 }
 
-/* Frames of a sample's stack, innermost first: kernel, then user. */
-static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stack *ss)
+/* A kernel frame of the tracing machinery (symbols.h). */
+static bool tracing_frame(const struct pipeline *p, uint32_t tok)
 {
-	unsigned int n = 0;
+	return (tok & WP_FRAME_KERNEL) && wp_symbols_tracing_name(wp_analysis_frame_name(p->an, tok));
+}
+
+/*
+ * Frames of a sample's stack, innermost first: kernel, then user.  A
+ * stack a tracepoint took (by_tracepoint: switch-outs, wakers) starts at
+ * the traced code, as perf starts its own at its probe's caller: with a
+ * second tracer on the tracepoint, that caller is the tracepoint's
+ * iterator, whose frames (and any other tracer's) are left out.
+ */
+static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stack *ss,
+				 bool by_tracepoint)
+{
+	unsigned int n = 0, k;
 
 	for (unsigned int i = 0; i < ss->nr_chain && n < MAX_STACK_TOKENS; i++) {
 		struct wp_place pl;
@@ -166,7 +179,11 @@ static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stac
 			continue;
 		if (pl.kind == WP_PLACE_KERNEL ? p->opts->no_kernel : p->opts->no_user)
 			continue;
-		n += name_place(p, ss->chain[i], &pl, p->tokens + n, MAX_STACK_TOKENS - n);
+		k = name_place(p, ss->chain[i], &pl, p->tokens + n, MAX_STACK_TOKENS - n);
+		if (by_tracepoint && !n && k == 1 && tracing_frame(p, p->tokens[0]))
+			continue;
+		by_tracepoint = false;
+		n += k;
 	}
 	if (!(ss->flags & WP_SSTACK_UNWOUND) || p->opts->no_user)
 		return n;
@@ -357,7 +374,7 @@ static int deliver_wakeup(struct pipeline *p, uint32_t pid, uint32_t tid, uint32
 	struct wp_waker w = { .pid = pid, .tid = tid, .kind = WP_WAKER_THREAD };
 	unsigned int n;
 
-	n = stack_frames(p, ss);
+	n = stack_frames(p, ss, true);
 	if (irq) {
 		w.kind = WP_WAKER_INTERRUPT;
 		for (unsigned int i = 0; i < n; i++) {
@@ -388,7 +405,7 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 	uint32_t stack;
 	unsigned int n;
 
-	n = stack_frames(p, ss);
+	n = stack_frames(p, ss, role != WP_EVENT_ONCPU);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && ss->ip != WP_NO_PLACE) {
 		struct wp_place pl;
@@ -479,6 +496,10 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	uint32_t tid;
 	bool irq;
 
+	if (!wp_sample_kinds_known(&p->kinds, s->id)) {
+		p->an->quality.unknown_samples++;
+		return 0;
+	}
 	if (role == WP_EVENT_WAKEUP) {
 		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &irq))
 			return 0;
@@ -526,6 +547,10 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 
 	if (wp_stack_sample_parse(rec, &ss))
 		return 0;
+	if (!wp_sample_kinds_known(&p->kinds, ss.id)) {
+		p->an->quality.unknown_samples++;
+		return 0;
+	}
 	role = wp_sample_kinds_role(&p->kinds, ss.id);
 	switch (role) {
 	case WP_EVENT_ENQUEUED:

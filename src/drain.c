@@ -813,8 +813,17 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 			if (role != WP_EVENT_SCHED_SWITCH)
 				note_waker(d, h);
 			break;
-		default:
+		case WP_EVENT_ONCPU:
 			d->counts.samples++;
+			break;
+		default:
+			/*
+			 * No event of ours: its fields (time, stacks) may be
+			 * another recorder's too (event.c), so it is not kept.
+			 */
+			d->counts.records--;
+			d->counts.unknown_samples++;
+			return 0;
 		}
 		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
 		if (canon)
@@ -1358,6 +1367,7 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	s->corrupt_bytes = c->corrupt_bytes;
 	s->rings_full_at_end = c->rings_full_at_end;
 	s->wakeups = c->wakeups;
+	s->unknown_samples = c->unknown_samples;
 	err = d->write_err;
 	return err;
 }

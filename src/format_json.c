@@ -352,6 +352,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
 		", \"unwind_cache_hits\": %" PRIu64 ", \"live_raw_samples\": %" PRIu64
+		", \"unknown_event_samples\": %" PRIu64
 		", \"unsampled_on_cpu_ns\": %" PRIu64
 		", \"unsampled_threads\": %" PRIu64 ", \"switch_ins\": %" PRIu64
 		", \"switch_ins_untimed\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
@@ -367,7 +368,8 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		"\"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits,
-		v->an->summary.raw_samples, unsampled_ns,
+		v->an->summary.raw_samples, q->unknown_samples + v->an->summary.unknown_samples,
+		unsampled_ns,
 		unsampled_threads, switch_ins, untimed_ins, wp_meta_switch_stack_rate(v->an->meta),
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
 		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads,

@@ -410,6 +410,10 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 		fprintf(out, ", %" PRIu64 " out of order", an->out_of_order);
 	if (an->impossible_times)
 		fprintf(out, ", %" PRIu64 " with impossible times", an->impossible_times);
+	if (q->unknown_samples + s->unknown_samples)
+		fprintf(out, ", %" PRIu64 " samples of events not the recording's left out "
+			"(another profiler's, shared by the kernel)",
+			q->unknown_samples + s->unknown_samples);
 	fputc('\n', out);
 	if (q->samples) {
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",

@@ -43,6 +43,11 @@ enum wp_event_role wp_sample_kinds_role(const struct wp_sample_kinds *k, uint64_
 	return (enum wp_event_role)role;
 }
 
+bool wp_sample_kinds_known(const struct wp_sample_kinds *k, uint64_t id)
+{
+	return wp_u64map_get(&k->roles, id, NULL);
+}
+
 const struct wp_trace_format *wp_sample_kinds_trace(const struct wp_sample_kinds *k,
 						    uint64_t id)
 {

@@ -1482,6 +1482,11 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 	if (c->throttles)
 		wp_warn("the kernel throttled sampling %llu times; try a lower -F",
 			(unsigned long long)c->throttles);
+	if (c->unknown_samples)
+		wp_warn("%llu samples named an event that is not the recording's and were left "
+			"out: another profiler's context-switches event shared them (the kernel "
+			"hands one sample to each software event in turn)",
+			(unsigned long long)c->unknown_samples);
 }
 
 /*

@@ -305,6 +305,31 @@ uint32_t wp_symbols_unnamed_where(const struct wp_symbols *s, uint32_t tok)
 	return wp_u64map_get(&s->unnamed, tok, &where) ? (uint32_t)where : WP_DSO_NONE;
 }
 
+bool wp_symbols_tracing_name(const char *name)
+{
+	static const char *const prefixes[] = {
+		"__traceiter_",		/* a tracepoint's probes, one after the other */
+		"__probestub_",
+		"__SCT__tp_func_",	/* its static call's trampoline */
+		"perf_trace_",		/* perf's probe, perf_trace_run_bpf_submit */
+		"perf_tp_event",
+		"perf_swevent_",
+		"___perf_sw_event",
+		"__perf_sw_event",
+		"__perf_event_overflow",
+		"trace_event_raw_event_",	/* ftrace's probe */
+		"trace_event_buffer_",
+		"__bpf_trace_",		/* BPF's raw tracepoint probes */
+		"bpf_trace_run",
+		"trace_call_bpf",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name)
 {
 	return token(s, name, 0);
