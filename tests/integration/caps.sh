@@ -6,10 +6,8 @@
 # group IDs and supplementary groups.  Only --keep-capabilities, for root
 # alone, lets the command keep them (chroot then works; without it, a
 # quick failure is explained).
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
 chmod 755 "$tmp"
 failed=0
 
@@ -39,8 +37,7 @@ check_ids() {
 }
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root to show that root's capabilities are not inherited"
-	exit 77
+	skip "needs root to show that root's capabilities are not inherited"
 fi
 
 # Give wallprof itself supplementary groups and inheritable and ambient
@@ -145,4 +142,5 @@ else
 	echo "not ok - unknown --user: exit $rc, $(wc -l < err) lines, file $(ls bad.data 2>/dev/null)"
 	failed=1
 fi
-exit $failed
+[ "$failed" -eq 0 ] || failures=$((failures + 1))
+finish

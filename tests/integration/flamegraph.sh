@@ -16,7 +16,7 @@ FG="$TESTS_SRCDIR/integration/flamegraph.py"
 SHOT="$TESTS_SRCDIR/../tools/flamegraph-shot"
 browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] ||
-	echo "SKIP-PART: no chromium (tools/deps.sh installs it): the SVGs are not opened in a browser"
+	skip_check "the SVGs open in a browser" "no chromium (tools/deps.sh installs it)"
 
 # report OUT ARGS...: `wallprof report -i F ARGS... -o OUT`: exit 0, nothing on stderr.
 report() {

@@ -126,7 +126,8 @@ for name in $NAMES; do
 		$((on + off)) -eq "$wall"
 	check_num "$p: $name: the sum of wall is its whole life in the recording" \
 		"$wall" -eq $(($(lf "$tid" last) - $(lf "$tid" first)))
-	oncpu_ok "$p: $name: over the files" "$on" "$oncpu" "$steal_ns"
+	oncpu_ok "$p: $name: over the files" "$on" "$oncpu" "$steal_ns" \
+		"$(wl_field wl.out "$name" slices)"
 done
 }
 rotation out
