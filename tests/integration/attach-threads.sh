@@ -7,6 +7,7 @@
 # yet attached, and a thread named twice with -t.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test attach
 
 command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"

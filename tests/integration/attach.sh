@@ -4,6 +4,7 @@
 # appear with a FORK record.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test attach
 
 # start OUT COMMAND...: start a workload in the background; $wl is its pid
 # once it printed its "pid N" line (exits the test if it never does).

@@ -114,15 +114,22 @@ no_file() { ! ls -A "${2:-.}" 2>/dev/null | grep -Eq -e "$1"; }
 # nlines FILE: lines in FILE, counting an unterminated last line.
 nlines() { grep -c '' "$1" 2>/dev/null || true; }
 
-# tracing_alone: wait for, then hold until the test ends, the lock that
-# every test checking wake-ups takes (on the test directory, which the
-# tests of one run share): while two tracers record the scheduler's
-# tracepoints, this VM's kernel (Linux 6.18) emits no sched_waking for
-# many wake-ups, for both.  (A no-op without flock.)
+# Every test records the scheduler's tracepoints (wake-ups are on by
+# default as root), and while two tracers record them this VM's kernel
+# (Linux 6.18) emits no sched_waking for many wake-ups, for both.  So each
+# test holds a shared lock on the test directory (which the tests of one
+# run share) until it ends, and tracing_alone makes it exclusive: a test
+# that compares wake-ups with the kernel's, or with perf's, waits until
+# no other test runs, and none starts until it ends.  (No-ops without
+# flock.)
+if command -v flock >/dev/null 2>&1 && exec 8<"$TESTS_SRCDIR/integration"; then
+	flock -s 8
+fi
+# (A process a test left behind keeps the lock: after 10 minutes the
+# test goes on, and says so.)
 tracing_alone() {
 	command -v flock >/dev/null 2>&1 || return 0
-	exec 8<"$TESTS_SRCDIR/integration"
-	flock 8
+	flock -x -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
 }
 
 # run OUT ERR COMMAND...: run with stdin from /dev/null; status in $rc.

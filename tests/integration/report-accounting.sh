@@ -6,10 +6,10 @@
 # the ground truth.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"
-core_test accuracy
 NAMES='spinner sleeper locker locker2 reader'
 
 steal_mark

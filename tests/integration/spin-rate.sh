@@ -6,6 +6,7 @@
 # margin covers the thread's start and exit around the measurement).
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 # rate HZ SECONDS FILE: record spin at HZ and compare with the ground truth.
 rate() {

@@ -11,6 +11,7 @@
 # time the other CPUs' worth less what the rest of the machine ran.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"

@@ -6,6 +6,7 @@
 # saying wake-ups are not recorded and why, and the recording as before.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test wake-ups
 tracing_alone
 
 [ "$(id -u)" -eq 0 ] || skip "the wake-up tracepoints need root (or CAP_PERFMON) here"

@@ -12,6 +12,7 @@
 # says what every wake-up cost.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test wake-ups
 
 [ "$(id -u)" -eq 0 ] || skip "the wake-up tracepoints need root (or CAP_PERFMON) here"
 [ -d /sys/kernel/tracing ] || skip "this kernel has no tracefs"
@@ -181,13 +182,10 @@ if $have_perf; then
 	kernel=$(perf script -i wakings.data -F trace 2>/dev/null | grep -c " pid=$sleeper ")
 	ours=$(awk '$1 != "total" { n += $5 } END { print n + 0 }' sleep.w)
 	echo "# sleeps $(wl_field sleep.wl sleeper sleeps), sched_waking seen by perf $kernel, by wallprof $ours"
-	# perf itself, beside the other tests' tracers, may record none at all.
-	if [ "$kernel" -eq 0 ]; then
-		echo "# perf recorded no wake-up of the sleeper: not compared"
-	else
-		check_range "sleep: wallprof has every wake-up perf saw ($kernel)" "$ours" \
-			$((kernel - kernel / 50 - 2)) $((kernel + 2))
-	fi
+	# (No other test runs now: tracing_alone.)
+	check_num "sleep: perf saw the sleeper woken" "$kernel" -gt 0
+	check_range "sleep: wallprof has every wake-up perf saw ($kernel)" "$ours" \
+		$((kernel - kernel / 50 - 2)) $((kernel + 2))
 fi
 run sleep.fc sleep.fcerr "$WALLPROF" report -i sleep.data --format folded --waker-comm '\[timer\]'
 check "sleep: --waker-comm '\\[timer\\]': the sleeper's lines" grep -q '^sleeper;' sleep.fc
@@ -240,10 +238,6 @@ if $have_perf; then
 			"schedstat $runq; blocked $blocked, off $off, $switches switches"
 		check_num "overload: hog $tid is both preempted and woken" \
 			"$(($(jt overload.json "$tid" invol) > 0 && $(jt overload.json "$tid" wakeups) > 0))" -eq 1
-		if [ ! -s perf.waits ]; then
-			echo "# perf recorded no wait at all: hog $tid not compared with it"
-			continue
-		fi
 		if [ -z "$perf_wait" ]; then
 			fail "overload: perf saw hog $tid wait"
 			continue
@@ -295,15 +289,16 @@ for name in ping pong; do
 		"schedstat $k_runq; $sws switches"
 	# After a wake-up that makes the wakee preempt its waker, the kernel
 	# (most of the time) skips its next clock update, and schedstat charges
-	# the wakee from the wake-up on: a microsecond or two a switch, more on
-	# a busy machine (see ACCURACY in wallprof-report(1)).  The records
-	# alone put on-CPU time 40% short here.
-	check_num "storm: $name's on-CPU time within max(3%, 5 ms, 1 us a switch) of schedstat's $k_on" \
-		"$(abs $((on - k_on)))" -le "$(max "$(max $((k_on * 3 / 100)) 5000000)" $((sws * 1000)))"
-	# Most waits' runnable part is estimated here (wallprof-report(1):
-	# 5-22% under schedstat's run queue in this storm): 25%.
-	check_num "storm: $name's preempted + runnable within max(25%, 10 ms, 2 us a switch) of schedstat's $k_runq" \
-		"$(abs $((waited - k_runq)))" -le "$(max "$(max $((k_runq * 25 / 100)) 10000000)" $((sws * 2000)))"
+	# the wakee from the wake-up on (see ACCURACY in wallprof-report(1)):
+	# 5% in all.  The records alone put on-CPU time 40% short here; an
+	# allowance per switch (1 us was 33% of the thread's time) would let
+	# that pass.
+	check_num "storm: $name's on-CPU time within max(5%, 5 ms) of schedstat's $k_on ($sws switches)" \
+		"$(abs $((on - k_on)))" -le "$(max $((k_on * 5 / 100)) 5000000)"
+	# Most waits' runnable part is estimated here, from those whose
+	# wake-up was recorded: within 10% of schedstat's run queue.
+	check_num "storm: $name's preempted + runnable within max(10%, 10 ms) of schedstat's $k_runq ($sws switches)" \
+		"$(abs $((waited - k_runq)))" -le "$(max $((k_runq * 10 / 100)) 10000000)"
 done
 
 # --switch-stacks=all records every wake-up: record says what they cost.
