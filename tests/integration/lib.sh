@@ -168,6 +168,42 @@ dump_switches() {
 		END { printf "%d %d %.0f\n", vol, inv, off }'
 }
 
+# watch_switches PID TID OUT: count the thread's switch-outs as the kernel
+# does, in the background, into OUT (ctxsw.py) until it is gone.
+watch_switches() {
+	python3 "$TESTS_SRCDIR/integration/ctxsw.py" "$1" "$2" "$3" &
+	bg_pids="$bg_pids $!"
+	wait_until 50 test -s "$3"
+}
+
+# kernel_switches OUT FROM_NS TO_NS: "LO HI", the switch-outs the kernel
+# counted (watch_switches) surely inside [FROM_NS, TO_NS], and at most
+# around it; past the last reading, the thread's end is taken to make
+# at most one more (its exit).
+kernel_switches() {
+	awk -v a="$2" -v b="$3" '{ t0[NR] = $1; t1[NR] = $2; c[NR] = $3 } END {
+		lo0 = -1; lo1 = -1; hi0 = 0; hi1 = -1
+		for (i = 1; i <= NR; i++) {
+			if (t0[i] >= a && lo0 < 0) lo0 = c[i]
+			if (t1[i] <= b) lo1 = c[i]
+			if (t1[i] <= a) hi0 = c[i]
+			if (t0[i] >= b && hi1 < 0) hi1 = c[i]
+		}
+		if (hi1 < 0) hi1 = c[NR] + 1
+		lo = lo0 >= 0 && lo1 > lo0 ? lo1 - lo0 : 0
+		printf "%d %d\n", lo, hi1 - hi0 }' "$1"
+}
+
+# rec_span DUMP TID: "FROM_NS TO_NS", the span in which a recording holds
+# every switch of TID, on the monotonic clock: from TID's first switch
+# record (its events are on by then) to the last record of all.
+rec_span() {
+	awk -v tid="$2" '$1 ~ /^[0-9]+\.[0-9]+$/ { split($1, y, "."); v = y[1] * 1000000000 + y[2]
+		if (v > to) to = v
+		if ($2 ~ /^SWITCH_(IN|OUT)$/ && $3 ~ ("/" tid "$") && (from == "" || v < from)) from = v }
+		END { printf "%.0f %.0f\n", from, to }' "$1"
+}
+
 # switch_event DUMP: the switch-out stacks' event as the dump's SAMPLE
 # lines name it (a tracepoint used twice gets its index: "NAME#N").
 switch_event() {
