@@ -218,6 +218,25 @@ switch_event() {
 	echo "${_e:-none}"
 }
 
+# switch_ins DUMP: "ALL UNTIMED", counted here from the dump: the
+# switch-ins of known threads from the first sched_switch sample on (the
+# "switch times" event), and those with no such sample on their CPU in
+# the 2 ms before them (each sample times one switch-in).
+switch_ins() {
+	_n=$(awk '/^# event [0-9]+: .*, switch times, / { n = $3; sub(/:$/, "", n); print n; exit }' "$1")
+	_e=$(awk -v n="${_n:-x}" '$1 == "#" && $2 == "event" && $3 == n ":" { e = $4; sub(/,$/, "", e); print e }' "$1")
+	[ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ] && _e="$_e#$_n"
+	grep -E '^[0-9]+\.[0-9]+ ' "$1" | sort -n -k1,1 | awk -v ev="${_e:-none}" '
+		function ns(s,  x) { split(s, x, "."); return x[1] * 1000000000 + x[2] }
+		$2 == "SAMPLE" && $6 == ev { at[$5] = ns($1); seen = 1; next }
+		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ {
+			t = ns($1); ins++
+			if (($5 in at) && t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
+			else untimed++
+		}
+		END { printf "%d %d\n", ins, untimed }'
+}
+
 # switch_samples DUMP [TID]: SAMPLE lines with a switch-out stack.
 switch_samples() { samples "$(switch_event "$1")" "$1" "${2:-}"; }
 

@@ -104,7 +104,11 @@ EOF
 		REC_ARGS="-g dwarf,$size" launched make-big --comm cc1 --min-reach 0.7 \
 			--max-truncated 0.25 -- make -s -j2 -C proj
 	else
-		ok "make: no stack was cut short this time, nothing to re-record"
+		# Then no stack was cut short, or the report says it cannot tell
+		# how much more would do.
+		check "make: no size to suggest: none cut short, or a larger size advised" \
+			sh -c '"$1" report -i make.data --no-cache 2>/dev/null | grep "^# stacks:" |
+				grep -Eq " 0\.0% cut short|try a larger -g dwarf"' - "$WALLPROF"
 	fi
 fi
 

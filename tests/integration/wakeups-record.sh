@@ -29,7 +29,7 @@ if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
 	check "unmounted tracefs: the recording has wake-ups" \
 		grep -Eq '^# flags:.* wakeups( |$)' "$(dump u.data du; echo du)"
 else
-	echo "# no mount namespace to unmount tracefs in: mounting not tested"
+	skip_check "unmounted tracefs is mounted" "no mount namespace to unmount tracefs in"
 fi
 
 run wl.out err "$WALLPROF" record -o w.data -- "$WORKLOADS/wallclock" 0.5
