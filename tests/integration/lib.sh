@@ -132,6 +132,20 @@ tracing_alone() {
 	flock -x -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
 }
 
+# foreign_tracers [PID...]: the processes other than these that hold perf
+# events now (another profiler or tracer, outside this run's tests), as
+# "PID:NAME ..."; none is an empty line.  While another tracer records the
+# scheduler's tracepoints, this kernel drops sched_waking for both.
+foreign_tracers() {
+	for _d in /proc/[0-9]*; do
+		_p=${_d#/proc/}
+		case " $* $$ " in *" $_p "*) continue ;; esac
+		ls -l "$_d/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' || continue
+		printf '%s:%s ' "$_p" "$(cat "$_d/comm" 2>/dev/null)"
+	done
+	echo
+}
+
 # run OUT ERR COMMAND...: run with stdin from /dev/null; status in $rc.
 run() {
 	_out=$1 _err=$2; shift 2
