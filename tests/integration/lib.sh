@@ -120,16 +120,23 @@ nlines() { grep -c '' "$1" 2>/dev/null || true; }
 # test holds a shared lock on the test directory (which the tests of one
 # run share) until it ends, and tracing_alone makes it exclusive: a test
 # that compares wake-ups with the kernel's, or with perf's, waits until
-# no other test runs, and none starts until it ends.  (No-ops without
-# flock.)
-if command -v flock >/dev/null 2>&1 && exec 8<"$TESTS_SRCDIR/integration"; then
+# no other test runs, and none starts until it ends.  A second lock, taken
+# on the way in by both kinds, keeps the shared ones from starving the
+# exclusive one: once it waits, the tests that start after it wait for
+# it.  (No-ops without flock.)
+if command -v flock >/dev/null 2>&1 && exec 7<"$TESTS_SRCDIR/workloads" 8<"$TESTS_SRCDIR/integration"; then
+	flock -x 7
 	flock -s 8
+	flock -u 7
 fi
 # (A process a test left behind keeps the lock: after 10 minutes the
 # test goes on, and says so.)
 tracing_alone() {
 	command -v flock >/dev/null 2>&1 || return 0
+	flock -u 8
+	flock -x 7
 	flock -x -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
+	flock -u 7
 }
 
 # foreign_tracers [PID...]: the processes other than these that hold perf
