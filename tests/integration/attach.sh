@@ -20,26 +20,6 @@ start() {
 	[ "$(sed -n 's/^pid //p' "$_o")" = "$wl" ] || { fail "$1 printed its pid"; finish; }
 }
 
-# attach_go PID OUT DATA: record -p PID into DATA in the background (its
-# status into OUT.rc); once it holds perf events (it has attached), send
-# the leader-exit workload PID its SIGUSR1, and wait for the recording.
-attach_go() {
-	(timeout 60 "$WALLPROF" record -p "$1" -o "$3" <"/dev/null" >"$2" 2>"$2.err"
-	 echo $? >"$2.rc") &
-	_sub=$!
-	_pat="wallprof record -p $1 -o $3\$"
-	has_events() {
-		for _p in $(pgrep -f "$_pat" 2>/dev/null); do
-			ls -l "/proc/$_p/fd" 2>/dev/null | grep -q 'perf_event' && return 0
-		done
-		return 1
-	}
-	wait_until 600 has_events || fail "record -p $1 opened its events within 60 s"
-	kill -USR1 "$1"
-	wait "$_sub"
-	rc=$(cat "$2.rc")
-}
-
 # --- -p on a process that starts a thread after the attach ---------------
 start late.out "$WORKLOADS/late-thread" 1.5 0.5
 pid=$wl

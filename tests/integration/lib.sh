@@ -139,6 +139,26 @@ tracing_alone() {
 	flock -u 7
 }
 
+# attach_go PID OUT DATA: record -p PID into DATA in the background (its
+# status into OUT.rc); once it holds perf events (it has attached), send
+# the workload PID its SIGUSR1 (leader-exit, spawner), and wait for the recording.
+attach_go() {
+	(timeout 60 "$WALLPROF" record -p "$1" -o "$3" <"/dev/null" >"$2" 2>"$2.err"
+	 echo $? >"$2.rc") &
+	_sub=$!
+	_pat="wallprof record -p $1 -o $3\$"
+	has_events() {
+		for _p in $(pgrep -f "$_pat" 2>/dev/null); do
+			ls -l "/proc/$_p/fd" 2>/dev/null | grep -q 'perf_event' && return 0
+		done
+		return 1
+	}
+	wait_until 600 has_events || fail "record -p $1 opened its events within 60 s"
+	kill -USR1 "$1"
+	wait "$_sub"
+	rc=$(cat "$2.rc")
+}
+
 # foreign_tracers [PID...]: the processes other than these that hold perf
 # events now (another profiler or tracer, outside this run's tests), as
 # "PID:NAME ..."; none is an empty line.  While another tracer records the
