@@ -59,8 +59,10 @@ for how in launch attach; do
 	# Attached: what the process ran before its work began (its start,
 	# the wait for the attach) is left out of the ground truth.
 	truth=$(($(wl_field j.out main oncpu_ns) - $(wl_field j.out main go_oncpu_ns)))
-	check_range "join, $how: main's on-CPU time is schedstat's, percent" \
-		$((main_on * 100 / truth)) 90 110
+	# (Attached, its wait for the signal after the attach is recorded
+	# too: some tens of 10 ms sleeps, up to 2 ms of CPU.)
+	check_range "join, $how: main's on-CPU time is schedstat's ($truth), within 10% (and 2 ms)" \
+		"$main_on" $((truth * 9 / 10)) $((truth * 11 / 10 + 2000000))
 	check_range "join, $how: main's samples are its on-CPU time / period, percent" \
 		$((main_samples * period * 100 / (main_on + 1))) 85 110
 	# Each of the thousands of threads has a few microseconds of exit path

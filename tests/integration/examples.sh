@@ -714,8 +714,9 @@ if [ -z "$RPID" ] || [ -z "$RTID" ]; then
 	finish
 fi
 
-# The process that record -p and -t attach to: it sleeps for a minute.
-"$WORKLOADS/sleeper" 6000 10 >/dev/null 2>&1 </dev/null &
+# The process that record -p and -t attach to: it sleeps until the test
+# ends (a busy machine took more than the minute it once slept).
+"$WORKLOADS/sleeper" 1000000 10 >/dev/null 2>&1 </dev/null &
 BGPID=$!
 bg_pids="$bg_pids $BGPID"
 # second_task: the tid of a thread of $BGPID other than the main thread.
