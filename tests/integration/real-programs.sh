@@ -129,16 +129,19 @@ print(" ".join(sorted({str(t["pid"]) for t in d["threads"] if t["comm"] == "node
 sys.exit(not any("busy" in f["name"] for s in d["stacks"] for f in s["frames"]))'
 fi
 
-# -p: attach to a running python3 for one second.
+# -p: attach to a running python3 for one second, once it is in its loop
+# (its start, deep in the import machinery, can take a busy machine more
+# than a second, and its stacks need more than the default copy).
 $PY -c '
 import time
-end = time.time() + 4
+print("looping", flush=True)
+end = time.time() + 60
 while time.time() < end:
     sum(range(20000)); time.sleep(0.001)
-' &
+' >py.out &
 py=$!
 bg_pids="$bg_pids $py"
-sleep 0.3
+wait_until 300 grep -q looping py.out
 "$WALLPROF" record -q -o attach.data -p "$py" -d 1 2>attach.err
 check_num "attach: record exits 0" $? -eq 0
 if report_json attach attach.data; then

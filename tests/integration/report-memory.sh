@@ -69,7 +69,7 @@ check_num "a short thread costs some hundred bytes ($per)" "$per" -le 4095
 # A process every fourth thread, each spinning 1 ms: most processes are
 # sampled, and so unwound.
 # (As above, a longer run on a loaded machine, where processes come slowly.)
-for s in 1 5 15; do
+for s in 1 5 15 40; do
 	run ch$s.out ch$s.err "$WALLPROF" record -q -o ch$s.data -- "$WORKLOADS/churn" $s 1000
 	check_num "churn for $s s: recorded" "$rc" -eq 0
 	[ "$s" = 1 ] && continue
