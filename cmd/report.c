@@ -439,6 +439,7 @@ int cmd_report(int argc, char **argv)
 	}
 	ao.progress = !quiet && isatty(STDERR_FILENO);
 	ao.frame_info = format->frame_info;
+	ao.keep_timeline = format->timeline;
 	/* A recorder that was killed left its data under the temporary name. */
 	if (access(input, F_OK) && errno == ENOENT &&
 	    !wp_writer_find_unfinished(input, &unfinished, &running)) {

@@ -1,22 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * account.h: every thread's wall time, split exactly into on-CPU and
- * off-CPU (blocked, preempted) time.
+ * account.h: the ledger: every thread's wall time, split exactly into
+ * on-CPU and off-CPU (blocked, runnable, preempted) time, by stack.
  *
- * Fed the records of a recording in time order.  On-CPU time comes from
- * the switch-in/switch-out records, not from counting samples; off-CPU
- * time is blocked after a voluntary switch-out and preempted after an
- * involuntary one (or between a thread's creation and its first run).
- * With wake-ups recorded, blocked time ends at the wake-up, which names
- * its waker, and the wait for a CPU from there to the switch-in (or from
- * a thread's creation to its first run) is runnable time.
- * Each thread is accounted over its window: from the later of record start
- * and its creation (FORK, or the exec of the launched command) to the
- * earlier of record end and its exit.  wall = on + blocked + runnable +
- * preempted, to the nanosecond.  A process's main thread also keeps every
- * name the process exec'd under, with its command lines (CMDLINE records);
- * a system-wide recording's CPUs keep their idle time (the idle task's).
- * Owns its thread table, names and CPUs; formatters only read them.
+ * Fed a recording's records in time order, which it hands to its
+ * timeline (timeline.h), the one model of every CPU and thread; the
+ * ledger reads the timeline's segments and adds them up: per thread, per
+ * stack (on-CPU samples are weighted so that a thread's stacks add up to
+ * its exact on-CPU time; off-CPU segments go to their switch-out stack),
+ * per waker, per CPU, into histograms, and per process name.  Each thread
+ * is accounted over its window: from the later of record start and its
+ * creation to the earlier of record end and its exit; wall = on + blocked
+ * + runnable + preempted, to the nanosecond.  Estimates (stacks of
+ * unsampled switch-outs, waits whose wake-up went unrecorded) are a pass
+ * of their own at the end, and say what they moved.  Owns its timeline,
+ * thread table, names and CPUs; formatters only read them.
  */
 #ifndef WALLPROF_ACCOUNT_H
 #define WALLPROF_ACCOUNT_H
@@ -27,6 +25,7 @@
 #include <linux/perf_event.h>
 
 #include "datafile.h"
+#include "timeline.h"
 
 /* log2 histogram: bucket i holds values in [2^i, 2^(i+1)) ns (0 in bucket 0). */
 #define WP_HIST_BUCKETS 64
@@ -97,6 +96,22 @@ struct wp_thread_times {
 	uint64_t switch_outs_unsampled;
 	bool exited;
 	bool approximate;		/* records were lost in its window */
+	/*
+	 * Where on_cpu_ns comes from (enum wp_on_cpu_source): the switch
+	 * records as they are, or anchored to the kernel's own total, or moved
+	 * by the recording's mean lag (an estimate).  on_cpu_moved_ns is what
+	 * anchoring or the estimate moved into on-CPU time from the waits
+	 * before late switch-ins (negative: out of it); kernel_on_cpu_ns the
+	 * kernel's total over the anchored span, when anchored.
+	 */
+	uint8_t on_cpu_source;
+	int64_t on_cpu_moved_ns;
+	uint64_t kernel_on_cpu_ns;
+	/*
+	 * What anchoring moved in blocked, runnable and preempted time (the
+	 * timeline's segments, as recorded, add up to the totals less these).
+	 */
+	int64_t wait_moved_ns[3];
 	uint32_t serial;		/* creation order from 0: the same in every pass */
 	const struct wp_thread_hists *hists;	/* NULL: no interval at all */
 	/*
@@ -106,6 +121,37 @@ struct wp_thread_times {
 	const struct wp_process_name *names;
 	uint32_t nr_names;
 };
+
+enum wp_on_cpu_source {
+	/* The switch records: no switch-in of its came late, or nothing to anchor to */
+	WP_ON_CPU_RECORDS,
+	/* Anchored to the kernel's own figures (THREAD_CLOCK records): exact */
+	WP_ON_CPU_KERNEL,
+	/* Its late switch-ins moved by the anchored threads' mean: within on_cpu_moved_ns */
+	WP_ON_CPU_ESTIMATED,
+};
+
+/*
+ * How the on-CPU times were anchored (after finish): the threads anchored
+ * to the kernel's figures and what that moved in all (the records alone
+ * read short by it), the largest share of a thread's time moved, and the
+ * threads estimated from their mean, with what the estimate moved (the
+ * bound of its error); late: running segments that began at a switch
+ * record's late time.  none_why: 0, or why no thread could be anchored.
+ */
+struct wp_anchor_summary {
+	uint64_t anchored, anchored_moved_abs_ns;
+	int64_t anchored_moved_ns;
+	double worst_share;		/* |moved| / kernel figure, largest */
+	uint64_t estimated, estimated_moved_abs_ns;
+	uint64_t late_starts;
+	uint64_t clocks;		/* THREAD_CLOCK records used */
+	int64_t cpus_moved_ns;		/* -a: what the CPUs' busy time moved with them */
+	/* -a: on-CPU time over the CPUs' time, taken back (threads without figures first) */
+	uint64_t cpus_trimmed_ns;
+};
+struct wp_account;
+void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s);
 
 /* Add the thread's histogram of one kind into h (zeroed by the caller). */
 void wp_thread_hist_add(const struct wp_thread_times *t, enum wp_hist_kind kind,
@@ -136,21 +182,6 @@ struct wp_stack_weight {
 	 * thread's totals stay exact).
 	 */
 	uint64_t estimated_ns[3];
-};
-
-/* Who ended a blocked interval. */
-enum wp_waker_kind {
-	WP_WAKER_THREAD,	/* a thread, in its own context */
-	WP_WAKER_INTERRUPT,	/* interrupt context: whoever ran was not the waker */
-	WP_WAKER_TIMER,		/* a timer's interrupt */
-	WP_WAKER_IDLE,		/* the idle task */
-};
-
-struct wp_waker {
-	uint32_t pid, tid;	/* 0 for interrupts and timers */
-	uint32_t stack;		/* at the wake-up (stacks.h) */
-	uint32_t kind;		/* enum wp_waker_kind */
-	char comm[16];		/* the thread's name then, "" when not a known thread */
 };
 
 /*
@@ -187,6 +218,8 @@ struct wp_period {
 	uint32_t stack;		/* off-CPU: the switch-out stack; on-CPU: UINT32_MAX */
 	bool short_off;		/* off-CPU and shorter than min_block_ns: no stack weight */
 	const struct wp_waker *waker;	/* blocked: who ended it, or NULL */
+	uint32_t waker_index;		/* its index in wp_account_wakers(), or UINT32_MAX */
+	uint32_t cpu;			/* on-CPU: where, or UINT32_MAX when not known */
 	/*
 	 * Blocked, with its wake-up unrecorded (the tracepoints gated off):
 	 * its end may have been runnable; the totals move an estimated share
@@ -235,12 +268,13 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		      uint64_t time);
 
 /*
- * One sample, in time order, with the id of its (symbolized) stack.
- * switch_out: a stack taken at a switch-out, for the off-CPU interval
- * that the thread's next SWITCH_OUT record starts.
+ * One sample on cpu (WP_NO_CPU: unknown), in time order, with the id of
+ * its (symbolized) stack.  switch_out: a stack taken at a switch-out, for
+ * the off-CPU interval that the thread's next SWITCH_OUT record starts.
+ * tid 0: the idle task (-a: its CPU was idle), counted for no thread.
  */
-int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t time,
-		      bool switch_out, uint32_t stack);
+int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint32_t cpu,
+		      uint64_t time, bool switch_out, uint32_t stack);
 
 /*
  * A wake-up (sched_waking), in time order: it names the waker of the
@@ -346,13 +380,6 @@ struct wp_cpu_time {
 	uint64_t unseen_ns;
 };
 
-/*
- * Where an on-CPU sample of thread tid (0: the idle task) was taken, after
- * its wp_account_sample (which takes none of the idle task's): the CPUs'
- * ledger of a system-wide recording needs it; others ignore it.
- */
-int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu);
-
 /* After finish: the CPUs' times (*n is 0 when the recording is not system-wide). */
 const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n);
 
@@ -361,6 +388,9 @@ uint64_t wp_account_lost(const struct wp_account *a);
 
 /* First and last time a loss was reported (0 when none). */
 void wp_account_loss_span(const struct wp_account *a, uint64_t *first, uint64_t *last);
+
+/* The timeline the ledger reads (its threads, wakers and switch timing). */
+const struct wp_timeline *wp_account_timeline(const struct wp_account *a);
 
 void wp_account_free(struct wp_account *a);
 

@@ -29,8 +29,28 @@ struct wp_analysis_opts {
 	/* Keep each frame's file, entry address and source line (for pprof). */
 	bool frame_info;
 	bool no_cache;			/* neither read nor write the symbol cache */
-	/* Sees every period and sample the accounting counts (account.h); borrowed. */
-	const struct wp_account_observer *observer;
+	/* Keep the timeline's periods and samples (wp_analysis.kept), for a timeline. */
+	bool keep_timeline;
+};
+
+/*
+ * One period of a thread's time, or one on-CPU sample, as the ledger
+ * counted it (inside the window), in the order the ledger counted them
+ * (periods as they end, samples as they come).
+ */
+enum { WP_KEPT_SAMPLE = 0xff };
+enum {
+	WP_KEPT_SHORT_OFF = 1U << 0,		/* off-CPU, shorter than --min-block */
+	WP_KEPT_WAKEUP_UNRECORDED = 1U << 1,	/* blocked, its wake-up gated off */
+};
+struct wp_kept_event {
+	uint64_t start_ns, end_ns;	/* absolute; a sample's time twice */
+	uint32_t serial;		/* the thread's (wp_thread_times.serial) */
+	uint32_t stack;			/* off-CPU: switch-out stack; sample: its stack */
+	uint32_t waker;			/* blocked: index into wp_account_wakers(), or UINT32_MAX */
+	uint32_t cpu;			/* on-CPU: where, or UINT32_MAX */
+	uint8_t kind;			/* enum wp_period_kind, or WP_KEPT_SAMPLE */
+	uint8_t flags;			/* WP_KEPT_* */
 };
 
 /* Where frames without a function name were, and why they have none. */
@@ -86,9 +106,11 @@ struct wp_analysis {
 	uint64_t out_of_order;		/* records older than one already seen */
 	uint64_t impossible_times;	/* records dated well outside the recording */
 	uint64_t bad_stack_defs;	/* damaged stack table entries (stacktable.h) */
-	/* What it was run on: a format may run a pass of its own with an observer. */
 	const char *path;			/* borrowed from the caller */
 	struct wp_analysis_opts opts;
+	/* With keep_timeline: every period and sample, in the ledger's order. */
+	struct wp_kept_event *kept;
+	size_t nr_kept, cap_kept;
 };
 
 /*

@@ -55,6 +55,8 @@
  * closed slot has its runnable part and its waker estimated.
  */
 #define WP_META_WAKEUPS_GATED	(1ULL << 9)
+/* The kernel's figures of threads at their exit were recorded (THREAD_CLOCK, exit). */
+#define WP_META_EXIT_CLOCKS	(1ULL << 10)
 
 enum wp_callgraph {
 	WP_CALLGRAPH_NONE = 0,

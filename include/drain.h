@@ -128,6 +128,17 @@ size_t wp_drain_nr_kernel_ips(struct wp_drain *d);
 size_t wp_drain_kernel_ips(struct wp_drain *d, uint64_t *out, size_t max);
 
 /*
+ * Records made by another thread (the kernel's figures of threads' time,
+ * say), whole, dated when made: take appends those made since its last
+ * call to out (0, or -ENOMEM: they stay for the next), and the drain puts
+ * them in the file at its next pass.  At most WP_DRAIN_MAX_SOURCES; one
+ * thread adds them.  0 or -ENOSPC.
+ */
+#define WP_DRAIN_MAX_SOURCES 4
+typedef int (*wp_drain_source_fn)(void *arg, struct wp_buf *out);
+int wp_drain_add_source(struct wp_drain *d, wp_drain_source_fn take, void *arg);
+
+/*
  * The launched command's argv, for the recording: a WP_RECORD_CMDLINE of
  * pid written with the command lines read after execs.  0 or -ENOMEM.
  */

@@ -48,6 +48,7 @@ struct wp_format {
 	int (*write)(struct wp_view *v, FILE *out);
 	const char *help;
 	bool frame_info;	/* needs wp_analysis_opts.frame_info */
+	bool timeline;		/* needs wp_analysis_opts.keep_timeline */
 };
 
 /* Every format, the default (text) first; a row with a NULL name ends it. */

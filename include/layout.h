@@ -53,7 +53,37 @@ enum wp_record_type {
 	WP_RECORD_STACK = 108,
 	/* A sample, its stack named by id: struct wp_record_stack_sample. */
 	WP_RECORD_STACK_SAMPLE = 109,
+	/* The kernel's own figures of a thread's time: struct wp_record_thread_clock. */
+	WP_RECORD_THREAD_CLOCK = 110,
 };
+
+/* What each record type is, for every stage that needs to know (layout.c's table). */
+enum {
+	/* It tells what lives (a thread, a process, a mapping, a stack table entry). */
+	WP_KIND_STATE = 1U << 0,
+	/* Every file of a rotating recording begins with it (once per file). */
+	WP_KIND_PRELUDE = 1U << 1,
+	/* A summary counts it as synthesized (read from /proc or the kernel, not a ring). */
+	WP_KIND_SYNTHESIZED = 1U << 2,
+	/* wallprof's own: its time, if any, is a field of its own, not a sample_id. */
+	WP_KIND_OWN = 1U << 3,
+	/* A stack table definition (taken as read, never time-ordered). */
+	WP_KIND_STACK_DEF = 1U << 4,
+};
+
+struct wp_record_kind {
+	uint32_t type;
+	const char *name;
+	unsigned int flags;	/* WP_KIND_* */
+};
+
+/* The kind of a record type, or NULL for a type wallprof does not know. */
+const struct wp_record_kind *wp_record_kind_of(uint32_t type);
+
+struct wp_sample_format;
+
+/* The time of a record: its sample time, its own field's, its sample_id's, or 0. */
+uint64_t wp_record_time(const struct wp_sample_format *fmt, const struct perf_event_header *rec);
 
 /*
  * Records that wallprof synthesizes from /proc (COMM, MMAP2) carry event
@@ -128,6 +158,36 @@ struct wp_record_cmdline {
 	uint32_t len;		/* bytes of args */
 	uint32_t reserved;
 	char args[];		/* the arguments, each NUL-terminated; padded to 8 */
+};
+
+/*
+ * The kernel's own figures of one thread's time, read at time (event
+ * clock): its scheduler statistics, as /proc/PID/task/TID/schedstat gives
+ * them, or as taskstats gives them when the thread exits.  header.misc:
+ * WP_CLOCK_START, read as the recording began (a thread alive then), or
+ * when a launched command was let go; WP_CLOCK_END, read as the recording
+ * ended (a thread alive then); WP_CLOCK_EXIT, the thread's last figures,
+ * sent by the kernel when it exited (time: when they came);
+ * WP_CLOCK_DURING, read while recording, so that each file of a rotating
+ * or flight recording has its own.  Between two
+ * of them, on_cpu_ns grew by the thread's exact on-CPU time, runq_ns by
+ * its time waiting on a run queue, slices by the times it ran.
+ */
+enum wp_clock_when {
+	WP_CLOCK_START = 1,
+	WP_CLOCK_END = 2,
+	WP_CLOCK_EXIT = 3,
+	/* read while recording (at a rotated file's ends, every second for the flight recorder) */
+	WP_CLOCK_DURING = 4,
+};
+
+struct wp_record_thread_clock {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t on_cpu_ns;	/* sum_exec_runtime */
+	uint64_t runq_ns;	/* run_delay */
+	uint64_t slices;	/* pcount */
 };
 
 /* The most bytes of a command line a recording keeps. */
@@ -364,6 +424,13 @@ struct wp_cmdline {
 	const char *args;
 };
 int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out);
+
+int wp_thread_clock_parse(const struct perf_event_header *hdr, struct wp_record_thread_clock *out);
+
+/* Append a THREAD_CLOCK record (when: enum wp_clock_when) to out.  0 or -ENOMEM. */
+int wp_thread_clock_append(struct wp_buf *out, enum wp_clock_when when, uint32_t pid,
+			   uint32_t tid, uint64_t time, uint64_t on_cpu_ns, uint64_t runq_ns,
+			   uint64_t slices);
 
 /*
  * Append a WP_RECORD_CMDLINE record for c to out (args cut to

@@ -63,10 +63,6 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 /* Deliver everything still queued (end of file). */
 int wp_order_flush(struct wp_order *o);
 
-/* The time of a record: sample time, sample_id time, or 0 when it has none. */
-uint64_t wp_record_time(const struct wp_sample_format *fmt,
-			const struct perf_event_header *rec);
-
 /*
  * The span of time the recording covers.  A record dated outside it is
  * delivered with the time of the nearer end, so that no interval runs

@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* account.c: per-thread on-CPU / blocked / preempted time, by stack. */
+/* account.c: the ledger: the timeline's segments added up by thread, stack, waker and CPU. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "account.h"
 #include "layout.h"
+#include "log.h"
 #include "u64map.h"
 #include "util.h"
 
 #define NO_STACK UINT32_MAX
-
-enum run_state {
-	STATE_UNKNOWN,		/* no switch record yet: decided later */
-	STATE_ON,
-	STATE_BLOCKED,
-	STATE_RUNNABLE,		/* woken, waiting for a CPU */
-	STATE_PREEMPTED,
-};
-
-#define NO_WAKER UINT32_MAX
-#define NO_CPU UINT32_MAX
 
 /* One name of a process (wp_process_name) while it is being accounted. */
 struct name_span {
@@ -31,56 +22,24 @@ struct name_span {
 	uint64_t on_at_start;	/* the thread's on-CPU time when it took the name */
 };
 
-/* A CPU of a system-wide recording, by its idle task's switches. */
-enum cpu_state { CPU_UNKNOWN, CPU_IDLE, CPU_BUSY };
-
-struct cpu {
-	uint64_t since;		/* of the current idle stretch */
-	/*
-	 * When the last switch-out on it was counted, until a switch-in uses
-	 * it: the CPU's time from one to the next (the switch itself) is the
-	 * incoming task's, as the scheduler counts it, so none goes missing.
-	 */
-	uint64_t last_out;
-	uint32_t last_next;	/* the task that switch-out named as next */
-	uint64_t switch_time;	/* of its last sched_switch not yet used, or 0 */
-	uint32_t switch_prev, switch_next;	/* the tids it named */
-	uint32_t current;	/* the thread on it (serial + 1), or 0 */
-	uint8_t state;		/* enum cpu_state */
-	bool idle_sampled;	/* a sample of the idle task came from it */
-};
-
 /*
- * A thread is kept small (some 150 bytes): recordings of servers hold
- * hundreds of thousands of short threads, most of which fill a handful of
- * histogram buckets and no stack.
+ * A thread's figures, by its timeline serial.  Kept small (some 100
+ * bytes): recordings of servers hold hundreds of thousands of short
+ * threads, most of which fill a handful of histogram buckets and no stack.
  */
 struct thread {
 	struct wp_thread_times t;
 	struct wp_thread_hists *hists;	/* owned; in t.hists after finish */
-	uint64_t since;			/* start of the current state */
-	uint32_t serial;		/* creation order, stable across sorting */
-	uint32_t pending_stack;		/* from the switch-out sample */
-	uint64_t pending_time;		/* its time */
-	uint32_t off_stack;		/* stack of the current off-CPU interval */
-	uint32_t waker;			/* of the blocked interval ending now */
-	uint32_t early_waker;		/* a wake-up seen while it still ran */
-	uint64_t early_time;		/* and when */
-	uint64_t sched_switch_time;	/* of its last sched_switch not yet used, or 0 */
-	uint64_t off_start;		/* start of the current off-CPU interval */
-	uint8_t state;			/* enum run_state */
-	uint8_t initial_off;		/* what an off-CPU start counts as */
-	uint8_t gap;			/* GAP_* of the part state_end is ending */
-	bool woken_early;		/* waker is the early one: see thread_switch_out */
-	bool sched_switch_in;		/* that sched_switch switched it in */
-	bool closed;
-	bool forked_process;		/* a FORK made it a new process's main thread */
-	bool start_stack_due;		/* off-CPU at a rotated file's start: its stack may follow */
-	bool exiting;			/* -a: after its EXIT, before its last switch-out */
-	uint64_t exit_time;		/* of its EXIT record, while exiting */
 	struct wake_tally *tally;	/* owned; gated wake-ups only, else NULL */
+	struct anchor *anchor;		/* owned; NULL until a THREAD_CLOCK of its */
+	uint64_t on_all_ns;		/* on-CPU, the window aside: what anchors compare */
+	uint64_t queued_all_ns;		/* runnable + preempted, likewise */
+	uint32_t late_starts;		/* running segments that began late */
+	uint32_t late_in_window;	/* of them, inside the window */
+	uint32_t late_after[3];		/* by the kind of wait they ended (est_part) */
+	uint8_t last_off;		/* est_part of the last wait a switch-in ended */
 	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
-	uint32_t cpu;			/* where it runs or last ran; NO_CPU: unknown */
+	bool forked_process;		/* a FORK made it a new process's main thread */
 	/*
 	 * Off-CPU time of its switch-outs without a sampled stack, by kind
 	 * and log2 bucket of the part's length (see strata_note); owned,
@@ -89,10 +48,6 @@ struct thread {
 	uint64_t *unsampled_by_bucket;
 };
 
-/* What a gated recording missed of the blocked part being ended (thread.gap). */
-#define GAP_UNSPLIT 1U	/* its wake-up: the part holds the runnable time too */
-#define GAP_UNWOKEN 2U	/* its waker */
-
 /*
  * Per thread, with wake-ups gated with the stacks (WP_META_WAKEUPS_GATED):
  * the recorded waits its unrecorded ones are split by, and the blocked
@@ -100,44 +55,59 @@ struct thread {
  * thread, which most recordings have hundreds of thousands of.
  */
 struct wake_tally {
-	uint64_t woke_at;		/* the wake-up of the current interval, or 0 */
 	uint64_t seen_off_ns, seen_runnable_ns, seen_count;
 	uint64_t unsplit_ns, unsplit_count;
+};
+
+/*
+ * A thread's anchors: the kernel's figure of its on-CPU time and the
+ * records' (and its late switch-ins so far) at a THREAD_CLOCK at or
+ * after its start (base), and at the last one after (end).
+ */
+struct anchor_point {
+	uint64_t kernel_ns, records_ns;	/* on-CPU */
+	uint64_t kernel_rq_ns, records_rq_ns;	/* on a run queue: runnable + preempted */
+	uint64_t time;
+	uint32_t late;
+	bool set;
+	/*
+	 * Taken before the thread's first switch: what the records give it
+	 * by then is told by its first segment (running since the start, or
+	 * not), when it comes.
+	 */
+	bool undecided;
+	/*
+	 * An exit figure of a thread whose EXIT record was lost: whatever the
+	 * records gave it after is no time of its, so it is compared with
+	 * all of theirs.
+	 */
+	bool exit_unseen;
+	bool exit;		/* an exit figure: the thread's life ended there */
+};
+struct anchor {
+	struct anchor_point base, end;
+	/* At its EXIT record: its on-CPU time but for the slice it ran in then, and that slice. */
+	uint64_t exit_records_ns, exit_slice_ns;
+	uint32_t exit_late;
+	bool exit_seen;
 };
 
 /* Per weight, what a gated recording missed of its blocked time. */
 struct wake_gap {
 	size_t weight;				/* its index in weights */
-	uint64_t unsplit_ns, unsplit_count;	/* GAP_UNSPLIT parts */
-	uint64_t unwoken_ns, unwoken_count;	/* GAP_UNWOKEN parts */
+	uint64_t unsplit_ns, unsplit_count;	/* wake-up unrecorded */
+	uint64_t unwoken_ns, unwoken_count;	/* waker unrecorded */
 };
 
 /* Kinds of off-CPU time, as estimated: blocked, runnable, preempted. */
 #define EST_PARTS 3
 #define EST_BUCKETS 64
 /*
- * A wake-up can come before the switch-out record of the sleep it ends:
- * the kernel writes that record (after the switch-out's stack) some
- * microseconds after the thread left its run queue, and a waker on another
- * CPU may be quicker.  One this close to a voluntary switch-out is taken
- * for the sleep's, unless a later one comes.
- */
-#define EARLY_WAKE_NS 1000000ULL
-/* Longer, a record's lag is another thread's doing (preempted meanwhile). */
-#define LAG_SAMPLE_MAX_NS 100000ULL
-/*
- * A recorded wait's runnable part, or a switch record's lag, counts up to
- * this many times the mean so far, once there are enough to have one.
+ * A recorded wait's runnable part counts up to this many times the mean
+ * so far, once there are enough to have one.
  */
 #define SEEN_CAP 8
 #define SEEN_CAP_AFTER 20
-
-/*
- * How long before a switch record the sched_switch of the same switch may
- * come: microseconds as a rule (the switch-out's stack, the switch), more
- * when the machine is loaded.  An older one is some other switch's.
- */
-#define SCHED_SWITCH_LAG_NS 2000000ULL
 
 /*
  * Histogram buckets of every kind, keyed kind * 64 + bucket: a few of them
@@ -160,44 +130,24 @@ struct wp_thread_hists {
 };
 
 struct wp_account {
-	struct wp_sample_format fmt;
 	struct wp_account_opts opts;
+	struct wp_timeline *tl;		/* owned: the model the segments come from */
 	uint64_t start_ns;
-	bool no_switches;		/* --no-off-cpu: estimate from samples */
-	/* Switch-ins in a recording with sched_switch, and those without one. */
-	bool saw_sched_switch;
-	uint64_t switch_ins, switch_ins_untimed;
 	uint64_t sample_period_ns;
-	struct thread *threads;		/* until finish */
+	struct thread *threads;		/* by serial, until finish */
 	size_t nr, cap;
-	struct wp_u64map thread_index;	/* tid -> its latest thread in threads */
 	struct wp_stack_weight *weights;	/* .thread holds the serial until finish */
 	size_t nr_weights, cap_weights;
 	struct wp_u64map weight_index;	/* thread serial << 32 | stack -> index in weights */
 	struct wp_u64map strata;	/* stratum_key() -> sampled ns (strata_note) */
 	uint64_t lost, lost_first, lost_last;
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
-	bool wakeups;			/* the recording has wake-ups */
-	bool enqueues;			/* and sched_wakeup: when they reach a run queue */
 	bool wakeups_gated;		/* WP_META_WAKEUPS_GATED */
 	uint64_t seen_off_ns, seen_runnable_ns, seen_count;	/* every thread's */
-	/*
-	 * The last switch-out without its sched_switch that followed another
-	 * without: the tracepoints were closed then (the kernel takes
-	 * sched_switch in the switching thread's context, so only a gate or
-	 * a loss can miss one).
-	 */
-	uint64_t last_untimed_out;
-	bool prev_out_untimed;		/* the last switch-out had no sched_switch */
-	/* How late the timed switch records came, out [0] and in [1]: see switch_time. */
-	uint64_t lag_sum[2], lag_n[2];
 	struct wake_gap *gaps;		/* until finish */
 	size_t nr_gaps, cap_gaps;
 	struct wp_u64map gap_index;	/* weight index -> its gap */
 	struct wp_wakeup_estimate wake_est;
-	struct wp_waker *wakers;
-	size_t nr_wakers, cap_wakers;
-	struct wp_u64map waker_index;	/* kind, tid and stack -> index */
 	struct wp_wake_weight *wakes;
 	size_t nr_wakes, cap_wakes;
 	int err;			/* -ENOMEM once memory ran out */
@@ -207,86 +157,43 @@ struct wp_account {
 	struct wp_process_name *result_names;	/* by thread, then time, after finish */
 	struct wp_process_cmdline *cmdlines;	/* args owned */
 	size_t nr_cmdlines, cap_cmdlines;
-	struct cpu *cpus;		/* system-wide recordings with switches; else NULL */
-	struct wp_cpu_time *cpu_times;	/* as many */
+	struct wp_cpu_time *cpu_times;	/* system-wide recordings with switches; else NULL */
 	uint32_t nr_cpus;
-	/*
-	 * Not system-wide: per CPU, the time of the last switch-out recorded
-	 * there (see recorded_cpu_switch); NULL when cpus is not.
-	 */
-	uint64_t *cpu_out;
-	uint32_t nr_cpu_out;
+	bool cpu_wide;			/* -a */
+	struct wp_anchor_summary anchors;
+	bool exit_clocks;		/* WP_META_EXIT_CLOCKS: exits are worth remembering */
 	uint64_t end_ns;		/* of the recording, after finish */
 };
 
 /*
- * The latest thread with this tid, or NULL.  It may have exited (closed):
- * the kernel still delivers a switch-out and samples of a task after its
- * EXIT record, and those belong to it, not to a new thread.
+ * The ledger's thread of a timeline serial, made on first use (serials
+ * come in order); NULL when out of memory.  Good until the next call.
  */
-static struct thread *thread_find(struct wp_account *a, uint32_t tid)
+static struct thread *thread_at(struct wp_account *a, uint32_t serial)
 {
-	uint64_t i;
-
-	return wp_u64map_get(&a->thread_index, tid, &i) ? &a->threads[i] : NULL;
-}
-
-/* The thread with this tid if it is alive, or NULL. */
-static struct thread *thread_live(struct wp_account *a, uint32_t tid)
-{
-	struct thread *t = thread_find(a, tid);
-
-	return t && !t->closed ? t : NULL;
-}
-
-static struct thread *thread_add(struct wp_account *a, uint32_t pid, uint32_t tid,
-				 uint64_t start, enum run_state initial)
-{
+	const struct wp_tl_thread *lt;
 	struct thread *t;
 
-	if (a->nr == UINT32_MAX - 1)
-		return NULL;	/* serials and the index are 32 bits */
-	if (WP_GROW(a->threads, a->cap, a->nr + 1))
+	if (a->result)
 		return NULL;
-	if (a->no_switches)
-		initial = STATE_UNKNOWN;
-	t = &a->threads[a->nr++];
-	memset(t, 0, sizeof(*t));
-	t->serial = (uint32_t)(a->nr - 1);
-	t->t.serial = t->serial;
-	t->t.pid = pid;
-	t->t.tid = tid;
-	t->t.start_ns = start;
-	t->state = initial;
-	t->initial_off = STATE_BLOCKED;
-	t->since = start;
-	t->off_start = start;
-	t->waker = NO_WAKER;
-	t->early_waker = NO_WAKER;
-	t->cpu = NO_CPU;
-	t->pending_stack = NO_STACK;
-	t->off_stack = a->opts.unknown_stack;
-	if (a->lost)
-		t->t.approximate = true;
-	/* A reused tid now means this thread. */
-	if (wp_u64map_put(&a->thread_index, tid, a->nr - 1)) {
-		a->nr--;
-		return NULL;
+	while (a->nr <= serial) {
+		if (WP_GROW(a->threads, a->cap, a->nr + 1)) {
+			a->err = -ENOMEM;
+			return NULL;
+		}
+		t = &a->threads[a->nr];
+		memset(t, 0, sizeof(*t));
+		t->t.serial = (uint32_t)a->nr++;
 	}
-	return t;
-}
-
-/*
- * The thread a record of tid belongs to; first seen, it existed when
- * recording began.  May return an exited thread: callers ignore records
- * that come after its exit.
- */
-static struct thread *thread_get(struct wp_account *a, uint32_t pid, uint32_t tid)
-{
-	struct thread *t = thread_find(a, tid);
-
-	if (!t)
-		t = thread_add(a, pid, tid, a->start_ns, STATE_UNKNOWN);
+	t = &a->threads[serial];
+	/* Who it is, as the timeline has it now (a snapshot's thread may turn out forked). */
+	lt = wp_timeline_thread(a->tl, serial);
+	if (lt && !lt->closed) {
+		t->t.pid = lt->pid;
+		t->t.tid = lt->tid;
+		t->t.start_ns = lt->start_ns;
+		t->forked_process = lt->forked_process;
+	}
 	return t;
 }
 
@@ -428,39 +335,9 @@ static void add_wakes(struct wp_account *a, struct wp_stack_weight *w, uint32_t 
 	a->wakes[i - 1].count += count;
 }
 
-
-/* Hand the observer the part inside the window of a stretch [from, to) in t's state. */
-static void observe_period(struct wp_account *a, const struct thread *t, uint64_t from,
-			   uint64_t to, uint64_t full)
+static int est_part(uint8_t kind)
 {
-	static const enum wp_period_kind kinds[] = {
-		[STATE_ON] = WP_PERIOD_ON,
-		[STATE_BLOCKED] = WP_PERIOD_BLOCKED,
-		[STATE_RUNNABLE] = WP_PERIOD_RUNNABLE,
-		[STATE_PREEMPTED] = WP_PERIOD_PREEMPTED,
-	};
-	const struct wp_account_observer *o = a->opts.observer;
-	struct wp_period p = { .thread = &t->t, .kind = kinds[t->state], .stack = NO_STACK };
-
-	if (a->opts.window_start && from < a->opts.window_start)
-		from = a->opts.window_start;
-	if (a->opts.window_end && to > a->opts.window_end)
-		to = a->opts.window_end;
-	p.start_ns = from;
-	p.end_ns = to;
-	if (t->state != STATE_ON) {
-		p.stack = t->off_stack;
-		p.short_off = full < a->opts.min_block_ns;
-	}
-	if (t->state == STATE_BLOCKED && t->waker != NO_WAKER)
-		p.waker = &a->wakers[t->waker];
-	p.wakeup_unrecorded = t->state == STATE_BLOCKED && (t->gap & GAP_UNSPLIT);
-	o->period(o->arg, &p);
-}
-
-static int est_part(enum run_state state)
-{
-	return state == STATE_BLOCKED ? 0 : state == STATE_RUNNABLE ? 1 : 2;
+	return kind == WP_SEG_BLOCKED ? 0 : kind == WP_SEG_RUNNABLE ? 1 : 2;
 }
 
 /* The stratum of one stack's sampled time in one thread: its strata key. */
@@ -484,15 +361,16 @@ static uint64_t stratum_key(uint32_t serial, int part, unsigned int bucket, uint
  * strata start with its first unsampled switch-out.
  * Returns whether the part was an unsampled one (d is then counted).
  */
-static bool strata_note(struct wp_account *a, struct thread *t, uint64_t full, uint64_t d)
+static bool strata_note(struct wp_account *a, struct thread *t, const struct wp_segment *s,
+			uint64_t full, uint64_t d)
 {
 	unsigned int b = full ? 63 - (unsigned int)__builtin_clzll(full) : 0;
-	int p = est_part((enum run_state)t->state);
+	int p = est_part(s->kind);
 	uint64_t key, had = 0;
 
-	if (!a->opts.switch_stacks_sampled || t->serial >= STRATA_MAX_SERIAL)
+	if (!a->opts.switch_stacks_sampled || t->t.serial >= STRATA_MAX_SERIAL)
 		return false;
-	if (t->off_stack == a->opts.unsampled_switch_stack) {
+	if (s->stack == a->opts.unsampled_switch_stack) {
 		if (!t->unsampled_by_bucket) {
 			t->unsampled_by_bucket = calloc(EST_PARTS * EST_BUCKETS, sizeof(uint64_t));
 			if (!t->unsampled_by_bucket)
@@ -501,9 +379,9 @@ static bool strata_note(struct wp_account *a, struct thread *t, uint64_t full, u
 		t->unsampled_by_bucket[p * EST_BUCKETS + b] += d;
 		return true;
 	}
-	if (!t->unsampled_by_bucket || t->off_stack == a->opts.unknown_stack)
+	if (!t->unsampled_by_bucket || s->stack == a->opts.unknown_stack)
 		return false;
-	key = stratum_key(t->serial, p, b, t->off_stack);
+	key = stratum_key(t->t.serial, p, b, s->stack);
 	wp_u64map_get(&a->strata, key, &had);
 	if (wp_u64map_put(&a->strata, key, had + d))
 		a->err = -ENOMEM;
@@ -564,7 +442,7 @@ static struct wake_gap *gap_get(struct wp_account *a, const struct wp_stack_weig
 }
 
 /* A blocked part of weight w, d long, whose wake-up or waker was not recorded. */
-static void gap_note(struct wp_account *a, const struct thread *t,
+static void gap_note(struct wp_account *a, const struct wp_segment *s,
 		     const struct wp_stack_weight *w, uint64_t d)
 {
 	struct wake_gap *g = gap_get(a, w);
@@ -573,28 +451,28 @@ static void gap_note(struct wp_account *a, const struct thread *t,
 		a->err = -ENOMEM;
 		return;
 	}
-	if (t->gap & GAP_UNSPLIT) {
+	if (s->flags & WP_SEG_WAKEUP_UNRECORDED) {
 		g->unsplit_ns += d;
 		g->unsplit_count++;
 	}
-	if (t->gap & GAP_UNWOKEN) {
+	if (s->flags & WP_SEG_WAKER_UNRECORDED) {
 		g->unwoken_ns += d;
 		g->unwoken_count++;
 	}
 }
 
 /* Add d of the current off-CPU part to weight w: its time and one interval. */
-static void weight_add_part(struct wp_account *a, struct thread *t, struct wp_stack_weight *w,
-			    uint64_t d)
+static void weight_add_part(struct wp_account *a, const struct wp_segment *s,
+			    struct wp_stack_weight *w, uint64_t d)
 {
-	if (t->state == STATE_BLOCKED) {
+	if (s->kind == WP_SEG_BLOCKED) {
 		w->blocked_ns += d;
 		w->blocked_count++;
-		if (t->waker != NO_WAKER)
-			add_wakes(a, w, t->waker, d, 1);
-		if (t->gap)
-			gap_note(a, t, w, d);
-	} else if (t->state == STATE_RUNNABLE) {
+		if (s->waker != WP_NO_WAKER)
+			add_wakes(a, w, s->waker, d, 1);
+		if (s->flags & (WP_SEG_WAKEUP_UNRECORDED | WP_SEG_WAKER_UNRECORDED))
+			gap_note(a, s, w, d);
+	} else if (s->kind == WP_SEG_RUNNABLE) {
 		w->runnable_ns += d;
 		w->runnable_count++;
 	} else {
@@ -603,537 +481,237 @@ static void weight_add_part(struct wp_account *a, struct thread *t, struct wp_st
 	}
 }
 
-/* End the thread's current state at now: totals, histograms, stack weight. */
-static void state_end(struct wp_account *a, struct thread *t, uint64_t now)
-{
-	struct wp_stack_weight *w;
-	uint64_t full, d;
 
-	if (now < t->since)
-		now = t->since;	/* tiny clock disorder between CPUs */
-	full = now - t->since;
-	d = in_window(a, t->since, now);
-	if (d && t->state != STATE_UNKNOWN && a->opts.observer && a->opts.observer->period)
-		observe_period(a, t, t->since, now, full);
-	t->since = now;
-	if (t->state == STATE_UNKNOWN)
-		return;
-	if (t->state == STATE_ON) {
-		t->t.on_cpu_ns += d;
-		if (d)
-			hist_add(a, t, WP_HIST_ON_SLICES, d);
-		if (a->cpus && t->cpu < a->nr_cpus)
-			a->cpu_times[t->cpu].busy_ns += d;
-		return;
+/* Hand the observer the part inside the window of segment s. */
+static void observe_period(struct wp_account *a, const struct thread *t,
+			   const struct wp_segment *s)
+{
+	static const enum wp_period_kind kinds[] = {
+		[WP_SEG_RUNNING] = WP_PERIOD_ON,
+		[WP_SEG_BLOCKED] = WP_PERIOD_BLOCKED,
+		[WP_SEG_RUNNABLE] = WP_PERIOD_RUNNABLE,
+		[WP_SEG_PREEMPTED] = WP_PERIOD_PREEMPTED,
+	};
+	const struct wp_account_observer *o = a->opts.observer;
+	struct wp_period p = { .thread = &t->t, .kind = kinds[s->kind], .stack = NO_STACK,
+			       .waker_index = UINT32_MAX, .cpu = s->cpu };
+	uint64_t from = s->start_ns, to = s->end_ns;
+	size_t nwk;
+	const struct wp_waker *wk = wp_timeline_wakers(a->tl, &nwk);
+
+	if (a->opts.window_start && from < a->opts.window_start)
+		from = a->opts.window_start;
+	if (a->opts.window_end && to > a->opts.window_end)
+		to = a->opts.window_end;
+	p.start_ns = from;
+	p.end_ns = to;
+	if (s->kind != WP_SEG_RUNNING) {
+		p.stack = s->stack;
+		p.short_off = s->end_ns - s->start_ns < a->opts.min_block_ns;
 	}
-	if (t->state == STATE_BLOCKED) {
+	if (s->kind == WP_SEG_BLOCKED && s->waker < nwk) {
+		p.waker = &wk[s->waker];
+		p.waker_index = s->waker;
+	}
+	p.wakeup_unrecorded = s->kind == WP_SEG_BLOCKED && (s->flags & WP_SEG_WAKEUP_UNRECORDED);
+	o->period(o->arg, &p);
+}
+
+/* An off-CPU segment of t, d of it inside the window: counts and totals. */
+static void off_segment(struct wp_account *a, struct thread *t, const struct wp_segment *s,
+			uint64_t d)
+{
+	bool starts_inside = in_window(a, s->start_ns, s->start_ns + 1) != 0;
+	struct wp_stack_weight *w;
+	uint64_t full = s->end_ns - s->start_ns;
+
+	if ((s->flags & WP_SEG_SWITCH_OUT) && starts_inside) {
+		if (s->kind == WP_SEG_PREEMPTED)
+			t->t.involuntary_switches++;
+		else
+			t->t.voluntary_switches++;
+		if (a->opts.switch_stacks_sampled && s->stack == a->opts.unsampled_switch_stack)
+			t->t.switch_outs_unsampled++;
+	}
+	if (s->kind == WP_SEG_RUNNABLE && (s->flags & WP_SEG_WOKEN) && starts_inside)
+		t->t.wakeups++;
+	if (s->kind != WP_SEG_BLOCKED)
+		t->queued_all_ns += full;
+	if (s->kind == WP_SEG_BLOCKED) {
 		t->t.blocked_ns += d;
-		if ((t->gap & GAP_UNSPLIT) && d && tally_of(a, t)) {
+		if ((s->flags & WP_SEG_WAKEUP_UNRECORDED) && d && tally_of(a, t)) {
 			t->tally->unsplit_ns += d;
 			t->tally->unsplit_count++;
 		}
-	} else if (t->state == STATE_RUNNABLE)
+	} else if (s->kind == WP_SEG_RUNNABLE) {
 		t->t.runnable_ns += d;
-	else
+	} else {
 		t->t.preempted_ns += d;
+	}
+	/*
+	 * A wait whose wake-up was recorded, with the tracepoints open all
+	 * along (gated recordings): the unrecorded ones are split by such.
+	 */
+	if ((s->flags & WP_SEG_FAIR_SAMPLE) && tally_of(a, t)) {
+		tally_seen(a, t->tally, s->end_ns - s->off_start_ns, s->end_ns - s->woken_ns);
+		a->wake_est.seen++;
+	}
+	if (s->flags & WP_SEG_OFF_END) {
+		uint64_t whole = in_window(a, s->off_start_ns, s->end_ns);
+
+		t->last_off = (uint8_t)est_part(s->kind);
+		if (whole)
+			hist_add(a, t, WP_HIST_OFF_INTERVALS, whole);
+	}
 	/* A sleep woken before it began still names its waker. */
-	if (!d && !(t->state == STATE_BLOCKED && t->waker != NO_WAKER &&
-		    in_window(a, now, now + 1)))
+	if (!d && !(s->kind == WP_SEG_BLOCKED && s->waker != WP_NO_WAKER &&
+		    in_window(a, s->end_ns, s->end_ns + 1)))
 		return;
-	if (t->state == STATE_PREEMPTED && d)
+	if (s->kind == WP_SEG_PREEMPTED && d)
 		hist_add(a, t, WP_HIST_PREEMPT_WAITS, d);
-	else if (t->state == STATE_RUNNABLE && d)
+	else if (s->kind == WP_SEG_RUNNABLE && d)
 		hist_add(a, t, WP_HIST_WAKEUP_WAITS, d);
 	if (full < a->opts.min_block_ns)
 		return;
-	strata_note(a, t, full, d);
-	w = weight_get(a, t->serial, t->off_stack);
+	strata_note(a, t, s, full, d);
+	w = weight_get(a, t->t.serial, s->stack);
 	if (!w) {
 		a->err = -ENOMEM;
 		return;
 	}
-	weight_add_part(a, t, w, d);
+	weight_add_part(a, s, w, d);
 }
 
+/* The timeline's sink: one segment of a thread's time. */
 /*
- * Whether t's current wait may have had its wake-up where the tracepoints
- * were off: some CPU's were, since it began.  (A wait without a wake-up
- * where they were all on is what it was without a gate: blocked.)
+ * The first segment of a thread whose anchor was taken before it
+ * switched: running since its start, or not, through the anchor's time.
  */
-static bool gated_wait(const struct wp_account *a, const struct thread *t)
+static void anchor_decided(struct thread *t, const struct wp_segment *s)
 {
-	return a->wakeups_gated && t->state == STATE_BLOCKED &&
-	       a->last_untimed_out >= t->off_start;
+	struct anchor_point *p[2] = { &t->anchor->base, &t->anchor->end };
+
+	for (int i = 0; i < 2; i++) {
+		if (!p[i]->set || !p[i]->undecided)
+			continue;
+		p[i]->undecided = false;
+		if (s->kind == WP_SEG_RUNNING && p[i]->time > s->start_ns)
+			p[i]->records_ns = p[i]->time - s->start_ns;
+		else if ((s->kind == WP_SEG_RUNNABLE || s->kind == WP_SEG_PREEMPTED) &&
+			 p[i]->time > s->start_ns)
+			p[i]->records_rq_ns = p[i]->time - s->start_ns;
+	}
 }
 
-/* The blocked interval ends at time, ended by t->waker: runnable from there. */
-static void wakee_runnable(struct wp_account *a, struct thread *t, uint64_t time)
+static void on_segment(void *arg, const struct wp_segment *s)
 {
-	/* Gated: a wake-up on a CPU whose tracepoints were off names no waker. */
-	if (gated_wait(a, t) && t->waker == NO_WAKER)
-		t->gap = GAP_UNWOKEN;
-	state_end(a, t, time);
-	t->gap = 0;
-	if (a->wakeups_gated && t->state == STATE_BLOCKED && tally_of(a, t))
-		t->tally->woke_at = time ? time : 1;
-	t->waker = NO_WAKER;
-	t->woken_early = false;
-	t->state = STATE_RUNNABLE;
-	if (in_window(a, time, time + 1))
-		t->t.wakeups++;
-}
+	struct wp_account *a = arg;
+	struct thread *t = thread_at(a, s->thread);
+	uint64_t d = in_window(a, s->start_ns, s->end_ns);
 
-/* The off-CPU interval that ends at now, whole, into the histogram. */
-static void off_interval_end(struct wp_account *a, struct thread *t, uint64_t now)
-{
-	uint64_t d;
-
-	if (t->state == STATE_ON || t->state == STATE_UNKNOWN)
+	if (!t)
 		return;
-	d = in_window(a, t->off_start, now);
-	if (d)
-		hist_add(a, t, WP_HIST_OFF_INTERVALS, d);
-}
-
-/*
- * The time of a switch of t (in or out) whose record came at time: that of
- * its sched_switch when there is one, else the record's.
- */
-static uint64_t switch_time(struct wp_account *a, struct thread *t, uint64_t time, bool in)
-{
-	uint64_t at = t->sched_switch_time;
-	bool timed;
-
-	t->sched_switch_time = 0;
-	timed = at && t->sched_switch_in == in && at <= time && time - at <= SCHED_SWITCH_LAG_NS &&
-		at >= t->since;
-	/*
-	 * Some kernels take no sched_switch in an idle task's context (this
-	 * VM's, on CPU 1, for perf too): such a switch-in is timed by its
-	 * record, which comes after the kernel switched the thread's events
-	 * in, time that schedstat counts on-CPU.  Counted, for the footer.
-	 */
-	/*
-	 * Closed, the tracepoints miss every switch-out, on every CPU: two
-	 * in a row without sched_switch say so, where a lone one is a record
-	 * lost or late.
-	 */
-	if (!in && a->saw_sched_switch) {
-		if (!timed && a->prev_out_untimed)
-			a->last_untimed_out = time;
-		a->prev_out_untimed = !timed;
-	}
-	if (timed && time - at <= LAG_SAMPLE_MAX_NS) {
-		uint64_t lag = time - at;
-
-		/* As with the recorded waits (tally_seen): a few held-up ones are capped. */
-		if (a->lag_n[in] >= SEEN_CAP_AFTER && lag > SEEN_CAP * (a->lag_sum[in] / a->lag_n[in]))
-			lag = SEEN_CAP * (a->lag_sum[in] / a->lag_n[in]);
-		a->lag_sum[in] += lag;
-		a->lag_n[in]++;
-	}
-	/*
-	 * Gated, a switch whose CPU's tracepoints were off is as late as the
-	 * others were on average.  Both ends of a slice move, so its length,
-	 * the thread's on-CPU time, loses the difference of the two lags
-	 * (the switch-in's record comes after the whole switch), which in a
-	 * storm the records alone put 20-40% short.
-	 */
-	/* Counted for the footer, whichever way it is timed below. */
-	if (in && a->saw_sched_switch && in_window(a, time, time + 1)) {
-		a->switch_ins++;
-		a->switch_ins_untimed += !timed;
-	}
-	if (!timed && a->wakeups_gated && a->lag_n[in] >= 16) {
-		uint64_t lag = a->lag_sum[in] / a->lag_n[in];
-
-		return time - t->since > lag ? time - lag : t->since;
-	}
-	return timed ? at : time;
-}
-
-static void thread_switch_out(struct wp_account *a, struct thread *t, uint64_t now,
-			      bool preempted)
-{
-	t->start_stack_due = false;
-	if (t->state == STATE_UNKNOWN)
-		t->state = STATE_ON;		/* it was running since the start */
-	else if (t->state != STATE_ON)
-		t->t.approximate = true;	/* its switch-in was lost */
-	state_end(a, t, now);
-	t->waker = NO_WAKER;	/* a wake-up of the interval before, if any */
-	t->woken_early = false;
-	/* (With sched_switch, now may be before the switch-out record's wake-up.) */
-	if (!preempted && t->early_waker != NO_WAKER &&
-	    (t->early_time >= now || now - t->early_time <= EARLY_WAKE_NS)) {
-		t->waker = t->early_waker;
-		t->woken_early = true;
-	}
-	t->early_waker = NO_WAKER;
-	if (t->tally)
-		t->tally->woke_at = 0;
-	t->state = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
-	t->off_start = now;
-	/*
-	 * A stack sampled long before is no part of this switch (lost
-	 * records).  now may be the sched_switch's, a little before it.
-	 */
-	if (t->pending_stack != NO_STACK &&
-	    (t->pending_time <= now ? now - t->pending_time : t->pending_time - now) <=
-	    SCHED_SWITCH_LAG_NS)
-		t->off_stack = t->pending_stack;
-	else if (a->opts.switch_stacks_sampled)
-		t->off_stack = a->opts.unsampled_switch_stack;
-	else
-		t->off_stack = a->opts.unknown_stack;
-	t->pending_stack = NO_STACK;
-	if (!in_window(a, now, now + 1))
-		return;
-	if (t->off_stack == a->opts.unsampled_switch_stack && a->opts.switch_stacks_sampled)
-		t->t.switch_outs_unsampled++;
-	if (preempted)
-		t->t.involuntary_switches++;
-	else
-		t->t.voluntary_switches++;
-}
-
-static void thread_switch_in(struct wp_account *a, struct thread *t, uint64_t now)
-{
-	t->start_stack_due = false;
-	if (t->state == STATE_UNKNOWN)
-		t->state = t->initial_off;	/* off-CPU since the start */
-	else if (t->state == STATE_ON)
-		t->t.approximate = true;	/* its switch-out was lost */
-	/* No wake-up since the switch-out: the early one ended the sleep at once. */
-	if (t->state == STATE_BLOCKED && t->woken_early)
-		wakee_runnable(a, t, t->since);
-	/* Gated: a wait whose wake-up fell where the tracepoints were off. */
-	if (gated_wait(a, t))
-		t->gap = GAP_UNSPLIT | (t->waker == NO_WAKER ? GAP_UNWOKEN : 0);
-	/*
-	 * A wait whose wake-up was recorded, with the tracepoints on all
-	 * along: the others are split by such.  One that began before they
-	 * were opened again is no fair sample (opening them held it up).
-	 */
-	if (t->tally && t->state == STATE_RUNNABLE && t->tally->woke_at &&
-	    t->tally->woke_at >= t->off_start && now >= t->tally->woke_at &&
-	    a->last_untimed_out < t->off_start) {
-		tally_seen(a, t->tally, now - t->off_start, now - t->tally->woke_at);
-		a->wake_est.seen++;
-	}
-	if (t->tally)
-		t->tally->woke_at = 0;
-	state_end(a, t, now);	/* blocked: its waker's, when sched_wakeup was missed */
-	t->gap = 0;
-	off_interval_end(a, t, now);
-	t->waker = NO_WAKER;
-	t->woken_early = false;
-	t->early_waker = NO_WAKER;
-	t->state = STATE_ON;
-}
-
-/*
- * A rotated file's THREAD record says the thread was off-CPU when the
- * file began, since a switch-out in an earlier file: it is blocked (or
- * preempted) from its start, not of a kind decided later, and the
- * switch-out sample that may follow, dated then, is the wait's stack.
- */
-static void thread_off_at_start(struct wp_account *a, struct thread *t, bool preempted)
-{
-	if (t->state != STATE_UNKNOWN || t->closed || a->no_switches)
-		return;
-	t->state = t->initial_off = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
-	t->off_start = t->since;
-	t->off_stack = a->opts.unknown_stack;
-	t->start_stack_due = true;
-}
-
-static void thread_close(struct wp_account *a, struct thread *t, uint64_t end)
-{
-	uint64_t start;
-
-	if (t->closed)
-		return;
-	if (end < t->t.start_ns)
-		end = t->t.start_ns;
-	if (end < t->since)
-		end = t->since;		/* an exit dated before its last switch-in */
-	if (t->state == STATE_UNKNOWN && a->no_switches) {
+	if (t->anchor)
+		anchor_decided(t, s);
+	if (d && s->kind != WP_SEG_UNKNOWN && a->opts.observer && a->opts.observer->period)
+		observe_period(a, t, s);
+	switch (s->kind) {
+	case WP_SEG_UNKNOWN: {
 		/*
 		 * Without switch records only the samples tell: on-CPU is
 		 * their count times the period, the rest is off-CPU.
 		 */
-		uint64_t d = in_window(a, t->since, end);
 		uint64_t on = t->t.samples * a->sample_period_ns;
 
-		t->t.on_cpu_ns = on < d ? on : d;
-		t->t.blocked_ns = d - t->t.on_cpu_ns;
-		t->since = end;
-	} else if (t->state == STATE_UNKNOWN) {
-		/* No switch at all: running throughout if it was ever sampled. */
-		t->state = t->t.samples || t->t.switch_samples ? STATE_ON : t->initial_off;
+		t->t.on_cpu_ns += on < d ? on : d;
+		t->t.blocked_ns += d - (on < d ? on : d);
+		return;
 	}
-	state_end(a, t, end);
-	off_interval_end(a, t, end);
-	start = t->t.start_ns;
-	if (a->opts.window_start && start < a->opts.window_start)
-		start = a->opts.window_start;
-	if (a->opts.window_end && end > a->opts.window_end)
-		end = a->opts.window_end;
-	if (end < start)
-		end = start;
-	t->t.start_ns = start;
-	t->t.end_ns = end;
-	t->t.wall_ns = end - start;
-	t->closed = true;
+	case WP_SEG_RUNNING:
+		t->t.on_cpu_ns += d;
+		t->on_all_ns += s->end_ns - s->start_ns;
+		if (s->flags & WP_SEG_START_LATE) {
+			t->late_starts++;
+			t->late_in_window += in_window(a, s->start_ns, s->start_ns + 1) != 0;
+			t->late_after[t->last_off]++;
+		}
+		if (d)
+			hist_add(a, t, WP_HIST_ON_SLICES, d);
+		if (a->cpu_times && s->cpu < a->nr_cpus)
+			a->cpu_times[s->cpu].busy_ns += d;
+		return;
+	default:
+		off_segment(a, t, s, d);
+	}
 }
 
-int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opts,
-		   struct wp_account **out)
+/* The timeline's sink: an on-CPU sample it counts. */
+static void on_sample(void *arg, uint32_t serial, uint64_t time, uint32_t stack, uint32_t cpu)
 {
-	struct wp_account *a = calloc(1, sizeof(*a));
-
-	*out = NULL;
-	if (!a)
-		return -ENOMEM;
-	wp_sample_format_init(&a->fmt, meta->sample_type, meta->regs_mask);
-	a->start_ns = meta->start_clock_ns;
-	a->no_switches = !(meta->flags & WP_META_SWITCHES);
-	a->sample_period_ns = meta->sample_period_ns;
-	a->wakeups = meta->flags & WP_META_WAKEUPS;
-	a->wakeups_gated = a->wakeups && (meta->flags & WP_META_WAKEUPS_GATED);
-	for (uint32_t e = 0; a->wakeups && e < meta->nr_events; e++)
-		a->enqueues |= meta->events[e].role == WP_EVENT_ENQUEUED;
-	if (opts)
-		a->opts = *opts;
-	/* Idle time is the idle task's switches, seen only CPU-wide. */
-	if ((meta->flags & WP_META_CPU_WIDE) && !a->no_switches && meta->nr_cpus &&
-	    meta->nr_cpus <= 65536) {
-		a->cpus = calloc(meta->nr_cpus, sizeof(*a->cpus));
-		a->cpu_times = calloc(meta->nr_cpus, sizeof(*a->cpu_times));
-		if (!a->cpus || !a->cpu_times) {
-			free(a->cpus);
-			free(a->cpu_times);
-			free(a);
-			return -ENOMEM;
-		}
-		a->nr_cpus = meta->nr_cpus;
-	} else if (!a->no_switches && meta->nr_cpus && meta->nr_cpus <= 65536) {
-		a->cpu_out = calloc(meta->nr_cpus, sizeof(*a->cpu_out));
-		if (!a->cpu_out) {
-			free(a);
-			return -ENOMEM;
-		}
-		a->nr_cpu_out = meta->nr_cpus;
-	}
-	*out = a;
-	return 0;
-}
-
-int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint64_t time,
-		      bool switch_out, uint32_t stack)
-{
+	struct wp_account *a = arg;
 	struct wp_stack_weight *w;
 	struct thread *t;
 
-	if (a->err)
-		return a->err;
-	/* The idle task, or a task already unhashed at exit (pid -1). */
-	if (!tid || tid == UINT32_MAX)
-		return 0;
-	t = thread_get(a, pid, tid);
-	if (!t)
-		return -ENOMEM;
-	if (t->closed)
-		return 0;	/* its exit path, after the EXIT record */
-	if (switch_out) {
-		/* The stack of a wait that began before the file (thread_off_at_start). */
-		if (t->start_stack_due && time == t->off_start) {
-			t->start_stack_due = false;
-			t->off_stack = stack;
-			return 0;
-		}
-		if (in_window(a, time, time + 1))
-			t->t.switch_samples++;
-		t->pending_stack = stack;
-		t->pending_time = time;
-		return 0;
-	}
-	/* Sampled on a CPU while we thought it off: a lost switch-in. */
-	if (!a->no_switches && (t->state == STATE_BLOCKED || t->state == STATE_RUNNABLE ||
-				t->state == STATE_PREEMPTED)) {
-		t->t.approximate = true;
-		thread_switch_in(a, t, time);
-	}
+	(void)cpu;
 	if ((a->opts.window_start && time < a->opts.window_start) ||
 	    (a->opts.window_end && time > a->opts.window_end))
-		return 0;
+		return;
+	t = thread_at(a, serial);
+	if (!t)
+		return;
 	t->t.samples++;
-	w = weight_get(a, t->serial, stack);
-	if (!w)
-		return -ENOMEM;
+	w = weight_get(a, serial, stack);
+	if (!w) {
+		a->err = -ENOMEM;
+		return;
+	}
 	w->samples++;
 	if (a->opts.observer && a->opts.observer->sample)
 		a->opts.observer->sample(a->opts.observer->arg, &t->t, time, stack);
-	return 0;
 }
 
-static void note_loss(struct wp_account *a, uint64_t n, uint64_t time)
+static void on_switch_sample(void *arg, uint32_t serial, uint64_t time)
 {
+	struct wp_account *a = arg;
+	struct thread *t;
+
+	if (!in_window(a, time, time + 1))
+		return;
+	t = thread_at(a, serial);
+	if (t)
+		t->t.switch_samples++;
+}
+
+static void on_cpu_span(void *arg, uint32_t cpu, enum wp_cpu_span_kind kind, uint64_t start,
+			uint64_t end)
+{
+	struct wp_account *a = arg;
+
+	if (!a->cpu_times || cpu >= a->nr_cpus)
+		return;
+	if (kind == WP_CPU_IDLE)
+		a->cpu_times[cpu].idle_ns += in_window(a, start, end);
+	else
+		a->cpu_times[cpu].unseen_ns += in_window(a, start, end);
+}
+
+static void on_lost(void *arg, uint64_t n, uint64_t time)
+{
+	struct wp_account *a = arg;
+
 	a->lost += n;
 	if (!a->lost_first)
 		a->lost_first = time;
 	a->lost_last = time;
-	/* Any live thread may have lost records. */
-	for (size_t i = 0; i < a->nr; i++)
-		if (!a->threads[i].closed)
-			a->threads[i].t.approximate = true;
-}
-
-/*
- * A new thread is ready to run, not yet running: waiting for a CPU since
- * it was made, which is what waiting after a wake-up means too.
- */
-static enum run_state new_thread_state(const struct wp_account *a)
-{
-	return a->wakeups ? STATE_RUNNABLE : STATE_PREEMPTED;
-}
-
-/* The index of waker w in the table, added on first use; NO_WAKER when out of memory. */
-static uint32_t waker_index(struct wp_account *a, const struct wp_waker *w)
-{
-	uint64_t key = ((uint64_t)w->kind << 62) ^ ((uint64_t)w->tid << 30) ^ w->stack;
-	struct wp_waker *nw;
-	struct thread *t;
-	uint64_t i;
-
-	if (wp_u64map_get(&a->waker_index, key, &i) && a->wakers[i].tid == w->tid &&
-	    a->wakers[i].stack == w->stack && a->wakers[i].kind == w->kind)
-		return (uint32_t)i;
-	nw = wp_grow(a->wakers, &a->cap_wakers, a->nr_wakers + 1, sizeof(*a->wakers));
-	if (!nw || a->nr_wakers >= NO_WAKER)
-		return NO_WAKER;
-	a->wakers = nw;
-	nw = &a->wakers[a->nr_wakers];
-	*nw = *w;
-	memset(nw->comm, 0, sizeof(nw->comm));
-	/* Its name as it is now: a thread of the recording, or the idle task. */
-	t = w->kind == WP_WAKER_THREAD ? thread_find(a, w->tid) : NULL;
-	if (t)
-		memcpy(nw->comm, t->t.comm, sizeof(nw->comm));
-	if (wp_u64map_put(&a->waker_index, key, a->nr_wakers))
-		return NO_WAKER;
-	return (uint32_t)a->nr_wakers++;
-}
-
-/* The thread of the recording that a wake-up concerns, or NULL. */
-static struct thread *wakee_find(struct wp_account *a, uint32_t wakee)
-{
-	struct thread *t = thread_live(a, wakee);
-
-	if (!t)
-		return NULL;	/* not one of the recording's threads */
-	/* Woken before its first switch record: blocked since the start. */
-	if (t->state == STATE_UNKNOWN && !t->t.samples) {
-		t->state = STATE_BLOCKED;
-		t->off_start = t->since;
-	}
-	return t;
-}
-
-int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
-		      const struct wp_waker *waker)
-{
-	struct thread *t;
-
-	uint32_t w;
-
-	if (a->err)
-		return a->err;
-	t = wakee_find(a, wakee);
-	if (!t || (t->state != STATE_BLOCKED && t->state != STATE_ON))
-		return 0;	/* woken already, or preempted: not a sleep */
-	w = waker_index(a, waker);
-	if (w == NO_WAKER)
-		return a->err = -ENOMEM;
-	if (t->state == STATE_ON) {
-		t->early_waker = w;	/* its switch-out record may still come */
-		t->early_time = time;
-		return 0;
-	}
-	t->waker = w;
-	t->woken_early = false;
-	/* With sched_wakeup recorded, its time ends the blocked interval. */
-	if (!a->enqueues)
-		wakee_runnable(a, t, time);
-	return 0;
-}
-
-int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time,
-			    uint32_t cpu)
-{
-	struct thread *t;
-
-	if (a->err)
-		return a->err;
-	a->saw_sched_switch = true;
-	t = prev ? thread_live(a, prev) : NULL;
-	if (t) {
-		t->sched_switch_time = time;
-		t->sched_switch_in = false;
-	}
-	t = next ? thread_live(a, next) : NULL;
-	if (t) {
-		t->sched_switch_time = time;
-		t->sched_switch_in = true;
-	}
-	/* The switch records of the idle task, and of exited tasks, take it likewise. */
-	if (a->cpus && cpu < a->nr_cpus) {
-		a->cpus[cpu].switch_time = time;
-		a->cpus[cpu].switch_prev = prev;
-		a->cpus[cpu].switch_next = next;
-	}
-	return 0;
-}
-
-int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time)
-{
-	struct thread *t;
-
-	if (a->err)
-		return a->err;
-	t = wakee_find(a, wakee);
-	/* After an early wake-up too: its enqueue may follow the switch-out. */
-	if (t && t->state == STATE_BLOCKED)
-		wakee_runnable(a, t, time);
-	return 0;
-}
-
-bool wp_account_has_wakeups(const struct wp_account *a)
-{
-	return a->wakeups;
-}
-
-const struct wp_waker *wp_account_wakers(const struct wp_account *a, size_t *n)
-{
-	*n = a->nr_wakers;
-	return a->wakers;
-}
-
-const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a, size_t *n)
-{
-	*n = a->nr_wakes;
-	return a->wakes;
 }
 
 /* The thread's on-CPU time up to now, as the accounting will count it. */
 static uint64_t on_so_far(const struct wp_account *a, const struct thread *t, uint64_t now)
 {
-	uint64_t on = t->t.on_cpu_ns;
+	uint64_t on = t->t.on_cpu_ns, since;
 
-	/* A thread not switched yet that execs is running: since its start. */
-	if (t->state == STATE_ON || (t->state == STATE_UNKNOWN && !a->no_switches))
-		on += in_window(a, t->since, now > t->since ? now : t->since);
+	if (wp_timeline_running_since(a->tl, t->t.serial, &since))
+		on += in_window(a, since, now > since ? now : since);
 	return on;
 }
 
@@ -1157,7 +735,7 @@ static void name_open(struct wp_account *a, struct thread *t, uint64_t time,
 		}
 		n = &a->names[a->nr_names++];
 		memset(n, 0, sizeof(*n));
-		n->serial = t->serial;
+		n->serial = t->t.serial;
 		n->pub.start_ns = time;
 		n->on_at_start = on_so_far(a, t, time);
 		if (t->name)
@@ -1179,6 +757,7 @@ static void names_begin(struct wp_account *a, struct thread *t)
 /* A process's command line (WP_RECORD_CMDLINE): its current name's. */
 static int account_cmdline(struct wp_account *a, const struct perf_event_header *rec)
 {
+	const struct wp_tl_thread *lt;
 	struct wp_process_cmdline *pc;
 	struct wp_cmdline c;
 	struct thread *t;
@@ -1186,9 +765,12 @@ static int account_cmdline(struct wp_account *a, const struct perf_event_header 
 
 	if (wp_cmdline_parse(rec, &c))
 		return 0;
-	t = thread_live(a, c.pid);
-	if (!t || t->t.pid != c.pid)
+	lt = wp_timeline_find(a->tl, c.pid);
+	if (!lt || lt->pid != c.pid)
 		return 0;	/* gone by now, or none of the recording's */
+	t = thread_at(a, lt->serial);
+	if (!t)
+		return a->err = -ENOMEM;
 	args = malloc(c.len ? c.len : 1);
 	pc = wp_grow(a->cmdlines, &a->cap_cmdlines, a->nr_cmdlines + 1, sizeof(*a->cmdlines));
 	if (!args || !pc || a->nr_cmdlines >= UINT32_MAX - 1) {
@@ -1269,228 +851,17 @@ static int names_result(struct wp_account *a)
 	return 0;
 }
 
-/*
- * The time of a switch record on CPU c that the CPU's last sched_switch
- * (from prev to next; UINT32_MAX: any) stands for, or the record's own.
- */
-static uint64_t cpu_sched_switch_time(struct cpu *c, uint32_t prev, uint32_t next,
-				      uint64_t time)
+
+/* The timeline's sink: thread serial is named comm from time (exec: a new program). */
+static void on_renamed(void *arg, uint32_t serial, uint64_t time, const char comm[16], bool exec)
 {
-	uint64_t at = c->switch_time;
+	struct wp_account *a = arg;
+	struct thread *t = thread_at(a, serial);
 
-	if (!at || (prev != UINT32_MAX && c->switch_prev != prev) ||
-	    (next != UINT32_MAX && c->switch_next != next) || at > time ||
-	    time - at > SCHED_SWITCH_LAG_NS)
-		return time;
-	c->switch_time = 0;
-	return at;
-}
-
-/*
- * The last switch-out of an exiting thread t on cpu (NULL: the one on
- * cpu, its tid already gone): it ran its exit path until now.
- */
-static int exit_switch_out(struct wp_account *a, uint32_t cpu, struct thread *t, uint64_t time)
-{
-	struct cpu *c = cpu < a->nr_cpus ? &a->cpus[cpu] : NULL;
-
-	if (!t && c && c->current)
-		t = &a->threads[c->current - 1];
-	if (!t || !t->exiting || t->closed)
-		return 0;
-	if (c)
-		time = cpu_sched_switch_time(c, UINT32_MAX, UINT32_MAX, time);
-	thread_close(a, t, time);
-	if (c) {
-		c->last_out = t->t.end_ns;
-		c->current = 0;
-	}
-	return 0;
-}
-
-/*
- * A switch-in on cpu at time (sw, of task self) starts where the
- * switch-out before it ended.  When both name as the other a task that
- * wrote no switch record of its own (the idle task now and then, and some
- * others), that task ran in between: its time is counted as theirs say.
- * When they name different ones, several ran unseen, in shares no record
- * tells: that time is the CPU's unseen time.
- */
-static uint64_t cpu_switch_in_time(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
-				   uint32_t self, uint64_t time)
-{
-	struct cpu *c = &a->cpus[cpu];
-	uint64_t out = c->last_out;
-	uint32_t other = sw->next_prev_tid;
-	struct thread *t;
-
-	c->last_out = 0;
-	if (!out)
-		return time;
-	/*
-	 * Never before the CPU's last switch-out: one CPU runs one task at
-	 * a time.  (A switch timed by the mean lag, gated, may be put there.)
-	 */
-	if (out > time)
-		return out;
-	if (!sw->cpu_wide || (c->last_next == self && time - out <= SCHED_SWITCH_LAG_NS))
-		return out;	/* the switch itself */
-	if (c->last_next == self) {
-		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);	/* records lost */
-		return time;
-	}
-	if (c->last_next != other || other == UINT32_MAX) {
-		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);
-		return time;
-	}
-	if (!other) {
-		a->cpu_times[cpu].idle_ns += in_window(a, out, time);
-		return time;
-	}
-	t = thread_get(a, sw->next_prev_pid, other);
 	if (!t)
-		a->err = -ENOMEM;
-	else if (!t->closed && t->state != STATE_ON && t->since <= out) {
-		t->cpu = cpu;
-		thread_switch_in(a, t, out);
-		thread_switch_out(a, t, time, false);
-	} else {
-		a->cpu_times[cpu].unseen_ns += in_window(a, out, time);
-	}
-	return time;
-}
-
-/*
- * Not system-wide, only the recording's threads' switches are known: a
- * switch-in on a CPU still starts no earlier than the last switch-out
- * recorded there, as cpu_switch_in_time's does, since one CPU runs one
- * task at a time (a switch timed by the mean lag may be put before it).
- */
-static uint64_t recorded_cpu_switch(struct wp_account *a, uint32_t cpu, const struct thread *t,
-				    bool out, uint64_t time)
-{
-	uint64_t last;
-
-	if (cpu >= a->nr_cpu_out)
-		return time;
-	if (out) {
-		a->cpu_out[cpu] = time > t->since ? time : t->since;
-		return time;
-	}
-	last = a->cpu_out[cpu];
-	return last > time && last >= t->since ? last : time;
-}
-
-/* The idle task of cpu switched out (the CPU got busy) or in, at time. */
-static void cpu_idle_switch(struct wp_account *a, uint32_t cpu, const struct wp_switch *sw,
-			    uint64_t time)
-{
-	struct cpu *c = &a->cpus[cpu];
-	bool out = sw->out;
-
-	time = cpu_sched_switch_time(c, out ? 0 : UINT32_MAX, out ? UINT32_MAX : 0, time);
-	if (!out) {
-		time = cpu_switch_in_time(a, cpu, sw, 0, time);
-		c->state = CPU_IDLE;
-		c->since = time;
 		return;
-	}
-	c->last_out = time;
-	if (c->state == CPU_UNKNOWN)
-		c->since = a->start_ns;		/* idle since the start */
-	if (c->state != CPU_BUSY)
-		a->cpu_times[cpu].idle_ns += in_window(a, c->since,
-						       time > c->since ? time : c->since);
-	c->state = CPU_BUSY;
-}
-
-int wp_account_sample_cpu(struct wp_account *a, uint32_t tid, uint32_t cpu)
-{
-	struct thread *t;
-
-	if (!a->cpus || cpu >= a->nr_cpus)
-		return 0;
-	if (!tid) {
-		a->cpus[cpu].idle_sampled = true;
-		return 0;
-	}
-	/* A thread that never switched: where it ran all along. */
-	t = thread_live(a, tid);
-	if (t && (t->state == STATE_UNKNOWN || t->cpu == NO_CPU))
-		t->cpu = cpu;
-	return 0;
-}
-
-const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n)
-{
-	*n = a->result && a->cpus ? a->nr_cpus : 0;
-	return *n ? a->cpu_times : NULL;
-}
-
-static int account_fork(struct wp_account *a, const struct perf_event_header *rec,
-			uint64_t time)
-{
-	struct thread *t, *parent;
-	struct wp_task_event te;
-
-	if (wp_task_event_parse(rec, &te))
-		return 0;
-	t = thread_live(a, te.tid);
-	if (t && t->state == STATE_UNKNOWN && !t->t.samples && !t->t.switch_samples &&
-	    t->t.start_ns == a->start_ns) {
-		/*
-		 * Only named so far, by the /proc snapshot taken as recording
-		 * began: in fact it was created since.  It starts here.
-		 */
-		t->t.start_ns = time;
-		t->since = t->off_start = time;
-		t->state = t->initial_off = new_thread_state(a);
-		t->forked_process = te.pid != te.ppid;
-		return 0;
-	}
-	if (t)
-		thread_close(a, t, t->exiting ? t->exit_time : time);	/* its EXIT lost */
-	t = thread_add(a, te.pid, te.tid, time, new_thread_state(a));
-	if (!t)
-		return -ENOMEM;
-	t->initial_off = new_thread_state(a);
-	t->forked_process = te.pid != te.ppid;
-	parent = thread_find(a, te.ptid);
-	if (parent)
-		memcpy(t->t.comm, parent->t.comm, sizeof(t->t.comm));
-	return 0;
-}
-
-static int account_comm(struct wp_account *a, const struct perf_event_header *rec,
-			uint64_t time)
-{
-	struct wp_sample_id id;
-	char comm[16] = "";
-	struct thread *t;
-	struct wp_comm c;
-	size_t n;
-
-	if (wp_comm_parse(rec, &c))
-		return 0;
-	t = thread_find(a, c.tid);
-	if (t && t->closed) {
-		/* The tid of an exited thread, reused by a task whose FORK we missed. */
-		t = thread_add(a, c.pid, c.tid, time, STATE_UNKNOWN);
-	} else if (!t && c.exec &&
-		   !wp_sample_id_parse(&a->fmt, rec, &id) && id.id != WP_SYNTHESIZED_ID) {
-		/* The launched command: it runs from its exec on. */
-		t = thread_add(a, c.pid, c.tid, time > a->start_ns ? time : a->start_ns, STATE_ON);
-	}
-	if (!t)
-		t = thread_get(a, c.pid, c.tid);
-	if (!t)
-		return -ENOMEM;
-	t->t.pid = c.pid;
-	n = c.len < sizeof(comm) ? c.len : sizeof(comm) - 1;
-	memcpy(comm, c.comm, n);
-	comm[n] = '\0';
 	/* A process's main thread keeps every name it exec'd under. */
-	if (c.exec && c.pid == c.tid) {
+	if (exec) {
 		/*
 		 * Seen before its exec under no name at all (the launched
 		 * command, from its fork on the command's cgroup): the name
@@ -1503,118 +874,311 @@ static int account_comm(struct wp_account *a, const struct perf_event_header *re
 			name_open(a, t, time, comm, false);
 		}
 	} else if (t->name) {
-		memcpy(a->names[t->name - 1].pub.comm, comm, sizeof(comm));	/* renamed itself */
+		memcpy(a->names[t->name - 1].pub.comm, comm, 16);	/* renamed itself */
 	}
-	memcpy(t->t.comm, comm, sizeof(comm));
-	return a->err;
+	memcpy(t->t.comm, comm, sizeof(t->t.comm));
+}
+
+/* The timeline's sink: t's EXIT record; what an exit figure will be compared with. */
+static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t running_since)
+{
+	struct wp_account *a = arg;
+	struct thread *t;
+
+	if (!a->exit_clocks)
+		return;
+	t = thread_at(a, serial);
+	if (!t)
+		return;
+	if (!t->anchor) {
+		t->anchor = calloc(1, sizeof(*t->anchor));
+		if (!t->anchor) {
+			a->err = -ENOMEM;
+			return;
+		}
+	}
+	t->anchor->exit_seen = true;
+	t->anchor->exit_records_ns = t->on_all_ns;
+	t->anchor->exit_late = t->late_starts;
+	t->anchor->exit_slice_ns = running_since && time > running_since ? time - running_since : 0;
+}
+
+/* The timeline's sink: t's window is final. */
+static void on_closed(void *arg, uint32_t serial)
+{
+	struct wp_account *a = arg;
+	const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, serial);
+	struct thread *t = thread_at(a, serial);
+	uint64_t start, end;
+
+	if (!t || !lt)
+		return;
+	start = lt->start_ns;
+	end = lt->end_ns;
+	if (a->opts.window_start && start < a->opts.window_start)
+		start = a->opts.window_start;
+	if (a->opts.window_end && end > a->opts.window_end)
+		end = a->opts.window_end;
+	if (end < start)
+		end = start;
+	t->t.start_ns = start;
+	t->t.end_ns = end;
+	t->t.wall_ns = end - start;
+	t->t.exited = lt->exited;
+	t->t.approximate = lt->approximate;
+	memcpy(t->t.comm, lt->comm, sizeof(t->t.comm));
+}
+
+/* The thread's on-CPU time up to now, the window aside. */
+static uint64_t on_all_so_far(const struct wp_account *a, const struct thread *t, uint64_t now)
+{
+	uint64_t since;
+
+	if (wp_timeline_running_since(a->tl, t->t.serial, &since) && now > since)
+		return t->on_all_ns + (now - since);
+	return t->on_all_ns;
+}
+
+/* Its runnable and preempted time up to now, likewise. */
+static uint64_t queued_all_so_far(const struct wp_account *a, const struct thread *t,
+				  uint64_t now)
+{
+	uint64_t since;
+
+	if (wp_timeline_queued_since(a->tl, t->t.serial, &since) && now > since)
+		return t->queued_all_ns + (now - since);
+	return t->queued_all_ns;
+}
+
+/*
+ * The longest last slice of an exiting thread whose exit figure anchors
+ * it: the kernel counts a running thread's time at its ticks (every 1 to
+ * 10 ms) and switches, so the figure taskstats sends at its exit lacks
+ * its last slice but for the ticks in it; one this short had one tick at
+ * most, and the anchor is within its length of the truth.  A longer one
+ * lacks what ran since its last tick.
+ */
+#define EXIT_LAST_SLICE_MAX 1000000ULL
+/* The tick of the commonest kernels (HZ 250), for longer last slices. */
+#define EXIT_TICK_NS 4000000ULL
+
+/*
+ * The kernel's figure of a thread's time (WP_RECORD_THREAD_CLOCK): the
+ * thread's anchor, with what the records gave it by then.  A start
+ * figure is its base (once); an end or exit figure its end (the last).
+ */
+static int account_clock(struct wp_account *a, const struct perf_event_header *rec)
+{
+	struct wp_record_thread_clock tc;
+	const struct wp_tl_thread *lt;
+	struct anchor_point *p;
+	struct thread *t;
+
+	if (wp_thread_clock_parse(rec, &tc))
+		return 0;
+	if (tc.header.misc == WP_CLOCK_EXIT) {
+		/*
+		 * Its EXIT came first, or was lost: the latest thread of its
+		 * tid (a new one takes a tid only after its FORK, which comes
+		 * after; and then it is not the one whose figures these are).
+		 */
+		lt = wp_timeline_latest(a->tl, tc.tid);
+		if (lt && lt->born && lt->start_ns > tc.time)
+			lt = NULL;
+	} else {
+		lt = wp_timeline_find(a->tl, tc.tid);
+	}
+	if (!lt || lt->pid != tc.pid)
+		return 0;	/* none of the recording's */
+	t = thread_at(a, lt->serial);
+	if (!t)
+		return a->err = -ENOMEM;
+	if (!t->anchor) {
+		t->anchor = calloc(1, sizeof(*t->anchor));
+		if (!t->anchor)
+			return a->err = -ENOMEM;
+	}
+	/*
+	 * The first figure of a thread is its base (a start figure, or one
+	 * read while recording), the last its end.
+	 */
+	if (tc.header.misc == WP_CLOCK_START ||
+	    (tc.header.misc == WP_CLOCK_DURING && !t->anchor->base.set && !lt->born))
+		p = &t->anchor->base;
+	else
+		p = &t->anchor->end;
+	if (p == &t->anchor->base && p->set)
+		return 0;
+	*p = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true, .time = tc.time,
+				    .records_ns = on_all_so_far(a, t, tc.time),
+				    .kernel_rq_ns = tc.runq_ns,
+				    .records_rq_ns = queued_all_so_far(a, t, tc.time),
+				    .late = t->late_starts,
+				    .undecided = wp_timeline_undecided(a->tl, lt->serial) };
+	if (p->undecided)
+		p->records_ns = p->records_rq_ns = 0;
+	/*
+	 * At its exit the kernel had not yet counted the thread's last slice
+	 * (only a tick would have): its figure is the slices before, which
+	 * the records' are compared with.  A last slice long enough to have
+	 * had a tick leaves the figure between the two: no anchor then.
+	 */
+	p->exit = tc.header.misc == WP_CLOCK_EXIT;
+	if (tc.header.misc == WP_CLOCK_EXIT && !t->anchor->exit_seen)
+		p->exit_unseen = true;
+	if (tc.header.misc == WP_CLOCK_EXIT && t->anchor->exit_seen) {
+		/*
+		 * The kernel sends the figures early in the exit, before the
+		 * EXIT record: they are its slices before the one it ran in
+		 * then, and the ticks of that one.
+		 */
+		p->records_ns = t->anchor->exit_records_ns;
+		p->late = t->anchor->exit_late;
+		/*
+		 * A slice long enough to have had ticks: the figure has what
+		 * of it ran until the last one, all but the last part of a
+		 * tick; half a tick of the commonest rate, within as much.
+		 */
+		if (t->anchor->exit_slice_ns > EXIT_LAST_SLICE_MAX) {
+			uint64_t l = t->anchor->exit_slice_ns;
+			uint64_t ticked = l - (l < EXIT_TICK_NS ? l : EXIT_TICK_NS) / 2;
+
+			p->kernel_ns = p->kernel_ns > ticked ? p->kernel_ns - ticked : 0;
+		}
+	}
+	a->anchors.clocks++;
+	return 0;
+}
+
+int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opts,
+		   struct wp_account **out)
+{
+	struct wp_account *a = calloc(1, sizeof(*a));
+	struct wp_timeline_opts to = { 0 };
+	struct wp_timeline_sink sink = {
+		.segment = on_segment, .sample = on_sample, .switch_sample = on_switch_sample,
+		.renamed = on_renamed, .exited = on_exited, .closed = on_closed,
+		.cpu_span = on_cpu_span,
+		.lost = on_lost, .arg = a,
+	};
+	int err;
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	if (opts)
+		a->opts = *opts;
+	a->start_ns = meta->start_clock_ns;
+	a->sample_period_ns = meta->sample_period_ns;
+	a->wakeups_gated = (meta->flags & WP_META_WAKEUPS) &&
+			   (meta->flags & WP_META_WAKEUPS_GATED);
+	a->exit_clocks = meta->flags & WP_META_EXIT_CLOCKS;
+	to.unknown_stack = a->opts.unknown_stack;
+	to.switch_stacks_sampled = a->opts.switch_stacks_sampled;
+	to.unsampled_switch_stack = a->opts.unsampled_switch_stack;
+	err = wp_timeline_new(meta, &to, &a->tl);
+	if (!err)
+		err = wp_timeline_add_sink(a->tl, &sink);
+	if (err) {
+		wp_account_free(a);
+		return err;
+	}
+	wp_timeline_set_window(a->tl, a->opts.window_start, a->opts.window_end);
+	/* Idle time is the idle task's switches, seen only CPU-wide. */
+	if ((meta->flags & WP_META_CPU_WIDE) && (meta->flags & WP_META_SWITCHES) &&
+	    meta->nr_cpus && meta->nr_cpus <= 65536) {
+		a->cpu_times = calloc(meta->nr_cpus, sizeof(*a->cpu_times));
+		if (!a->cpu_times) {
+			wp_account_free(a);
+			return -ENOMEM;
+		}
+		a->nr_cpus = meta->nr_cpus;
+		a->cpu_wide = true;
+	}
+	*out = a;
+	return 0;
 }
 
 int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		      uint64_t time)
 {
-	struct wp_record_thread th;
-	struct wp_task_event te;
-	struct wp_sample_id id;
-	struct wp_switch sw;
-	struct thread *t;
-	uint64_t lost_id, v;
+	int err;
 
 	if (a->err)
 		return a->err;
-	switch (rec->type) {
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (wp_switch_parse(rec, &sw) || wp_sample_id_parse(&a->fmt, rec, &id))
-			return 0;
-		if (a->cpus && id.cpu < a->nr_cpus) {
-			if (sw.out)
-				a->cpus[id.cpu].last_next = sw.next_prev_tid;
-			if (!id.tid) {
-				cpu_idle_switch(a, id.cpu, &sw, time);
-				return a->err;
-			}
-			if (a->cpus[id.cpu].state == CPU_UNKNOWN) {
-				/* Idle since the start, says a switch-in from the idle task. */
-				if (!sw.out && sw.cpu_wide && !sw.next_prev_tid)
-					a->cpu_times[id.cpu].idle_ns += in_window(a, a->start_ns, time);
-				a->cpus[id.cpu].state = CPU_BUSY;	/* not idle so far */
-			}
-			if (id.tid == UINT32_MAX && sw.out)
-				return exit_switch_out(a, id.cpu, NULL, time);
-		}
-		if (!id.tid || id.tid == UINT32_MAX)
-			return 0;
-		t = thread_get(a, id.pid, id.tid);
-		if (!t)
-			return -ENOMEM;
-		if (t->closed)
-			return 0;	/* the last switch-out, after its EXIT */
-		/* Preempted on its exit path (freeing a large memory, say), it runs again. */
-		if (t->exiting && sw.out && !sw.preempted)
-			return exit_switch_out(a, id.cpu, t, time);
-		time = switch_time(a, t, time, !sw.out);
-		if (!a->cpus || id.cpu >= a->nr_cpus) {
-			time = recorded_cpu_switch(a, id.cpu, t, sw.out, time);
-		} else if (sw.out) {
-			a->cpus[id.cpu].last_out = time > t->since ? time : t->since;
-		} else {
-			uint64_t in = cpu_switch_in_time(a, id.cpu, &sw, id.tid, time);
-
-			if (in >= t->since)
-				time = in;
-		}
-		if (a->cpus && id.cpu < a->nr_cpus) {
-			t->cpu = id.cpu;
-			a->cpus[id.cpu].current = sw.out ? 0 : t->serial + 1;
-		}
-		if (sw.out)
-			thread_switch_out(a, t, time, sw.preempted);
-		else
-			thread_switch_in(a, t, time);
-		return 0;
-	case PERF_RECORD_FORK:
-		return account_fork(a, rec, time);
-	case PERF_RECORD_COMM:
-		return account_comm(a, rec, time);
-	case PERF_RECORD_EXIT:
-		if (wp_task_event_parse(rec, &te))
-			return 0;
-		t = thread_live(a, te.tid);
-		if (t && !t->exiting) {
-			/* The exiting task runs its exit path until the end. */
-			if (t->state == STATE_UNKNOWN && !a->no_switches)
-				t->state = STATE_ON;
-			t->t.exited = true;
-			/*
-			 * -a: until its last switch-out, which the CPU's
-			 * ledger counts as its time (its tid is gone by then).
-			 */
-			if (a->cpus && t->state == STATE_ON) {
-				t->exiting = true;
-				t->exit_time = time;
-				return 0;
-			}
-			thread_close(a, t, time);
-		}
-		return 0;
-	case WP_RECORD_THREAD:
-		if (wp_thread_parse(rec, &th))
-			return 0;
-		t = thread_get(a, th.pid, th.tid);
-		if (!t)
-			return -ENOMEM;
-		if (th.header.misc & WP_THREAD_OFF_CPU)
-			thread_off_at_start(a, t, !!(th.header.misc & WP_THREAD_PREEMPTED));
-		return 0;
-	case WP_RECORD_CMDLINE:
+	if (rec->type == WP_RECORD_CMDLINE)
 		return account_cmdline(a, rec);
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
-		if (!wp_lost_parse(rec, &lost_id, &v))
-			note_loss(a, v, time);
-		return 0;
-	}
-	return 0;
+	if (rec->type == WP_RECORD_THREAD_CLOCK)
+		return account_clock(a, rec);
+	err = wp_timeline_record(a->tl, rec, time);
+	return err ? err : a->err;
+}
+
+int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint32_t cpu,
+		      uint64_t time, bool switch_out, uint32_t stack)
+{
+	int err;
+
+	if (a->err)
+		return a->err;
+	err = wp_timeline_sample(a->tl, pid, tid, cpu, time, switch_out, stack);
+	return err ? err : a->err;
+}
+
+int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
+		      const struct wp_waker *waker)
+{
+	int err;
+
+	if (a->err)
+		return a->err;
+	err = wp_timeline_wakeup(a->tl, wakee, time, waker);
+	return err ? err : a->err;
+}
+
+int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, uint64_t time,
+			    uint32_t cpu)
+{
+	if (a->err)
+		return a->err;
+	return wp_timeline_sched_switch(a->tl, prev, next, time, cpu);
+}
+
+int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time)
+{
+	int err;
+
+	if (a->err)
+		return a->err;
+	err = wp_timeline_enqueued(a->tl, wakee, time);
+	return err ? err : a->err;
+}
+
+bool wp_account_has_wakeups(const struct wp_account *a)
+{
+	return wp_timeline_has_wakeups(a->tl);
+}
+
+const struct wp_waker *wp_account_wakers(const struct wp_account *a, size_t *n)
+{
+	return wp_timeline_wakers(a->tl, n);
+}
+
+const struct wp_wake_weight *wp_account_wake_weights(const struct wp_account *a, size_t *n)
+{
+	*n = a->nr_wakes;
+	return a->wakes;
+}
+
+const struct wp_cpu_time *wp_account_cpus(const struct wp_account *a, size_t *n)
+{
+	*n = a->result && a->cpu_times ? a->nr_cpus : 0;
+	return *n ? a->cpu_times : NULL;
+}
+
+const struct wp_timeline *wp_account_timeline(const struct wp_account *a)
+{
+	return a->tl;
 }
 
 /* Results (in serial order) by pid, tid and start; by creation when all are equal. */
@@ -1729,7 +1293,7 @@ static uint64_t stratum_ns(const struct wp_account *a, const struct thread *t, i
 {
 	uint64_t v = 0;
 
-	wp_u64map_get(&a->strata, stratum_key(t->serial, p, b, a->weights[w].stack), &v);
+	wp_u64map_get(&a->strata, stratum_key(t->t.serial, p, b, a->weights[w].stack), &v);
 	return v;
 }
 
@@ -2034,6 +1598,7 @@ static int make_result(struct wp_account *a)
 		struct wp_thread_times t = a->threads[i].t;
 
 		t.hists = a->threads[i].hists;
+		free(a->threads[i].anchor);
 		res[i] = t;
 	}
 	a->threads = NULL;
@@ -2074,30 +1639,535 @@ static int make_result(struct wp_account *a)
 	return 0;
 }
 
+/*
+ * The fewest late switch-ins of anchored threads, in all, from which the
+ * mean lag stands for threads without anchors.
+ */
+#define ANCHOR_MEAN_MIN_LATE 100
+/* The least on-CPU time between a thread's figures that stands for the rest of its window. */
+#define ANCHOR_SPAN_MIN_NS 1000000ULL
+/* Threads on a CPU this long at least say how far off the records are, in shares. */
+#define ANCHOR_SHARE_MIN_NS 10000000ULL
+
+/* Whether t was born during the recording: its kernel figures began at 0 then. */
+static bool born_inside(const struct wp_account *a, const struct thread *t)
+{
+	const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, t->t.serial);
+
+	return lt && lt->born;
+}
+
+/*
+ * What anchoring moved in one thread's totals, kind by kind, for its
+ * stacks to follow: into on-CPU from blocked, runnable and preempted
+ * time; out of on-CPU into preempted; from blocked into runnable, and
+ * from runnable and preempted into blocked (the run queue anchor).
+ */
+struct moves {
+	uint64_t into_on[3];
+	uint64_t out_of_on;
+	uint64_t to_runnable;
+	uint64_t to_blocked[3];		/* [1] from runnable, [2] from preempted */
+	uint64_t before[3];		/* the totals before */
+	bool any;
+};
+
+static uint64_t *thread_part(struct thread *t, int k)
+{
+	return k == 0 ? &t->t.blocked_ns : k == 1 ? &t->t.runnable_ns : &t->t.preempted_ns;
+}
+
+/*
+ * Move moved ns of t's time into (moved > 0) or out of (< 0) on-CPU
+ * time.  In: from the waits its late switch-ins ended, in proportion to
+ * how many of each kind they ended (the time a switch record comes late
+ * was the thread's, not the wait's), as far as each kind has; out: into
+ * preempted time (it did not run then, why is not told).  Returns what
+ * was moved.
+ */
+static int64_t move_into_on_cpu(struct thread *t, int64_t moved, struct moves *m)
+{
+	uint64_t late = t->late_after[0] + t->late_after[1] + t->late_after[2];
+	uint64_t want, taken = 0, take[3] = { 0 };
+
+	m->any = m->any || moved;
+	if (moved < 0) {
+		uint64_t out = (uint64_t)-moved < t->t.on_cpu_ns ? (uint64_t)-moved : t->t.on_cpu_ns;
+
+		t->t.on_cpu_ns -= out;
+		t->t.preempted_ns += out;
+		m->out_of_on += out;
+		return -(int64_t)out;
+	}
+	want = (uint64_t)moved;
+	for (int k = 0; k < 3 && late; k++) {
+		take[k] = (uint64_t)((unsigned __int128)want * t->late_after[k] / late);
+		if (take[k] > *thread_part(t, k))
+			take[k] = *thread_part(t, k);
+		taken += take[k];
+	}
+	/* What the proportions could not take, from whatever wait has it left. */
+	for (int k = 2; k >= 0 && taken < want; k--) {
+		uint64_t more = *thread_part(t, k) - take[k];
+
+		if (more > want - taken)
+			more = want - taken;
+		take[k] += more;
+		taken += more;
+	}
+	for (int k = 0; k < 3; k++) {
+		*thread_part(t, k) -= take[k];
+		m->into_on[k] += take[k];
+	}
+	t->t.on_cpu_ns += taken;
+	return (int64_t)taken;
+}
+
+/*
+ * Make t's time on a run queue (runnable + preempted) the kernel's
+ * figure over the same span, which it counts from each wake-up (or
+ * preemption) to the switch-in: diff more (from blocked time: a wake-up
+ * the records placed late) or less (into blocked time, from runnable
+ * first).
+ */
+static void move_into_queued(struct thread *t, int64_t diff, struct moves *m)
+{
+	uint64_t n;
+
+	m->any = m->any || diff;
+	if (diff > 0) {
+		n = (uint64_t)diff < t->t.blocked_ns ? (uint64_t)diff : t->t.blocked_ns;
+		t->t.blocked_ns -= n;
+		t->t.runnable_ns += n;
+		m->to_runnable += n;
+		return;
+	}
+	n = (uint64_t)-diff;
+	if (n > t->t.runnable_ns + t->t.preempted_ns)
+		n = t->t.runnable_ns + t->t.preempted_ns;
+	t->t.blocked_ns += n;
+	if (n <= t->t.runnable_ns) {
+		t->t.runnable_ns -= n;
+		m->to_blocked[1] += n;
+	} else {
+		m->to_blocked[1] += t->t.runnable_ns;
+		m->to_blocked[2] += n - t->t.runnable_ns;
+		t->t.preempted_ns -= n - t->t.runnable_ns;
+		t->t.runnable_ns = 0;
+	}
+}
+
+/* x * num / den, rounded down (den > 0). */
+static uint64_t share_of(uint64_t x, uint64_t num, uint64_t den)
+{
+	return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
+}
+
+/*
+ * After follow_moves' shares: the rounding remainders, where a thread's
+ * stacks held the whole kind (to its largest stack of the kind, or the
+ * one that gave the most); and no stack's wakers end more than its
+ * blocked time.
+ */
+static void remainders(struct wp_account *a, const struct moves *mv, const uint64_t *held,
+		       const size_t *big, uint64_t *sums)
+{
+	size_t n3 = a->nr * 3;
+
+	memset(sums, 0, (n3 ? n3 : 1) * sizeof(*sums));
+	for (size_t j = 0; j < a->nr_weights; j++)
+		for (int k = 0; k < 3; k++)
+			sums[a->weights[j].thread * 3 + (size_t)k] += *part_ns(&a->weights[j], k);
+	for (size_t i = 0; i < a->nr; i++) {
+		struct thread *t = &a->threads[i];
+		const struct moves *m = &mv[i];
+		const uint64_t *now = &sums[i * 3];
+		size_t giver = SIZE_MAX;
+
+		if (!m->any)
+			continue;
+		for (int k = 0; k < 3; k++)
+			if (big[i * 3 + k] != SIZE_MAX &&
+			    (giver == SIZE_MAX || held[i * 3 + k] > held[i * 3 + (size_t)(giver % 3)]))
+				giver = big[i * 3 + k] * 3 + (size_t)k;
+		for (int k = 0; k < 3; k++) {
+			size_t at = i * 3 + (size_t)k;
+			size_t w = big[at] != SIZE_MAX ? big[at] :
+				   giver != SIZE_MAX ? giver / 3 : SIZE_MAX;
+			uint64_t want = *thread_part(t, k);
+
+			if (held[at] != m->before[k] || w == SIZE_MAX || want == now[k])
+				continue;
+			if (want > now[k])
+				*part_ns(&a->weights[w], k) += want - now[k];
+			else if (*part_ns(&a->weights[w], k) >= now[k] - want)
+				*part_ns(&a->weights[w], k) -= now[k] - want;
+		}
+	}
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		struct wp_stack_weight *w = &a->weights[i];
+		uint64_t wakes = 0;
+		uint32_t top = 0;
+
+		if (!mv[w->thread].any || !w->wakes)
+			continue;
+		for (uint32_t j = w->wakes; j; j = a->wakes[j - 1].next) {
+			wakes += a->wakes[j - 1].blocked_ns;
+			if (!top || a->wakes[j - 1].blocked_ns > a->wakes[top - 1].blocked_ns)
+				top = j;
+		}
+		if (wakes > w->blocked_ns) {
+			uint64_t over = wakes - w->blocked_ns;
+
+			a->wakes[top - 1].blocked_ns -= over < a->wakes[top - 1].blocked_ns ? over :
+							a->wakes[top - 1].blocked_ns;
+		}
+	}
+}
+
+/*
+ * Each stack's waits follow what anchoring moved in its thread's
+ * (moves[serial]): a stack gives on-CPU time, or time from one kind of
+ * wait to another, in proportion to what it held of the kind; the moved
+ * time stays with the stack, but what went into on-CPU time (which its
+ * samples share out).  Where a thread's stacks held the whole of a kind
+ * before, they hold the whole of it after: the rounding remainder goes to
+ * its largest stack of the kind, or to the stack that gave the most.
+ * Wakers' shares of blocked time scale alike (rounded down: never more
+ * than the stack's).
+ */
+static void follow_moves(struct wp_account *a, const struct moves *mv)
+{
+	size_t n3 = a->nr * 3;
+	uint64_t *held = calloc(n3 ? n3 : 1, sizeof(*held));
+	uint64_t *sums = malloc((n3 ? n3 : 1) * sizeof(*sums));
+	size_t *big = malloc((n3 ? n3 : 1) * sizeof(*big));
+
+	if (!held || !sums || !big) {
+		a->err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n3; i++)
+		big[i] = SIZE_MAX;
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		struct wp_stack_weight *w = &a->weights[i];
+
+		for (int k = 0; k < 3; k++) {
+			size_t at = w->thread * 3 + (size_t)k;
+
+			held[at] += *part_ns(w, k);
+			if (*part_ns(w, k) && (big[at] == SIZE_MAX ||
+					       *part_ns(&a->weights[big[at]], k) < *part_ns(w, k)))
+				big[at] = i;
+		}
+	}
+	for (size_t i = 0; i < a->nr_weights; i++) {
+		struct wp_stack_weight *w = &a->weights[i];
+		const struct moves *m = &mv[w->thread];
+		uint64_t had[3], b0, cut;
+
+		if (!m->any)
+			continue;
+		for (int k = 0; k < 3; k++)
+			had[k] = *part_ns(w, k);
+		b0 = w->blocked_ns;
+		/* Into on-CPU: each kind in proportion to what the stack held of it. */
+		for (int k = 0; k < 3; k++) {
+			cut = share_of(had[k], m->into_on[k], m->before[k]);
+			*part_ns(w, k) -= cut < *part_ns(w, k) ? cut : *part_ns(w, k);
+		}
+		/* The run queue anchor: blocked to runnable, or back. */
+		if (m->to_runnable) {
+			uint64_t b = m->before[0] - m->into_on[0];
+
+			cut = share_of(w->blocked_ns, m->to_runnable, b);
+			cut = cut < w->blocked_ns ? cut : w->blocked_ns;
+			w->blocked_ns -= cut;
+			w->runnable_ns += cut;
+		}
+		for (int k = 1; k < 3; k++) {
+			uint64_t p = m->before[k] - m->into_on[k];
+
+			if (!m->to_blocked[k])
+				continue;
+			cut = share_of(*part_ns(w, k), m->to_blocked[k], p);
+			cut = cut < *part_ns(w, k) ? cut : *part_ns(w, k);
+			*part_ns(w, k) -= cut;
+			w->blocked_ns += cut;
+		}
+		for (int k = 0; k < 3; k++)
+			if (w->estimated_ns[k] > *part_ns(w, k))
+				w->estimated_ns[k] = *part_ns(w, k);
+		if (b0 && w->blocked_ns < b0)
+			for (uint32_t j = w->wakes; j; j = a->wakes[j - 1].next)
+				a->wakes[j - 1].blocked_ns =
+					share_of(a->wakes[j - 1].blocked_ns, w->blocked_ns, b0);
+	}
+	/* The remainders, where the stacks held the whole kind. */
+	remainders(a, mv, held, big, sums);
+out:
+	free(held);
+	free(sums);
+	free(big);
+}
+
+/*
+ * -a: one CPU runs one thread at a time, so the threads' on-CPU time and
+ * the CPUs' idle time never add up to more than the CPUs' time.  The
+ * timeline keeps that, but anchoring adds what the kernel counted to
+ * threads whose records were lost, and threads without figures (exited
+ * with theirs lost, or wallprof's own) keep what their records say, which
+ * lost switch-outs lengthen: what is over goes from those first, then
+ * from every thread, in proportion to their on-CPU time, to preempted
+ * time (they did not run then).  Then each CPU's busy time takes its
+ * share of the threads' total, and the time no record tells (unseen,
+ * then idle) gives or takes the difference.
+ */
+static void fit_cpus(struct wp_account *a, struct moves *mv)
+{
+	uint64_t from = a->opts.window_start > a->start_ns ? a->opts.window_start : a->start_ns;
+	uint64_t to = a->opts.window_end && a->opts.window_end < a->end_ns ? a->opts.window_end :
+		      a->end_ns;
+	uint64_t span = to > from ? to - from : 0, cap = span * a->nr_cpus;
+	uint64_t on = 0, idle = 0, busy = 0, loose = 0, over;
+
+	for (size_t i = 0; i < a->nr; i++) {
+		on += a->threads[i].t.on_cpu_ns;
+		if (a->threads[i].t.on_cpu_source != WP_ON_CPU_KERNEL)
+			loose += a->threads[i].t.on_cpu_ns;
+	}
+	for (uint32_t c = 0; c < a->nr_cpus; c++) {
+		idle += a->cpu_times[c].idle_ns;
+		busy += a->cpu_times[c].busy_ns;
+	}
+	if (on + idle > cap) {
+		over = on + idle - cap;
+		for (int pass = 0; pass < 2 && over; pass++) {
+			uint64_t pool = pass ? on : loose, want = over < pool ? over : pool, given = 0;
+
+			for (size_t i = 0; i < a->nr && want; i++) {
+				struct thread *t = &a->threads[i];
+				uint64_t cut;
+
+				if (!pass && t->t.on_cpu_source == WP_ON_CPU_KERNEL)
+					continue;
+				cut = share_of(t->t.on_cpu_ns, want, pool);
+				if (cut) {
+					given += (uint64_t)-move_into_on_cpu(t, -(int64_t)cut, &mv[i]);
+					t->t.on_cpu_moved_ns -= (int64_t)cut;
+				}
+			}
+			over -= given < over ? given : over;
+			on -= given;
+			if (!pass)
+				loose -= given < loose ? given : loose;
+			a->anchors.cpus_trimmed_ns += given;
+		}
+		/* Rounding's few nanoseconds, from the busiest thread. */
+		if (over) {
+			size_t big = 0;
+
+			for (size_t i = 1; i < a->nr; i++)
+				if (a->threads[i].t.on_cpu_ns > a->threads[big].t.on_cpu_ns)
+					big = i;
+			if (a->nr) {
+				uint64_t given = (uint64_t)-move_into_on_cpu(&a->threads[big],
+									  -(int64_t)over, &mv[big]);
+
+				a->threads[big].t.on_cpu_moved_ns -= (int64_t)given;
+				on -= given;
+				a->anchors.cpus_trimmed_ns += given;
+			}
+		}
+	}
+	a->anchors.cpus_moved_ns = (int64_t)on - (int64_t)busy;
+	/*
+	 * Each CPU's busy time its share of the threads' total, at most its
+	 * span; what does not fit goes to the CPUs with room.  The rest of a
+	 * CPU's span is unseen, then idle.
+	 */
+	if (busy) {
+		uint64_t placed = 0;
+
+		for (uint32_t c = 0; c < a->nr_cpus; c++) {
+			struct wp_cpu_time *ct = &a->cpu_times[c];
+			uint64_t now = share_of(ct->busy_ns, on, busy);
+
+			ct->busy_ns = now < span ? now : span;
+			placed += ct->busy_ns;
+		}
+		for (uint32_t c = 0; c < a->nr_cpus && placed < on; c++) {
+			struct wp_cpu_time *ct = &a->cpu_times[c];
+			uint64_t more = span - ct->busy_ns < on - placed ? span - ct->busy_ns :
+									  on - placed;
+
+			ct->busy_ns += more;
+			placed += more;
+		}
+	}
+	for (uint32_t c = 0; c < a->nr_cpus; c++) {
+		struct wp_cpu_time *ct = &a->cpu_times[c];
+
+		if (ct->busy_ns + ct->idle_ns > span)
+			ct->idle_ns = span - ct->busy_ns;
+		ct->unseen_ns = span - ct->busy_ns - ct->idle_ns;
+	}
+}
+
+/*
+ * Anchor each thread's on-CPU time to the kernel's own figure.  A switch
+ * record comes after the switch, once the kernel has switched the events
+ * in, so a running segment that began at one (timeline.h, late) began
+ * late: in storms of short slices that is tens of percent of a thread's
+ * time.  Over the span between a thread's two THREAD_CLOCK figures (its
+ * start, or its birth, and its end or exit) the kernel's total is exact:
+ * the difference goes into on-CPU time from the waits its late switch-ins
+ * ended.  With wake-ups recorded, its time on a run queue (runnable and
+ * preempted) is made the kernel's likewise, from or into blocked time.
+ * Threads without figures (an ordinary user's exits, or one lost) are
+ * moved by the anchored threads' mean per late switch-in, marked as an
+ * estimate within what it moved.  With a --time window, the part of a
+ * thread's on-CPU difference that its late switch-ins inside the window
+ * stand for, and no run queue anchor.  Each stack follows its thread
+ * (follow_moves), and with -a each CPU's busy time (fit_cpus): its
+ * switch-ins start at the switch-out before them, not late, so that only
+ * records lost move much there.
+ */
+static void anchor_times(struct wp_account *a)
+{
+	struct moves *mv = calloc(a->nr ? a->nr : 1, sizeof(*mv));
+	bool windowed = a->opts.window_start || a->opts.window_end;
+	bool queues = wp_timeline_has_wakeups(a->tl) && !windowed;
+	int64_t sum_moved = 0;
+	uint64_t sum_late = 0;
+	struct wp_anchor_summary *sum = &a->anchors;
+
+	if (!mv) {
+		a->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < a->nr; i++) {
+		struct thread *t = &a->threads[i];
+		const struct anchor *an = t->anchor;
+		struct anchor_point base = { .set = born_inside(a, t), .time = t->t.start_ns };
+		int64_t diff, moved;
+		uint64_t kernel;
+		uint32_t late;
+
+		for (int k = 0; k < 3; k++)
+			mv[i].before[k] = *thread_part(t, k);
+		sum->late_starts += t->late_in_window;
+		/* Born in the recording, its figures began at 0: no read is earlier. */
+		if (an && an->base.set && !base.set)
+			base = an->base;
+		if (an && an->end.set && an->end.exit_unseen) {
+			t->anchor->end.records_ns = t->on_all_ns;
+			t->anchor->end.late = t->late_starts;
+		}
+		if (!an || !an->end.set || !base.set || an->end.kernel_ns < base.kernel_ns ||
+		    an->end.records_ns < base.records_ns)
+			continue;
+		kernel = an->end.kernel_ns - base.kernel_ns;
+		diff = (int64_t)kernel - (int64_t)(an->end.records_ns - base.records_ns);
+		late = an->end.late - base.late;
+		if (kernel >= ANCHOR_SHARE_MIN_NS && (uint64_t)(diff < 0 ? -diff : diff) * 10 > kernel)
+			wp_debug("thread %u/%u: the kernel says %" PRIu64 " ns on a CPU, its records %"
+				 PRIu64 " (from %" PRIu64 " to %" PRIu64 "), %u switch-ins late",
+				 t->t.pid, t->t.tid, kernel, an->end.records_ns - base.records_ns,
+				 base.records_ns, an->end.records_ns, late);
+		sum->anchored++;
+		if (kernel >= ANCHOR_SHARE_MIN_NS &&
+		    (double)(diff < 0 ? -diff : diff) / (double)kernel > sum->worst_share)
+			sum->worst_share = (double)(diff < 0 ? -diff : diff) / (double)kernel;
+		sum_moved += diff;
+		sum_late += late;
+		t->t.kernel_on_cpu_ns = kernel;
+		if (windowed) {
+			diff = late ? (int64_t)((double)diff * t->late_in_window / late) : 0;
+		} else {
+			/*
+			 * The span between the figures may not be the whole
+			 * window (the first read after the file began, the last
+			 * before it ended): outside it, the thread ran at the
+			 * rate the kernel counted inside, whatever its records
+			 * say there (they drift, or were lost, as inside).  Not
+			 * from a sliver: a span of half the window at least.
+			 */
+			uint64_t from = base.time > t->t.start_ns ? base.time : t->t.start_ns;
+			uint64_t to = an->end.time < t->t.end_ns ? an->end.time : t->t.end_ns;
+			/* After its exit figure, a thread whose EXIT was lost ran no more. */
+			uint64_t wall = (an->end.exit ? to : t->t.end_ns) - t->t.start_ns;
+
+			if (to > from && to - from < wall && (to - from) * 2 >= wall) {
+				double on = (double)kernel * (double)wall / (double)(to - from);
+
+				diff = (int64_t)on - (int64_t)t->on_all_ns;
+			}
+		}
+		moved = move_into_on_cpu(t, diff, &mv[i]);
+		t->t.on_cpu_source = WP_ON_CPU_KERNEL;
+		t->t.on_cpu_moved_ns = moved;
+		sum->anchored_moved_ns += moved;
+		sum->anchored_moved_abs_ns += (uint64_t)(moved < 0 ? -moved : moved);
+		if (queues && an->end.kernel_rq_ns >= base.kernel_rq_ns &&
+		    an->end.records_rq_ns >= base.records_rq_ns) {
+			int64_t rq = (int64_t)(an->end.kernel_rq_ns - base.kernel_rq_ns);
+
+			move_into_queued(t, rq - (int64_t)(t->t.runnable_ns + t->t.preempted_ns),
+					 &mv[i]);
+		}
+	}
+	/* Threads without figures: the anchored ones' mean per late switch-in. */
+	if (sum_late >= ANCHOR_MEAN_MIN_LATE && sum_moved > 0) {
+		double per_late = (double)sum_moved / (double)sum_late;
+
+		for (size_t i = 0; i < a->nr; i++) {
+			struct thread *t = &a->threads[i];
+			int64_t moved;
+
+			if (t->t.on_cpu_source == WP_ON_CPU_KERNEL || !t->late_in_window)
+				continue;
+			moved = move_into_on_cpu(t, (int64_t)(per_late * t->late_in_window), &mv[i]);
+			if (!moved)
+				continue;
+			t->t.on_cpu_source = WP_ON_CPU_ESTIMATED;
+			t->t.on_cpu_moved_ns = moved;
+			sum->estimated++;
+			sum->estimated_moved_abs_ns += (uint64_t)moved;
+		}
+	}
+	if (a->cpu_times)
+		fit_cpus(a, mv);
+	for (size_t i = 0; i < a->nr; i++)
+		for (int k = 0; k < 3; k++)
+			a->threads[i].t.wait_moved_ns[k] = (int64_t)*thread_part(&a->threads[i], k) -
+							   (int64_t)mv[i].before[k];
+	follow_moves(a, mv);
+	free(mv);
+}
+
+void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s)
+{
+	*s = a->anchors;
+}
+
 void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 {
+	size_t n;
+
 	if (a->result)
 		return;		/* finished already */
-	for (size_t i = 0; i < a->nr; i++)
-		thread_close(a, &a->threads[i],
-			     a->threads[i].exiting ? a->threads[i].exit_time : end_ns);
-	for (uint32_t c = 0; c < a->nr_cpus; c++) {
-		struct cpu *cpu = &a->cpus[c];
-
-		if (cpu->state == CPU_UNKNOWN && cpu->idle_sampled) {
-			cpu->state = CPU_IDLE;		/* idle throughout */
-			cpu->since = a->start_ns;
-		}
-		if (cpu->state == CPU_IDLE)
-			a->cpu_times[c].idle_ns += in_window(a, cpu->since, end_ns);
-		else if (cpu->last_out && !cpu->last_next)
-			/* Switched to the idle task, whose records did not come. */
-			a->cpu_times[c].idle_ns += in_window(a, cpu->last_out, end_ns);
-	}
-	names_close(a);
-	wp_u64map_release(&a->thread_index);
-	distribute_on_cpu(a);
+	a->end_ns = end_ns;
+	if (wp_timeline_finish(a->tl, end_ns))
+		a->err = -ENOMEM;
+	/* Every thread the timeline knows has a row, segments or none. */
+	n = wp_timeline_nr_threads(a->tl);
+	if (n && !thread_at(a, (uint32_t)(n - 1)))
+		a->err = -ENOMEM;
 	estimate_wakeups(a);
+	anchor_times(a);
+	names_close(a);
+	distribute_on_cpu(a);
 	if (estimate_switch_stacks(a))
 		a->err = -ENOMEM;
 	if (!a->nr && !a->threads)
@@ -2124,8 +2194,11 @@ const struct wp_stack_weight *wp_account_stacks(const struct wp_account *a, size
 void wp_account_untimed_switch_ins(const struct wp_account *a, uint64_t *untimed,
 				   uint64_t *all)
 {
-	*untimed = a->switch_ins_untimed;
-	*all = a->switch_ins;
+	struct wp_switch_timing st;
+
+	wp_timeline_switch_timing(a->tl, &st);
+	*untimed = st.untimed;
+	*all = st.switch_ins;
 }
 
 void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *threads)
@@ -2186,25 +2259,22 @@ void wp_account_free(struct wp_account *a)
 		free(a->threads[i].hists);
 		free(a->threads[i].unsampled_by_bucket);
 		free(a->threads[i].tally);
+		free(a->threads[i].anchor);
 	}
 	free(a->threads);
 	free(a->result);
-	wp_u64map_release(&a->thread_index);
 	free(a->weights);
 	wp_u64map_release(&a->weight_index);
 	wp_u64map_release(&a->strata);
 	wp_u64map_release(&a->gap_index);
 	free(a->gaps);
-	free(a->wakers);
 	free(a->wakes);
-	wp_u64map_release(&a->waker_index);
 	free(a->names);
 	free(a->result_names);
 	for (size_t i = 0; i < a->nr_cmdlines; i++)
 		free((void *)a->cmdlines[i].args);
 	free(a->cmdlines);
-	free(a->cpus);
 	free(a->cpu_times);
-	free(a->cpu_out);
+	wp_timeline_free(a->tl);
 	free(a);
 }

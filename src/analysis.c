@@ -41,6 +41,7 @@
 struct pipeline {
 	struct wp_analysis *an;
 	const struct wp_analysis_opts *opts;
+	struct wp_account_observer keeper;	/* keep_timeline: into an->kept */
 	struct wp_sample_format fmt;
 	struct wp_procmap *pm;
 	struct wp_resolver *resolver;	/* samples' stacks as places */
@@ -378,7 +379,6 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 {
 	uint32_t stack;
 	unsigned int n;
-	int err;
 
 	n = stack_frames(p, ss);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
@@ -395,10 +395,8 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 	stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
 	if (stack == UINT32_MAX)
 		return -ENOMEM;
-	err = wp_account_sample(p->an->account, pid, tid, time, role == WP_EVENT_SWITCH_OUT, stack);
-	if (!err && role == WP_EVENT_ONCPU)
-		err = wp_account_sample_cpu(p->an->account, tid, cpu);
-	return err;
+	return wp_account_sample(p->an->account, pid, tid, cpu, time, role == WP_EVENT_SWITCH_OUT,
+				 stack);
 }
 
 /*
@@ -423,7 +421,7 @@ static int account_item(struct pipeline *p, const struct wp_deferred_item *it,
 		return wp_account_sched_switch(p->an->account, it->tid, it->other, it->time,
 					       it->cpu);
 	case WP_DEFER_CPU:
-		return wp_account_sample_cpu(p->an->account, it->tid, it->cpu);
+		return wp_account_sample(p->an->account, 0, 0, it->cpu, it->time, false, UINT32_MAX);
 	case WP_DEFER_RECORD:
 		return wp_account_record(p->an->account, rec, it->time);
 	}
@@ -530,7 +528,8 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 		return wp_account_sched_switch(p->an->account, ss.tid, ss.thread, time, ss.cpu);
 	case WP_EVENT_ONCPU:
 		if (!ss.tid)
-			return wp_account_sample_cpu(p->an->account, 0, ss.cpu);
+			return wp_account_sample(p->an->account, 0, 0, ss.cpu, time, false,
+						 UINT32_MAX);
 		break;
 	default:
 		break;
@@ -674,12 +673,49 @@ static int load_names(struct pipeline *p)
 	return err;
 }
 
+/* Room for one more kept event; NULL when out of memory (then kept stops). */
+static struct wp_kept_event *kept_next(struct wp_analysis *an)
+{
+	if (WP_GROW(an->kept, an->cap_kept, an->nr_kept + 1))
+		return NULL;
+	return &an->kept[an->nr_kept++];
+}
+
+/* The ledger's observer, with keep_timeline: each period as it is counted. */
+static void keep_period(void *arg, const struct wp_period *p)
+{
+	struct wp_kept_event *e = kept_next(arg);
+
+	if (!e)
+		return;
+	*e = (struct wp_kept_event){
+		.start_ns = p->start_ns, .end_ns = p->end_ns, .serial = p->thread->serial,
+		.stack = p->stack, .waker = p->waker_index, .cpu = p->cpu,
+		.kind = (uint8_t)p->kind,
+		.flags = (p->short_off ? WP_KEPT_SHORT_OFF : 0) |
+			 (p->wakeup_unrecorded ? WP_KEPT_WAKEUP_UNRECORDED : 0),
+	};
+}
+
+/* And each on-CPU sample it counts. */
+static void keep_sample(void *arg, const struct wp_thread_times *t, uint64_t time,
+			uint32_t stack)
+{
+	struct wp_kept_event *e = kept_next(arg);
+
+	if (!e)
+		return;
+	*e = (struct wp_kept_event){
+		.start_ns = time, .end_ns = time, .serial = t->serial, .stack = stack,
+		.waker = UINT32_MAX, .cpu = UINT32_MAX, .kind = WP_KEPT_SAMPLE,
+	};
+}
+
 static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 			 const struct wp_analysis_opts *opts)
 {
 	const struct wp_meta *m = an->meta;
-	struct wp_account_opts ao = { .min_block_ns = opts->min_block_ns,
-				      .observer = opts->observer };
+	struct wp_account_opts ao = { .min_block_ns = opts->min_block_ns };
 	uint32_t frame;
 	int err;
 
@@ -760,6 +796,11 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 		an->window_start = ao.window_start;
 		an->window_end = ao.window_end;
 		an->has_window = true;
+	}
+	if (opts->keep_timeline) {
+		p->keeper = (struct wp_account_observer){ .period = keep_period,
+							  .sample = keep_sample, .arg = an };
+		ao.observer = &p->keeper;
 	}
 	/* Files of older versions could have neither. */
 	if (!(m->flags & WP_META_SWITCHES) && !m->sample_period_ns)
@@ -954,6 +995,7 @@ const struct wp_cpu_time *wp_analysis_cpus(const struct wp_analysis *an, size_t 
 
 void wp_analysis_release(struct wp_analysis *an)
 {
+	free(an->kept);
 	wp_account_free(an->account);
 	wp_stacks_free(an->stacks);
 	wp_strpool_free(an->names);

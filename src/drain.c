@@ -119,7 +119,13 @@ struct wp_drain {
 
 	/* Reads the command line of each process that execs (owned). */
 	struct wp_cmdline_reader *cmdlines;
-	struct wp_buf cmdline_records;	/* drain thread only: taken from it */
+	struct wp_buf cmdline_records;	/* drain thread only: taken from it and the sources */
+	/* Other threads' records, taken at each pass (wp_drain_add_source). */
+	struct side_source {
+		wp_drain_source_fn take;
+		void *arg;
+	} sources[WP_DRAIN_MAX_SOURCES];
+	unsigned int nr_sources;	/* atomic: published after the entry */
 
 	/* Drain thread only: anchors (see note_task), not with -a. */
 	bool anchoring;
@@ -586,15 +592,21 @@ static void note_exec(struct wp_drain *d, const struct perf_event_header *h)
 }
 
 /*
- * The command lines read since the last pass, put in before it: they
- * were read after every record of the passes before this one was
+ * The command lines read since the last pass, and the records other
+ * threads made meanwhile (wp_drain_add_source), put in before it: they
+ * were made after every record of the passes before this one was
  * written, so their times keep the order ROUND promises (order.h).
  */
 static void drain_cmdlines(struct wp_drain *d)
 {
 	struct wp_buf *b = &d->cmdline_records;
+	unsigned int n = __atomic_load_n(&d->nr_sources, __ATOMIC_ACQUIRE);
 
-	if (!d->cmdlines || wp_cmdline_take(d->cmdlines, b) || !b->len)
+	if (d->cmdlines)
+		wp_cmdline_take(d->cmdlines, b);
+	for (unsigned int i = 0; i < n; i++)
+		d->sources[i].take(d->sources[i].arg, b);
+	if (!b->len)
 		return;
 	for (size_t off = 0; off + sizeof(struct perf_event_header) <= b->len;) {
 		const struct perf_event_header *h = (const void *)(b->data + off);
@@ -1232,6 +1244,17 @@ size_t wp_drain_nr_kernel_ips(struct wp_drain *d)
 	n = d->kips.len;
 	pthread_mutex_unlock(&d->kips_lock);
 	return n;
+}
+
+int wp_drain_add_source(struct wp_drain *d, wp_drain_source_fn take, void *arg)
+{
+	unsigned int n = d->nr_sources;
+
+	if (n == WP_DRAIN_MAX_SOURCES)
+		return -ENOSPC;
+	d->sources[n] = (struct side_source){ .take = take, .arg = arg };
+	__atomic_store_n(&d->nr_sources, n + 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int wp_drain_known_cmdline(struct wp_drain *d, uint32_t pid, char *const argv[])

@@ -81,7 +81,7 @@ static void print_header(const struct dump *d)
 		", stack %u bytes, call graph %s\n", m->sample_type, m->regs_mask,
 		m->stack_size, m->callgraph == WP_CALLGRAPH_DWARF ? "dwarf" :
 		m->callgraph == WP_CALLGRAPH_FP ? "fp" : "none");
-	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s%s\n",
+	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s%s%s\n",
 		m->flags & WP_META_KERNEL_SAMPLES ? " kernel-samples" : "",
 		m->flags & WP_META_KERNEL_STACKS ? " kernel-stacks" : "",
 		m->flags & WP_META_SWITCHES ? " switches" : "",
@@ -91,7 +91,8 @@ static void print_header(const struct dump *d)
 		m->flags & WP_META_CLOCK_FALLBACK ? " cpu-clock-fallback" : "",
 		m->flags & WP_META_WAKEUPS ? " wakeups" : "",
 		m->flags & WP_META_WAKEUPS_GATED ? " wakeups-gated" : "",
-		m->flags & WP_META_STACK_TABLE ? " stack-table" : "");
+		m->flags & WP_META_STACK_TABLE ? " stack-table" : "",
+		m->flags & WP_META_EXIT_CLOCKS ? " exit-clocks" : "");
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
@@ -217,6 +218,7 @@ static void print_other(const struct dump *d, const struct perf_event_header *h)
 
 static void print_wp_record(const struct dump *d, const struct perf_event_header *h)
 {
+	struct wp_record_thread_clock tc;
 	struct wp_record_thread t;
 	struct wp_cmdline cl;
 	struct wp_build_id b;
@@ -248,6 +250,17 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		fprintf(out, "TRACE_FORMAT ");
 		wp_quote_write(out, text, strcspn(text, "\n"), WP_QUOTE_TEXT);
 		fprintf(out, ", %zu bytes\n", len);
+		break;
+	case WP_RECORD_THREAD_CLOCK:
+		if (wp_thread_clock_parse(h, &tc))
+			goto bad;
+		print_time(out, tc.time);
+		fprintf(out, " THREAD_CLOCK %u/%u %s on-cpu %" PRIu64 " runq %" PRIu64
+			" slices %" PRIu64 "\n", tc.pid, tc.tid,
+			tc.header.misc == WP_CLOCK_START ? "start" :
+			tc.header.misc == WP_CLOCK_END ? "end" :
+			tc.header.misc == WP_CLOCK_EXIT ? "exit" : "during",
+			tc.on_cpu_ns, tc.runq_ns, tc.slices);
 		break;
 	case WP_RECORD_CMDLINE:
 		if (wp_cmdline_parse(h, &cl))

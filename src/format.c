@@ -5,14 +5,16 @@
 #include "format.h"
 
 const struct wp_format wp_formats[] = {
-	{ "text", wp_format_text, "threads' times, top stacks and wakers", false },
-	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths", false },
-	{ "folded", wp_format_folded, "folded stacks for flame graph tools", false },
-	{ "json", wp_format_json, "everything, for programs", false },
-	{ "flamegraph", wp_format_flamegraph, "an interactive SVG flame graph, hot/cold", false },
-	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI", false },
-	{ "pprof", wp_format_pprof, "gzipped profile.proto for pprof and fleet profilers", true },
-	{ NULL, NULL, NULL, false },
+	{ "text", wp_format_text, "threads' times, top stacks and wakers", false, false },
+	{ "hist", wp_format_hist, "log2 histograms of run and wait lengths", false, false },
+	{ "folded", wp_format_folded, "folded stacks for flame graph tools", false, false },
+	{ "json", wp_format_json, "everything, for programs", false, false },
+	{ "flamegraph", wp_format_flamegraph, "an interactive SVG flame graph, hot/cold", false,
+	  false },
+	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI", false, true },
+	{ "pprof", wp_format_pprof, "gzipped profile.proto for pprof and fleet profilers", true,
+	  false },
+	{ NULL, NULL, NULL, false, false },
 };
 
 bool wp_format_can_diff(const struct wp_format *f)

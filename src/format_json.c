@@ -166,13 +166,23 @@ static void print_threads(const struct wp_view *v, FILE *out)
 			", \"wakeups\": %" PRIu64 ", \"voluntary_switches\": %" PRIu64
 			", \"involuntary_switches\": %" PRIu64 ", \"samples\": %" PRIu64
 			", \"switch_samples\": %" PRIu64 ", \"switch_outs_unsampled\": %" PRIu64
-			", \"exited\": %s, \"approximate\": %s",
+			", \"exited\": %s, \"approximate\": %s, \"on_cpu_source\": \"%s\""
+			", \"on_cpu_moved_ns\": %" PRId64,
 			t->start_ns, t->end_ns, t->wall_ns, t->on_cpu_ns,
 			t->blocked_ns + t->runnable_ns + t->preempted_ns, t->blocked_ns,
 			t->runnable_ns, t->preempted_ns, t->wakeups,
 			t->voluntary_switches, t->involuntary_switches, t->samples,
 			t->switch_samples, t->switch_outs_unsampled, t->exited ? "true" : "false",
-			t->approximate ? "true" : "false");
+			t->approximate ? "true" : "false",
+			t->on_cpu_source == WP_ON_CPU_KERNEL ? "kernel" :
+			t->on_cpu_source == WP_ON_CPU_ESTIMATED ? "estimated" : "records",
+			t->on_cpu_moved_ns);
+		if (t->kernel_on_cpu_ns)
+			fprintf(out, ", \"kernel_on_cpu_ns\": %" PRIu64, t->kernel_on_cpu_ns);
+		if (t->wait_moved_ns[0] || t->wait_moved_ns[1] || t->wait_moved_ns[2])
+			fprintf(out, ", \"wait_moved_ns\": {\"blocked\": %" PRId64 ", \"runnable\": %"
+				PRId64 ", \"preempted\": %" PRId64 "}", t->wait_moved_ns[0],
+				t->wait_moved_ns[1], t->wait_moved_ns[2]);
 		print_names(t, out);
 		fputc('}', out);
 		first = false;
@@ -321,12 +331,14 @@ int wp_format_json(struct wp_view *v, FILE *out)
 	uint64_t unsampled_ns, unsampled_threads, untimed_ins, switch_ins;
 	struct wp_switch_estimate se;
 	struct wp_wakeup_estimate we;
+	struct wp_anchor_summary as;
 	int err;
 
 	wp_account_unsampled(v->an->account, &unsampled_ns, &unsampled_threads);
 	wp_account_untimed_switch_ins(v->an->account, &untimed_ins, &switch_ins);
 	wp_account_switch_estimate(v->an->account, &se);
 	wp_account_wakeup_estimate(v->an->account, &we);
+	wp_account_anchor_summary(v->an->account, &as);
 	fprintf(out, "{\n  \"wallprof_version\": \"%s\",\n  \"schema_version\": 1,\n",
 		PACKAGE_VERSION);
 	print_header(v->an, out);
@@ -348,7 +360,11 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"threads\": %" PRIu64 "}, \"wakeups_gated\": {\"gated\": %s"
 		", \"waits_unrecorded\": %" PRIu64 ", \"waits_unrecorded_ns\": %" PRIu64
 		", \"runnable_estimated_ns\": %" PRIu64 ", \"waits_recorded\": %" PRIu64
-		", \"unwoken_shared_ns\": %" PRIu64 "}, \"unnamed_files\": [",
+		", \"unwoken_shared_ns\": %" PRIu64 "}, \"on_cpu_anchors\": {\"threads\": %" PRIu64
+		", \"moved_ns\": %" PRId64 ", \"worst_share\": %.4f, \"estimated_threads\": %" PRIu64
+		", \"estimated_moved_ns\": %" PRIu64 ", \"late_switch_ins\": %" PRIu64
+		", \"cpus_moved_ns\": %" PRId64 ", \"cpus_trimmed_ns\": %" PRIu64 "}, "
+		"\"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits,
 		v->an->summary.raw_samples, unsampled_ns,
@@ -356,7 +372,8 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
 		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads,
 		we.gated ? "true" : "false", we.waits, we.waits_ns, we.runnable_ns, we.seen,
-		we.unwoken_ns);
+		we.unwoken_ns, as.anchored, as.anchored_moved_ns, as.worst_share, as.estimated,
+		as.estimated_moved_abs_ns, as.late_starts, as.cpus_moved_ns, as.cpus_trimmed_ns);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		static const char *const reasons[] = {
 			[WP_UNNAMED_NO_SYMBOLS] = "no-symbols",

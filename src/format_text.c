@@ -107,7 +107,7 @@ static void print_row(const struct wp_thread_times *t, const char *id, FILE *out
 		fprintf(out, " %8s", DUR(t->runnable_ns, ru));
 	fprintf(out, " %7s %3.0f%% %5" PRIu64 " %5" PRIu64 " %6" PRIu64 "%s\n",
 		DUR(t->preempted_ns, pr), pct, t->voluntary_switches, t->involuntary_switches,
-		t->samples, t->approximate ? " ~" : "");
+		t->samples, t->approximate || t->on_cpu_source == WP_ON_CPU_ESTIMATED ? " ~" : "");
 }
 
 /*
@@ -136,20 +136,38 @@ static void print_unsampled(const struct wp_analysis *an, FILE *out)
 }
 
 /*
- * Switch-ins that had no sched_switch sample: their on-CPU time starts at
- * the switch record, microseconds late.  Worth a line past 5%.
+ * How on-CPU times were anchored to the kernel's own figures: a switch-in
+ * timed by its record (no sched_switch sample) starts late, by the time
+ * the kernel took to switch the events in, which a storm adds up.  Worth
+ * a line when the records alone were off by 1% or more, or when nothing
+ * could anchor late switch-ins.
  */
-static void print_untimed_switch_ins(const struct wp_analysis *an, FILE *out)
+static void print_anchors(const struct wp_analysis *an, FILE *out)
 {
+	struct wp_anchor_summary s;
 	uint64_t untimed, all;
+	char m[16], e[16];
 
+	wp_account_anchor_summary(an->account, &s);
 	wp_account_untimed_switch_ins(an->account, &untimed, &all);
-	if (!all || untimed * 20 < all)
+	if (s.anchored && (s.worst_share >= 0.01 || s.estimated)) {
+		fprintf(out, "# on-CPU: anchored to the kernel's own figures for %" PRIu64
+			" threads (schedstat, and taskstats at exit): their switch records alone "
+			"read %s %s in all, up to %.1f%% of a thread's", s.anchored,
+			DUR(s.anchored_moved_abs_ns, m), s.anchored_moved_ns >= 0 ? "short" : "long",
+			100.0 * s.worst_share);
+		if (s.estimated)
+			fprintf(out, "; %" PRIu64 " threads without them (~) moved by the mean lag, "
+				"%s in all, within as much", s.estimated,
+				DUR(s.estimated_moved_abs_ns, e));
+		fputc('\n', out);
 		return;
-	fprintf(out, "# switch-ins: %.1f%% of %" PRIu64 " had no sched_switch sample (this kernel "
-		"takes none in some idle tasks' context) and start at their switch record: "
-		"on-CPU reads a few microseconds short for each, which a storm adds up\n",
-		100.0 * (double)untimed / (double)all, all);
+	}
+	if (!s.anchored && s.late_starts && (!all || untimed * 20 >= all))
+		fprintf(out, "# on-CPU: %" PRIu64 " switch-ins are timed by their switch records, "
+			"which come after the switch: on-CPU reads a few microseconds short for "
+			"each, which a storm adds up, and no kernel figures were recorded to "
+			"anchor it (they need root for threads that exit)\n", s.late_starts);
 }
 
 /*
@@ -311,7 +329,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 	fputc('\n', out);
 	print_unnamed(q, out);
 	print_unsampled(an, out);
-	print_untimed_switch_ins(an, out);
+	print_anchors(an, out);
 	print_switch_estimate(an, out);
 	print_wakeup_estimate(an, out);
 	if ((an->meta->flags & WP_META_SWITCHES) && !wp_account_has_wakeups(an->account))

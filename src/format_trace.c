@@ -6,13 +6,13 @@
  * runnable and preempted time, and an instant ("i") event for every
  * on-CPU sample.  Fields in wallprof-report(1).
  *
- * The model holds totals, not periods, so the periods come from a second
- * pass of the accounting over the recording, with an observer (account.h)
- * that writes each period as it is counted: what is held is a few bytes
- * per thread, never the events.  The first pass says which threads the
- * view shows and what they were called in the end.  Times are
- * microseconds from the recording's start with three decimals, so no
- * nanosecond is lost.
+ * The periods are the timeline's (timeline.h), as the ledger counted them,
+ * kept by the analysis for this format (wp_analysis.kept): one pass over
+ * the recording.  A thread's periods are its segments as recorded: where
+ * its totals were anchored to the kernel's own figures, they differ by
+ * what that moved (the JSON report's on_cpu_moved_ns and wait_moved_ns).
+ * Times are microseconds from the recording's start with three decimals,
+ * so no nanosecond is lost.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,12 +34,15 @@ struct last_sample {
 };
 
 struct trace {
-	const struct wp_view *v;	/* of the first pass: threads shown, names */
-	const struct wp_analysis *an;	/* the observed pass: its stacks */
+	const struct wp_view *v;	/* threads shown, names */
+	const struct wp_analysis *an;	/* its stacks */
 	FILE *out;
 	uint64_t origin;		/* the recording's start, time 0 */
 	bool *shown;			/* by thread serial */
 	struct last_sample *last;	/* by thread serial */
+	const struct wp_thread_times **by_serial;
+	const struct wp_waker *wakers;
+	size_t nr_wakers;
 	size_t nr_threads;
 	bool skip_short;		/* --min-block: no shorter off-CPU periods */
 	bool first;			/* no event written yet */
@@ -157,27 +160,25 @@ static void event_start(struct trace *t, const char *ph, const char *cat, uint32
 	t->first = false;
 }
 
-static bool thread_shown(const struct trace *t, const struct wp_thread_times *th)
+static bool thread_shown(const struct trace *t, uint32_t serial)
 {
-	return th->serial < t->nr_threads && t->shown[th->serial];
+	return serial < t->nr_threads && t->shown[serial];
 }
 
-static void on_sample(void *arg, const struct wp_thread_times *th, uint64_t time, uint32_t stack)
+static void put_sample(struct trace *t, const struct wp_kept_event *e)
 {
-	struct trace *t = arg;
+	const struct wp_thread_times *th = t->by_serial[e->serial];
 
-	if (!thread_shown(t, th))
-		return;
-	t->last[th->serial].time = time;
-	t->last[th->serial].stack = stack;
+	t->last[e->serial].time = e->start_ns;
+	t->last[e->serial].stack = e->stack;
 	if (!wp_view_part(t->v, WP_PART_ON))
 		return;
 	event_start(t, "i", "sample", th->pid, th->tid);
-	put_name(t, "sample", stack);
+	put_name(t, "sample", e->stack);
 	fputs(",\"s\":\"t\",\"ts\":", t->out);
-	put_ts(t, time);
+	put_ts(t, e->start_ns);
 	fputs(",\"args\":{", t->out);
-	put_stack(t, "stack", stack);
+	put_stack(t, "stack", e->stack);
 	fputs("}}", t->out);
 }
 
@@ -194,48 +195,52 @@ static void put_waker(const struct trace *t, const struct wp_waker *w)
 }
 
 /* Whether --waker-comm lets a period through (only blocked ones get this far). */
-static bool waker_shown(const struct trace *t, const struct wp_period *p)
+static bool waker_shown(const struct trace *t, const struct wp_waker *w)
 {
 	char buf[32];
 
 	if (!t->v->have_waker_re)
 		return true;
-	return p->waker && !regexec(&t->v->waker_re, wp_waker_name(p->waker, buf, sizeof(buf)),
-				    0, NULL, 0);
+	return w && !regexec(&t->v->waker_re, wp_waker_name(w, buf, sizeof(buf)), 0, NULL, 0);
 }
 
-static void on_period(void *arg, const struct wp_period *p)
+static void put_period(struct trace *t, const struct wp_kept_event *e)
 {
-	struct trace *t = arg;
-	const struct wp_thread_times *th = p->thread;
+	const struct wp_thread_times *th = t->by_serial[e->serial];
+	const struct wp_waker *waker = e->waker < t->nr_wakers ? &t->wakers[e->waker] : NULL;
 	const struct last_sample *last;
-	uint32_t stack = p->stack;
+	uint32_t stack = e->stack;
 	const char *sep = "";
 
-	if (!thread_shown(t, th) || !wp_view_part(t->v, kind_parts[p->kind]) ||
-	    (t->skip_short && p->short_off) || !waker_shown(t, p))
+	if (!wp_view_part(t->v, kind_parts[e->kind]) ||
+	    (t->skip_short && (e->flags & WP_KEPT_SHORT_OFF)) ||
+	    (e->kind == WP_PERIOD_BLOCKED && !waker_shown(t, waker)))
 		return;
 	/* On-CPU: named after its latest sample, if it had one. */
-	last = &t->last[th->serial];
-	if (p->kind == WP_PERIOD_ON)
-		stack = last->time >= p->start_ns && last->time <= p->end_ns ? last->stack : NO_STACK;
-	event_start(t, "X", kind_names[p->kind], th->pid, th->tid);
-	put_name(t, kind_names[p->kind], stack);
+	last = &t->last[e->serial];
+	if (e->kind == WP_PERIOD_ON)
+		stack = last->time >= e->start_ns && last->time <= e->end_ns ? last->stack : NO_STACK;
+	event_start(t, "X", kind_names[e->kind], th->pid, th->tid);
+	put_name(t, kind_names[e->kind], stack);
 	fputs(",\"ts\":", t->out);
-	put_ts(t, p->start_ns);
+	put_ts(t, e->start_ns);
 	fputs(",\"dur\":", t->out);
-	put_us(t->out, p->end_ns - p->start_ns);
+	put_us(t->out, e->end_ns - e->start_ns);
 	fputs(",\"args\":{", t->out);
 	if (stack != NO_STACK) {
 		put_stack(t, "stack", stack);
 		sep = ",";
 	}
-	if (p->waker) {
-		fputs(sep, t->out);
-		put_waker(t, p->waker);
+	if (e->kind == WP_PERIOD_ON && e->cpu != UINT32_MAX) {
+		fprintf(t->out, "%s\"cpu\":%" PRIu32, sep, e->cpu);
 		sep = ",";
 	}
-	if (p->wakeup_unrecorded)
+	if (waker) {
+		fputs(sep, t->out);
+		put_waker(t, waker);
+		sep = ",";
+	}
+	if (e->flags & WP_KEPT_WAKEUP_UNRECORDED)
 		fprintf(t->out, "%s\"wakeup_recorded\":false", sep);
 	fputs("}}", t->out);
 }
@@ -333,7 +338,7 @@ static void put_names(struct trace *t, const struct wp_thread_times *th, size_t 
 		const char *pname = NULL;
 
 		for (j = i; j < n && th[j].pid == th[i].pid; j++) {
-			if (!thread_shown(t, &th[j]))
+			if (!thread_shown(t, th[j].serial))
 				continue;
 			if (!pname)
 				pname = th[j].comm;
@@ -358,48 +363,44 @@ static void put_names(struct trace *t, const struct wp_thread_times *th, size_t 
 int wp_format_trace(struct wp_view *v, FILE *out)
 {
 	const struct wp_analysis *an = v->an;
-	struct trace t = { .v = v, .out = out, .origin = an->start_ns, .first = true };
-	struct wp_account_observer obs = { .period = on_period, .sample = on_sample, .arg = &t };
+	struct trace t = { .v = v, .an = an, .out = out, .origin = an->start_ns, .first = true };
 	const struct wp_thread_times *th;
-	struct wp_analysis_opts opts;
-	struct wp_analysis pass;
-	enum wp_log_level level;
 	int err = 0;
 	size_t n;
 
-	if (!an->path) {
-		wp_error("trace: the recording's path is not known");
-		return -EINVAL;
-	}
 	th = wp_account_threads(an->account, &n);
 	t.nr_threads = n;
 	t.shown = calloc(n + 1, sizeof(*t.shown));
 	t.last = calloc(n + 1, sizeof(*t.last));
-	if (!t.shown || !t.last) {
+	t.by_serial = calloc(n + 1, sizeof(*t.by_serial));
+	if (!t.shown || !t.last || !t.by_serial) {
 		wp_error("trace: out of memory");
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (th[i].serial < n)
+		if (th[i].serial < n) {
 			t.shown[th[i].serial] = wp_view_thread(v, i);
+			t.by_serial[th[i].serial] = &th[i];
+		}
+	t.wakers = wp_account_wakers(an->account, &t.nr_wakers);
+	t.skip_short = an->opts.min_block_ns > 0;
 	put_header(&t);
 	put_names(&t, th, n);
-	t.an = &pass;
-	t.skip_short = an->opts.min_block_ns > 0;
-	opts = an->opts;
-	opts.observer = &obs;
-	/* The first pass said what there was to say about the recording. */
-	level = wp_log_get_level();
-	if (level < WP_LOG_DEBUG)
-		wp_log_set_level(WP_LOG_ERROR);
-	err = wp_analysis_run(an->path, &opts, &pass);
-	wp_log_set_level(level);
-	if (!err)
-		wp_analysis_release(&pass);
+	for (size_t i = 0; i < an->nr_kept; i++) {
+		const struct wp_kept_event *e = &an->kept[i];
+
+		if (!thread_shown(&t, e->serial) || !t.by_serial[e->serial])
+			continue;
+		if (e->kind == WP_KEPT_SAMPLE)
+			put_sample(&t, e);
+		else
+			put_period(&t, e);
+	}
 	fputs("\n]}\n", out);
 out:
 	free(t.shown);
 	free(t.last);
+	free(t.by_serial);
 	return err;
 }

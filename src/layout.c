@@ -370,57 +370,90 @@ bool wp_callchain_walk_next(struct wp_callchain_walk *w, uint64_t *ip, bool *ker
 	return false;
 }
 
+/*
+ * Every record type a recording holds, and what it is.  The one list:
+ * names for dumps, which records tell what lives (rotation carries them
+ * into each file), which every file begins with, which are wallprof's
+ * own, which a summary counts as synthesized.
+ */
+static const struct wp_record_kind record_kinds[] = {
+	{ PERF_RECORD_MMAP, "MMAP", WP_KIND_STATE },
+	{ PERF_RECORD_LOST, "LOST", 0 },
+	{ PERF_RECORD_COMM, "COMM", WP_KIND_STATE },
+	{ PERF_RECORD_EXIT, "EXIT", WP_KIND_STATE },
+	{ PERF_RECORD_THROTTLE, "THROTTLE", 0 },
+	{ PERF_RECORD_UNTHROTTLE, "UNTHROTTLE", 0 },
+	{ PERF_RECORD_FORK, "FORK", WP_KIND_STATE },
+	{ PERF_RECORD_READ, "READ", 0 },
+	{ PERF_RECORD_SAMPLE, "SAMPLE", 0 },
+	{ PERF_RECORD_MMAP2, "MMAP2", WP_KIND_STATE },
+	{ PERF_RECORD_AUX, "AUX", 0 },
+	{ PERF_RECORD_ITRACE_START, "ITRACE_START", 0 },
+	{ PERF_RECORD_LOST_SAMPLES, "LOST_SAMPLES", 0 },
+	{ PERF_RECORD_SWITCH, "SWITCH", 0 },
+	{ PERF_RECORD_SWITCH_CPU_WIDE, "SWITCH_CPU_WIDE", 0 },
+	{ PERF_RECORD_NAMESPACES, "NAMESPACES", 0 },
+	{ PERF_RECORD_KSYMBOL, "KSYMBOL", 0 },
+	{ PERF_RECORD_BPF_EVENT, "BPF_EVENT", 0 },
+	{ PERF_RECORD_CGROUP, "CGROUP", 0 },
+	{ PERF_RECORD_TEXT_POKE, "TEXT_POKE", 0 },
+	{ PERF_RECORD_AUX_OUTPUT_HW_ID, "AUX_OUTPUT_HW_ID", 0 },
+	{ WP_RECORD_ROUND, "ROUND", WP_KIND_OWN },
+	{ WP_RECORD_BUILD_ID, "BUILD_ID", WP_KIND_OWN },
+	{ WP_RECORD_THREAD, "THREAD", WP_KIND_OWN | WP_KIND_STATE },
+	{ WP_RECORD_ATTACH, "ATTACH", WP_KIND_OWN | WP_KIND_PRELUDE },
+	{ WP_RECORD_TRACE_FORMAT, "TRACE_FORMAT", WP_KIND_OWN | WP_KIND_PRELUDE },
+	{ WP_RECORD_CMDLINE, "CMDLINE", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_SYNTHESIZED },
+	{ WP_RECORD_DSO, "DSO", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_STACK_DEF },
+	{ WP_RECORD_PLACE, "PLACE", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_STACK_DEF },
+	{ WP_RECORD_STACK, "STACK", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_STACK_DEF },
+	{ WP_RECORD_STACK_SAMPLE, "STACK_SAMPLE", WP_KIND_OWN },
+	{ WP_RECORD_THREAD_CLOCK, "THREAD_CLOCK", WP_KIND_OWN | WP_KIND_SYNTHESIZED },
+};
+
+const struct wp_record_kind *wp_record_kind_of(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof(record_kinds) / sizeof(record_kinds[0]); i++)
+		if (record_kinds[i].type == type)
+			return &record_kinds[i];
+	return NULL;
+}
+
+uint64_t wp_record_time(const struct wp_sample_format *fmt, const struct perf_event_header *rec)
+{
+	const struct wp_record_kind *k;
+	struct wp_record_thread_clock tc;
+	struct wp_record_thread t;
+	struct wp_stack_sample ss;
+	struct wp_sample_id id;
+	struct wp_cmdline c;
+	uint64_t time;
+
+	/* Only the time is read here; the sample is parsed once, at delivery. */
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return wp_sample_time(fmt, rec, &time) ? 0 : time;
+	switch (rec->type) {
+	case WP_RECORD_THREAD:
+		return wp_thread_parse(rec, &t) ? 0 : t.time;
+	case WP_RECORD_CMDLINE:
+		return wp_cmdline_parse(rec, &c) ? 0 : c.time;
+	case WP_RECORD_STACK_SAMPLE:
+		return wp_stack_sample_parse(rec, &ss) ? 0 : ss.time;
+	case WP_RECORD_THREAD_CLOCK:
+		return wp_thread_clock_parse(rec, &tc) ? 0 : tc.time;
+	}
+	/* wallprof's other records have no time; an unknown type is the kernel's. */
+	k = wp_record_kind_of(rec->type);
+	if ((k && (k->flags & WP_KIND_OWN)) || rec->type >= WP_RECORD_ROUND)
+		return 0;
+	return wp_sample_id_parse(fmt, rec, &id) ? 0 : id.time;
+}
+
 const char *wp_record_type_name(uint32_t type)
 {
-	static const char *const names[] = {
-		[PERF_RECORD_MMAP] = "MMAP",
-		[PERF_RECORD_LOST] = "LOST",
-		[PERF_RECORD_COMM] = "COMM",
-		[PERF_RECORD_EXIT] = "EXIT",
-		[PERF_RECORD_THROTTLE] = "THROTTLE",
-		[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
-		[PERF_RECORD_FORK] = "FORK",
-		[PERF_RECORD_READ] = "READ",
-		[PERF_RECORD_SAMPLE] = "SAMPLE",
-		[PERF_RECORD_MMAP2] = "MMAP2",
-		[PERF_RECORD_AUX] = "AUX",
-		[PERF_RECORD_ITRACE_START] = "ITRACE_START",
-		[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
-		[PERF_RECORD_SWITCH] = "SWITCH",
-		[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
-		[PERF_RECORD_NAMESPACES] = "NAMESPACES",
-		[PERF_RECORD_KSYMBOL] = "KSYMBOL",
-		[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
-		[PERF_RECORD_CGROUP] = "CGROUP",
-		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
-		[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
-	};
+	const struct wp_record_kind *k = wp_record_kind_of(type);
 
-	switch (type) {
-	case WP_RECORD_ROUND:
-		return "ROUND";
-	case WP_RECORD_BUILD_ID:
-		return "BUILD_ID";
-	case WP_RECORD_THREAD:
-		return "THREAD";
-	case WP_RECORD_ATTACH:
-		return "ATTACH";
-	case WP_RECORD_TRACE_FORMAT:
-		return "TRACE_FORMAT";
-	case WP_RECORD_CMDLINE:
-		return "CMDLINE";
-	case WP_RECORD_DSO:
-		return "DSO";
-	case WP_RECORD_PLACE:
-		return "PLACE";
-	case WP_RECORD_STACK:
-		return "STACK";
-	case WP_RECORD_STACK_SAMPLE:
-		return "STACK_SAMPLE";
-	}
-	if (type < sizeof(names) / sizeof(names[0]) && names[type])
-		return names[type];
-	return "UNKNOWN";
+	return k ? k->name : "UNKNOWN";
 }
 
 /* The kernel's MMAP2 body: its fixed part, then the file name. */
@@ -591,6 +624,29 @@ int wp_thread_parse(const struct perf_event_header *hdr, struct wp_record_thread
 		return -EBADMSG;
 	memcpy(out, hdr, sizeof(*out));
 	return 0;
+}
+
+int wp_thread_clock_parse(const struct perf_event_header *hdr, struct wp_record_thread_clock *out)
+{
+	if (hdr->type != WP_RECORD_THREAD_CLOCK || hdr->size < sizeof(*out) ||
+	    hdr->misc < WP_CLOCK_START || hdr->misc > WP_CLOCK_DURING)
+		return -EBADMSG;
+	memcpy(out, hdr, sizeof(*out));
+	return 0;
+}
+
+int wp_thread_clock_append(struct wp_buf *out, enum wp_clock_when when, uint32_t pid,
+			   uint32_t tid, uint64_t time, uint64_t on_cpu_ns, uint64_t runq_ns,
+			   uint64_t slices)
+{
+	struct wp_record_thread_clock r = {
+		.header = { .type = WP_RECORD_THREAD_CLOCK, .misc = (uint16_t)when,
+			    .size = sizeof(r) },
+		.pid = pid, .tid = tid, .time = time,
+		.on_cpu_ns = on_cpu_ns, .runq_ns = runq_ns, .slices = slices,
+	};
+
+	return wp_buf_append(out, &r, sizeof(r));
 }
 
 int wp_cmdline_parse(const struct perf_event_header *hdr, struct wp_cmdline *out)

@@ -139,38 +139,6 @@ out:
 	return s;
 }
 
-uint64_t wp_record_time(const struct wp_sample_format *fmt,
-			const struct perf_event_header *rec)
-{
-	uint64_t time;
-
-	/* Only the time is read here; the sample is parsed once, at delivery. */
-	if (rec->type == PERF_RECORD_SAMPLE)
-		return wp_sample_time(fmt, rec, &time) ? 0 : time;
-	if (rec->type == WP_RECORD_THREAD) {
-		struct wp_record_thread t;
-
-		return wp_thread_parse(rec, &t) ? 0 : t.time;
-	}
-	if (rec->type == WP_RECORD_CMDLINE) {
-		struct wp_cmdline c;
-
-		return wp_cmdline_parse(rec, &c) ? 0 : c.time;
-	}
-	if (rec->type == WP_RECORD_STACK_SAMPLE) {
-		struct wp_stack_sample ss;
-
-		return wp_stack_sample_parse(rec, &ss) ? 0 : ss.time;
-	}
-	if (rec->type >= WP_RECORD_ROUND)
-		return 0;
-	{
-		struct wp_sample_id id;
-
-		return wp_sample_id_parse(fmt, rec, &id) ? 0 : id.time;
-	}
-}
-
 int wp_order_new(const struct wp_sample_format *fmt, wp_order_fn fn, void *arg,
 		 wp_order_release_fn release, struct wp_order **out)
 {

@@ -165,23 +165,7 @@ static int sample_role(const struct wp_rotate *r, const struct perf_event_header
 /* The time of a record, or 0 when it has none. */
 static uint64_t record_time(const struct wp_rotate *r, const struct perf_event_header *h)
 {
-	struct wp_sample_id id;
-	struct wp_record_thread th;
-	struct wp_stack_sample ss;
-	struct wp_cmdline c;
-	uint64_t t;
-
-	if (h->type == PERF_RECORD_SAMPLE)
-		return wp_sample_time(&r->fmt, h, &t) ? 0 : t;
-	if (h->type == WP_RECORD_STACK_SAMPLE)
-		return wp_stack_sample_parse(h, &ss) ? 0 : ss.time;
-	if (h->type == WP_RECORD_THREAD)
-		return wp_thread_parse(h, &th) ? 0 : th.time;
-	if (h->type == WP_RECORD_CMDLINE)
-		return wp_cmdline_parse(h, &c) ? 0 : c.time;
-	if (h->type >= WP_RECORD_ROUND)
-		return 0;
-	return wp_sample_id_parse(&r->fmt, h, &id) ? 0 : id.time;
+	return wp_record_time(&r->fmt, h);
 }
 
 /* Count a record into a file's summary, as the drain counts it. */
@@ -229,9 +213,10 @@ static void count_record(const struct wp_rotate *r, struct wp_summary *c,
 	case PERF_RECORD_THROTTLE:
 		c->throttles++;
 		break;
-	case WP_RECORD_CMDLINE:
-		c->synthesized++;
-		break;
+	default:
+		if (wp_record_kind_of(h->type) &&
+		    (wp_record_kind_of(h->type)->flags & WP_KIND_SYNTHESIZED))
+			c->synthesized++;
 	}
 }
 
@@ -552,19 +537,9 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
  */
 static bool is_state_record(const struct perf_event_header *h)
 {
-	switch (h->type) {
-	case WP_RECORD_DSO:
-	case WP_RECORD_PLACE:
-	case WP_RECORD_STACK:
-	case WP_RECORD_THREAD:
-	case WP_RECORD_CMDLINE:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		return true;
-	}
-	return false;
+	const struct wp_record_kind *k = wp_record_kind_of(h->type);
+
+	return k && (k->flags & WP_KIND_STATE) && h->type != PERF_RECORD_MMAP;
 }
 
 /*
@@ -574,7 +549,9 @@ static bool is_state_record(const struct perf_event_header *h)
  */
 static bool is_prelude_record(const struct perf_event_header *h)
 {
-	return h->type == WP_RECORD_TRACE_FORMAT || h->type == WP_RECORD_ATTACH;
+	const struct wp_record_kind *k = wp_record_kind_of(h->type);
+
+	return k && (k->flags & WP_KIND_PRELUDE);
 }
 
 /*

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -32,6 +34,7 @@
 #include "cgroup.h"
 #include "synth.h"
 #include "target.h"
+#include "threadclock.h"
 #include "util.h"
 
 #define TICK_NS (200ULL * 1000 * 1000)
@@ -86,6 +89,17 @@ struct session {
 	bool have_ksyms;
 	uint64_t ksyms_key;
 	size_t nr_synth_anon, cap_synth_anon;
+	/*
+	 * The kernel's own figures of the threads' time (threadclock.h): the
+	 * recording's processes (not -a), the listener of their exits (root
+	 * or CAP_NET_ADMIN; else NULL, and why in exits_err), and the
+	 * figures read here at the start and the end, for the drain to take.
+	 */
+	struct wp_procset *procs;
+	struct wp_exitclock *exits;
+	int exits_err;
+	pthread_mutex_t clock_lock;
+	struct wp_buf clock_records;
 };
 
 static void fill_meta(struct session *s)
@@ -539,6 +553,116 @@ static int open_targets(struct session *s)
 	return err;
 }
 
+/* The drain's source of the figures read here (wp_drain_add_source). */
+static int take_clocks(void *arg, struct wp_buf *out)
+{
+	struct session *s = arg;
+	int err = 0;
+
+	pthread_mutex_lock(&s->clock_lock);
+	if (s->clock_records.len) {
+		err = wp_buf_append(out, s->clock_records.data, s->clock_records.len);
+		if (!err)
+			s->clock_records.len = 0;
+	}
+	pthread_mutex_unlock(&s->clock_lock);
+	return err;
+}
+
+static int take_exits(void *arg, struct wp_buf *out)
+{
+	return wp_exitclock_take(arg, out);
+}
+
+static bool recorded_process(void *arg, pid_t pid)
+{
+	struct session *s = arg;
+
+	return wp_procset_has(s->procs, pid, 0);
+}
+
+/*
+ * Read the kernel's figures of every recorded thread now (when: start or
+ * end), for the drain's next pass.  A failure costs only the anchoring:
+ * report then takes the switch records as they are, and says so.
+ */
+static void read_clocks(struct session *s, enum wp_clock_when when)
+{
+	struct wp_buf b = { 0 };
+	int n;
+
+	uint64_t t0 = wp_clock_ns(CLOCK_MONOTONIC);
+
+	if (s->opts->events.cpu_wide) {
+		n = wp_threadclock_all(when, CLOCK_MONOTONIC, NULL, NULL, &b);
+	} else if (s->opts->nr_tids) {
+		/* -t: the threads named, and no other of their processes. */
+		n = 0;
+		for (size_t i = 0; i < s->opts->nr_tids; i++) {
+			pid_t tid = s->opts->tids[i], pid = wp_thread_group(tid);
+			uint64_t on, rq, slices, now = wp_clock_ns(CLOCK_MONOTONIC);
+
+			if (pid > 0 && !wp_schedstat_read(pid, tid, &on, &rq, &slices) &&
+			    !wp_thread_clock_append(&b, when, (uint32_t)pid, (uint32_t)tid, now, on,
+						    rq, slices))
+				n++;
+		}
+	} else if (s->procs) {
+		n = wp_threadclock_all(when, CLOCK_MONOTONIC, recorded_process, s, &b);
+	} else {
+		n = 0;
+	}
+	wp_debug("the scheduler's figures of %d threads read in %.1f ms", n,
+		 (double)(wp_clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	if (n < 0)
+		wp_debug("cannot read the threads' scheduler figures: %s", strerror(-n));
+	pthread_mutex_lock(&s->clock_lock);
+	if (b.len && wp_buf_append(&s->clock_records, b.data, b.len))
+		wp_debug("no memory for the threads' scheduler figures");
+	pthread_mutex_unlock(&s->clock_lock);
+	wp_buf_release(&b);
+}
+
+/*
+ * The recording's processes, and the listener of their threads' exit
+ * figures: before the events count, so that no exit goes unheard.
+ */
+static int start_clocks(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	int err = 0;
+
+	if (!o->events.cpu_wide) {
+		err = wp_procset_new(&s->procs);
+		/*
+		 * A launched command is wallprof's own child (the stub forks
+		 * it with CLONE_PARENT): wallprof's descendants are the
+		 * recording's, wallprof's own threads aside.
+		 */
+		if (!err && s->have_child)
+			err = wp_procset_add(s->procs, getpid());
+		for (size_t i = 0; !err && i < o->nr_pids; i++)
+			err = wp_procset_add(s->procs, o->pids[i]);
+		for (size_t i = 0; !err && i < o->nr_tids; i++) {
+			pid_t pid = wp_thread_group(o->tids[i]);
+
+			if (pid > 0)
+				err = wp_procset_add(s->procs, pid);
+		}
+		if (err)
+			return err;
+	}
+	s->exits_err = wp_exitclock_start(CLOCK_MONOTONIC, s->procs, &s->exits);
+	if (s->exits_err == -ENOMEM)
+		return -ENOMEM;
+	if (s->exits_err)
+		wp_debug("the kernel's figures of threads at their exit (taskstats) are not "
+			 "available: %s", s->exits_err == -EPERM ? "they need CAP_NET_ADMIN" :
+			 s->exits_err == -ENOENT ? "this kernel has no taskstats" :
+			 strerror(-s->exits_err));
+	return 0;
+}
+
 static int anon_pid_cmp(const void *a, const void *b)
 {
 	const struct wp_anon_code *x = a, *y = b;
@@ -715,6 +839,14 @@ static int gate_set(unsigned int cpu, bool open, void *arg)
 }
 
 /* Wait for a stop condition; returns the enum wp_stop_reason. */
+/*
+ * A rotating recording reads the threads' figures this long before each
+ * file's end (a read of some hundred threads takes milliseconds), and
+ * again this long after.
+ */
+#define CLOCK_LEAD_NS (50ULL * 1000 * 1000)
+#define CLOCK_LAG_NS (1ULL * 1000 * 1000)
+
 static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 {
 	const struct wp_record_opts *o = s->opts;
@@ -726,6 +858,25 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 	 */
 	uint64_t rotate_ns = (uint64_t)(o->rotate * 1e9);
 	uint64_t rotate_flush_ns = rotate_ns ? start_ns + rotate_ns + 2 * WP_ROTATE_SLACK_NS : 0;
+	/*
+	 * Each file of a rotating or flight recording has the kernel's
+	 * figures of its own: read just before and just after each file's
+	 * end, or every second for the flight recorder, whose files end
+	 * anywhere.
+	 */
+	uint64_t clock_every = rotate_ns ? rotate_ns : o->flight_recorder > 0 ? NSEC_PER_SEC : 0;
+	uint64_t clock_ns = clock_every ? start_ns + clock_every - (rotate_ns ? CLOCK_LEAD_NS : 0) : 0;
+	bool clock_before = rotate_ns != 0;	/* the next read is the one before the boundary */
+
+	/*
+	 * This thread mostly sleeps; woken, it reads the figures, closes
+	 * files and stops the recording on time, even on a busy machine,
+	 * when allowed to run ahead (CAP_SYS_NICE).  The command, forked
+	 * before, keeps its own priority.
+	 */
+	if (clock_every && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
+		wp_debug("the recording's main thread keeps the default priority: %s",
+			 strerror(errno));
 
 	for (;;) {
 		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
@@ -763,6 +914,22 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 		}
 		if (rotate_flush_ns && rotate_flush_ns - now < wait_ns)
 			wait_ns = rotate_flush_ns - now;
+		if (clock_ns && now >= clock_ns && !s->write_err) {
+			read_clocks(s, WP_CLOCK_DURING);
+			if (!rotate_ns) {
+				clock_ns += clock_every;
+			} else if (clock_before) {
+				clock_ns += CLOCK_LEAD_NS + CLOCK_LAG_NS;
+				clock_before = false;
+			} else {
+				clock_ns += clock_every - CLOCK_LEAD_NS - CLOCK_LAG_NS;
+				clock_before = true;
+			}
+			while (clock_ns <= now)
+				clock_ns += clock_every;
+		}
+		if (clock_ns && clock_ns > now && clock_ns - now < wait_ns)
+			wait_ns = clock_ns - now;
 		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
 		sig = sigtimedwait(&s->sigs, NULL, &ts);
@@ -1262,7 +1429,8 @@ static int end_rotated(struct session *s)
 
 int wp_record_run(const struct wp_record_opts *opts)
 {
-	struct session s = { .opts = opts, .child_status = -1 };
+	struct session s = { .opts = opts, .child_status = -1,
+			     .clock_lock = PTHREAD_MUTEX_INITIALIZER };
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_xfsz;
 	uint32_t reason = WP_STOP_ERROR;
 	bool ignoring = false;
@@ -1346,6 +1514,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = open_targets(&s);
 	if (!err)
 		err = open_wakeups(&s);
+	if (!err)
+		err = start_clocks(&s);
 	if (err)
 		goto out;
 	wp_evlist_explain_limits(&s.ev);
@@ -1361,6 +1531,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.meta.flags |= WP_META_WAKEUPS_GATED;
 	if (opts->unwind_live)
 		s.meta.flags |= WP_META_STACK_TABLE;
+	if (s.exits)
+		s.meta.flags |= WP_META_EXIT_CLOCKS;
 	err = s.rot ? wp_rotate_start(s.rot, &s.meta) : wp_writer_write_meta(s.writer, &s.meta);
 	if (!err && opts->unwind_live)
 		err = wp_livestage_start(&s.meta, live_out, &s, &s.live);
@@ -1374,6 +1546,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 		wp_drain_divert(s.drain, wp_rotate_records, s.rot);
 	if (!err && s.have_child)
 		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
+	if (!err)
+		err = wp_drain_add_source(s.drain, take_clocks, &s);
+	if (!err && s.exits)
+		err = wp_drain_add_source(s.drain, take_exits, s.exits);
 	if (!err)
 		err = write_trace_formats(&s);
 	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide)
@@ -1389,6 +1565,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 			wp_error("cannot enable the events: %s", strerror(-err));
 			goto out;
 		}
+		/* The threads' figures as the events begin to count, first. */
+		read_clocks(&s, WP_CLOCK_START);
 		err = write_existing(&s);
 		if (err)
 			goto out;
@@ -1429,6 +1607,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
 	show_progress(&s, 0, true);
+	/* The threads still alive: their figures now, while the events still count. */
+	read_clocks(&s, WP_CLOCK_END);
+	if (s.exits)
+		wp_exitclock_flush(s.exits);
 	/* The recording ends now, not when a lingering command is gone. */
 	wp_evlist_disable(&s.ev);
 	s.summary.end_clock_ns = wp_clock_ns(CLOCK_MONOTONIC);
@@ -1438,6 +1620,16 @@ int wp_record_run(const struct wp_record_opts *opts)
 	s.summary.stop_reason = reason;
 	s.summary.exit_status = s.have_child ? s.child_status : -1;
 	err = wp_drain_stop(s.drain, &s.summary);
+	if (s.exits) {
+		uint64_t heard, kept, lost;
+
+		wp_exitclock_counts(s.exits, &heard, &kept, &lost);
+		if (lost)
+			wp_warn("some threads' figures at their exit were lost (%" PRIu64 " times the "
+				"kernel's taskstats overflowed): report estimates their on-CPU time",
+				lost);
+		wp_debug("exits: %" PRIu64 " heard, %" PRIu64 " of the recording's", heard, kept);
+	}
 	if (s.live) {
 		int lerr = wp_livestage_finish(s.live);
 		uint64_t raw = wp_livestage_stats(s.live)->raw_samples;
@@ -1534,6 +1726,10 @@ out:
 	wp_stackgate_free(s.gate);
 	free(s.gate_closed);
 	wp_drain_free(s.drain);
+	wp_exitclock_free(s.exits);
+	wp_procset_free(s.procs);
+	wp_buf_release(&s.clock_records);
+	pthread_mutex_destroy(&s.clock_lock);
 	wp_livestage_free(s.live);
 	wp_rotate_free(s.rot);
 	if (s.have_ksyms)

@@ -162,6 +162,12 @@ def main(argv):
         sums = {k: 0 for k in KINDS}
         for ts, dur, cat, unrec in sl:
             sums[cat] += dur
+        # Totals anchored to the kernel's own figures moved time between
+        # kinds (on_cpu_moved_ns, wait_moved_ns): the slices are the
+        # timeline as recorded, which adds up to the totals less those.
+        moved = dict(t.get("wait_moved_ns", {}), **{"on-cpu": t.get("on_cpu_moved_ns", 0)})
+        for k in kinds:
+            sums[k] += moved.get(k, 0)
         unrec_ns = sum(s[1] for s in sl if s[3])
         for k, field in KINDS.items():
             if k not in kinds:

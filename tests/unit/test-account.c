@@ -13,6 +13,7 @@
 #include "layout.h"
 #include "order.h"
 #include "tap.h"
+#include "util.h"
 
 #define MS 1000000ULL
 #define START (1000 * MS)	/* record start on the event clock */
@@ -109,11 +110,11 @@ static void feed_basic(struct wp_account *a)
 	uint8_t buf[256];
 
 	for (int i = 1; i <= 5; i++)
-		wp_account_sample(a, 100, 101, START + (uint64_t)i * MS, false, STACK_A);
-	wp_account_sample(a, 100, 101, START + 10 * MS, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + (uint64_t)i * MS, false, STACK_A);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 10 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 10 * MS, true, false, buf));
 	feed(a, switch_rec(101, 30 * MS, false, false, buf));
-	wp_account_sample(a, 100, 101, START + 40 * MS, true, STACK_C);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 40 * MS, true, STACK_C);
 	feed(a, switch_rec(101, 40 * MS, true, true, buf));
 	feed(a, switch_rec(101, 45 * MS, false, false, buf));
 }
@@ -237,7 +238,7 @@ static void test_records_after_exit(void)
 	feed(a, task_rec(PERF_RECORD_FORK, 102, 10 * MS, buf));
 	feed(a, switch_rec(102, 12 * MS, false, false, buf));
 	feed(a, task_rec(PERF_RECORD_EXIT, 102, 20 * MS, buf));
-	wp_account_sample(a, 100, 102, START + 20 * MS + 1000, false, STACK_A);
+	wp_account_sample(a, 100, 102, WP_NO_CPU, START + 20 * MS + 1000, false, STACK_A);
 	feed(a, switch_rec(102, 21 * MS, true, false, buf));
 	/* The tid, reused by a new thread. */
 	feed(a, task_rec(PERF_RECORD_FORK, 102, 30 * MS, buf));
@@ -314,11 +315,11 @@ static void test_wakeups(void)
 	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));
 	wp_account_wakeup(a, 101, START + 3 * MS, &writer);		/* running: nothing */
-	wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 5 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 5 * MS, true, false, buf));	/* blocks in B */
 	wp_account_wakeup(a, 101, START + 15 * MS, &writer);
 	feed(a, switch_rec(101, 18 * MS, false, false, buf));
-	wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 20 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 20 * MS, true, false, buf));	/* blocks in B again */
 	wp_account_wakeup(a, 101, START + 40 * MS, &timer);
 	wp_account_wakeup(a, 101, START + 41 * MS, &writer);		/* already woken */
@@ -371,28 +372,28 @@ static void test_wakeups_enqueued(void)
 	size_t n, nk;
 	uint8_t buf[256];
 
-	meta.flags |= WP_META_WAKEUPS;
+	meta.flags |= WP_META_WAKEUPS | WP_META_EXIT_CLOCKS;
 	meta.events = &ev;
 	meta.nr_events = 1;
 	a = new_account(0, 0, 0);
-	meta.flags &= ~WP_META_WAKEUPS;
+	meta.flags &= ~(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS);
 	meta.events = NULL;
 	meta.nr_events = 0;
 	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));
-	wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 5 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 5 * MS, true, false, buf));	/* blocks in B */
 	wp_account_wakeup(a, 101, START + 15 * MS, &writer);
 	wp_account_enqueued(a, 101, START + 16 * MS);
 	feed(a, switch_rec(101, 18 * MS, false, false, buf));
 	wp_account_enqueued(a, 101, START + 19 * MS);		/* running: nothing */
-	wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 20 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 20 * MS, true, false, buf));	/* blocks in B again */
 	wp_account_wakeup(a, 101, START + 30 * MS, &writer);	/* its sched_wakeup is lost */
 	feed(a, switch_rec(101, 32 * MS, false, false, buf));
 	/* Woken while its switch-out record is still to come: runnable at once. */
 	wp_account_wakeup(a, 101, START + 34 * MS, &writer);
-	wp_account_sample(a, 100, 101, START + 35 * MS, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 35 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 35 * MS, true, false, buf));
 	feed(a, switch_rec(101, 37 * MS, false, false, buf));
 	wp_account_finish(a, START + 40 * MS);
@@ -457,7 +458,7 @@ static void test_wakeups_gated(void)
 
 		if (on)
 			wp_account_sched_switch(a, 101, 0, START + base - 5 * us, UINT32_MAX);
-		wp_account_sample(a, 100, 101, START + base - 5 * us, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + base - 5 * us, true, STACK_B);
 		feed(a, switch_rec(101, base, true, false, buf));
 		if (i < 20) {
 			wp_account_wakeup(a, 101, START + base + 4 * MS, &writer);
@@ -509,7 +510,7 @@ static void test_sched_switch(void)
 	wp_account_sched_switch(a, 0, 101, START + 2 * MS - 20000, UINT32_MAX);
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));		/* in at 1.98 ms */
 	wp_account_sched_switch(a, 101, 0, START + 10 * MS - 30000, UINT32_MAX);
-	wp_account_sample(a, 100, 101, START + 10 * MS - 10000, true, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 10 * MS - 10000, true, STACK_B);
 	feed(a, switch_rec(101, 10 * MS, true, false, buf));		/* out at 9.97 ms */
 	wp_account_sched_switch(a, 0, 101, START + 12 * MS, UINT32_MAX);
 	feed(a, switch_rec(101, 15 * MS, false, false, buf));		/* 3 ms: another's */
@@ -529,6 +530,92 @@ static void test_sched_switch(void)
 	wp_account_free(a);
 }
 
+/* A THREAD_CLOCK record of tid at start + t (layout.h). */
+static const struct perf_event_header *clock_rec(uint32_t tid, uint64_t t, uint16_t when,
+						 uint64_t on, uint64_t rq, uint8_t *buf)
+{
+	struct wp_buf b = { 0 };
+
+	wp_thread_clock_append(&b, when, 100, tid, START + t, on, rq, 1);
+	memcpy(buf, b.data, b.len);
+	wp_buf_release(&b);
+	return (const void *)buf;
+}
+
+/*
+ * The kernel's figures anchor a thread's total.  101 is born at 0, runs
+ * 100 slices of 100 us, each switched in by its record 10 us after the
+ * switch (the records say 9 ms on), preempted between; the kernel says
+ * 10 ms at its exit, and 5 ms on a run queue.  102 lives through the
+ * recording (start and end figures), its records exact.  103, born,
+ * has no figures: it moves by the mean lag of its 100 late switch-ins.
+ */
+static void test_anchors(void)
+{
+	const struct wp_thread_times *t;
+	struct wp_anchor_summary sum;
+	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n;
+
+	meta.flags |= WP_META_WAKEUPS | WP_META_EXIT_CLOCKS;
+	meta.events = &ev;
+	meta.nr_events = 1;
+	a = new_account(0, 0, 0);
+	meta.flags &= ~(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS);
+	meta.events = NULL;
+	meta.nr_events = 0;
+	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	feed(a, task_rec(PERF_RECORD_FORK, 103, 0, buf));
+	{
+		struct wp_record_thread th = {
+			.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
+			.pid = 100, .tid = 102, .time = START,
+		};
+
+		feed(a, &th.header);	/* alive when recording began */
+	}
+	feed(a, clock_rec(102, 0, WP_CLOCK_START, 50 * MS, 7 * MS, buf));
+	for (uint64_t i = 0; i < 100; i++) {
+		uint64_t base = 1 * MS + i * 200000;
+
+		feed(a, switch_rec(101, base + 10000, false, false, buf));
+		feed(a, switch_rec(101, base + 100000, true, true, buf));
+		feed(a, switch_rec(103, base + 10000, false, false, buf));
+		feed(a, switch_rec(103, base + 100000, true, true, buf));
+	}
+	feed(a, switch_rec(102, 5 * MS, true, false, buf));
+	feed(a, switch_rec(102, 8 * MS, false, false, buf));
+	feed(a, task_rec(PERF_RECORD_EXIT, 101, 22 * MS, buf));
+	feed(a, clock_rec(101, 23 * MS, WP_CLOCK_EXIT, 10 * MS, 5 * MS, buf));
+	feed(a, clock_rec(102, 30 * MS, WP_CLOCK_END, 50 * MS + 27 * MS, 7 * MS, buf));
+	wp_account_finish(a, START + 30 * MS);
+	t = wp_account_threads(a, &n);
+	is_int((long long)n, 3, "anchors: three threads");
+	if (n != 3)
+		goto out;
+	is_u64(t[0].on_cpu_ns, 10 * MS, "anchors: 101's on-CPU is the kernel's at its exit");
+	is_int(t[0].on_cpu_source, WP_ON_CPU_KERNEL, "anchors: 101 anchored");
+	is_int(t[0].on_cpu_moved_ns, (long long)MS, "anchors: 101 moved 1 ms into on-CPU");
+	is_u64(t[0].runnable_ns + t[0].preempted_ns, 5 * MS,
+	       "anchors: 101's run queue time is the kernel's");
+	is_u64(t[0].wall_ns, t[0].on_cpu_ns + t[0].blocked_ns + t[0].runnable_ns +
+	       t[0].preempted_ns, "anchors: 101's wall = on + blocked + runnable + preempted");
+	is_u64(t[1].on_cpu_ns, 27 * MS, "anchors: 102's on-CPU is the kernel's, its records' too");
+	is_int(t[1].on_cpu_moved_ns, 0, "anchors: 102 moved nothing");
+	is_int(t[2].on_cpu_source, WP_ON_CPU_ESTIMATED, "anchors: 103 has no figures: estimated");
+	is_u64(t[2].on_cpu_ns, 10 * MS,
+	       "anchors: 103 moved by 101's mean lag, 10 us a late switch-in");
+	is_u64(t[2].wall_ns, t[2].on_cpu_ns + t[2].blocked_ns + t[2].runnable_ns +
+	       t[2].preempted_ns, "anchors: 103's wall = on + blocked + runnable + preempted");
+	wp_account_anchor_summary(a, &sum);
+	ok(sum.anchored == 2 && sum.estimated == 1 && sum.anchored_moved_ns == (int64_t)MS,
+	   "anchors: the summary counts them");
+out:
+	wp_account_free(a);
+}
+
 static void test_exact_distribution(void)
 {
 	struct wp_account *a = new_account(0, 0, 0);
@@ -536,9 +623,9 @@ static void test_exact_distribution(void)
 	uint8_t buf[256];
 
 	/* 3 samples over 10 ns of on-CPU time: 2/3 and 1/3, summing exactly. */
-	wp_account_sample(a, 100, 101, START + 1, false, STACK_A);
-	wp_account_sample(a, 100, 101, START + 2, false, STACK_A);
-	wp_account_sample(a, 100, 101, START + 3, false, STACK_B);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 1, false, STACK_A);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 2, false, STACK_A);
+	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 3, false, STACK_B);
 	feed(a, switch_rec(101, 10, true, false, buf));
 	wp_account_finish(a, START + 10);
 	wa = weight_of(a, STACK_A);
@@ -950,15 +1037,15 @@ static void test_observer(void)
 		}
 		feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
 		feed(a, switch_rec(101, 2 * MS, false, false, buf));
-		wp_account_sample(a, 100, 101, START + 5 * MS, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + 5 * MS, true, STACK_B);
 		feed(a, switch_rec(101, 5 * MS, true, false, buf));
 		wp_account_wakeup(a, 101, START + 15 * MS, &writer);
 		feed(a, switch_rec(101, 18 * MS, false, false, buf));
-		wp_account_sample(a, 100, 101, START + 20 * MS, true, STACK_B);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + 20 * MS, true, STACK_B);
 		feed(a, switch_rec(101, 20 * MS, true, false, buf));
 		wp_account_wakeup(a, 101, START + 40 * MS, &timer);
 		feed(a, switch_rec(101, 42 * MS, false, false, buf));
-		wp_account_sample(a, 100, 101, START + 43 * MS, false, STACK_A);
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + 43 * MS, false, STACK_A);
 		wp_account_finish(a, START + 50 * MS);
 		t = wp_account_threads(a, &n);
 		memset(sum, 0, sizeof(sum));
@@ -1039,10 +1126,10 @@ static void test_switch_estimate(void)
 		uint64_t d = longer ? 8 * MS : 2 * MS;
 
 		if (longer && i % 4 == 0) {
-			wp_account_sample(a, 100, 101, START + t, true, STACK_A);
+			wp_account_sample(a, 100, 101, WP_NO_CPU, START + t, true, STACK_A);
 			sampled_a += d;
 		} else if (!longer && i % 8 == 1) {
-			wp_account_sample(a, 100, 101, START + t, true, STACK_B);
+			wp_account_sample(a, 100, 101, WP_NO_CPU, START + t, true, STACK_B);
 			sampled_b += d;
 		}
 		feed(a, switch_rec(101, t, true, false, buf));
@@ -1166,6 +1253,7 @@ int main(void)
 	test_wakeups_enqueued();
 	test_wakeups_gated();
 	test_sched_switch();
+	test_anchors();
 	test_exact_distribution();
 	test_lost();
 	test_order();

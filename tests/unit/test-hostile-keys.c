@@ -97,9 +97,9 @@ static void test_account(void)
 		return;
 	/* The same hash of tids as procmap's of pids. */
 	for (uint32_t j = 1; j <= NR_KEYS; j++)
-		all &= !wp_account_sample(a, 7, j << 16, 2000 + j, false, 0);
+		all &= !wp_account_sample(a, 7, j << 16, WP_NO_CPU, 2000 + j, false, 0);
 	for (uint32_t j = 1; j <= NR_KEYS; j++)
-		all &= !wp_account_sample(a, 7, j << 16, 100000 + j, false, 0);
+		all &= !wp_account_sample(a, 7, j << 16, WP_NO_CPU, 100000 + j, false, 0);
 	wp_account_finish(a, 200000);
 	threads = wp_account_threads(a, &n);
 	ok(all && n == NR_KEYS && threads[0].samples == 2,

@@ -669,6 +669,40 @@ static void test_record_type_names(void)
 	is_str(wp_record_type_name(0), "UNKNOWN", "type name: 0 is unknown");
 	is_str(wp_record_type_name(99), "UNKNOWN", "type name: 99 is unknown");
 	is_str(wp_record_type_name(0xffffffffU), "UNKNOWN", "type name: 2^32-1 is unknown");
+	is_str(wp_record_type_name(WP_RECORD_THREAD_CLOCK), "THREAD_CLOCK",
+	       "type name: THREAD_CLOCK");
+	ok(wp_record_kind_of(PERF_RECORD_FORK) &&
+	   (wp_record_kind_of(PERF_RECORD_FORK)->flags & WP_KIND_STATE),
+	   "kind: FORK tells what lives");
+	ok(wp_record_kind_of(WP_RECORD_ATTACH) &&
+	   (wp_record_kind_of(WP_RECORD_ATTACH)->flags & WP_KIND_PRELUDE),
+	   "kind: ATTACH begins every file");
+	ok(!wp_record_kind_of(99), "kind: 99 is none");
+}
+
+/* THREAD_CLOCK: appended, parsed back, timed by its own field; bad misc refused. */
+static void test_thread_clock(void)
+{
+	struct wp_buf b = { 0 };
+	struct wp_record_thread_clock tc;
+	struct wp_sample_format f;
+
+	wp_sample_format_init(&f, PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 0);
+	ok(!wp_thread_clock_append(&b, WP_CLOCK_EXIT, 10, 11, 12345, 7, 8, 9),
+	   "thread clock: appended");
+	ok(b.len == sizeof(tc) && !wp_thread_clock_parse((const void *)b.data, &tc) &&
+	   tc.pid == 10 && tc.tid == 11 && tc.time == 12345 && tc.on_cpu_ns == 7 &&
+	   tc.runq_ns == 8 && tc.slices == 9 && tc.header.misc == WP_CLOCK_EXIT,
+	   "thread clock: every field back");
+	is_u64(wp_record_time(&f, (const void *)b.data), 12345, "thread clock: its time");
+	((struct perf_event_header *)b.data)->misc = 9;
+	ok(wp_thread_clock_parse((const void *)b.data, &tc) == -EBADMSG,
+	   "thread clock: an unknown misc is refused");
+	((struct perf_event_header *)b.data)->misc = WP_CLOCK_START;
+	((struct perf_event_header *)b.data)->size = 40;
+	ok(wp_thread_clock_parse((const void *)b.data, &tc) == -EBADMSG,
+	   "thread clock: a short record is refused");
+	wp_buf_release(&b);
 }
 
 /* Kernel and user frames are told apart by markers and cpumode, never by address. */
@@ -822,6 +856,7 @@ int main(void)
 	test_sample_id_round_trip();
 	test_sample_id_all_fields();
 	test_record_type_names();
+	test_thread_clock();
 	test_record_next();
 	return done_testing();
 }

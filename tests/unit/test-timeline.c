@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-timeline.c: the one model of every CPU and thread, on synthetic
+ * record sequences: segments back to back, one thread per CPU at a time,
+ * lost switch records, and threads first seen switching out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "order.h"
+#include "timeline.h"
+#include "tap.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define START (1000 * MS)
+#define UNKNOWN_STACK 2
+
+static struct wp_sample_format fmt;
+static struct wp_meta meta;
+
+#define MAX_SEGS 4096
+static struct {
+	struct wp_segment s[MAX_SEGS];
+	unsigned int n;
+	unsigned int samples;
+	unsigned int closed;
+} seen;
+
+static void on_segment(void *arg, const struct wp_segment *s)
+{
+	(void)arg;
+	if (seen.n < MAX_SEGS)
+		seen.s[seen.n++] = *s;
+}
+
+static void on_sample(void *arg, uint32_t thread, uint64_t time, uint32_t stack, uint32_t cpu)
+{
+	(void)arg, (void)thread, (void)time, (void)stack, (void)cpu;
+	seen.samples++;
+}
+
+static void on_closed(void *arg, uint32_t thread)
+{
+	(void)arg, (void)thread;
+	seen.closed++;
+}
+
+static void setup(uint32_t flags, uint32_t nr_cpus)
+{
+	memset(&meta, 0, sizeof(meta));
+	meta.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	meta.start_clock_ns = START;
+	meta.flags = WP_META_SWITCHES | WP_META_OFFCPU_STACKS | flags;
+	meta.sample_period_ns = MS;
+	meta.nr_cpus = nr_cpus;
+	wp_sample_format_init(&fmt, meta.sample_type, 0);
+	memset(&seen, 0, sizeof(seen));
+}
+
+static struct wp_timeline *new_timeline(void)
+{
+	struct wp_timeline_opts o = { .unknown_stack = UNKNOWN_STACK };
+	struct wp_timeline_sink sink = { .segment = on_segment, .sample = on_sample,
+					 .closed = on_closed };
+	struct wp_timeline *tl;
+
+	if (wp_timeline_new(&meta, &o, &tl))
+		return NULL;
+	if (wp_timeline_add_sink(tl, &sink)) {
+		wp_timeline_free(tl);
+		return NULL;
+	}
+	return tl;
+}
+
+/*
+ * A SWITCH record (or, cpu_wide, SWITCH_CPU_WIDE naming other) of tid on
+ * cpu at START + t.
+ */
+static void feed_switch(struct wp_timeline *tl, uint32_t tid, uint32_t cpu, uint64_t t, bool out,
+			bool preempt, bool cpu_wide, uint32_t other)
+{
+	uint8_t buf[256];
+	struct perf_event_header *h = (void *)buf;
+	struct wp_sample_id id = { .pid = tid ? 100 : 0, .tid = tid, .time = START + t, .id = 7,
+				   .cpu = cpu };
+	size_t body = cpu_wide ? 8 : 0;
+	uint32_t pt[2] = { other ? 100 : 0, other };
+
+	h->type = cpu_wide ? PERF_RECORD_SWITCH_CPU_WIDE : PERF_RECORD_SWITCH;
+	h->misc = (out ? PERF_RECORD_MISC_SWITCH_OUT : 0) |
+		  (preempt ? PERF_RECORD_MISC_SWITCH_OUT_PREEMPT : 0);
+	h->size = (uint16_t)(sizeof(*h) + body + wp_sample_id_size(&fmt));
+	if (body)
+		memcpy(h + 1, pt, body);
+	wp_sample_id_write(&fmt, &id, (uint8_t *)(h + 1) + body);
+	wp_timeline_record(tl, h, wp_record_time(&fmt, h));
+}
+
+/* Each thread's segments back to back, and the sum of each kind, per thread. */
+static bool back_to_back(uint32_t thread, uint64_t *sum, uint64_t *first, uint64_t *last)
+{
+	uint64_t end = 0;
+	bool ok = true, any = false;
+
+	memset(sum, 0, 5 * sizeof(*sum));
+	for (unsigned int i = 0; i < seen.n; i++) {
+		const struct wp_segment *s = &seen.s[i];
+
+		if (s->thread != thread)
+			continue;
+		if (!any)
+			*first = s->start_ns;
+		else if (s->start_ns != end)
+			ok = false;
+		any = true;
+		end = s->end_ns;
+		sum[s->kind] += s->end_ns - s->start_ns;
+	}
+	*last = end;
+	return ok && any;
+}
+
+/*
+ * Two threads on one CPU; the switch-out of the first is lost: the
+ * second's switch-in ends the first's running segment (approximate),
+ * so the CPU never holds two.
+ */
+static void test_switch_in_ends_occupant(void)
+{
+	struct wp_timeline *tl;
+	uint64_t sum[5], first, last, on = 0;
+
+	setup(0, 1);
+	tl = new_timeline();
+	feed_switch(tl, 101, 0, 1 * MS, false, false, false, 0);
+	/* 101's switch-out at 10 ms is lost */
+	feed_switch(tl, 102, 0, 10 * MS, false, false, false, 0);
+	feed_switch(tl, 102, 0, 20 * MS, true, false, false, 0);
+	feed_switch(tl, 101, 0, 20 * MS + 5 * US, false, false, false, 0);
+	wp_timeline_finish(tl, START + 30 * MS);
+	ok(back_to_back(0, sum, &first, &last), "occupant: 101's segments are back to back");
+	on += sum[WP_SEG_RUNNING];
+	is_u64(sum[WP_SEG_RUNNING], 9 * MS + 10 * MS - 5 * US,
+	       "occupant: 101 runs 1-10 ms and from 20 ms on, not 1-20 ms");
+	ok(wp_timeline_thread(tl, 0)->approximate, "occupant: 101 is approximate");
+	ok(back_to_back(1, sum, &first, &last), "occupant: 102's segments are back to back");
+	on += sum[WP_SEG_RUNNING];
+	ok(on <= 30 * MS - START + START, "occupant: the CPU holds at most its time");
+	is_u64(on, 29 * MS - 5 * US, "occupant: the two threads' on-CPU time is the CPU's");
+	wp_timeline_free(tl);
+}
+
+/*
+ * A thread first seen switching out ran since the later of the start and
+ * the last switch-out recorded on its CPU: another thread ran there 0-8 ms.
+ */
+static void test_unknown_start_after_cpu_free(void)
+{
+	struct wp_timeline *tl;
+	uint64_t sum[5], first, last;
+
+	setup(0, 1);
+	tl = new_timeline();
+	feed_switch(tl, 102, 0, 8 * MS, true, false, false, 0);
+	feed_switch(tl, 101, 0, 12 * MS, true, true, false, 0);
+	wp_timeline_finish(tl, START + 20 * MS);
+	ok(back_to_back(0, sum, &first, &last), "unknown start: 102's segments");
+	is_u64(sum[WP_SEG_RUNNING], 8 * MS, "unknown start: 102 ran 0-8 ms");
+	ok(back_to_back(1, sum, &first, &last), "unknown start: 101's segments");
+	is_u64(sum[WP_SEG_RUNNING], 4 * MS, "unknown start: 101 ran 8-12 ms, not 0-12");
+	is_u64(last - first, 20 * MS, "unknown start: 101's segments cover its window");
+	wp_timeline_free(tl);
+}
+
+/*
+ * -a: a thread with samples on a CPU whose occupant's switch-out was
+ * lost: the sample names the CPU's occupant.  Then the idle task's sample
+ * ends it too.  No CPU ever holds more than its time.
+ */
+static void test_sample_names_occupant(void)
+{
+	struct wp_timeline *tl;
+	uint64_t sum[5], first, last, on = 0;
+
+	setup(WP_META_CPU_WIDE, 1);
+	tl = new_timeline();
+	feed_switch(tl, 101, 0, 1 * MS, false, false, true, 0);
+	/* 101's switch-out and 102's switch-in lost; 102 sampled at 6 ms */
+	wp_timeline_sample(tl, 100, 102, 0, START + 6 * MS, false, 7);
+	feed_switch(tl, 102, 0, 9 * MS, true, false, true, 0);
+	feed_switch(tl, 0, 0, 9 * MS + 1 * US, false, false, true, 102);
+	wp_timeline_finish(tl, START + 10 * MS);
+	ok(back_to_back(0, sum, &first, &last), "sample: 101's segments");
+	on += sum[WP_SEG_RUNNING];
+	is_u64(sum[WP_SEG_RUNNING], 5 * MS, "sample: 101 ran 1-6 ms, until 102's sample");
+	ok(back_to_back(1, sum, &first, &last), "sample: 102's segments");
+	on += sum[WP_SEG_RUNNING];
+	is_u64(sum[WP_SEG_RUNNING], 3 * MS, "sample: 102 ran 6-9 ms");
+	ok(on <= 10 * MS, "sample: the CPU holds at most its time");
+	is_int(seen.samples, 1, "sample: counted once");
+	wp_timeline_free(tl);
+}
+
+/*
+ * A cgroup's switch records name the next task: a switch-in that the
+ * switch-out before it on its CPU named starts at that switch-out, not at
+ * its own record 30 us later (after the kernel switched the events in).
+ */
+static void test_named_next_starts_at_switch(void)
+{
+	struct wp_timeline *tl;
+	uint64_t sum[5], first, last;
+
+	setup(0, 1);
+	tl = new_timeline();
+	feed_switch(tl, 101, 0, 1 * MS, false, false, true, 0);
+	for (uint64_t i = 0; i < 10; i++) {
+		uint64_t t = 2 * MS + i * 2 * MS;
+
+		feed_switch(tl, 101, 0, t, true, false, true, 102);
+		feed_switch(tl, 102, 0, t + 30 * US, false, false, true, 101);
+		feed_switch(tl, 102, 0, t + MS, true, false, true, 101);
+		feed_switch(tl, 101, 0, t + MS + 30 * US, false, false, true, 102);
+	}
+	wp_timeline_finish(tl, START + 22 * MS);
+	back_to_back(1, sum, &first, &last);
+	is_u64(sum[WP_SEG_RUNNING], 10 * MS, "named next: 102's slices start at the switch");
+	back_to_back(0, sum, &first, &last);
+	is_u64(sum[WP_SEG_RUNNING], 11 * MS, "named next: so do 101's");
+	for (unsigned int i = 0; i < seen.n; i++)
+		if (seen.s[i].kind == WP_SEG_RUNNING && (seen.s[i].flags & WP_SEG_START_LATE) &&
+		    seen.s[i].start_ns > START + 2 * MS) {
+			ok(false, "named next: no slice is marked late");
+			wp_timeline_free(tl);
+			return;
+		}
+	ok(true, "named next: no slice is marked late");
+	wp_timeline_free(tl);
+}
+
+/*
+ * A thread that first appears in another's switch record (-a, the task
+ * before a switch-in) is added while the switch-in is handled: the model
+ * must not keep a pointer into its thread table across that (it grows).
+ */
+static void test_new_thread_during_switch_in(void)
+{
+	struct wp_timeline *tl;
+	unsigned int ok_segments = 1;
+
+	setup(WP_META_CPU_WIDE, 1);
+	tl = new_timeline();
+	for (uint32_t i = 0; i < 200; i++) {
+		uint64_t t = MS + i * 100 * US;
+
+		feed_switch(tl, 101, 0, t, true, false, true, 1000 + i);
+		/* 1000 + i ran unseen in between; 101's switch-in names it */
+		feed_switch(tl, 101, 0, t + 50 * US, false, false, true, 1000 + i);
+	}
+	wp_timeline_finish(tl, START + 30 * MS);
+	for (unsigned int i = 0; i < seen.n; i++)
+		if (seen.s[i].end_ns < seen.s[i].start_ns)
+			ok_segments = 0;
+	ok(ok_segments, "new thread in a switch-in: every segment well formed");
+	is_int((long long)wp_timeline_nr_threads(tl), 201, "new thread in a switch-in: 201 threads");
+	wp_timeline_free(tl);
+}
+
+int main(void)
+{
+	test_switch_in_ends_occupant();
+	test_unknown_start_after_cpu_free();
+	test_sample_names_occupant();
+	test_named_next_starts_at_switch();
+	test_new_thread_during_switch_in();
+	return done_testing();
+}
