@@ -15,6 +15,7 @@
 #             within 0.1%; no thread on a CPU longer than its wall; no CPU
 #             running two threads at once; every sample's event known.
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 [ "$(id -u)" -eq 0 ] || skip "root is needed for -a, wake-ups and the kernel's exit figures"
 # Others' wake-up checks must not run beside the tracer this test starts.

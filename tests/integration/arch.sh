@@ -5,6 +5,7 @@
 # machine is played with WALLPROF_TEST_MACHINE.  -g fp works everywhere.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test unwinding
 
 [ "$(uname -m)" = x86_64 ] || skip "the tests of DWARF unwinding need an x86_64 host"
 

@@ -243,8 +243,7 @@ same_stacks "two wallclocks" w2.txt w2.groups
 
 # --- -a: the machine's time is on-CPU time ---------------------------------
 if ! "$WALLPROF" record -q -o probe.data -a -d 0.1 2>probe.err; then
-	echo "# -a is not allowed here, its part is skipped: $(head -n 1 probe.err)"
-	finish
+	skip "-a is not allowed here: $(head -n 1 probe.err)"
 fi
 # Two spinners, so that they stand out even with other tests running.
 "$WORKLOADS/spin" 3.5 >spin1.out &
