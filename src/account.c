@@ -165,6 +165,15 @@ struct wp_account {
 	uint64_t end_ns;		/* of the recording, after finish */
 };
 
+/* Who a thread is, as the timeline has it now (a snapshot's may turn out forked). */
+static void identify(struct thread *t, const struct wp_tl_thread *lt)
+{
+	t->t.pid = lt->pid;
+	t->t.tid = lt->tid;
+	t->t.start_ns = lt->start_ns;
+	t->forked_process = lt->forked_process;
+}
+
 /*
  * The ledger's thread of a timeline serial, made on first use (serials
  * come in order); NULL when out of memory.  Good until the next call.
@@ -183,18 +192,12 @@ static struct thread *thread_at(struct wp_account *a, uint32_t serial)
 		}
 		t = &a->threads[a->nr];
 		memset(t, 0, sizeof(*t));
-		t->t.serial = (uint32_t)a->nr++;
+		t->t.serial = (uint32_t)a->nr;
+		lt = wp_timeline_thread(a->tl, (uint32_t)a->nr++);
+		if (lt)
+			identify(t, lt);
 	}
-	t = &a->threads[serial];
-	/* Who it is, as the timeline has it now (a snapshot's thread may turn out forked). */
-	lt = wp_timeline_thread(a->tl, serial);
-	if (lt && !lt->closed) {
-		t->t.pid = lt->pid;
-		t->t.tid = lt->tid;
-		t->t.start_ns = lt->start_ns;
-		t->forked_process = lt->forked_process;
-	}
-	return t;
+	return &a->threads[serial];
 }
 
 /* The weight entry of (thread serial, stack), created on first use. */
@@ -771,6 +774,7 @@ static int account_cmdline(struct wp_account *a, const struct perf_event_header 
 	t = thread_at(a, lt->serial);
 	if (!t)
 		return a->err = -ENOMEM;
+	identify(t, lt);
 	args = malloc(c.len ? c.len : 1);
 	pc = wp_grow(a->cmdlines, &a->cap_cmdlines, a->nr_cmdlines + 1, sizeof(*a->cmdlines));
 	if (!args || !pc || a->nr_cmdlines >= UINT32_MAX - 1) {
@@ -857,9 +861,12 @@ static void on_renamed(void *arg, uint32_t serial, uint64_t time, const char com
 {
 	struct wp_account *a = arg;
 	struct thread *t = thread_at(a, serial);
+	const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, serial);
 
 	if (!t)
 		return;
+	if (lt)
+		identify(t, lt);
 	/* A process's main thread keeps every name it exec'd under. */
 	if (exec) {
 		/*
@@ -913,6 +920,7 @@ static void on_closed(void *arg, uint32_t serial)
 
 	if (!t || !lt)
 		return;
+	identify(t, lt);
 	start = lt->start_ns;
 	end = lt->end_ns;
 	if (a->opts.window_start && start < a->opts.window_start)
