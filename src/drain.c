@@ -19,6 +19,7 @@
 
 #include "buildid.h"
 #include "cmdline.h"
+#include "hashmap.h"
 #include "drain.h"
 #include "jitmap.h"
 #include "layout.h"
@@ -113,6 +114,15 @@ struct wp_drain {
 	size_t nr_roles;
 	struct wp_mapped_file *files;
 	size_t nr_files, cap_files;
+	/*
+	 * The files by path (the first with it), then each one's next with
+	 * the same path + 1 (a container's library and the host's), or 0:
+	 * an exec maps some files, and a drain of thousands must not compare
+	 * every path.
+	 */
+	struct wp_hashmap file_by_path;
+	uint32_t *same_path_next;
+	size_t cap_same_path;
 	size_t nr_foreign;		/* files with an fd (open_foreign_file) */
 	unsigned int cur_ring;		/* the ring being read */
 	/* Switch-outs read per ring (CPU): written here, read by any thread. */
@@ -319,11 +329,21 @@ no:
 	return -1;
 }
 
+/* Whether path is that of file entry (hashmap.h). */
+static bool file_has_path(const void *path, uint32_t entry, const void *ctx)
+{
+	const struct wp_drain *d = ctx;
+
+	return !strcmp(d->files[entry].path, path);
+}
+
 static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
 {
 	struct wp_mapped_file f = { .fd = -1 };
 	struct wp_mmap2 m;
 	const char *name;
+	uint32_t first;
+	uint64_t hash;
 
 	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC))
 		return;
@@ -339,12 +359,13 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		f.min = m.min;
 		f.ino = m.ino;
 	}
+	hash = wp_hashmap_hash(&d->file_by_path, name, strlen(name));
+	first = wp_hashmap_find(&d->file_by_path, hash, name);
 	pthread_mutex_lock(&d->state_lock);
-	for (size_t i = 0; i < d->nr_files; i++) {
+	for (uint32_t i = first; i != WP_HASHMAP_NONE;
+	     i = d->same_path_next[i] ? d->same_path_next[i] - 1 : WP_HASHMAP_NONE) {
 		struct wp_mapped_file *o = &d->files[i];
 
-		if (strcmp(o->path, name))
-			continue;
 		/* One path, two files: a container's library and the host's. */
 		if (o->build_id_size && f.build_id_size &&
 		    (o->build_id_size != f.build_id_size ||
@@ -372,8 +393,23 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 	}
 	f.path = strdup(name);
 	pthread_mutex_lock(&d->state_lock);
-	if (f.path && !WP_GROW(d->files, d->cap_files, d->nr_files + 1)) {
+	if (f.path && d->nr_files < UINT32_MAX - 1 &&
+	    !WP_GROW(d->same_path_next, d->cap_same_path, d->nr_files + 1) &&
+	    !WP_GROW(d->files, d->cap_files, d->nr_files + 1) &&
+	    (first != WP_HASHMAP_NONE ||
+	     !wp_hashmap_add(&d->file_by_path, hash, (uint32_t)d->nr_files))) {
+		uint32_t at = (uint32_t)d->nr_files;
+
 		d->files[d->nr_files++] = f;
+		d->same_path_next[at] = 0;
+		/* After the others of its path: the first stays the map's. */
+		if (first != WP_HASHMAP_NONE) {
+			uint32_t i = first;
+
+			while (d->same_path_next[i])
+				i = d->same_path_next[i] - 1;
+			d->same_path_next[i] = at + 1;
+		}
 		f.path = NULL;
 		f.fd = -1;
 	}
@@ -1212,6 +1248,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	if (!d)
 		return -ENOMEM;
 	d->ev = ev;
+	wp_hashmap_init(&d->file_by_path, file_has_path, d);
 	d->w = w;
 	d->epfd = d->wakefd = -1;
 	d->writer_held = true;
@@ -1480,6 +1517,8 @@ void wp_drain_free(struct wp_drain *d)
 			close(d->files[i].fd);
 	}
 	free(d->files);
+	free(d->same_path_next);
+	wp_hashmap_release(&d->file_by_path);
 	free(d->anon);
 	wp_u64map_release(&d->program_start);
 	wp_u64map_release(&d->born);
