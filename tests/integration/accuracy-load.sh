@@ -95,7 +95,7 @@ mkfifo go
 "$WORKLOADS/clients" 2 3 10 wait <go >A.out 2>A.werr &
 wl=$!
 bg_pids="$bg_pids $wl"
-exec 9>go
+exec 6>go
 "$WALLPROF" record -q -o A.data -p "$wl" >A.rout 2>A.err &
 rec=$!
 bg_pids="$bg_pids $rec"
@@ -103,8 +103,8 @@ bg_pids="$bg_pids $rec"
 attached() { ls -A . | grep -q '^\.A\.data\.wallprof-'; }
 wait_until 200 attached || echo "# the recording's file did not appear in 20 s"
 sleep 0.5
-echo g >&9
-exec 9>&-
+echo g >&6
+exec 6>&-
 wait "$wl"
 wait "$rec"
 rc=$?
