@@ -184,6 +184,13 @@ struct wp_summary {
 	uint64_t unknown_samples;
 };
 
+/*
+ * Count one record into a summary, as the drain counts what it writes:
+ * role is the sample's event role (enum wp_event_role; -1 when unknown),
+ * for samples and stack samples only.  ROUND records are not counted.
+ */
+void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role);
+
 struct wp_writer;
 
 /*

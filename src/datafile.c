@@ -18,6 +18,7 @@
 
 #include "datafile.h"
 #include "jitmap.h"
+#include "layout.h"
 #include "log.h"
 #include "quote.h"
 #include "util.h"
@@ -1744,4 +1745,51 @@ void wp_reader_close(struct wp_reader *r)
 	wp_block_put(r->cur);
 	free(r->path);
 	free(r);
+}
+
+void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role)
+{
+	const struct wp_record_kind *k;
+	uint64_t id, lost;
+
+	if (h->type == WP_RECORD_ROUND)
+		return;
+	c->records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+	case WP_RECORD_STACK_SAMPLE:
+		switch (role) {
+		case WP_EVENT_SWITCH_OUT:
+			c->switch_samples++;
+			break;
+		case WP_EVENT_WAKEUP:
+		case WP_EVENT_WAKEUP_NEW:
+		case WP_EVENT_ENQUEUED:
+			c->wakeups++;
+			break;
+		case WP_EVENT_SCHED_SWITCH:
+			break;
+		default:
+			c->samples++;
+		}
+		return;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		c->switches++;
+		return;
+	case PERF_RECORD_LOST:
+		if (!wp_lost_parse(h, &id, &lost))
+			c->lost_records += lost;
+		return;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (!wp_lost_parse(h, &id, &lost))
+			c->lost_samples += lost;
+		return;
+	case PERF_RECORD_THROTTLE:
+		c->throttles++;
+		return;
+	}
+	k = wp_record_kind_of(h->type);
+	if (k && (k->flags & WP_KIND_SYNTHESIZED))
+		c->synthesized++;
 }

@@ -1118,50 +1118,11 @@ static void count_written(const struct wp_drain *d, struct wp_summary *c, const 
 			  size_t len)
 {
 	const struct perf_event_header *h;
-	uint64_t id, lost, canon;
+	uint64_t canon;
 	size_t off = 0;
 
-	while ((h = wp_record_next(buf, len, &off))) {
-		if (h->type == WP_RECORD_ROUND)
-			continue;
-		c->records++;
-		switch (h->type) {
-		case PERF_RECORD_SAMPLE:
-			switch (sample_role(d, h, &canon)) {
-			case WP_EVENT_SWITCH_OUT:
-				c->switch_samples++;
-				break;
-			case WP_EVENT_WAKEUP:
-			case WP_EVENT_WAKEUP_NEW:
-			case WP_EVENT_ENQUEUED:
-				c->wakeups++;
-				break;
-			case WP_EVENT_SCHED_SWITCH:
-				break;
-			default:
-				c->samples++;
-			}
-			break;
-		case PERF_RECORD_SWITCH:
-		case PERF_RECORD_SWITCH_CPU_WIDE:
-			c->switches++;
-			break;
-		case PERF_RECORD_LOST:
-			if (!wp_lost_parse(h, &id, &lost))
-				c->lost_records += lost;
-			break;
-		case PERF_RECORD_LOST_SAMPLES:
-			if (!wp_lost_parse(h, &id, &lost))
-				c->lost_samples += lost;
-			break;
-		case PERF_RECORD_THROTTLE:
-			c->throttles++;
-			break;
-		case WP_RECORD_CMDLINE:
-			c->synthesized++;
-			break;
-		}
-	}
+	while ((h = wp_record_next(buf, len, &off)))
+		wp_summary_count(c, h, h->type == PERF_RECORD_SAMPLE ? sample_role(d, h, &canon) : -1);
 }
 
 /*

@@ -174,52 +174,13 @@ static uint64_t record_time(const struct wp_rotate *r, const struct perf_event_h
 static void count_record(const struct wp_rotate *r, struct wp_summary *c,
 			 const struct perf_event_header *h)
 {
-	uint64_t id, lost;
-
 	if (h->type == WP_RECORD_ROUND)
 		return;
-	c->records++;
 	/* A live recording's sample left for report to unwind (its unwinder fell behind). */
 	if (h->type == PERF_RECORD_SAMPLE && (r->meta->flags & WP_META_STACK_TABLE))
 		c->raw_samples++;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-	case WP_RECORD_STACK_SAMPLE:
-		switch (sample_role(r, h)) {
-		case WP_EVENT_SWITCH_OUT:
-			c->switch_samples++;
-			break;
-		case WP_EVENT_WAKEUP:
-		case WP_EVENT_WAKEUP_NEW:
-		case WP_EVENT_ENQUEUED:
-			c->wakeups++;
-			break;
-		case WP_EVENT_SCHED_SWITCH:
-			break;
-		default:
-			c->samples++;
-		}
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		c->switches++;
-		break;
-	case PERF_RECORD_LOST:
-		if (!wp_lost_parse(h, &id, &lost))
-			c->lost_records += lost;
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (!wp_lost_parse(h, &id, &lost))
-			c->lost_samples += lost;
-		break;
-	case PERF_RECORD_THROTTLE:
-		c->throttles++;
-		break;
-	default:
-		if (wp_record_kind_of(h->type) &&
-		    (wp_record_kind_of(h->type)->flags & WP_KIND_SYNTHESIZED))
-			c->synthesized++;
-	}
+	wp_summary_count(c, h, h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE ?
+			 sample_role(r, h) : -1);
 }
 
 /* The model: threads and processes alive, with what a file must say of them. */
