@@ -150,7 +150,7 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 
 	wp_account_anchor_summary(an->account, &s);
 	wp_account_untimed_switch_ins(an->account, &untimed, &all);
-	if (s.anchored && (s.worst_share >= 0.01 || s.estimated)) {
+	if (s.anchored && (s.worst_share >= 0.01 || s.estimated || (all && untimed * 20 >= all))) {
 		fprintf(out, "# on-CPU: anchored to the kernel's own figures for %" PRIu64
 			" threads (schedstat, and taskstats at exit): their switch records alone "
 			"read %s %s in all, up to %.1f%% of a thread's", s.anchored,
