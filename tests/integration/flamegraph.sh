@@ -51,8 +51,9 @@ record_wallclock 0.7
 run j.json j.err "$WALLPROF" report -i F --format json
 check_num "json report exits 0" "$rc" -eq 0
 
-# --- The default graph: wall mode, a root frame per thread name ------------
-report fg.svg --format flamegraph
+# --- Wall mode: every thread's whole time, a root frame per thread name ----
+# (The default leaves out idle threads' waits: see the explain section below.)
+report fg.svg --format flamegraph --mode wall
 check "xmllint --noout accepts it" xmllint --noout fg.svg
 check "no external reference: the script and style are inside" self_contained fg.svg
 check "it has its script and its style" grep -q 'function fg_zoom' fg.svg
@@ -93,7 +94,7 @@ check_num "--comm: only that thread's time" "$(frame_ns spinner.svg 0 all)" -eq 
 check "--comm: the subtitle says so" grep -q 'only --comm spinner' spinner.svg
 
 # --- --inverted: an icicle from the leaves -----------------------------------
-report inv.svg --format flamegraph --inverted
+report inv.svg --format flamegraph --inverted --mode wall
 check "--inverted: well-formed" xmllint --noout inv.svg
 check "--inverted: the frames nest" python3 "$FG" check inv.svg
 python3 "$FG" frames inv.svg >inv.txt

@@ -53,7 +53,7 @@ jgroups() {
 	"$WALLPROF" report -i "$1" --format json --top 1000000 >"$1.all.json" 2>"$1.all.err"
 	python3 "$J" stacks "$1.all.json" |
 		awk -F '\t' "$KIND"' { ns[$3 "\t" k "\t" $7] += $5 }
-			END { for (s in ns) printf "%d\t%s\n", ns[s], s }' |
+			END { for (s in ns) printf "%.0f\t%s\n", ns[s], s }' |
 		sort -t "$(printf '\t')" -k1,1nr
 }
 # STACK: the first line of a stack in the text report, full or compact.
