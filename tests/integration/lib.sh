@@ -117,24 +117,26 @@ nlines() { grep -c '' "$1" 2>/dev/null || true; }
 # Every test records the scheduler's tracepoints (wake-ups are on by
 # default as root), and while two tracers record them this VM's kernel
 # (Linux 6.18) emits no sched_waking for many wake-ups, for both.  So each
-# test holds a shared lock on the test directory (which the tests of one
-# run share) until it ends, and tracing_alone makes it exclusive: a test
+# test holds a shared lock (which the tests of one run share) until it ends, and tracing_alone makes it exclusive: a test
 # that compares wake-ups with the kernel's, or with perf's, waits until
 # no other test runs, and none starts until it ends.  A second lock, taken
 # on the way in by both kinds, keeps the shared ones from starving the
 # exclusive one: once it waits, the tests that start after it wait for
-# it.  (No-ops without flock.)
-if command -v flock >/dev/null 2>&1 && exec 7<"$TESTS_SRCDIR/workloads" 8<"$TESTS_SRCDIR/integration"; then
-	flock -x 7
-	flock -s 8
+# it.  The locks are files of the build directory, so that two builds'
+# runs never wait for each other.  (No-ops without flock.)
+# A process a test left behind keeps its lock: after 10 minutes the
+# waiting test goes on, and says so (tools/check names such processes).
+_lockdir="${BUILDDIR:-.}/tests"
+if command -v flock >/dev/null 2>&1 && mkdir -p "$_lockdir" 2>/dev/null &&
+	exec 7>>"$_lockdir/.lock-queue" 8>>"$_lockdir/.lock-run"; then
+	flock -x -w 600 7 || echo "# not alone: another test still held the queue after 10 minutes"
+	flock -s -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
 	flock -u 7
 fi
-# (A process a test left behind keeps the lock: after 10 minutes the
-# test goes on, and says so.)
 tracing_alone() {
 	command -v flock >/dev/null 2>&1 || return 0
 	flock -u 8
-	flock -x 7
+	flock -x -w 600 7 || echo "# not alone: another test still held the queue after 10 minutes"
 	flock -x -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
 	flock -u 7
 }
