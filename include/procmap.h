@@ -35,6 +35,10 @@ struct wp_dso {
 	uint64_t ino;
 	uint8_t build_id[20];	/* recorded id */
 	uint8_t build_id_size;
+	/* Its file's id when none was recorded (wp_procmap_dso_build_id): */
+	uint8_t file_build_id[20];
+	uint8_t file_build_id_size;
+	bool file_build_id_read;
 	/* Resolved when first needed (procmap_dso_open): */
 	bool opened, usable;
 	int fd;			/* -1 when unusable or closed: see wp_procmap_dso_fd() */
@@ -104,6 +108,14 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *dso);
  * whether for lack of descriptors.
  */
 int wp_procmap_dso_fd(struct wp_procmap *pm, struct wp_dso *dso);
+
+/*
+ * The build id of dso into id (at most size bytes): the recorded one, else
+ * the one its file has (a mapping recorded without one, the vDSO), read
+ * once.  Its length, or 0 when it has none or its file cannot be had.
+ */
+size_t wp_procmap_dso_build_id(struct wp_procmap *pm, struct wp_dso *dso, uint8_t *id,
+			       size_t size);
 
 /*
  * The build id of the file at path, a mapping recorded without one (as

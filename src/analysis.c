@@ -268,19 +268,12 @@ static void debug_file_of(struct pipeline *p, struct wp_unnamed_file *f)
 {
 	struct wp_dso *dso = wp_procmap_dso(p->pm, f->where);
 	uint8_t id[WP_SYMCACHE_MAX_ID];
-	size_t len = 0;
-	int n;
+	size_t len;
 
 	f->debug_file[0] = '\0';
 	if (!dso)
 		return;
-	if (dso->build_id_size) {
-		len = dso->build_id_size;
-		memcpy(id, dso->build_id, len);
-	} else if (dso->usable && (n = wp_procmap_dso_fd(p->pm, dso)) >= 0 &&
-		   (n = wp_build_id_read_fd(n, id, sizeof(id))) > 0) {
-		len = (size_t)n;
-	}
+	len = wp_procmap_dso_build_id(p->pm, dso, id, sizeof(id));
 	if (len < 2)
 		return;
 	wp_debuginfo_build_id_path(id, len, f->debug_file, sizeof(f->debug_file));

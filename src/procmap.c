@@ -737,6 +737,29 @@ int wp_procmap_dso_fd(struct wp_procmap *pm, struct wp_dso *d)
 	return fd;
 }
 
+size_t wp_procmap_dso_build_id(struct wp_procmap *pm, struct wp_dso *dso, uint8_t *id,
+			       size_t size)
+{
+	int fd, n;
+
+	if (dso->build_id_size) {
+		if (dso->build_id_size > size)
+			return 0;
+		memcpy(id, dso->build_id, dso->build_id_size);
+		return dso->build_id_size;
+	}
+	if (!dso->file_build_id_read) {
+		dso->file_build_id_read = true;
+		if (wp_procmap_dso_open(pm, dso) && (fd = wp_procmap_dso_fd(pm, dso)) >= 0 &&
+		    (n = wp_build_id_read_fd(fd, dso->file_build_id, sizeof(dso->file_build_id))) > 0)
+			dso->file_build_id_size = (uint8_t)n;
+	}
+	if (!dso->file_build_id_size || dso->file_build_id_size > size)
+		return 0;
+	memcpy(id, dso->file_build_id, dso->file_build_id_size);
+	return dso->file_build_id_size;
+}
+
 void wp_procmap_free(struct wp_procmap *pm)
 {
 	uint64_t pid, found;

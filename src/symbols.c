@@ -163,11 +163,16 @@ void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi)
 static void note_frame(struct wp_symbols *s, uint32_t tok, uint32_t key, const struct wp_dso *dso,
 		       uint64_t addr, const char *src, int line)
 {
+	struct wp_dso *d = dso ? wp_procmap_dso(s->pm, key) : NULL;
+	uint8_t id[20];
+	size_t len;
+
 	if (!s->frameinfo)
 		return;
+	/* (key is the dso's index: its file's own id is read, and kept, there.) */
+	len = d == dso && d ? wp_procmap_dso_build_id(s->pm, d, id, sizeof(id)) : 0;
 	wp_frameinfo_note(s->frameinfo, tok, key, dso ? dso->path : "[kernel.kallsyms]",
-			  dso ? dso->build_id : NULL, dso ? dso->build_id_size : 0, addr, src,
-			  line > 0 ? (uint32_t)line : 0);
+			  len ? id : NULL, len, addr, src, line > 0 ? (uint32_t)line : 0);
 }
 
 int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
