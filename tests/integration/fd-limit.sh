@@ -74,7 +74,10 @@ sys.exit(0 if any(f["reason"] == "no-descriptors" for f in q["unnamed_files"]) e
 run out live.err sh -c 'ulimit -n 64 && exec "$@"' - "$WALLPROF" record -q --unwind=live \
 	-o live.data -- sh run.sh
 check_num "record --unwind=live, ulimit -n 64: exits 0" "$rc" -eq 0
-check "record --unwind=live, ulimit -n 64: nothing said of descriptors or files" [ ! -s live.err ]
+# (Under load the unwinder may fall behind, and says so: that is no file's fault.)
+check "record --unwind=live, ulimit -n 64: nothing said of descriptors or files" \
+	no_match 'descriptor|open files|cannot open|ulimit' live.err
+sed 's/^/# /' live.err
 run lr.txt lr.err "$WALLPROF" report -i live.data
 echo "# live under ulimit -n 64: $(unnamed lr.txt)% unnamed"
 check "record --unwind=live, ulimit -n 64: no more files blamed on symbols" no_new_blame lr.txt
