@@ -60,6 +60,13 @@ bool wp_sample_kinds_woken(const struct wp_sample_kinds *k, const struct wp_samp
 bool wp_sample_kinds_next(const struct wp_sample_kinds *k, const struct wp_sample *s,
 			  uint32_t *tid);
 
+/*
+ * Whether a sched_wakeup(_new) sample put its thread on the run queue of
+ * the CPU it was taken on (its "target_cpu"): the kernel then brought the
+ * running thread's figures up to date (update_curr, as it enqueues).
+ */
+bool wp_sample_kinds_enqueued_here(const struct wp_sample_kinds *k, const struct wp_sample *s);
+
 void wp_sample_kinds_release(struct wp_sample_kinds *k);
 
 #endif

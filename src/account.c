@@ -887,7 +887,8 @@ static void on_renamed(void *arg, uint32_t serial, uint64_t time, const char com
 }
 
 /* The timeline's sink: t's EXIT record; what an exit figure will be compared with. */
-static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t running_since)
+static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t running_since,
+		      uint64_t counted_until)
 {
 	struct wp_account *a = arg;
 	struct thread *t;
@@ -906,8 +907,13 @@ static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t runnin
 	}
 	t->anchor->exit_seen = true;
 	t->anchor->exit_records_ns = t->on_all_ns;
+	/* The part of its last slice its figure surely holds. */
+	if (running_since && counted_until > running_since && counted_until <= time)
+		t->anchor->exit_records_ns += counted_until - running_since;
+	else
+		counted_until = running_since;
 	t->anchor->exit_late = t->late_starts;
-	t->anchor->exit_slice_ns = running_since && time > running_since ? time - running_since : 0;
+	t->anchor->exit_slice_ns = counted_until && time > counted_until ? time - counted_until : 0;
 }
 
 /* The timeline's sink: t's window is final. */
@@ -1038,7 +1044,8 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 		/*
 		 * The kernel sends the figures early in the exit, before the
 		 * EXIT record: they are its slices before the one it ran in
-		 * then, and the ticks of that one.
+		 * then, that one until the kernel last counted it (a fork it
+		 * made, on_exited), and the ticks since.
 		 */
 		p->records_ns = t->anchor->exit_records_ns;
 		p->late = t->anchor->exit_late;
@@ -1150,6 +1157,13 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 	if (a->err)
 		return a->err;
 	return wp_timeline_sched_switch(a->tl, prev, next, time, cpu);
+}
+
+int wp_account_counted(struct wp_account *a, uint32_t tid, uint64_t time)
+{
+	if (a->err)
+		return a->err;
+	return wp_timeline_counted(a->tl, tid, time);
 }
 
 int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time)
@@ -2084,6 +2098,10 @@ static void anchor_times(struct wp_account *a)
 				 t->t.pid, t->t.tid, kernel, an->end.records_ns - base.records_ns,
 				 base.records_ns, an->end.records_ns, late);
 		sum->anchored++;
+		if (an->end.exit && !an->end.exit_unseen && t->on_all_ns > an->end.records_ns) {
+			sum->exit_tails++;
+			sum->exit_tails_ns += t->on_all_ns - an->end.records_ns;
+		}
 		if (kernel >= ANCHOR_SHARE_MIN_NS &&
 		    (double)(diff < 0 ? -diff : diff) / (double)kernel > sum->worst_share)
 			sum->worst_share = (double)(diff < 0 ? -diff : diff) / (double)kernel;
@@ -2152,6 +2170,8 @@ static void anchor_times(struct wp_account *a)
 							   (int64_t)mv[i].before[k];
 	follow_moves(a, mv);
 	free(mv);
+	for (size_t i = 0; i < a->nr; i++)
+		sum->on_cpu_ns += a->threads[i].t.on_cpu_ns;
 }
 
 void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s)

@@ -434,6 +434,9 @@ static int account_item(struct pipeline *p, const struct wp_deferred_item *it,
 	case WP_DEFER_WAKEUP:
 		return deliver_wakeup(p, it->pid, it->tid, it->other, it->irq, it->time, ss);
 	case WP_DEFER_ENQUEUED:
+		/* (A new thread is not blocked: its enqueue changes nothing of it.) */
+		if (it->here)
+			wp_account_counted(p->an->account, it->tid, it->time);
 		return wp_account_enqueued(p->an->account, it->other, it->time);
 	case WP_DEFER_SCHED_SWITCH:
 		return wp_account_sched_switch(p->an->account, it->tid, it->other, it->time,
@@ -502,20 +505,22 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		it.irq = irq;
 		return account(p, &it, &p->sstack, NULL);
 	}
-	if (role == WP_EVENT_WAKEUP_NEW)
-		return 0;	/* the FORK tells as much */
 	/*
-	 * sched:sched_wakeup: the woken thread is on a run queue;
-	 * sched:sched_switch: the sample's thread leaves the CPU to the next.
+	 * sched:sched_wakeup(_new): the woken (or new) thread is on a run
+	 * queue, and when it is this CPU's, the kernel counted the running
+	 * thread's time up to now; sched:sched_switch: the sample's thread
+	 * leaves the CPU to the next.
 	 */
-	if (role == WP_EVENT_ENQUEUED || role == WP_EVENT_SCHED_SWITCH) {
-		bool enqueued = role == WP_EVENT_ENQUEUED;
+	if (role == WP_EVENT_ENQUEUED || role == WP_EVENT_WAKEUP_NEW ||
+	    role == WP_EVENT_SCHED_SWITCH) {
+		bool enqueued = role != WP_EVENT_SCHED_SWITCH;
 
 		if (!(enqueued ? wp_sample_kinds_woken(&p->kinds, s, &tid) :
 				 wp_sample_kinds_next(&p->kinds, s, &tid)))
 			return 0;
 		it.kind = enqueued ? WP_DEFER_ENQUEUED : WP_DEFER_SCHED_SWITCH;
 		it.other = tid;
+		it.here = enqueued && wp_sample_kinds_enqueued_here(&p->kinds, s);
 		return account(p, &it, NULL, NULL);
 	}
 	/* The idle task (-a): its CPU was idle; nothing to unwind. */
@@ -547,9 +552,10 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 	role = wp_sample_kinds_role(&p->kinds, ss.id);
 	switch (role) {
 	case WP_EVENT_ENQUEUED:
-		return wp_account_enqueued(p->an->account, ss.thread, time);
 	case WP_EVENT_WAKEUP_NEW:
-		return 0;
+		if (ss.flags & WP_STACK_SAMPLE_HERE)
+			wp_account_counted(p->an->account, ss.tid, time);
+		return ss.thread ? wp_account_enqueued(p->an->account, ss.thread, time) : 0;
 	case WP_EVENT_SCHED_SWITCH:
 		return wp_account_sched_switch(p->an->account, ss.tid, ss.thread, time, ss.cpu);
 	case WP_EVENT_ONCPU:

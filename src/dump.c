@@ -351,6 +351,8 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 			fprintf(out, " thread %u", ss.thread);
 		if (ss.flags & WP_STACK_SAMPLE_IRQ)
 			fprintf(out, " irq");
+		if (ss.flags & WP_STACK_SAMPLE_HERE)
+			fprintf(out, " here");
 		fputc('\n', out);
 		break;
 	default:

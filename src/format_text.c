@@ -161,8 +161,17 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 				"%s in all, within as much", s.estimated,
 				DUR(s.estimated_moved_abs_ns, e));
 		fputc('\n', out);
-		return;
 	}
+	/*
+	 * Short threads: what the exit figures cannot confirm, worth a line
+	 * from 1% of the on-CPU time.
+	 */
+	if (s.exit_tails_ns && s.exit_tails_ns * 100 >= s.on_cpu_ns)
+		fprintf(out, "# on-CPU: the last slices of %" PRIu64 " exiting threads, %s in all "
+			"(%.0f%% of the on-CPU time), are their records' own: taskstats sends a "
+			"thread's figures before its last slice ends; within as much\n",
+			s.exit_tails, DUR(s.exit_tails_ns, e),
+			100.0 * (double)s.exit_tails_ns / (double)s.on_cpu_ns);
 	if (!s.anchored && s.late_starts && (!all || untimed * 20 >= all))
 		fprintf(out, "# on-CPU: %" PRIu64 " switch-ins are timed by their switch records, "
 			"which come after the switch: on-CPU reads a few microseconds short for "

@@ -190,16 +190,15 @@ static int convert_sample(struct wp_liveunwind *lu, const struct perf_event_head
 		break;
 	/* The other tracepoints' samples take no stack: only who and when. */
 	case WP_EVENT_ENQUEUED:
+	case WP_EVENT_WAKEUP_NEW:
 		if (!wp_sample_kinds_woken(&lu->kinds, s, &ss.thread))
 			return 0;
+		ss.flags = wp_sample_kinds_enqueued_here(&lu->kinds, s) ? WP_STACK_SAMPLE_HERE : 0;
 		unwind = false;
 		break;
 	case WP_EVENT_SCHED_SWITCH:
 		if (!wp_sample_kinds_next(&lu->kinds, s, &ss.thread))
 			return 0;
-		unwind = false;
-		break;
-	case WP_EVENT_WAKEUP_NEW:
 		unwind = false;
 		break;
 	case WP_EVENT_ONCPU:

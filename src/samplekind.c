@@ -107,6 +107,15 @@ bool wp_sample_kinds_next(const struct wp_sample_kinds *k, const struct wp_sampl
 	return true;
 }
 
+bool wp_sample_kinds_enqueued_here(const struct wp_sample_kinds *k, const struct wp_sample *s)
+{
+	const struct wp_trace_format *f = wp_sample_kinds_trace(k, s->id);
+	int64_t target;
+
+	return f && wp_trace_field_int(wp_trace_field(f, "target_cpu"), s->raw, s->raw_size,
+				       &target) && target == (int64_t)s->cpu;
+}
+
 void wp_sample_kinds_release(struct wp_sample_kinds *k)
 {
 	wp_u64map_release(&k->roles);
