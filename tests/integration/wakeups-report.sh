@@ -261,7 +261,10 @@ if $have_perf; then
 			fail "overload: perf saw hog $tid wait"
 			continue
 		fi
-		tol=$(($(max $((perf_wait * 3 / 100)) 5000000) + switches * 60000))
+		# (perf is a tracer too, its figure no kernel count: 5%, as two
+		# tracers of the same switches differ by on a loaded machine,
+		# 6.7% seen with four tests beside.)
+		tol=$(($(max $((perf_wait * 5 / 100)) 5000000) + switches * 60000))
 		check_num "overload: hog $tid: preempted + runnable within $tol of perf's $perf_wait" \
 			"$(abs $((pre + run_ - perf_wait)))" -le "$tol"
 		check_num "overload: hog $tid: blocked within $tol of off-CPU - perf's wait ($((off - perf_wait)))" \
