@@ -58,6 +58,8 @@ struct wp_rotate_opts {
 	uint64_t rotate_ns;		/* --rotate, or 0 */
 	uint64_t window_ns;		/* --flight-recorder, or 0 */
 	size_t memory_max;		/* flight recorder; 0: WP_FLIGHT_MEMORY_MAX */
+	/* flight recorder: write no file at the end, only on request */
+	bool no_final_dump;
 	wp_rotate_finish_fn finish;
 	void *arg;
 };

@@ -1218,7 +1218,7 @@ int wp_rotate_end(struct wp_rotate *r, const struct wp_summary *whole)
 		}
 	} else {
 		err = evict(r, end);
-		if (!err)
+		if (!err && !r->o.no_final_dump)
 			err = dump(r, end, whole);
 		wp_debug("the flight recorder kept at most %zu bytes of records at once",
 			 r->kept_peak);
