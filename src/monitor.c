@@ -42,6 +42,11 @@ struct wp_monitor {
 	uint32_t tokens[MAX_TOKENS];
 	struct wp_u64map kind_of;	/* stack -> enum wp_block_kind + 1 */
 	struct wp_u64map timer_of;	/* waker stack -> 1 timer, 2 not */
+	/*
+	 * Live thread (serial) -> the stack of its last wait whose
+	 * switch-out stack was taken.  Removed at the thread's exit.
+	 */
+	struct wp_u64map last_wait;
 	/* the interval being counted */
 	uint64_t start_ns, end_ns, index;
 	struct wp_mon_row *rows;
@@ -354,9 +359,20 @@ static void count_state(struct wp_monitor *m, uint32_t serial, enum wp_mon_state
 		r->preempted_ns += ns;
 		break;
 	case WP_MON_BLOCKED: {
+		uint64_t last;
 		size_t nw;
 		const struct wp_waker *w = wp_timeline_wakers(m->tl, &nw);
 
+		if (stack != WP_NO_STACK) {
+			wp_u64map_put(&m->last_wait, serial, stack);
+		} else if (wp_u64map_get(&m->last_wait, serial, &last)) {
+			/*
+			 * Not sampled (a storm elsewhere took the budget of
+			 * stacks): the thread's last sampled wait, likely the
+			 * same one again, rather than "other".
+			 */
+			stack = (uint32_t)last;
+		}
 		kind = stack_kind(m, stack);
 		/* A timer ended it: a sleep, whatever the frames did not tell. */
 		if (kind == WP_BLOCK_KINDS && waker < nw &&
@@ -441,6 +457,7 @@ static void on_exited(void *arg, uint32_t thread, uint64_t time, uint64_t runnin
 	(void)counted_until;
 	if (time >= m->start_ns && (r = row_for(m, thread)))
 		r->exited = true;
+	wp_u64map_del(&m->last_wait, thread);
 }
 
 static void on_lost(void *arg, uint64_t n, uint64_t time)
@@ -766,6 +783,7 @@ void wp_monitor_free(struct wp_monitor *m)
 		wp_sample_kinds_release(&m->kinds);
 	wp_u64map_release(&m->kind_of);
 	wp_u64map_release(&m->timer_of);
+	wp_u64map_release(&m->last_wait);
 	wp_u64map_release(&m->row_of);
 	free(m->rows);
 	pthread_mutex_destroy(&m->lock);
