@@ -295,6 +295,11 @@ static int mon_start(void *arg, const struct wp_meta *m)
 	return wp_monitor_start(t->mon, m);
 }
 
+static void mon_saved(void *arg, const char *name)
+{
+	top_view_saved(arg, name);
+}
+
 static int mon_records(void *arg, const void *buf, size_t len, uint64_t round_ns)
 {
 	struct top *t = arg;
@@ -307,7 +312,8 @@ static int mon_records(void *arg, const void *buf, size_t len, uint64_t round_ns
 int cmd_top(int argc, char **argv)
 {
 	struct top t = { .delay = 1.0, .keep = TOP_KEEP };
-	struct wp_record_monitor mon = { .start = mon_start, .records = mon_records, .arg = &t };
+	struct wp_record_monitor mon = { .start = mon_start, .records = mon_records,
+					 .saved = mon_saved, .arg = &t };
 	struct wp_record_opts o = {
 		.events = {
 			.event = "cpu-clock",
@@ -474,7 +480,7 @@ int cmd_top(int argc, char **argv)
 	if (!t.batch)
 		top_view_end(&t);
 	/* Stopped by its count, or by q: what was asked was done. */
-	if (t.batch ? (t.count && t.shown >= t.count) : t.quit)
+	if (t.batch ? (t.count && t.shown >= t.count) : t.quit_key)
 		ret = WP_EXIT_OK;
 	else if (ret && !o.command)
 		ret = t.shown ? WP_EXIT_OK : WP_EXIT_FAILURE;

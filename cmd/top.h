@@ -23,7 +23,8 @@ struct top {
 	bool output_given;
 	struct wp_monitor *mon;
 	struct top_view *view;
-	volatile bool quit;		/* q was pressed */
+	volatile bool quit;		/* the view's thread is to end */
+	volatile bool quit_key;		/* q was pressed */
 };
 
 /* A row's blocked time, every kind. */
@@ -43,6 +44,9 @@ int top_view_start(struct top *t, enum wp_color_mode color);
 
 /* An interval to show (on the monitor's thread): 0, or 1 once q was pressed. */
 int top_view_interval(struct top *t, const struct wp_mon_snapshot *s);
+
+/* The s key's file was written (on the monitor's thread): say its name. */
+void top_view_saved(struct top *t, const char *name);
 
 /* Stop the thread and give the terminal back as it was. */
 void top_view_end(struct top *t);

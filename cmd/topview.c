@@ -56,9 +56,24 @@ struct top_view {
 	char filter[64];
 	size_t selected, top;
 	uint32_t detail_tid;
-	char status[160];
+	/*
+	 * The bottom line: what the s key did, or the last message logged.
+	 * Under its own lock: messages come from any thread, some of them
+	 * holding the other one (naming frames can log).
+	 */
+	pthread_mutex_t status_lock;
+	char status[256];
+	/* Warnings and errors, printed again once the screen is gone. */
+	struct {
+		enum wp_log_level level;
+		char msg[256];
+	} said[4];
+	unsigned int nr_said, dropped_said;
 	SCREEN *screen;
 };
+
+/* The log sink has no argument: the one view. */
+static struct top_view *log_view;
 
 static double pct(uint64_t ns, uint64_t of)
 {
@@ -228,10 +243,10 @@ static void draw(struct top *t)
 	if (rows)
 		memcpy(rows, v->rows, n * sizeof(*rows));
 	v->fresh = false;
-	snprintf(line, sizeof(line), "wallprof top - interval %" PRIu64 ", %.1f s%s%s - %s %s, "
+	snprintf(line, sizeof(line), "wallprof top - interval %" PRIu64 ", %.1f s%s%s - %s, "
 		 "by %s%s%s%s", v->index, (double)len / 1e9, v->paused ? " - PAUSED" : "",
 		 v->lost ? " - records lost" : "", v->processes ? "processes" : "threads",
-		 "", sort_names[v->sort], v->filter[0] ? ", filter '" : "", v->filter,
+		 sort_names[v->sort], v->filter[0] ? ", filter '" : "", v->filter,
 		 v->filter[0] ? "'" : "");
 	pthread_mutex_unlock(&v->lock);
 	erase();
@@ -301,9 +316,15 @@ static void draw(struct top *t)
 	}
 	if (v->selected >= shown && shown)
 		v->selected = shown - 1;
+	if (!shown && y < LINES - 1)
+		put(y, 0, v->filter[0] ? "  no row matches the filter (/ and Enter: all rows)" :
+		    "  no thread seen yet", 0);
 done:
-	if (v->status[0])
-		put(LINES - 1, 0, v->status, A_BOLD);
+	pthread_mutex_lock(&v->status_lock);
+	memcpy(line, v->status, sizeof(v->status));
+	pthread_mutex_unlock(&v->status_lock);
+	if (line[0])
+		put(LINES - 1, 0, line, A_BOLD);
 	refresh();
 	free(rows);
 }
@@ -355,6 +376,7 @@ static void *view_main(void *arg)
 				v->detail = false;
 				break;
 			}
+			t->quit_key = true;
 			t->quit = true;
 			top_stop();
 			break;
@@ -395,13 +417,16 @@ static void *view_main(void *arg)
 				v->top++;
 			break;
 		case 's':
+			/* The session writes it; top_view_saved() names the file. */
+			pthread_mutex_lock(&v->status_lock);
 			if (t->keep > 0) {
 				kill(getpid(), SIGUSR1);
-				snprintf(v->status, sizeof(v->status), "saving the last %.0f s to "
-					 "numbered files named after %s", t->keep, t->output);
+				snprintf(v->status, sizeof(v->status), "saving the last %.0f s...",
+					 t->keep);
 			} else {
 				snprintf(v->status, sizeof(v->status), "nothing kept to save (--keep 0)");
 			}
+			pthread_mutex_unlock(&v->status_lock);
 			break;
 		case KEY_RESIZE:
 			break;
@@ -414,6 +439,42 @@ static void *view_main(void *arg)
 	return NULL;
 }
 
+void top_view_saved(struct top *t, const char *name)
+{
+	struct top_view *v = t->view;
+
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->status_lock);
+	snprintf(v->status, sizeof(v->status), "saved the last %.0f s (at most) to '%s': "
+		 "wallprof report -i reads it", t->keep, wp_quoted(name));
+	pthread_mutex_unlock(&v->status_lock);
+	v->fresh = true;
+}
+
+/*
+ * Messages while the screen is up: on its bottom line, since writing to
+ * the terminal under the screen would garble it; warnings and errors kept
+ * to be printed again when it is gone.
+ */
+static void view_log(enum wp_log_level level, const char *msg)
+{
+	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	struct top_view *v = log_view;
+
+	pthread_mutex_lock(&v->status_lock);
+	snprintf(v->status, sizeof(v->status), "%s%s", prefix[level], msg);
+	if (level <= WP_LOG_WARN) {
+		if (v->nr_said < ARRAY_SIZE(v->said)) {
+			v->said[v->nr_said].level = level;
+			snprintf(v->said[v->nr_said++].msg, sizeof(v->said[0].msg), "%s", msg);
+		} else
+			v->dropped_said++;
+	}
+	pthread_mutex_unlock(&v->status_lock);
+	v->fresh = true;
+}
+
 int top_view_start(struct top *t, enum wp_color_mode color)
 {
 	struct top_view *v = calloc(1, sizeof(*v));
@@ -423,9 +484,15 @@ int top_view_start(struct top *t, enum wp_color_mode color)
 
 	if (!v)
 		return -ENOMEM;
-	if (!term || !*term || !strcmp(term, "dumb")) {
-		wp_error("the terminal ('%s') cannot place text on the screen: use -b for batch mode",
-			 term && *term ? "dumb" : "TERM unset");
+	if (!term || !*term) {
+		wp_error("TERM is not set, so the full screen view cannot drive the terminal: use "
+			 "-b for batch mode");
+		free(v);
+		return -ENOTTY;
+	}
+	if (!strcmp(term, "dumb")) {
+		wp_error("a dumb terminal (TERM=dumb) cannot place text on the screen: use -b for "
+			 "batch mode");
 		free(v);
 		return -ENOTTY;
 	}
@@ -456,7 +523,10 @@ int top_view_start(struct top *t, enum wp_color_mode color)
 		init_pair(2, COLOR_RED, -1);
 	}
 	pthread_mutex_init(&v->lock, NULL);
+	pthread_mutex_init(&v->status_lock, NULL);
 	t->view = v;
+	log_view = v;
+	wp_log_set_sink(view_log);
 	/* The recording's signals go to its main thread, never to the view's. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -468,7 +538,7 @@ int top_view_start(struct top *t, enum wp_color_mode color)
 	draw(t);
 	err = pthread_create(&v->thread, NULL, view_main, t);
 	if (err) {
-		endwin();
+		top_view_end(t);
 		wp_error("cannot start the view: %s", strerror(err));
 		return -err;
 	}
@@ -487,6 +557,14 @@ void top_view_end(struct top *t)
 		pthread_join(v->thread, NULL);
 	endwin();
 	delscreen(v->screen);
+	wp_log_set_sink(NULL);
+	log_view = NULL;
+	/* What was said while the screen was up, where it stays. */
+	for (unsigned int i = 0; i < v->nr_said; i++)
+		wp_log(v->said[i].level, "%s", v->said[i].msg);
+	if (v->dropped_said)
+		wp_warn("and %u more messages like these", v->dropped_said);
+	pthread_mutex_destroy(&v->status_lock);
 	pthread_mutex_destroy(&v->lock);
 	free(v->rows);
 	free(v);

@@ -28,6 +28,8 @@ struct wp_meta;
 struct wp_record_monitor {
 	int (*start)(void *arg, const struct wp_meta *m);
 	int (*records)(void *arg, const void *buf, size_t len, uint64_t round_ns);
+	/* may be NULL: the flight recorder wrote a file (its name, borrowed), same thread */
+	void (*saved)(void *arg, const char *name);
 	void *arg;
 };
 
@@ -53,7 +55,7 @@ struct wp_record_opts {
 	bool unwind_live;	/* --unwind=live: a stack table, unwound as it comes */
 	/* with unwind_live; output may then be NULL: no file (a flight recorder's on request) */
 	const struct wp_record_monitor *monitor;
-	/* --flight-recorder: no file at the end, only on SIGUSR1 */
+	/* --flight-recorder: no file at the end, only on SIGUSR1, numbered past those there */
 	bool flight_no_final;
 	size_t flight_memory_max;	/* 0: WP_FLIGHT_MEMORY_MAX */
 	bool quiet;

@@ -397,9 +397,16 @@ static int live_out(void *arg, const void *buf, size_t len, uint64_t round_ns)
 
 	int err = 0;
 
-	if (s->rot)
+	if (s->rot) {
+		const char *first, *last;
+		unsigned int files = wp_rotate_nr_files(s->rot, &first, &last);
+
 		err = wp_rotate_records(s->rot, buf, len, round_ns, &bytes);
-	else if (s->writer)
+		/* A file the flight recorder wrote on request: the monitor names it. */
+		if (s->opts->monitor && s->opts->monitor->saved &&
+		    wp_rotate_nr_files(s->rot, &first, &last) != files && last)
+			s->opts->monitor->saved(s->opts->monitor->arg, last);
+	} else if (s->writer)
 		err = wp_writer_write_records(s->writer, buf, len);
 	if (!err && s->opts->monitor)
 		err = s->opts->monitor->records(s->opts->monitor->arg, buf, len, round_ns);
@@ -1633,6 +1640,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 			.window_ns = (uint64_t)(opts->flight_recorder * 1e9),
 			.memory_max = opts->flight_memory_max,
 			.no_final_dump = opts->flight_no_final,
+			.skip_existing = opts->flight_no_final,
 			.finish = finish_rotated_file, .arg = &s,
 		};
 
