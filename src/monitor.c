@@ -474,7 +474,21 @@ static int count_open(void *arg, const struct wp_tl_thread *t, const struct wp_t
 	struct wp_monitor *m = arg;
 	uint64_t since;
 
-	if (wp_timeline_running_since(m->tl, t->serial, &since)) {
+	if (wp_timeline_undecided(m->tl, t->serial)) {
+		struct wp_mon_row *r;
+		uint64_t at;
+
+		/*
+		 * Not switched since the attach: a thread on a CPU all along
+		 * has on-CPU samples in the interval; one without any has been
+		 * off it since before the recording (a blocked main thread),
+		 * which it is not known why.
+		 */
+		wp_timeline_running_since(m->tl, t->serial, &since);
+		r = wp_u64map_get(&m->row_of, t->serial, &at) ? &m->rows[at - 1] : NULL;
+		count_state(m, t->serial, r && r->samples ? WP_MON_ON : WP_MON_BLOCKED,
+			    overlap(m, since, m->end_ns), WP_NO_STACK, WP_NO_WAKER, WP_NO_STACK);
+	} else if (wp_timeline_running_since(m->tl, t->serial, &since)) {
 		count_state(m, t->serial, WP_MON_ON, overlap(m, since, m->end_ns), WP_NO_STACK,
 			    WP_NO_WAKER, WP_NO_STACK);
 	} else if (wp_timeline_queued_since(m->tl, t->serial, &since)) {

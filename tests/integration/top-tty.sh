@@ -84,7 +84,7 @@ fi
 wait_screen 300 "^ *$pp +$wtid +writer "
 show "the first screen"
 # Kept for the README's screenshot.
-cp screen.txt "${BUILDDIR:-.}/tests/top-tty-screen.txt" 2>/dev/null
+cp screen.txt "$(dirname "$WALLPROF")/tests/top-tty-screen.txt" 2>/dev/null
 check "the header names every column" grep -Eq \
 	'^ +PID +TID +COMM +ON% +RUN% +PRE% +BLK% +LOCK +IO +SLEEP +NET +OTHER +SW/s +WAKER +WAITS IN' \
 	screen.txt
@@ -95,6 +95,12 @@ check_num "the sleeper's thread is blocked most of the interval" "$blk" -ge 50
 check_range "its blocked time is sleep" "$slp" $((blk - 1)) $((blk + 1))
 check "it waits in its nanosleep, called from sleep_once" \
 	sh -c "echo '$row' | grep -q 'nanosleep < sleep_once'"
+# The sleeper's main thread waits in pthread_join from before the attach: off a CPU.
+on0=$(awk '{ print $1 }' /proc/$sl/task/$sl/schedstat)
+main=$(grep -E "^ *$sl +$sl +sleeper " screen.txt | awk '{ printf "%d", $4 }')
+on1=$(awk '{ print $1 }' /proc/$sl/task/$sl/schedstat)
+echo "# the sleeper's main thread: top ON% $main; the kernel ran it $(( (on1 - on0) / 1000 )) us meanwhile"
+check_num "its main thread, blocked since before the attach, is not shown on a CPU" "${main:-100}" -le 5
 # The writer's switches a second, against the kernel's count over the seconds around.
 sw() { awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pp/task/$wtid/status"; }
 k0=$(sw); t0=$(date +%s%N)
