@@ -396,9 +396,22 @@ static int live_out(void *arg, const void *buf, size_t len, uint64_t round_ns)
 	struct session *s = arg;
 	uint64_t bytes;
 
-	if (s->rot)
-		return wp_rotate_records(s->rot, buf, len, round_ns, &bytes);
-	return wp_writer_write_records(s->writer, buf, len);
+	int err = 0;
+
+	if (s->rot) {
+		const char *first, *last;
+		unsigned int files = wp_rotate_nr_files(s->rot, &first, &last);
+
+		err = wp_rotate_records(s->rot, buf, len, round_ns, &bytes);
+		/* A file the flight recorder wrote on request: the monitor names it. */
+		if (s->opts->monitor && s->opts->monitor->saved &&
+		    wp_rotate_nr_files(s->rot, &first, &last) != files && last)
+			s->opts->monitor->saved(s->opts->monitor->arg, last);
+	} else if (s->writer)
+		err = wp_writer_write_records(s->writer, buf, len);
+	if (!err && s->opts->monitor)
+		err = s->opts->monitor->records(s->opts->monitor->arg, buf, len, round_ns);
+	return err;
 }
 
 /*
@@ -1741,13 +1754,19 @@ int wp_record_run(const struct wp_record_opts *opts)
 			.compress_level = opts->compress_level,
 			.rotate_ns = (uint64_t)(opts->rotate * 1e9),
 			.window_ns = (uint64_t)(opts->flight_recorder * 1e9),
+			.memory_max = opts->flight_memory_max,
+			.no_final_dump = opts->flight_no_final,
+			.skip_existing = opts->flight_no_final,
 			.finish = finish_rotated_file, .arg = &s,
 		};
 
 		err = wp_rotate_open(&ro, &s.rot);
-	} else {
+	} else if (opts->output || !opts->monitor) {
 		err = wp_writer_open(opts->output, opts->force, opts->compress_level, &s.writer);
 	}
+	/* Records reach a monitor only through the live unwinder. */
+	if (!err && opts->monitor && !opts->unwind_live)
+		err = -EINVAL;
 	if (err)
 		goto out;
 	if (opts->command) {
@@ -1798,7 +1817,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.meta.flags |= WP_META_STACK_TABLE;
 	if (s.exits)
 		s.meta.flags |= WP_META_EXIT_CLOCKS;
-	err = s.rot ? wp_rotate_start(s.rot, &s.meta) : wp_writer_write_meta(s.writer, &s.meta);
+	err = s.rot ? wp_rotate_start(s.rot, &s.meta) :
+	      s.writer ? wp_writer_write_meta(s.writer, &s.meta) : 0;
+	if (!err && opts->monitor)
+		err = opts->monitor->start(opts->monitor->arg, &s.meta);
 	if (!err && opts->unwind_live)
 		err = wp_livestage_start(&s.meta, live_out, &s, &s.live);
 	if (err)
@@ -1903,7 +1925,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		uint64_t raw = wp_livestage_stats(s.live)->raw_samples;
 
 		/* A rotating recording's files are named as each one closes. */
-		if (!lerr && !s.rot)
+		if (!lerr && s.writer)
 			lerr = wp_livestage_names(s.live, s.writer);
 		s.summary.raw_samples = raw;
 		if (raw)
@@ -1949,6 +1971,9 @@ int wp_record_run(const struct wp_record_opts *opts)
 		err = end_rotated(&s);
 		goto print;
 	}
+	/* A monitor's recording without a file: nothing to close. */
+	if (!s.writer)
+		goto print;
 	wp_writer_closing(s.writer);
 	err = write_build_ids(&s, s.writer);
 	if (!err)
