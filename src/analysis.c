@@ -683,6 +683,18 @@ static void prefetch_debug_files(struct pipeline *p, const struct perf_event_hea
 	free(mp);
 }
 
+/* A FORK record, kept (keep_timeline); without memory, forks stop being kept. */
+static void keep_fork(struct wp_analysis *an, const struct perf_event_header *rec)
+{
+	struct wp_task_event te;
+
+	if (wp_task_event_parse(rec, &te) || te.tid == te.ptid ||
+	    WP_GROW(an->forks, an->cap_forks, an->nr_forks + 1))
+		return;
+	an->forks[an->nr_forks++] = (struct wp_kept_fork){ .time = te.time, .parent = te.ptid,
+							   .child = te.tid };
+}
+
 /* A record in time order; a sample comes parsed (NULL when malformed). */
 static int deliver(const struct perf_event_header *rec, const struct wp_sample *s,
 		   uint64_t time, void *arg)
@@ -704,6 +716,8 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 	err = wp_procmap_record(p->pm, rec);
 	if (err)
 		return err;
+	if (rec->type == PERF_RECORD_FORK && p->opts->keep_timeline)
+		keep_fork(p->an, rec);
 	if (rec->type == PERF_RECORD_SAMPLE)
 		return s ? deliver_sample(p, rec, s, time) : 0;
 	return account(p, &(struct wp_deferred_item){ .kind = WP_DEFER_RECORD, .time = time },
@@ -756,7 +770,8 @@ static void keep_period(void *arg, const struct wp_period *p)
 		.stack = p->stack, .waker = p->waker_index, .cpu = p->cpu,
 		.kind = (uint8_t)p->kind,
 		.flags = (p->short_off ? WP_KEPT_SHORT_OFF : 0) |
-			 (p->wakeup_unrecorded ? WP_KEPT_WAKEUP_UNRECORDED : 0),
+			 (p->wakeup_unrecorded ? WP_KEPT_WAKEUP_UNRECORDED : 0) |
+			 (p->waker_unrecorded ? WP_KEPT_WAKER_UNRECORDED : 0),
 	};
 }
 
@@ -1061,6 +1076,7 @@ const struct wp_cpu_time *wp_analysis_cpus(const struct wp_analysis *an, size_t 
 void wp_analysis_release(struct wp_analysis *an)
 {
 	free(an->kept);
+	free(an->forks);
 	wp_account_free(an->account);
 	wp_stacks_free(an->stacks);
 	wp_strpool_free(an->names);
