@@ -258,7 +258,8 @@ static void blocked(struct walker *k, uint32_t serial, const struct wp_kept_even
 	}
 	k->cp->wakeups_followed++;
 	k->chain[depth + 1] = waker;
-	if (to < p->end_ns) {
+	/* (A period cut at the end of --time was woken after it.) */
+	if (to < p->end_ns || (w->an->window_end && p->end_ns >= w->an->window_end)) {
 		/* The wake-up comes later: all the waker did until then leads to it. */
 		walk(k, waker, from, to, depth + 1);
 		return;

@@ -19,6 +19,7 @@
 
 #define TEXT_EDGES 20		/* edges listed in the text, heaviest first */
 #define TEXT_NODES 20		/* and nodes */
+#define KNOT_EDGES 5		/* edges shown under a knot */
 #define FRAMES 8		/* frames of a stack in one line */
 
 enum wg_form { WG_TEXT, WG_DOT, WG_SVG, WG_JSON };
@@ -123,7 +124,7 @@ static int write_text(const struct wp_waitgraph *g, const struct wp_waits *w, FI
 		WP_CAUSE_THREAD, WP_CAUSE_OUTSIDE, WP_CAUSE_TIMER, WP_CAUSE_NETWORK, WP_CAUSE_DISK,
 		WP_CAUSE_INTERRUPT, WP_CAUSE_GATED, WP_CAUSE_NONE,
 	};
-	size_t live = 0, listed = 0, nshown = 0;
+	size_t live = 0, listed = 0, nshown = 0, into;
 	bool used[ARRAY_SIZE(cols)] = { false };
 	char b1[16], b2[16], name[96];
 	uint32_t *order;
@@ -159,12 +160,17 @@ static int write_text(const struct wp_waitgraph *g, const struct wp_waits *w, FI
 		if (kn->inner_ns)
 			fprintf(out, ", %s inside", human(kn->inner_ns, b2, sizeof(b2)));
 		fputc('\n', out);
+		into = 0;
 		for (size_t i = 0; i < g->nr_edges; i++) {
 			const struct wp_wg_edge *e = &g->edges[i];
 
-			if (!e->dropped && g->nodes[e->to].knot == k + 1)
+			if (e->dropped || g->nodes[e->to].knot != k + 1)
+				continue;
+			if (into++ < KNOT_EDGES)
 				text_edge(g, w, e, out);
 		}
+		if (into > KNOT_EDGES)
+			fprintf(out, "  ... and %zu lighter edges into it (below)\n", into - KNOT_EDGES);
 		fputc('\n', out);
 	}
 	fputs("Edges, heaviest first:\n", out);

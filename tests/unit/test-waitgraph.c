@@ -103,14 +103,21 @@ static void feed(struct fixture *f, const struct perf_event_header *h)
 	wp_account_record(f->an.account, h, wp_record_time(&fmt, h));
 }
 
-static void begin(struct fixture *f)
+/* A recording of 0-END ms; window_end: as --time, the end of the window (0: END). */
+static void begin_window(struct fixture *f, uint64_t window_end)
 {
 	struct wp_account_opts o = { .unsampled_stack = 1, .unknown_stack = 2 };
 
 	memset(f, 0, sizeof(*f));
 	f->an.meta = &meta;
 	f->an.start_ns = f->an.window_start = START;
-	f->an.end_ns = f->an.window_end = START + END;
+	f->an.end_ns = START + END;
+	f->an.window_end = START + (window_end ? window_end : END);
+	if (window_end) {
+		o.window_start = START;
+		o.window_end = START + window_end;
+		f->an.has_window = true;
+	}
 	f->obs = (struct wp_account_observer){ .period = keep_period, .sample = keep_sample,
 					       .arg = &f->an };
 	o.observer = &f->obs;
@@ -121,6 +128,11 @@ static void begin(struct fixture *f)
 		feed(f, fork_rec(tid, 0, f->buf));
 		feed(f, switch_rec(tid, 0, false, f->buf));
 	}
+}
+
+static void begin(struct fixture *f)
+{
+	begin_window(f, 0);
 }
 
 /* Close the recording at END and index what was kept. */
@@ -291,6 +303,34 @@ static void test_chain(void)
 	release(&f);
 }
 
+/*
+ * The same chain seen through a --time window that ends at 60 ms, before
+ * the wake-ups: A's cut wait still leads to B, then C.
+ */
+static void test_window(void)
+{
+	struct fixture f;
+	struct wp_critpath cp;
+	struct wp_waitgraph g;
+
+	begin_window(&f, 60 * MS);
+	feed_chain(&f, false);
+	end(&f);
+	ok(!wp_critpath_compute(&f.w, serial_of(&f, A), START, START + END, &cp),
+	   "window: A's critical path");
+	is_u64(cp.end_ns - cp.start_ns, 60 * MS, "window: cut to the window");
+	is_u64(path_ns(&f, &cp, B, WP_CP_RUNNING), 20 * MS, "window: B ran 20 ms");
+	is_u64(path_ns(&f, &cp, C, WP_CP_RUNNING), 40 * MS,
+	       "window: then C, to the window's end, though it woke B after it");
+	wp_critpath_release(&cp);
+	g = graph(&f, WP_WG_GROUP_NONE);
+	ok(edge(&g, node_of(&g, &f, A), node_of(&g, &f, B)) &&
+	   edge(&g, node_of(&g, &f, A), node_of(&g, &f, B))->weight_ns == 60 * MS,
+	   "window: A -> B weighs the 60 ms inside the window");
+	wp_waitgraph_release(&g);
+	release(&f);
+}
+
 static void test_timer(void)
 {
 	struct fixture f;
@@ -398,6 +438,7 @@ int main(void)
 	meta.sample_period_ns = MS;
 	wp_sample_format_init(&fmt, meta.sample_type, 0);
 	test_chain();
+	test_window();
 	test_timer();
 	test_cycle();
 	test_groups();
