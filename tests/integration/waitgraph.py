@@ -8,6 +8,8 @@
 #                                     puts into the first one
 #   waitgraph.py share GRAPH TID OTHER  of TID's blocked time, what went to
 #                                     OTHER's node or the network device
+#   waitgraph.py device GRAPH TID CAUSE  of TID's blocked time, what went to
+#                                     the device CAUSE (disk, network, ...)
 #   waitgraph.py path JSON            the critical path by holder and kind
 #   waitgraph.py svg FILE             parses the SVG: nodes and edges drawn
 import json
@@ -87,6 +89,21 @@ def share(path, tid, other):
     print("waits", count)
 
 
+def device(path, tid, cause):
+    g = load(path)["waitgraph"]
+    me = node_of(g, tid)
+    if me is None:
+        print("blocked_ns 0")
+        return
+    blocked = sum(me["blocked_ns"].values())
+    mine = [e for e in g["edges"] if e["from"] == me["id"] and
+            g["nodes"][e["to"]].get("cause") == cause]
+    print("blocked_ns", blocked)
+    print("device_permille", sum(e["direct_ns"] for e in mine) * 1000 // max(blocked, 1))
+    print("waits", sum(e["count"] for e in mine))
+    print("knot", int(any(g["nodes"][e["to"]].get("knot") for e in mine)))
+
+
 def path(path):
     cp = load(path)["critical_path"]
     segs = cp["segments"]
@@ -128,6 +145,8 @@ if __name__ == "__main__":
         knots(sys.argv[2], int(sys.argv[3]))
     elif cmd == "share":
         share(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif cmd == "device":
+        device(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif cmd == "path":
         path(sys.argv[2])
     elif cmd == "svg":

@@ -13,6 +13,8 @@
 #  - tcp: of the client's blocked time, 90% or more went to the server
 #    thread or the network (every wake-up recorded, and with record's
 #    default budget, whose unrecorded wake-ups are shared out).
+#  - dd reading a file with O_DIRECT waits for the disk, in a wait per
+#    read at most (where the file system takes O_DIRECT).
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -171,4 +173,24 @@ for how in all default; do
 		check_range "tcp (all): the client's waits for them, against its $requests requests" \
 			"$(val "tcp-$how.v" waits)" "$((requests / 2))" "$((requests + 2))"
 done
+
+# The disk: direct reads, each a wait for the block device's completion
+# (of a file on the disk already: reading pages under writeback waits for
+# the kworker that ends it).
+dd if=/dev/zero of=disk.in bs=1M count=16 conv=fsync 2>/dev/null
+if dd if=disk.in of=/dev/null bs=64k count=1 iflag=direct 2>/dev/null; then
+	run dd.out dd.err "$WALLPROF" record -q -o dd.data -- dd if=disk.in of=/dev/null bs=16k iflag=direct
+	check_num "disk: record exits 0" "$rc" -eq 0
+	dd_tid=$(python3 -c 'import json, sys
+print(next(t["tid"] for t in json.load(open(sys.argv[1]))["threads"] if t["comm"] == "dd"))' \
+		"$("$WALLPROF" report -i dd.data --format json --top 1 >dd.json; echo dd.json)")
+	run dd.g dd.gerr "$WALLPROF" report -i dd.data --format waitgraph-json
+	python3 "$P" device dd.g "$dd_tid" disk >dd.v
+	cat dd.v | sed 's/^/# /'
+	check_num "disk: dd's blocked time that the disk ended, per mille" "$(val dd.v device_permille)" -ge 800
+	check_range "disk: a wait per read at most (1024 reads)" "$(val dd.v waits)" 100 1024
+	check_num "disk: the disk is a knot" "$(val dd.v knot)" -eq 1
+else
+	echo "# SKIP-PART: this file system takes no O_DIRECT read: no disk wait to check"
+fi
 finish
