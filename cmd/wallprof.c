@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "fdlimit.h"
 #include "options.h"
 #include "log.h"
 #include "priv.h"
@@ -218,6 +219,12 @@ int main(int argc, char **argv)
 	c = find_command(name);
 	if (!c)
 		return not_a_command(name);
+	/*
+	 * Every descriptor the hard limit allows: reports keep many files
+	 * open, and the caches share what there is (fdlimit.h).
+	 */
+	if (wp_fdlimit_raise())
+		wp_debug("the limit on open files stays at %u", wp_fdlimit());
 	/* Only record needs what setcap gave the binary; nothing else keeps it. */
 	if (!c->privileged) {
 		int err = wp_priv_drop_elevated();

@@ -149,6 +149,13 @@ struct wp_anchor_summary {
 	int64_t cpus_moved_ns;		/* -a: what the CPUs' busy time moved with them */
 	/* -a: on-CPU time over the CPUs' time, taken back (threads without figures first) */
 	uint64_t cpus_trimmed_ns;
+	/*
+	 * Threads anchored at their exit: taskstats sends a thread's figure
+	 * before its last slice ends, so that slice is the records' own,
+	 * and its length bounds what the anchor cannot confirm.
+	 */
+	uint64_t exit_tails, exit_tails_ns;
+	uint64_t on_cpu_ns;		/* every thread's, after anchoring: for shares */
 };
 struct wp_account;
 void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s);
@@ -296,6 +303,12 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 			    uint32_t cpu);
 
 /* The woken thread wakee reached a run queue (sched_wakeup): runnable from time. */
+/*
+ * The kernel brought the running thread tid's figures up to date at time
+ * (it enqueued a thread on its CPU's run queue): what its exit figure
+ * holds of its last slice (timeline.h's counted_until).
+ */
+int wp_account_counted(struct wp_account *a, uint32_t tid, uint64_t time);
 int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time);
 
 /*

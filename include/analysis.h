@@ -71,6 +71,7 @@ enum wp_unnamed_reason {
 	WP_UNNAMED_MISSING,	/* the file is gone or not the recorded one */
 	WP_UNNAMED_NO_FILE,	/* memory of no file (JIT code, or maps unknown) */
 	WP_UNNAMED_KERNEL,	/* kernel symbols were not available */
+	WP_UNNAMED_NO_FDS,	/* no descriptor could be had for the file or its debug file */
 };
 
 #define WP_UNNAMED_FILES 5
@@ -97,8 +98,16 @@ struct wp_quality {
 	unsigned int nr_unnamed_files;
 	uint64_t stacks_ns;		/* time of all stacks, for the share of stack_ns */
 	unsigned int changed_files, missing_files;
+	unsigned int starved_files;	/* not opened for lack of descriptors */
+	unsigned int fd_limit;		/* the limit on descriptors, when some were lacking */
 	unsigned int jit_live_maps;	/* processes named from /tmp/perf-PID.map now */
 	uint64_t cache_hits;		/* user stacks found already unwound */
+	/*
+	 * Samples of an event the file does not describe, left out: not
+	 * on-CPU time, nor any other (the kernel may have given one of ours
+	 * another recorder's id, and its time and stacks with it).
+	 */
+	uint64_t unknown_samples;
 };
 
 struct wp_analysis {

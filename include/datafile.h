@@ -177,9 +177,28 @@ struct wp_summary {
 	uint64_t wakeups;		/* wake-up samples (after the fields above, new) */
 	/* With a stack table: samples written raw, the live unwinder behind (newer). */
 	uint64_t raw_samples;
+	/*
+	 * Samples read whose event id is none of the recording's, left out
+	 * (newest): another recorder's id on a sample the kernel shared.
+	 */
+	uint64_t unknown_samples;
 };
 
+/*
+ * Count one record into a summary, as the drain counts what it writes:
+ * role is the sample's event role (enum wp_event_role; -1 when unknown),
+ * for samples and stack samples only.  ROUND records are not counted.
+ */
+void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role);
+
 struct wp_writer;
+
+/*
+ * Whether path can name a data file at all (not empty, not ending in
+ * '/'): -EINVAL, logged, when it cannot.  wp_writer_open() checks it;
+ * so do those who make file names from it (rotate.h).
+ */
+int wp_writer_check_name(const char *path);
 
 /*
  * Start a file that will become path, checking first that it can: path
@@ -197,12 +216,29 @@ int wp_writer_open(const char *path, bool force, int compress_level,
 int wp_writer_write_meta(struct wp_writer *w, const struct wp_meta *m);
 
 /*
- * Append a RECORDS block holding len bytes of whole records.  Not thread
- * safe: one writer thread calls it.  When the block cannot be written, the
- * file is cut back to where the block began and the error returned (the
- * first one of the writer is logged).
+ * Append len bytes of whole records, as one RECORDS block or, once the
+ * file system runs low on space, as blocks of at most 64 KiB.  Not thread
+ * safe: one writer thread calls it.  Until wp_writer_closing(), records
+ * leave 8 KiB of the file system free for the blocks that close the file.
+ * When the records do not fit (no space, quota, file size limit), as many
+ * whole records from the start of buf as fit are written, in smaller
+ * blocks, and the error returned (the first one of the writer is logged);
+ * wp_writer_kept() says how many bytes of buf made it.  On any other
+ * error, the file is cut back to its last whole block.
  */
 int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len);
+
+/*
+ * How many bytes from the start of the buffer the last
+ * wp_writer_write_records() wrote: its len when it returned 0.
+ */
+size_t wp_writer_kept(const struct wp_writer *w);
+
+/*
+ * The blocks that close the file (build ids, symbols, names, summary)
+ * come now: they may use the room kept for them.
+ */
+void wp_writer_closing(struct wp_writer *w);
 
 /*
  * Append a RECORDS block whose payload is already one zstd frame (with

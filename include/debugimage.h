@@ -48,11 +48,13 @@ int wp_debug_image(int fd, enum wp_debug_use use, int *out);
  * its own, so that a report decompresses the debug files it will want
  * while it reads the recording: wp_debug_image() then takes it when asked
  * for the same file (device and inode) and use.  Up to
- * WP_DEBUG_PREFETCH_MAX files, and no more than the machine has CPUs
- * less one (at least one): on two CPUs, decompressing a second file ahead
- * slowed the first, and reports of recordings that never need the second
- * (ld.so's, attaching to a running process) by 10%.  A file that cannot
- * be opened is let be.
+ * WP_DEBUG_PREFETCH_MAX files, built no more at once than the machine
+ * has CPUs less one (at least one), the others waiting their turn: on two
+ * CPUs, decompressing a second file beside the first slowed it, and
+ * reports of recordings that never need the second (ld.so's, attaching to
+ * a running process) by 10%; and a file asked for later (libc's, mapped
+ * after ld.so's) must not be refused because an earlier one came first.
+ * A file that cannot be opened is let be.
  * true when it started.
  */
 #define WP_DEBUG_PREFETCH_MAX 4

@@ -13,6 +13,7 @@
 #ifndef WALLPROF_DRAIN_H
 #define WALLPROF_DRAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,13 @@ struct wp_mapped_file {
 struct wp_anon_code {
 	uint32_t pid;
 	uint64_t start, end;
+	/*
+	 * The process's real and effective users, read when the region was
+	 * first seen (the process may be gone when its perf map is read),
+	 * and whether they could be: its perf map must be theirs or root's.
+	 */
+	uint32_t users[2];
+	bool users_known;
 };
 
 /*

@@ -50,7 +50,18 @@ struct wp_jit_read {
 	size_t outside;		/* entries outside them, left out */
 	size_t malformed;	/* lines that are not "START SIZE name" */
 	size_t over_limit;	/* entries left out for WP_JITMAP_MAX_TEXT */
+	bool cut;		/* only the first WP_PERF_MAP_MAX_READ bytes were read */
+	uint32_t owner;		/* the map's owner (when refused: -EPERM) */
 };
+
+/* The most of a perf map that is read (a map is read a piece at a time). */
+#define WP_PERF_MAP_MAX_READ (256U << 20)
+
+/*
+ * The real and effective user ids of process pid, from /proc; false
+ * when they cannot be read (the process is gone).
+ */
+bool wp_jitmap_process_users(uint32_t pid, uint32_t users[2]);
 
 /*
  * Add the entries of a perf map's text for process pid, those that lie
@@ -66,12 +77,19 @@ int wp_jitmap_add_perf_map(struct wp_jitmap *jm, uint32_t pid, const char *text,
  * process in another pid namespace that has none there, the map in its
  * own /tmp under its own pid, through /proc/PID/root), unless
  * it was last written before not_before (CLOCK_REALTIME ns; 0: any time):
- * then it is a map of an earlier process that had the same pid.
+ * then it is a map of an earlier process that had the same pid.  As perf
+ * does, a map is trusted only when it is a regular file owned by root or
+ * by one of the nr_owners users in owners (the process's, or whoever
+ * reads it when the process is not known): anyone can make a file of
+ * that name in /tmp, and name another user's code with it.  It is read a
+ * piece at a time, at most WP_PERF_MAP_MAX_READ bytes (st->cut says when
+ * there was more), and a line longer than 64 KiB is malformed.
  * Returns 0, -ENOENT when there is none, -ESTALE when it is older,
- * -EINVAL when it is not a regular file, another -errno when it cannot
- * be read (nothing logged).
+ * -EINVAL when it is not a regular file, -EPERM when another user owns it
+ * (st->owner), another -errno when it cannot be read (nothing logged).
  */
 int wp_jitmap_read_perf_map(struct wp_jitmap *jm, uint32_t pid, uint64_t not_before,
+			    const uint32_t *owners, size_t nr_owners,
 			    const struct wp_jit_range *ranges, size_t nr_ranges,
 			    struct wp_jit_read *st);
 

@@ -35,10 +35,18 @@ struct wp_dso {
 	uint64_t ino;
 	uint8_t build_id[20];	/* recorded id */
 	uint8_t build_id_size;
+	/* Its file's id when none was recorded (wp_procmap_dso_build_id): */
+	uint8_t file_build_id[20];
+	uint8_t file_build_id_size;
+	bool file_build_id_read;
 	/* Resolved when first needed (procmap_dso_open): */
 	bool opened, usable;
-	int fd;			/* -1 when unusable */
+	int fd;			/* -1 when unusable or closed: see wp_procmap_dso_fd() */
 	char *open_path;	/* the file actually opened */
+	bool pinned;		/* fd cannot be opened again (a memfd, a kept copy) */
+	bool starved;		/* no descriptor could be had for it: names lost */
+	uint64_t open_dev, open_ino;	/* the file opened, to open the same again */
+	uint64_t used;		/* when its descriptor was last handed out */
 	uint64_t load_vaddr_minus_offset[16];	/* p_vaddr - p_offset per PT_LOAD */
 	uint64_t load_offset[16], load_filesz[16];
 	unsigned int nr_loads;
@@ -90,6 +98,24 @@ size_t wp_procmap_nr_dsos(const struct wp_procmap *pm);
  * reported once as a warning and left unusable.  Returns dso->usable.
  */
 bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *dso);
+
+/*
+ * The descriptor of a usable dso's file (after wp_procmap_dso_open()),
+ * borrowed until the next call: only so many are kept open at once (a
+ * share of the limit on descriptors, fdlimit.h), the least recently used
+ * closed, and a closed one is opened again, the same file (device and
+ * inode) or none.  -1 when it cannot be had; dso->starved then says
+ * whether for lack of descriptors.
+ */
+int wp_procmap_dso_fd(struct wp_procmap *pm, struct wp_dso *dso);
+
+/*
+ * The build id of dso into id (at most size bytes): the recorded one, else
+ * the one its file has (a mapping recorded without one, the vDSO), read
+ * once.  Its length, or 0 when it has none or its file cannot be had.
+ */
+size_t wp_procmap_dso_build_id(struct wp_procmap *pm, struct wp_dso *dso, uint8_t *id,
+			       size_t size);
 
 /*
  * The build id of the file at path, a mapping recorded without one (as
@@ -156,6 +182,8 @@ void wp_procmap_set_release(struct wp_procmap *pm, wp_procmap_release_fn fn, voi
 /* Files whose build id differs from the recorded one (warned). */
 unsigned int wp_procmap_mismatches(const struct wp_procmap *pm);
 unsigned int wp_procmap_missing(const struct wp_procmap *pm);
+/* Files that could not be opened for lack of descriptors. */
+unsigned int wp_procmap_starved(const struct wp_procmap *pm);
 
 void wp_procmap_free(struct wp_procmap *pm);
 

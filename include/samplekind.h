@@ -36,6 +36,9 @@ int wp_sample_kinds_format(struct wp_sample_kinds *k, const struct perf_event_he
 /* The role of a sample's event (on-CPU when the event is not known). */
 enum wp_event_role wp_sample_kinds_role(const struct wp_sample_kinds *k, uint64_t id);
 
+/* Whether id is one of the recording's events (the meta lists its ids). */
+bool wp_sample_kinds_known(const struct wp_sample_kinds *k, uint64_t id);
+
 /* The format of the tracepoint event id's samples come from, or NULL. */
 const struct wp_trace_format *wp_sample_kinds_trace(const struct wp_sample_kinds *k,
 						    uint64_t id);
@@ -57,6 +60,13 @@ bool wp_sample_kinds_woken(const struct wp_sample_kinds *k, const struct wp_samp
 			   uint32_t *tid);
 bool wp_sample_kinds_next(const struct wp_sample_kinds *k, const struct wp_sample *s,
 			  uint32_t *tid);
+
+/*
+ * Whether a sched_wakeup(_new) sample put its thread on the run queue of
+ * the CPU it was taken on (its "target_cpu"): the kernel then brought the
+ * running thread's figures up to date (update_curr, as it enqueues).
+ */
+bool wp_sample_kinds_enqueued_here(const struct wp_sample_kinds *k, const struct wp_sample *s);
 
 void wp_sample_kinds_release(struct wp_sample_kinds *k);
 

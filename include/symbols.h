@@ -100,6 +100,15 @@ unsigned int wp_symbols_place_saved(struct wp_symbols *s, const struct wp_place 
 /* The frame for a kernel address (one token). */
 uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr);
 
+/*
+ * Whether a kernel function of this name is the tracing machinery that
+ * runs between a tracepoint's call site and perf's probe: the
+ * tracepoint's iterator over its probes (called instead of the one probe
+ * once a second tracer adds its own), the probes of perf, ftrace and BPF,
+ * and perf's software and tracepoint event paths.
+ */
+bool wp_symbols_tracing_name(const char *name);
+
 /* A pseudo frame such as "[truncated]" (one token). */
 uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name);
 

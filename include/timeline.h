@@ -169,9 +169,14 @@ struct wp_timeline_sink {
 			bool exec);
 	/*
 	 * its EXIT record, at time: running_since is the start of the slice it
-	 * runs in then, or 0 when it is not running
+	 * runs in then, or 0 when it is not running; counted_until the last
+	 * time in that slice the kernel surely brought the thread's figure up
+	 * to date (its switch-in, or a thread put on its CPU's run queue
+	 * then: wp_timeline_counted), which the figure taskstats sends at its
+	 * exit holds, and no later but for ticks
 	 */
-	void (*exited)(void *arg, uint32_t thread, uint64_t time, uint64_t running_since);
+	void (*exited)(void *arg, uint32_t thread, uint64_t time, uint64_t running_since,
+		       uint64_t counted_until);
 	/* the thread's window is final (start_ns, end_ns); its segments are all out */
 	void (*closed)(void *arg, uint32_t thread);
 	/* -a: a stretch of a CPU's time that was no recorded thread's */
@@ -224,6 +229,8 @@ int wp_timeline_wakeup(struct wp_timeline *tl, uint32_t wakee, uint64_t time,
 		       const struct wp_waker *waker);
 
 /* The woken thread wakee reached a run queue (sched_wakeup): runnable from time. */
+/* The kernel counted running thread tid's time up to time (account.h). */
+int wp_timeline_counted(struct wp_timeline *tl, uint32_t tid, uint64_t time);
 int wp_timeline_enqueued(struct wp_timeline *tl, uint32_t wakee, uint64_t time);
 
 /*

@@ -165,6 +165,15 @@ struct wp_account {
 	uint64_t end_ns;		/* of the recording, after finish */
 };
 
+/* Who a thread is, as the timeline has it now (a snapshot's may turn out forked). */
+static void identify(struct thread *t, const struct wp_tl_thread *lt)
+{
+	t->t.pid = lt->pid;
+	t->t.tid = lt->tid;
+	t->t.start_ns = lt->start_ns;
+	t->forked_process = lt->forked_process;
+}
+
 /*
  * The ledger's thread of a timeline serial, made on first use (serials
  * come in order); NULL when out of memory.  Good until the next call.
@@ -183,18 +192,12 @@ static struct thread *thread_at(struct wp_account *a, uint32_t serial)
 		}
 		t = &a->threads[a->nr];
 		memset(t, 0, sizeof(*t));
-		t->t.serial = (uint32_t)a->nr++;
+		t->t.serial = (uint32_t)a->nr;
+		lt = wp_timeline_thread(a->tl, (uint32_t)a->nr++);
+		if (lt)
+			identify(t, lt);
 	}
-	t = &a->threads[serial];
-	/* Who it is, as the timeline has it now (a snapshot's thread may turn out forked). */
-	lt = wp_timeline_thread(a->tl, serial);
-	if (lt && !lt->closed) {
-		t->t.pid = lt->pid;
-		t->t.tid = lt->tid;
-		t->t.start_ns = lt->start_ns;
-		t->forked_process = lt->forked_process;
-	}
-	return t;
+	return &a->threads[serial];
 }
 
 /* The weight entry of (thread serial, stack), created on first use. */
@@ -772,6 +775,7 @@ static int account_cmdline(struct wp_account *a, const struct perf_event_header 
 	t = thread_at(a, lt->serial);
 	if (!t)
 		return a->err = -ENOMEM;
+	identify(t, lt);
 	args = malloc(c.len ? c.len : 1);
 	pc = wp_grow(a->cmdlines, &a->cap_cmdlines, a->nr_cmdlines + 1, sizeof(*a->cmdlines));
 	if (!args || !pc || a->nr_cmdlines >= UINT32_MAX - 1) {
@@ -858,9 +862,12 @@ static void on_renamed(void *arg, uint32_t serial, uint64_t time, const char com
 {
 	struct wp_account *a = arg;
 	struct thread *t = thread_at(a, serial);
+	const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, serial);
 
 	if (!t)
 		return;
+	if (lt)
+		identify(t, lt);
 	/* A process's main thread keeps every name it exec'd under. */
 	if (exec) {
 		/*
@@ -881,7 +888,8 @@ static void on_renamed(void *arg, uint32_t serial, uint64_t time, const char com
 }
 
 /* The timeline's sink: t's EXIT record; what an exit figure will be compared with. */
-static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t running_since)
+static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t running_since,
+		      uint64_t counted_until)
 {
 	struct wp_account *a = arg;
 	struct thread *t;
@@ -900,8 +908,13 @@ static void on_exited(void *arg, uint32_t serial, uint64_t time, uint64_t runnin
 	}
 	t->anchor->exit_seen = true;
 	t->anchor->exit_records_ns = t->on_all_ns;
+	/* The part of its last slice its figure surely holds. */
+	if (running_since && counted_until > running_since && counted_until <= time)
+		t->anchor->exit_records_ns += counted_until - running_since;
+	else
+		counted_until = running_since;
 	t->anchor->exit_late = t->late_starts;
-	t->anchor->exit_slice_ns = running_since && time > running_since ? time - running_since : 0;
+	t->anchor->exit_slice_ns = counted_until && time > counted_until ? time - counted_until : 0;
 }
 
 /* The timeline's sink: t's window is final. */
@@ -914,6 +927,7 @@ static void on_closed(void *arg, uint32_t serial)
 
 	if (!t || !lt)
 		return;
+	identify(t, lt);
 	start = lt->start_ns;
 	end = lt->end_ns;
 	if (a->opts.window_start && start < a->opts.window_start)
@@ -1031,7 +1045,8 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 		/*
 		 * The kernel sends the figures early in the exit, before the
 		 * EXIT record: they are its slices before the one it ran in
-		 * then, and the ticks of that one.
+		 * then, that one until the kernel last counted it (a fork it
+		 * made, on_exited), and the ticks since.
 		 */
 		p->records_ns = t->anchor->exit_records_ns;
 		p->late = t->anchor->exit_late;
@@ -1143,6 +1158,13 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 	if (a->err)
 		return a->err;
 	return wp_timeline_sched_switch(a->tl, prev, next, time, cpu);
+}
+
+int wp_account_counted(struct wp_account *a, uint32_t tid, uint64_t time)
+{
+	if (a->err)
+		return a->err;
+	return wp_timeline_counted(a->tl, tid, time);
 }
 
 int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time)
@@ -2077,6 +2099,10 @@ static void anchor_times(struct wp_account *a)
 				 t->t.pid, t->t.tid, kernel, an->end.records_ns - base.records_ns,
 				 base.records_ns, an->end.records_ns, late);
 		sum->anchored++;
+		if (an->end.exit && !an->end.exit_unseen && t->on_all_ns > an->end.records_ns) {
+			sum->exit_tails++;
+			sum->exit_tails_ns += t->on_all_ns - an->end.records_ns;
+		}
 		if (kernel >= ANCHOR_SHARE_MIN_NS &&
 		    (double)(diff < 0 ? -diff : diff) / (double)kernel > sum->worst_share)
 			sum->worst_share = (double)(diff < 0 ? -diff : diff) / (double)kernel;
@@ -2145,6 +2171,8 @@ static void anchor_times(struct wp_account *a)
 							   (int64_t)mv[i].before[k];
 	follow_moves(a, mv);
 	free(mv);
+	for (size_t i = 0; i < a->nr; i++)
+		sum->on_cpu_ns += a->threads[i].t.on_cpu_ns;
 }
 
 void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summary *s)

@@ -12,6 +12,7 @@
 #include "coverage.h"
 #include "deferred.h"
 #include "debuginfo.h"
+#include "fdlimit.h"
 #include "jitmap.h"
 #include "pkgowner.h"
 #include "placenames.h"
@@ -153,10 +154,23 @@ static unsigned int user_frames(struct pipeline *p, const struct wp_sample_stack
 	return n;
 }
 
-/* Frames of a sample's stack, innermost first: kernel, then user. */
-static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stack *ss)
+/* A kernel frame of the tracing machinery (symbols.h). */
+static bool tracing_frame(const struct pipeline *p, uint32_t tok)
 {
-	unsigned int n = 0;
+	return (tok & WP_FRAME_KERNEL) && wp_symbols_tracing_name(wp_analysis_frame_name(p->an, tok));
+}
+
+/*
+ * Frames of a sample's stack, innermost first: kernel, then user.  A
+ * stack a tracepoint took (by_tracepoint: switch-outs, wakers) starts at
+ * the traced code, as perf starts its own at its probe's caller: with a
+ * second tracer on the tracepoint, that caller is the tracepoint's
+ * iterator, whose frames (and any other tracer's) are left out.
+ */
+static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stack *ss,
+				 bool by_tracepoint)
+{
+	unsigned int n = 0, k;
 
 	for (unsigned int i = 0; i < ss->nr_chain && n < MAX_STACK_TOKENS; i++) {
 		struct wp_place pl;
@@ -165,7 +179,11 @@ static unsigned int stack_frames(struct pipeline *p, const struct wp_sample_stac
 			continue;
 		if (pl.kind == WP_PLACE_KERNEL ? p->opts->no_kernel : p->opts->no_user)
 			continue;
-		n += name_place(p, ss->chain[i], &pl, p->tokens + n, MAX_STACK_TOKENS - n);
+		k = name_place(p, ss->chain[i], &pl, p->tokens + n, MAX_STACK_TOKENS - n);
+		if (by_tracepoint && !n && k == 1 && tracing_frame(p, p->tokens[0]))
+			continue;
+		by_tracepoint = false;
+		n += k;
 	}
 	if (!(ss->flags & WP_SSTACK_UNWOUND) || p->opts->no_user)
 		return n;
@@ -250,18 +268,12 @@ static void debug_file_of(struct pipeline *p, struct wp_unnamed_file *f)
 {
 	struct wp_dso *dso = wp_procmap_dso(p->pm, f->where);
 	uint8_t id[WP_SYMCACHE_MAX_ID];
-	size_t len = 0;
-	int n;
+	size_t len;
 
 	f->debug_file[0] = '\0';
 	if (!dso)
 		return;
-	if (dso->build_id_size) {
-		len = dso->build_id_size;
-		memcpy(id, dso->build_id, len);
-	} else if (dso->usable && (n = wp_build_id_read_fd(dso->fd, id, sizeof(id))) > 0) {
-		len = (size_t)n;
-	}
+	len = wp_procmap_dso_build_id(p->pm, dso, id, sizeof(id));
 	if (len < 2)
 		return;
 	wp_debuginfo_build_id_path(id, len, f->debug_file, sizeof(f->debug_file));
@@ -294,6 +306,9 @@ static void explain_unnamed(struct pipeline *p)
 			f->reason = dso->usable || (p->table &&
 						    wp_stacktable_named_file(p->table, (uint32_t)where)) ?
 				    WP_UNNAMED_NO_SYMBOLS : WP_UNNAMED_MISSING;
+			/* Not for want of symbols, nor missing: for want of descriptors. */
+			if (dso->starved)
+				f->reason = WP_UNNAMED_NO_FDS;
 			snprintf(f->path, sizeof(f->path), "%s", dso->path);
 		}
 		f->where = (uint32_t)where;
@@ -389,7 +404,7 @@ static int deliver_wakeup(struct pipeline *p, uint32_t pid, uint32_t tid, uint32
 			      .context = context };
 	unsigned int n;
 
-	n = stack_frames(p, ss);
+	n = stack_frames(p, ss, true);
 	if (context) {
 		w.kind = WP_WAKER_INTERRUPT;
 		for (unsigned int i = 0; i < n; i++) {
@@ -425,7 +440,7 @@ static int deliver_stack(struct pipeline *p, enum wp_event_role role, uint32_t p
 	uint32_t stack;
 	unsigned int n;
 
-	n = stack_frames(p, ss);
+	n = stack_frames(p, ss, role != WP_EVENT_ONCPU);
 	/* No call graph (-g none) or nothing unwound: the sampled address. */
 	if (!n && ss->ip != WP_NO_PLACE) {
 		struct wp_place pl;
@@ -461,6 +476,9 @@ static int account_item(struct pipeline *p, const struct wp_deferred_item *it,
 	case WP_DEFER_WAKEUP:
 		return deliver_wakeup(p, it->pid, it->tid, it->other, it->context, it->time, ss);
 	case WP_DEFER_ENQUEUED:
+		/* (A new thread is not blocked: its enqueue changes nothing of it.) */
+		if (it->here)
+			wp_account_counted(p->an->account, it->tid, it->time);
 		return wp_account_enqueued(p->an->account, it->other, it->time);
 	case WP_DEFER_SCHED_SWITCH:
 		return wp_account_sched_switch(p->an->account, it->tid, it->other, it->time,
@@ -516,6 +534,10 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	uint32_t tid;
 	uint8_t context;
 
+	if (!wp_sample_kinds_known(&p->kinds, s->id)) {
+		p->an->quality.unknown_samples++;
+		return 0;
+	}
 	if (role == WP_EVENT_WAKEUP) {
 		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &context))
 			return 0;
@@ -525,20 +547,22 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 		it.context = context;
 		return account(p, &it, &p->sstack, NULL);
 	}
-	if (role == WP_EVENT_WAKEUP_NEW)
-		return 0;	/* the FORK tells as much */
 	/*
-	 * sched:sched_wakeup: the woken thread is on a run queue;
-	 * sched:sched_switch: the sample's thread leaves the CPU to the next.
+	 * sched:sched_wakeup(_new): the woken (or new) thread is on a run
+	 * queue, and when it is this CPU's, the kernel counted the running
+	 * thread's time up to now; sched:sched_switch: the sample's thread
+	 * leaves the CPU to the next.
 	 */
-	if (role == WP_EVENT_ENQUEUED || role == WP_EVENT_SCHED_SWITCH) {
-		bool enqueued = role == WP_EVENT_ENQUEUED;
+	if (role == WP_EVENT_ENQUEUED || role == WP_EVENT_WAKEUP_NEW ||
+	    role == WP_EVENT_SCHED_SWITCH) {
+		bool enqueued = role != WP_EVENT_SCHED_SWITCH;
 
 		if (!(enqueued ? wp_sample_kinds_woken(&p->kinds, s, &tid) :
 				 wp_sample_kinds_next(&p->kinds, s, &tid)))
 			return 0;
 		it.kind = enqueued ? WP_DEFER_ENQUEUED : WP_DEFER_SCHED_SWITCH;
 		it.other = tid;
+		it.here = enqueued && wp_sample_kinds_enqueued_here(&p->kinds, s);
 		return account(p, &it, NULL, NULL);
 	}
 	/* The idle task (-a): its CPU was idle; nothing to unwind. */
@@ -579,12 +603,17 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 
 	if (wp_stack_sample_parse(rec, &ss))
 		return 0;
+	if (!wp_sample_kinds_known(&p->kinds, ss.id)) {
+		p->an->quality.unknown_samples++;
+		return 0;
+	}
 	role = wp_sample_kinds_role(&p->kinds, ss.id);
 	switch (role) {
 	case WP_EVENT_ENQUEUED:
-		return wp_account_enqueued(p->an->account, ss.thread, time);
 	case WP_EVENT_WAKEUP_NEW:
-		return 0;
+		if (ss.flags & WP_STACK_SAMPLE_HERE)
+			wp_account_counted(p->an->account, ss.tid, time);
+		return ss.thread ? wp_account_enqueued(p->an->account, ss.thread, time) : 0;
 	case WP_EVENT_SCHED_SWITCH:
 		return wp_account_sched_switch(p->an->account, ss.tid, ss.thread, time, ss.cpu);
 	case WP_EVENT_ONCPU:
@@ -1034,6 +1063,13 @@ int wp_analysis_run(const char *path, const struct wp_analysis_opts *opts,
 	explain_unnamed(p);
 	an->quality.changed_files = wp_procmap_mismatches(p->pm);
 	an->quality.missing_files = wp_procmap_missing(p->pm);
+	an->quality.starved_files = wp_procmap_starved(p->pm);
+	if (wp_fd_starved()) {
+		an->quality.fd_limit = wp_fdlimit();
+		wp_warn("some frames were left unnamed for lack of file descriptors (the limit "
+			"is %u): raise it ('ulimit -n') for a report that names them",
+			an->quality.fd_limit);
+	}
 	an->quality.jit_live_maps = wp_symbols_jit_live(p->symbols);
 	an->quality.cache_hits = wp_resolver_cache_hits(p->resolver);
 	if (an->bad_stack_defs || p->bad_stacks)

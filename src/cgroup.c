@@ -87,31 +87,149 @@ static int write_pid(const char *dir, pid_t pid)
 }
 
 /*
- * Cgroups left by a wallprof that was killed: empty ones whose process is
- * gone.  A busy one is left alone (rmdir fails).
+ * How deep a tree under the command's cgroup is removed: the command may
+ * make cgroups of its own inside it (a container runtime, a service
+ * manager), but no real one nests this deep.  One descriptor is open per
+ * level while removing.
+ */
+#define MAX_DEPTH 32
+/* Rounds of moving processes out and trying rmdir again: they may fork meanwhile. */
+#define MOVE_ROUNDS 4
+
+/* Move every process of the cgroup open at dir to the cgroup whose cgroup.procs is to. */
+static void move_procs(int dir, int to)
+{
+	char buf[4096 + 1];
+	size_t have = 0;
+	ssize_t n;
+	int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	/* Read a page at a time: a cgroup may hold any number of processes. */
+	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0 || (n < 0 && errno == EINTR)) {
+		char *p = buf, *nl;
+
+		if (n < 0)
+			continue;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = memchr(p, '\n', have - (size_t)(p - buf)))) {
+			size_t len = (size_t)(nl - p) + 1;
+
+			/* One pid per write(): the kernel takes one at a time. */
+			if (write(to, p, len) != (ssize_t)len)
+				wp_debug("cannot move process %.*s out of a cgroup: %s",
+					 (int)(len - 1), p, strerror(errno));
+			p = nl + 1;
+		}
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+		if (have == sizeof(buf) - 1)
+			have = 0;	/* no line is that long: not a pid list */
+	}
+	close(fd);
+}
+
+/*
+ * Remove the cgroup name under the directory open at parent, with every
+ * cgroup below it, moving the processes found in them to the cgroup
+ * whose cgroup.procs is open at to (wallprof's own: they carry on as
+ * they would have without the recording).  Depth first, since a cgroup
+ * with children cannot be removed.  0 or -errno (-EBUSY: some remained).
+ */
+static int remove_tree(int parent, const char *name, int to, unsigned int depth)
+{
+	int dir, err = 0;
+
+	if (depth > MAX_DEPTH)
+		return -ELOOP;
+	dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (int round = 0; round < MOVE_ROUNDS; round++) {
+		int dup_fd = dup(dir);
+		DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+		struct dirent *e;
+
+		if (!d) {
+			if (dup_fd >= 0)
+				close(dup_fd);
+			err = -ENOMEM;
+			break;
+		}
+		/* Children first: a cgroup with children cannot be removed. */
+		while ((e = readdir(d))) {
+			int sub;
+
+			if (e->d_type != DT_DIR || e->d_name[0] == '.')
+				continue;
+			sub = remove_tree(dir, e->d_name, to, depth + 1);
+			if (sub && !err)
+				err = sub;
+		}
+		closedir(d);
+		move_procs(dir, to);
+		if (!unlinkat(parent, name, AT_REMOVEDIR) || errno == ENOENT) {
+			err = 0;
+			break;
+		}
+		err = -errno;
+		if (err != -EBUSY && err != -ENOTEMPTY)
+			break;
+	}
+	close(dir);
+	return err;
+}
+
+/* The cgroup.procs file of the cgroup at path, for writing, or -errno. */
+static int procs_open(const char *path)
+{
+	char file[4096 + 16];
+	int fd;
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	fd = open(file, O_WRONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Cgroups left by a wallprof that was killed: those whose process is
+ * gone, with whatever the command made inside them; what still runs in
+ * them goes to this wallprof's cgroup (their parent).
  */
 static void remove_stale(const char *parent)
 {
-	DIR *d = opendir(parent);
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC), to;
+	DIR *d;
 	struct dirent *e;
 
-	if (!d)
+	if (pfd < 0)
 		return;
-	while ((e = readdir(d))) {
-		char path[4096 + 256];
+	to = procs_open(parent);
+	d = fdopendir(dup(pfd));
+	while (d && (e = readdir(d))) {
 		long pid;
 		char *end;
+		int err;
 
 		if (strncmp(e->d_name, CGROUP_PREFIX, strlen(CGROUP_PREFIX)))
 			continue;
 		pid = strtol(e->d_name + strlen(CGROUP_PREFIX), &end, 10);
 		if (*end || pid <= 0 || !kill((pid_t)pid, 0) || errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
-		if (!rmdir(path))
-			wp_debug("removed the stale cgroup %s", path);
+		err = remove_tree(pfd, e->d_name, to, 0);
+		if (!err)
+			wp_debug("removed the stale cgroup %s/%s", parent, e->d_name);
+		else
+			wp_debug("cannot remove the stale cgroup %s/%s: %s", parent, e->d_name,
+				 strerror(-err));
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+	if (to >= 0)
+		close(to);
+	close(pfd);
 }
 
 int wp_cgroup_create(struct wp_cgroup *cg, pid_t pid)
@@ -163,25 +281,28 @@ out:
 
 void wp_cgroup_remove(struct wp_cgroup *cg)
 {
-	char path[4096 + 16];
-	FILE *f;
-	int pid;
+	const char *name;
+	int parent, to, err;
 
 	if (!cg->path)
 		return;
 	if (cg->fd >= 0)
 		close(cg->fd);
-	/* A process that outlives the command (a daemon it started) goes back. */
-	for (int round = 0; round < 3 && rmdir(cg->path) && errno == EBUSY; round++) {
-		snprintf(path, sizeof(path), "%s/cgroup.procs", cg->path);
-		f = fopen(path, "re");
-		if (!f)
-			break;
-		while (fscanf(f, "%d", &pid) == 1)
-			if (write_pid(cg->parent, pid))
-				wp_debug("cannot move process %d out of %s", pid, cg->path);
-		fclose(f);
-	}
+	/*
+	 * A process that outlives the command (a daemon it started) goes
+	 * back, from whatever cgroup the command made inside its own.
+	 */
+	name = strrchr(cg->path, '/') + 1;
+	parent = open(cg->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	to = procs_open(cg->parent);
+	err = parent < 0 ? -errno : remove_tree(parent, name, to, 0);
+	if (err)
+		wp_warn("cannot remove the command's cgroup %s: %s; the next recording "
+			"removes it", cg->path, strerror(-err));
+	if (to >= 0)
+		close(to);
+	if (parent >= 0)
+		close(parent);
 	free(cg->path);
 	free(cg->parent);
 	cg->fd = -1;

@@ -61,20 +61,31 @@ static int write_names(struct conversion *c)
 	return err;
 }
 
-/* The KSYMS and JITMAP blocks, as they are. */
-static int copy_texts(struct wp_reader *r, struct wp_writer *w)
+/*
+ * The KSYMS and JITMAP blocks, as they are.  A damaged one (or one larger
+ * than any recording writes) is left out, as report would ignore it.
+ */
+static int copy_texts(struct wp_reader *r, struct wp_writer *w, const char *in)
 {
 	char *text = NULL;
 	size_t len;
 	int err;
 
 	err = wp_reader_ksyms(r, &text, &len);
+	if (err == -EBADMSG) {
+		wp_warn("the saved kernel symbols of '%s' are damaged: left out", wp_quoted(in));
+		err = 0;
+	}
 	if (!err && text)
 		err = wp_writer_write_ksyms(w, text, len);
 	free(text);
 	text = NULL;
 	if (!err)
 		err = wp_reader_jitmap(r, &text, &len);
+	if (err == -EBADMSG) {
+		wp_warn("the saved JIT names of '%s' are damaged: left out", wp_quoted(in));
+		err = 0;
+	}
 	if (!err && text)
 		err = wp_writer_write_jitmap(w, text, len);
 	free(text);
@@ -139,7 +150,7 @@ int wp_convert_file(const char *in, const char *out, const struct wp_convert_opt
 	if (!err)
 		err = flush(&c);
 	if (!err)
-		err = copy_texts(r, c.w);
+		err = copy_texts(r, c.w, in);
 	if (!err)
 		err = write_names(&c);
 	if (!err && wp_reader_summary(r))

@@ -11,11 +11,14 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include "datafile.h"
+#include "jitmap.h"
+#include "layout.h"
 #include "log.h"
 #include "quote.h"
 #include "util.h"
@@ -119,7 +122,25 @@ struct wp_writer {
 	ZSTD_CCtx *cctx;
 	void *cbuf;
 	size_t cbuf_size;
+	size_t kept;		/* of the last records written (wp_writer_kept) */
+	bool closing;		/* the closing blocks may use the reserve */
 };
+
+/*
+ * Room on the file system that records leave for the blocks that close
+ * the file: a summary of 144 bytes, the build ids (some 100 bytes a
+ * file), the kernel symbols in use (1 KiB compressed, 2.3 KiB not, for a
+ * spinning program), the JIT names.  Without it, a full disk would leave
+ * no room for them but by dropping records again (which
+ * wp_writer_write_summary() still does when they need more).  Small: on a
+ * disk of 100 KiB it is 8% of what was there.
+ */
+#define CLOSING_RESERVE (8U << 10)
+/*
+ * The size of a records block once space runs low: what a full disk
+ * costs is then at most this much, before the failing one is split.
+ */
+#define LOW_SPACE_BLOCK (64U << 10)
 
 static const uint8_t zero_pad[8];
 
@@ -271,15 +292,36 @@ out:
  * into a data file would break whatever uses it), and only when the
  * rename at the end will be allowed.
  */
+int wp_writer_check_name(const char *path)
+{
+	size_t len = strlen(path);
+
+	/*
+	 * An empty name, or one ending in '/', names no file in a directory:
+	 * the temporary file would be made under a name nobody asked for
+	 * ("..wallprof-XXXXXX") and the rename at the end would fail.
+	 */
+	if (!len) {
+		wp_error("the data file's name is empty; give -o a file name");
+		return -EINVAL;
+	}
+	if (path[len - 1] == '/') {
+		wp_error("'%s' ends in '/', which names a directory; wallprof writes its "
+			 "data only to regular files (give -o a file name)", wp_quoted(path));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_target(const char *path, bool force)
 {
 	char *dcopy;
 	struct stat st, dst;
 	uid_t uid = geteuid();
-	int err = 0;
+	int err = wp_writer_check_name(path);
 
-	if (lstat(path, &st))
-		return 0;
+	if (err || lstat(path, &st))
+		return err;
 	if (!S_ISREG(st.st_mode)) {
 		wp_error("'%s' is %s; wallprof writes its data only to regular files "
 			 "(choose another name with -o)", wp_quoted(path),
@@ -571,15 +613,36 @@ static int writer_put_block(struct wp_writer *w, uint32_t type, const void *buf,
 	return writer_put_payload(w, &bh, payload);
 }
 
+/*
+ * The bytes records may still take on the file system, leaving the
+ * closing reserve; false when the file system does not say.  Root may
+ * write into the blocks kept for it, as the kernel lets it.
+ */
+static bool writer_room(const struct wp_writer *w, uint64_t *room)
+{
+	struct statvfs sv;
+	uint64_t free_bytes;
+
+	if (fstatvfs(w->fd, &sv) || !sv.f_frsize || !sv.f_blocks)
+		return false;
+	free_bytes = (uint64_t)(geteuid() ? sv.f_bavail : sv.f_bfree) * sv.f_frsize;
+	*room = free_bytes > CLOSING_RESERVE ? free_bytes - CLOSING_RESERVE : 0;
+	return true;
+}
+
 /* Append a block whose header and payload are ready. */
 static int writer_put_payload(struct wp_writer *w, const struct wp_block_header *hdr,
 			      const void *payload)
 {
 	struct wp_block_header bh = *hdr;
-	uint64_t start = w->bytes;
+	uint64_t start = w->bytes, room;
 	struct iovec iov[3];
 	int err;
 
+	/* Records stop short of the closing reserve, as if the disk were full there. */
+	if (bh.type == WP_BLOCK_RECORDS && !w->closing && writer_room(w, &room) &&
+	    sizeof(bh) + ALIGN_UP(bh.size, (uint64_t)8) > room)
+		return writer_failed(w, -ENOSPC);
 	/* One call per block: a recorder killed meanwhile seldom leaves half of one. */
 	iov[0] = (struct iovec){ .iov_base = &bh, .iov_len = sizeof(bh) };
 	iov[1] = (struct iovec){ .iov_base = (void *)payload, .iov_len = bh.size };
@@ -598,11 +661,74 @@ static int writer_put_payload(struct wp_writer *w, const struct wp_block_header 
 	return 0;
 }
 
+static bool is_space_error(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+/* The bytes of the whole records at the start of buf that fit in max (one at least). */
+static size_t records_prefix(const uint8_t *buf, size_t len, size_t max)
+{
+	size_t n = 0;
+
+	while (n + sizeof(struct perf_event_header) <= len) {
+		const struct perf_event_header *h = (const void *)(buf + n);
+
+		if (h->size < sizeof(*h) || h->size > len - n || (n && n + h->size > max))
+			break;
+		n += h->size;
+	}
+	return n ? n : len;
+}
+
 int wp_writer_write_records(struct wp_writer *w, const void *buf, size_t len)
 {
+	const uint8_t *p = buf;
+	size_t done = 0, piece = len;
+	uint64_t room;
+	int err, first = 0;
+
+	w->kept = 0;
 	if (!len)
 		return 0;
-	return writer_put_block(w, WP_BLOCK_RECORDS, buf, len);
+	/*
+	 * Low on space: small blocks, so that the one that fails, and any
+	 * dropped later to make room for the summary, cost little.
+	 */
+	if (!w->closing && writer_room(w, &room) && room < 4 * (uint64_t)len)
+		piece = LOW_SPACE_BLOCK;
+	/*
+	 * A block that does not fit is split, halving until a part fits or
+	 * a single record does not: every record that fits is kept.
+	 */
+	while (done < len) {
+		size_t n = records_prefix(p + done, len - done, piece);
+
+		err = writer_put_block(w, WP_BLOCK_RECORDS, p + done, n);
+		if (!err) {
+			done += n;
+			w->kept = done;
+			continue;
+		}
+		if (!is_space_error(err))
+			return err;
+		if (!first)
+			first = err;
+		if (records_prefix(p + done, len - done, 1) >= n)
+			break;	/* not even one record fits */
+		piece = n / 2;
+	}
+	return first;
+}
+
+size_t wp_writer_kept(const struct wp_writer *w)
+{
+	return w->kept;
+}
+
+void wp_writer_closing(struct wp_writer *w)
+{
+	w->closing = true;
 }
 
 int wp_writer_write_records_zstd(struct wp_writer *w, const void *frame, size_t len,
@@ -636,11 +762,6 @@ int wp_writer_write_names(struct wp_writer *w, const void *buf, size_t len)
 	if (!len)
 		return 0;
 	return writer_put_block(w, WP_BLOCK_NAMES, buf, len);
-}
-
-static bool is_space_error(int err)
-{
-	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
 }
 
 int wp_writer_write_summary(struct wp_writer *w, const struct wp_summary *s)
@@ -1099,6 +1220,29 @@ static void reader_find_late_blocks(struct wp_reader *r)
 	}
 }
 
+/*
+ * The most each text block may decode to: what record writes at most
+ * (the kernel symbols in use are a part of a kallsyms of some 10 MiB;
+ * the JIT names are cut at WP_JITMAP_MAX_TEXT), so that a file cannot
+ * make a reader decode gigabytes of "symbols".  Each is decoded once
+ * (only the first block of a type counts), so a reader decodes at most
+ * their sum.
+ */
+#define KSYMS_MAX_TEXT (64U << 20)
+#define NAMES_MAX_TEXT WP_BLOCK_MAX_SIZE
+
+static uint64_t text_block_max(uint32_t type)
+{
+	switch (type) {
+	case WP_BLOCK_KSYMS:
+		return KSYMS_MAX_TEXT;
+	case WP_BLOCK_JITMAP:
+		return WP_JITMAP_MAX_TEXT;
+	default:
+		return NAMES_MAX_TEXT;
+	}
+}
+
 /* The text payload of the block of this type at offset (0: none). */
 static int reader_text_block(struct wp_reader *r, uint64_t offset, uint32_t type,
 			     char **text, size_t *len)
@@ -1118,7 +1262,7 @@ static int reader_text_block(struct wp_reader *r, uint64_t offset, uint32_t type
 	 */
 	if (pread(r->fd, &bh, sizeof(bh), (off_t)offset) != (ssize_t)sizeof(bh) ||
 	    bh.type != type || bh.size > WP_BLOCK_MAX_SIZE ||
-	    bh.raw_size > WP_BLOCK_MAX_SIZE ||
+	    bh.raw_size > text_block_max(type) ||
 	    r->file_size - offset - sizeof(bh) < bh.size)
 		return -EBADMSG;
 	raw = malloc(bh.raw_size + 1);
@@ -1348,6 +1492,20 @@ static void load_block(const struct wp_reader *r, struct loader *ld, struct load
 		out->what = "truncated block";
 		return;
 	}
+	/*
+	 * Only records and the summary are read in sequence.  The symbol and
+	 * name blocks are read once each, by offset (reader_text_block): a
+	 * file repeating them would otherwise have each decoded again here,
+	 * up to WP_BLOCK_MAX_SIZE apiece, for nothing.
+	 */
+	if (bh.type != WP_BLOCK_RECORDS && bh.type != WP_BLOCK_SUMMARY) {
+		ld->offset += sizeof(bh) + padded;
+		out->next = ld->offset;
+		out->bh = bh;
+		out->bh.raw_size = 0;
+		out->status = 1;
+		return;
+	}
 	if (!ld->dctx)
 		ld->dctx = ZSTD_createDCtx();
 	out->block = block_new(bh.raw_size + 1);
@@ -1493,6 +1651,8 @@ static int reader_load_block(struct wp_reader *r)
 			return lb.status;
 		}
 		r->offset = lb.next;
+		if (!lb.block)
+			continue;	/* a block skipped unread (see load_block) */
 		wp_block_put(r->cur);
 		r->cur = lb.block;
 		r->block = lb.block->data;
@@ -1585,4 +1745,51 @@ void wp_reader_close(struct wp_reader *r)
 	wp_block_put(r->cur);
 	free(r->path);
 	free(r);
+}
+
+void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role)
+{
+	const struct wp_record_kind *k;
+	uint64_t id, lost;
+
+	if (h->type == WP_RECORD_ROUND)
+		return;
+	c->records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+	case WP_RECORD_STACK_SAMPLE:
+		switch (role) {
+		case WP_EVENT_SWITCH_OUT:
+			c->switch_samples++;
+			break;
+		case WP_EVENT_WAKEUP:
+		case WP_EVENT_WAKEUP_NEW:
+		case WP_EVENT_ENQUEUED:
+			c->wakeups++;
+			break;
+		case WP_EVENT_SCHED_SWITCH:
+			break;
+		default:
+			c->samples++;
+		}
+		return;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		c->switches++;
+		return;
+	case PERF_RECORD_LOST:
+		if (!wp_lost_parse(h, &id, &lost))
+			c->lost_records += lost;
+		return;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (!wp_lost_parse(h, &id, &lost))
+			c->lost_samples += lost;
+		return;
+	case PERF_RECORD_THROTTLE:
+		c->throttles++;
+		return;
+	}
+	k = wp_record_kind_of(h->type);
+	if (k && (k->flags & WP_KIND_SYNTHESIZED))
+		c->synthesized++;
 }

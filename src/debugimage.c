@@ -432,14 +432,39 @@ static struct {
 	unsigned int nr;
 } prefetched = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Prefetches still building their images. */
+/* Prefetches started and not yet done (waiting their turn, or building). */
 static unsigned int prefetches_running;
+
+/* Prefetches building at once (prefetch_slots), and their turns. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	unsigned int building;
+	bool ending;	/* wp_debug_image_prefetch_end: those still waiting build nothing */
+} turns = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+
+static unsigned int prefetch_slots(void);
 
 static void *prefetch_main(void *arg)
 {
 	struct prefetch *p = arg;
 
+	pthread_mutex_lock(&turns.lock);
+	while (turns.building >= prefetch_slots() && !turns.ending)
+		pthread_cond_wait(&turns.done, &turns.lock);
+	if (turns.ending) {
+		pthread_mutex_unlock(&turns.lock);
+		p->err = -ECANCELED;
+		__atomic_sub_fetch(&prefetches_running, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	turns.building++;
+	pthread_mutex_unlock(&turns.lock);
 	p->err = build_image(p->fd, p->use, &p->img);
+	pthread_mutex_lock(&turns.lock);
+	turns.building--;
+	pthread_cond_signal(&turns.done);
+	pthread_mutex_unlock(&turns.lock);
 	__atomic_sub_fetch(&prefetches_running, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -449,7 +474,7 @@ bool wp_debug_image_prefetch_busy(void)
 	return __atomic_load_n(&prefetches_running, __ATOMIC_ACQUIRE) > 0;
 }
 
-/* How many files may be decompressed ahead: CPUs less one, 1 to the most. */
+/* How many files may be decompressed at once: CPUs less one, 1 to the most. */
 static unsigned int prefetch_slots(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -467,7 +492,7 @@ bool wp_debug_image_prefetch(const char *path, enum wp_debug_use use)
 	int fd;
 
 	pthread_mutex_lock(&prefetched.lock);
-	if (prefetched.nr >= prefetch_slots())
+	if (prefetched.nr >= WP_DEBUG_PREFETCH_MAX)
 		goto out;
 	fd = wp_open_regular(path, &st);
 	if (fd < 0)
@@ -517,6 +542,8 @@ static bool prefetched_take(int fd, enum wp_debug_use use, int *out, int *err)
 		return false;
 	pthread_join(p->thread, NULL);
 	close(p->fd);
+	if (p->err == -ECANCELED)
+		return false;	/* never built: the caller builds it */
 	*err = p->err;
 	*out = p->err ? -1 : p->img;
 	return true;
@@ -533,6 +560,10 @@ int wp_debug_image(int fd, enum wp_debug_use use, int *out)
 
 void wp_debug_image_prefetch_end(void)
 {
+	pthread_mutex_lock(&turns.lock);
+	turns.ending = true;
+	pthread_cond_broadcast(&turns.done);
+	pthread_mutex_unlock(&turns.lock);
 	pthread_mutex_lock(&prefetched.lock);
 	for (unsigned int i = 0; i < prefetched.nr; i++) {
 		struct prefetch *p = &prefetched.slot[i];
@@ -545,5 +576,8 @@ void wp_debug_image_prefetch_end(void)
 			close(p->img);
 	}
 	prefetched.nr = 0;
+	pthread_mutex_lock(&turns.lock);
+	turns.ending = false;
+	pthread_mutex_unlock(&turns.lock);
 	pthread_mutex_unlock(&prefetched.lock);
 }

@@ -15,6 +15,7 @@
 #include "buildid.h"
 #include "debuginfod.h"
 #include "debuginfo.h"
+#include "fdlimit.h"
 #include "util.h"
 
 #define MAX_ID 64
@@ -67,6 +68,11 @@ static int try_file(const char *path, const struct want *w, char **name)
 	int fd, n;
 
 	fd = wp_open_regular(path, &st);
+	/* No descriptor left: make room, else the names are lost, and said to be. */
+	if (wp_fd_exhausted(fd) && wp_fd_reclaim())
+		fd = wp_open_regular(path, &st);
+	if (wp_fd_exhausted(fd))
+		wp_fd_note_starved();
 	if (fd < 0)
 		return -1;
 	if (st.st_dev == w->self_dev && st.st_ino == w->self_ino)

@@ -13,14 +13,18 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "buildid.h"
 #include "cmdline.h"
+#include "hashmap.h"
 #include "drain.h"
+#include "jitmap.h"
 #include "layout.h"
 #include "log.h"
+#include "procroot.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -36,12 +40,21 @@
  */
 #define FIRST_BLOCK (64U << 10)
 
+/* Where a pass over the rings ends in a block: after its ROUND record. */
+struct round_mark {
+	size_t end;		/* offset just after the ROUND */
+	uint64_t ns;		/* the pass's start: every record before it is in */
+};
+
 struct block {
 	uint8_t *data;
 	size_t len;
 	struct block *next;
 	struct wp_summary counts;	/* of every record up to this block's end */
 	uint64_t round_ns;		/* start of the pass of its last ROUND */
+	/* Its ROUNDs, to date what a write that kept only a part holds. */
+	struct round_mark *rounds;
+	size_t nr_rounds, cap_rounds;
 };
 
 struct id_role {
@@ -68,8 +81,9 @@ struct wp_drain {
 	wp_drain_sink_fn sink;		/* takes the blocks instead of w, or NULL */
 	void *sink_arg;
 	int write_err;			/* the first one: nothing is written after it */
-	uint64_t write_err_ns;		/* when it happened */
+	uint64_t write_err_ns;		/* the file holds every record before it */
 	struct wp_summary written;	/* the counts of what was written */
+	uint64_t written_round_ns;	/* round_ns of the last block written whole */
 	uint64_t bytes_written;
 	struct wp_summary published;
 	bool stop;
@@ -100,6 +114,15 @@ struct wp_drain {
 	size_t nr_roles;
 	struct wp_mapped_file *files;
 	size_t nr_files, cap_files;
+	/*
+	 * The files by path (the first with it), then each one's next with
+	 * the same path + 1 (a container's library and the host's), or 0:
+	 * an exec maps some files, and a drain of thousands must not compare
+	 * every path.
+	 */
+	struct wp_hashmap file_by_path;
+	uint32_t *same_path_next;
+	size_t cap_same_path;
 	size_t nr_foreign;		/* files with an fd (open_foreign_file) */
 	unsigned int cur_ring;		/* the ring being read */
 	/* Switch-outs read per ring (CPU): written here, read by any thread. */
@@ -193,6 +216,7 @@ static struct block *block_get(struct wp_drain *d)
 	b->len = 0;
 	b->next = NULL;
 	b->round_ns = 0;
+	b->nr_rounds = 0;
 	return b;
 }
 
@@ -200,6 +224,7 @@ static void block_free(struct block *b)
 {
 	if (b) {
 		munmap(b->data, BLOCK_SIZE);
+		free(b->rounds);
 		free(b);
 	}
 }
@@ -246,30 +271,43 @@ static uint8_t *drain_room(struct wp_drain *d, size_t n)
 #define MAX_FOREIGN_FILES 256
 
 /*
- * The file the process pid mapped at path, when the host sees another
- * file, or none, at that path: the process runs in a chroot or another
- * mount namespace.  Opened through /proc/PID/root while the process
- * lives, so that record can keep a copy (see filecache.h).  A file found
- * without a kernel build id gets the one read from the file.  Returns a
- * descriptor, or -1 when the host's path is the same file or the process
- * is gone.
+ * The file the process pid mapped at path (at addr), when the host sees
+ * another file, or none, at that path: the process runs in a chroot or
+ * another mount namespace.  Opened as the process sees it, never leaving
+ * its root (procroot.h: the process may swap a directory for a link to
+ * one of the host's meanwhile), while it lives, so that record can keep
+ * a copy (see filecache.h); and only when it is the file mapped, by
+ * device and inode (of the MMAP2 record, or of /proc/PID/maps when the
+ * record carries a build id instead).  A file found without a kernel
+ * build id gets the one read from the file.  Returns a descriptor, or -1
+ * when the host's path is the same file, the process is gone, or the file
+ * at the path is not the one mapped.
  */
-static int open_foreign_file(pid_t pid, const char *path, struct wp_mapped_file *f)
+static int open_foreign_file(pid_t pid, const char *path, uint64_t addr,
+			     struct wp_mapped_file *f)
 {
 	struct stat st, host;
+	uint32_t maj = f->maj, min = f->min;
+	uint64_t ino = f->ino;
 	uint8_t id[20];
-	char *proc;
 	int fd, n;
 
-	if (asprintf(&proc, "/proc/%d/root%s", (int)pid, path) < 0)
-		return -1;
 	/* Only a regular file is opened: a FIFO or device put there is not. */
-	fd = wp_open_regular(proc, &st);
-	free(proc);
-	if (fd < 0)
+	fd = wp_procroot_open(pid, path, &st);
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			wp_debug("not keeping '%s' of process %d: %s", path, (int)pid,
+				 strerror(-fd));
 		return -1;
+	}
 	if (!stat(path, &host) && host.st_dev == st.st_dev && host.st_ino == st.st_ino)
 		goto no;
+	if (!ino && wp_procroot_mapped_file(pid, addr, &maj, &min, &ino))
+		goto no;	/* unmapped already, or the process is gone: not checked */
+	if (major(st.st_dev) != maj || minor(st.st_dev) != min || st.st_ino != ino) {
+		wp_debug("not keeping '%s' of process %d: not the file it mapped", path, (int)pid);
+		goto no;
+	}
 	n = wp_build_id_read_fd(fd, id, sizeof(id));
 	if (n <= 0)
 		goto no;	/* nothing to find a copy by */
@@ -291,11 +329,21 @@ no:
 	return -1;
 }
 
+/* Whether path is that of file entry (hashmap.h). */
+static bool file_has_path(const void *path, uint32_t entry, const void *ctx)
+{
+	const struct wp_drain *d = ctx;
+
+	return !strcmp(d->files[entry].path, path);
+}
+
 static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
 {
 	struct wp_mapped_file f = { .fd = -1 };
 	struct wp_mmap2 m;
 	const char *name;
+	uint32_t first;
+	uint64_t hash;
 
 	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC))
 		return;
@@ -311,12 +359,13 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		f.min = m.min;
 		f.ino = m.ino;
 	}
+	hash = wp_hashmap_hash(&d->file_by_path, name, strlen(name));
+	first = wp_hashmap_find(&d->file_by_path, hash, name);
 	pthread_mutex_lock(&d->state_lock);
-	for (size_t i = 0; i < d->nr_files; i++) {
+	for (uint32_t i = first; i != WP_HASHMAP_NONE;
+	     i = d->same_path_next[i] ? d->same_path_next[i] - 1 : WP_HASHMAP_NONE) {
 		struct wp_mapped_file *o = &d->files[i];
 
-		if (strcmp(o->path, name))
-			continue;
 		/* One path, two files: a container's library and the host's. */
 		if (o->build_id_size && f.build_id_size &&
 		    (o->build_id_size != f.build_id_size ||
@@ -338,14 +387,29 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 	}
 	pthread_mutex_unlock(&d->state_lock);
 	if (d->nr_foreign < MAX_FOREIGN_FILES) {
-		f.fd = open_foreign_file((pid_t)m.pid, name, &f);
+		f.fd = open_foreign_file((pid_t)m.pid, name, m.addr, &f);
 		if (f.fd >= 0)
 			d->nr_foreign++;
 	}
 	f.path = strdup(name);
 	pthread_mutex_lock(&d->state_lock);
-	if (f.path && !WP_GROW(d->files, d->cap_files, d->nr_files + 1)) {
+	if (f.path && d->nr_files < UINT32_MAX - 1 &&
+	    !WP_GROW(d->same_path_next, d->cap_same_path, d->nr_files + 1) &&
+	    !WP_GROW(d->files, d->cap_files, d->nr_files + 1) &&
+	    (first != WP_HASHMAP_NONE ||
+	     !wp_hashmap_add(&d->file_by_path, hash, (uint32_t)d->nr_files))) {
+		uint32_t at = (uint32_t)d->nr_files;
+
 		d->files[d->nr_files++] = f;
+		d->same_path_next[at] = 0;
+		/* After the others of its path: the first stays the map's. */
+		if (first != WP_HASHMAP_NONE) {
+			uint32_t i = first;
+
+			while (d->same_path_next[i])
+				i = d->same_path_next[i] - 1;
+			d->same_path_next[i] = at + 1;
+		}
 		f.path = NULL;
 		f.fd = -1;
 	}
@@ -371,8 +435,10 @@ static int anon_cmp(const void *a, const void *b)
 /* Keep a region of anonymous code once (JITs map few, large regions). */
 static void add_anon_code(struct wp_drain *d, uint32_t pid, uint64_t start, uint64_t end)
 {
-	struct wp_anon_code key = { pid, start, end };
+	struct wp_anon_code key = { .pid = pid, .start = start, .end = end };
 
+	/* Whose it is, while the process lives (few regions: a read of /proc each). */
+	key.users_known = wp_jitmap_process_users(pid, key.users);
 	pthread_mutex_lock(&d->state_lock);
 	if ((!d->nr_anon || !bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp)) &&
 	    !WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1)) {
@@ -783,8 +849,17 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 			if (role != WP_EVENT_SCHED_SWITCH)
 				note_waker(d, h);
 			break;
-		default:
+		case WP_EVENT_ONCPU:
 			d->counts.samples++;
+			break;
+		default:
+			/*
+			 * No event of ours: its fields (time, stacks) may be
+			 * another recorder's too (event.c), so it is not kept.
+			 */
+			d->counts.records--;
+			d->counts.unknown_samples++;
+			return 0;
 		}
 		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
 		if (canon)
@@ -838,9 +913,14 @@ static void drain_append_round(struct wp_drain *d, uint64_t pass_start)
 	uint8_t *dst = drain_room(d, sizeof(round));
 
 	if (dst) {
+		struct block *b = d->cur;
+
 		memcpy(dst, &round, sizeof(round));
-		d->cur->len += sizeof(round);
-		d->cur->round_ns = pass_start;
+		b->len += sizeof(round);
+		b->round_ns = pass_start;
+		/* Without room for the mark, a cut is dated by an earlier ROUND. */
+		if (!WP_GROW(b->rounds, b->cap_rounds, b->nr_rounds + 1))
+			b->rounds[b->nr_rounds++] = (struct round_mark){ b->len, pass_start };
 	}
 }
 
@@ -1029,6 +1109,35 @@ static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
 	pthread_mutex_unlock(&d->kips_lock);
 }
 
+/*
+ * Add the records of the first len bytes of a block to c, as the drain
+ * counted them (its samples carry their canonical event ids by now):
+ * the counts of what a write that kept only part of a block wrote.
+ */
+static void count_written(const struct wp_drain *d, struct wp_summary *c, const uint8_t *buf,
+			  size_t len)
+{
+	const struct perf_event_header *h;
+	uint64_t canon;
+	size_t off = 0;
+
+	while ((h = wp_record_next(buf, len, &off)))
+		wp_summary_count(c, h, h->type == PERF_RECORD_SAMPLE ? sample_role(d, h, &canon) : -1);
+}
+
+/*
+ * Up to when a file that kept only the first kept bytes of block b holds
+ * every record: the start of the last pass whose ROUND it holds, else of
+ * the last block written whole; else (nothing dated yet) now.
+ */
+static uint64_t written_until(const struct wp_drain *d, const struct block *b, size_t kept)
+{
+	for (size_t i = b->nr_rounds; i-- > 0;)
+		if (b->rounds[i].end <= kept)
+			return b->rounds[i].ns;
+	return d->written_round_ns ? d->written_round_ns : wp_clock_ns(CLOCK_MONOTONIC);
+}
+
 static void *writer_main(void *arg)
 {
 	struct wp_drain *d = arg;
@@ -1036,6 +1145,7 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		struct block *b;
+		size_t kept = 0;
 		int err = 0;
 
 		while ((!d->queue_head && !d->writer_done) || d->writer_held)
@@ -1055,6 +1165,7 @@ static void *writer_main(void *arg)
 				err = d->sink(d->sink_arg, b->data, b->len, b->round_ns, &bytes);
 			} else {
 				err = wp_writer_write_records(d->w, b->data, b->len);
+				kept = wp_writer_kept(d->w);
 				bytes = wp_writer_bytes(d->w);
 			}
 			pthread_mutex_lock(&d->lock);
@@ -1062,9 +1173,16 @@ static void *writer_main(void *arg)
 		}
 		if (err && !d->write_err) {
 			d->write_err = err;	/* keep consuming so draining never stalls */
-			d->write_err_ns = wp_clock_ns(CLOCK_MONOTONIC);
+			/*
+			 * The file ends where its records do: a sink's files hold
+			 * the blocks before; the writer kept what fit of this one.
+			 */
+			d->write_err_ns = written_until(d, b, kept);
+			count_written(d, &d->written, b->data, kept);
 		} else if (!d->write_err) {
 			d->written = b->counts;
+			if (b->round_ns)
+				d->written_round_ns = b->round_ns;
 		}
 		d->queued_bytes -= b->len;
 		if (d->nr_free_blocks < SPARE_BLOCKS) {
@@ -1091,6 +1209,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 	if (!d)
 		return -ENOMEM;
 	d->ev = ev;
+	wp_hashmap_init(&d->file_by_path, file_has_path, d);
 	d->w = w;
 	d->epfd = d->wakefd = -1;
 	d->writer_held = true;
@@ -1246,6 +1365,7 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	s->corrupt_bytes = c->corrupt_bytes;
 	s->rings_full_at_end = c->rings_full_at_end;
 	s->wakeups = c->wakeups;
+	s->unknown_samples = c->unknown_samples;
 	err = d->write_err;
 	return err;
 }
@@ -1358,6 +1478,8 @@ void wp_drain_free(struct wp_drain *d)
 			close(d->files[i].fd);
 	}
 	free(d->files);
+	free(d->same_path_next);
+	wp_hashmap_release(&d->file_by_path);
 	free(d->anon);
 	wp_u64map_release(&d->program_start);
 	wp_u64map_release(&d->born);

@@ -357,6 +357,8 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 			fprintf(out, " softirq");
 		if (ss.flags & WP_STACK_SAMPLE_NMI)
 			fprintf(out, " nmi");
+		if (ss.flags & WP_STACK_SAMPLE_HERE)
+			fprintf(out, " here");
 		fputc('\n', out);
 		break;
 	default:

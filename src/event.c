@@ -289,8 +289,8 @@ static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
 
 /*
  * sched:sched_switch's id without the wake-ups, from a tracefs already
- * mounted, for the switch-out stacks on a cgroup (wp_evlist_use_cgroup);
- * 0 when it cannot be had.
+ * mounted, for the switch-out stacks on a cgroup (wp_evlist_use_cgroup)
+ * or on every CPU (-a); 0 when it cannot be had.
  */
 static uint64_t sched_switch_id(const struct wp_event_opts *opts, const struct wp_priv *priv)
 {
@@ -299,7 +299,7 @@ static uint64_t sched_switch_id(const struct wp_event_opts *opts, const struct w
 	uint64_t id = 0;
 	bool mounted;
 
-	if (!opts->off_cpu || opts->callgraph == WP_CALLGRAPH_NONE || opts->cpu_wide ||
+	if (!opts->off_cpu || opts->callgraph == WP_CALLGRAPH_NONE ||
 	    !wp_priv_can_trace_sched(priv) || wp_tracefs_find(dir, sizeof(dir), false, &mounted))
 		return 0;
 	if (!wp_trace_format_read(dir, "sched", "sched_switch", &text) &&
@@ -449,6 +449,22 @@ int wp_evlist_init(struct wp_evlist *ev, const struct wp_event_opts *opts,
 			/* Every switch-out; a budget turns it off and on (stackgate.h). */
 			a->sample_period = 1;
 			snprintf(ev->descs[1].name, sizeof(ev->descs[1].name), "context-switches");
+			/*
+			 * On every CPU, the tracepoint: the kernel hands one
+			 * sample to each software event a switch fires in turn,
+			 * and from 6.1 on, what one event filled in (its id,
+			 * time, stacks) the next one keeps.  Beside any other
+			 * recorder's context-switches event (an attached
+			 * wallprof's, say), this one's samples came with that
+			 * event's id: neither ours nor even our clock's.
+			 * Tracepoint events each get a sample of their own.
+			 */
+			if (opts->cpu_wide && ev->switch_tp_id) {
+				a->type = PERF_TYPE_TRACEPOINT;
+				a->config = ev->switch_tp_id;
+				snprintf(ev->descs[1].name, sizeof(ev->descs[1].name),
+					 "sched:sched_switch");
+			}
 			ev->descs[1].role = WP_EVENT_SWITCH_OUT;
 			ev->nr_descs = 2;
 			ev->meta_flags |= WP_META_OFFCPU_STACKS;

@@ -34,6 +34,26 @@ static void put_frame(struct wp_buf *b, const char *name, uint32_t token)
 		wp_buf_append(b, "_[i]", 4);
 }
 
+/*
+ * A frame of a stack.  The pseudo-stacks of off-CPU time without a stack
+ * ("[off-cpu: not sampled]", "[off-cpu: stacks not recorded]") lose their
+ * "off-cpu: ": in this format only the last frame, the marker of the
+ * kind of time, starts with "[off-cpu", and the marker follows them too.
+ */
+static void put_stack_frame(struct wp_buf *b, const char *name, uint32_t token)
+{
+	static const char pseudo[] = "[off-cpu: ";
+	char plain[128];
+
+	if (!(token & (WP_FRAME_KERNEL | WP_FRAME_INLINED)) &&
+	    !strncmp(name, pseudo, sizeof(pseudo) - 1) &&
+	    strlen(name) - (sizeof(pseudo) - 1) < sizeof(plain) - 1) {
+		snprintf(plain, sizeof(plain), "[%s", name + sizeof(pseudo) - 1);
+		name = plain;
+	}
+	put_frame(b, name, token);
+}
+
 static int line_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
@@ -93,7 +113,7 @@ static int add_waker_lines(struct wp_view *v, struct folded *fo, struct wp_buf *
 		put_frame(b, "--", 0);
 		frames = wp_stacks_get(v->an->stacks, a->stack, &n);
 		for (unsigned int f = 0; f < n; f++)
-			put_frame(b, wp_analysis_frame_name(v->an, frames[f]), frames[f]);
+			put_stack_frame(b, wp_analysis_frame_name(v->an, frames[f]), frames[f]);
 		if (v->o.thread_root)
 			put_frame(b, wp_waker_name(v->an, a, name, sizeof(name)), 0);
 		err = add_line(fo, b, k[i - 1].blocked_ns);
@@ -136,7 +156,7 @@ int wp_format_folded(struct wp_view *v, FILE *out)
 			if (v->o.thread_root)
 				put_frame(&b, th[w[i].thread].comm[0] ? th[w[i].thread].comm : "?", 0);
 			for (unsigned int f = n; f-- > 0;)
-				put_frame(&b, wp_analysis_frame_name(an, frames[f]), frames[f]);
+				put_stack_frame(&b, wp_analysis_frame_name(an, frames[f]), frames[f]);
 			if (marker)
 				put_frame(&b, marker, 0);
 			if (v->o.wakers && part == WP_PART_BLOCKED)

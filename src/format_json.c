@@ -357,6 +357,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
 		", \"unwind_cache_hits\": %" PRIu64 ", \"live_raw_samples\": %" PRIu64
+		", \"unknown_event_samples\": %" PRIu64
 		", \"unsampled_on_cpu_ns\": %" PRIu64
 		", \"unsampled_threads\": %" PRIu64 ", \"switch_ins\": %" PRIu64
 		", \"switch_ins_untimed\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
@@ -368,23 +369,27 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"unwoken_shared_ns\": %" PRIu64 "}, \"on_cpu_anchors\": {\"threads\": %" PRIu64
 		", \"moved_ns\": %" PRId64 ", \"worst_share\": %.4f, \"estimated_threads\": %" PRIu64
 		", \"estimated_moved_ns\": %" PRIu64 ", \"late_switch_ins\": %" PRIu64
-		", \"cpus_moved_ns\": %" PRId64 ", \"cpus_trimmed_ns\": %" PRIu64 "}, "
+		", \"cpus_moved_ns\": %" PRId64 ", \"cpus_trimmed_ns\": %" PRIu64
+		", \"exit_tails\": %" PRIu64 ", \"exit_tails_ns\": %" PRIu64 "}, "
 		"\"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits,
-		v->an->summary.raw_samples, unsampled_ns,
+		v->an->summary.raw_samples, q->unknown_samples + v->an->summary.unknown_samples,
+		unsampled_ns,
 		unsampled_threads, switch_ins, untimed_ins, wp_meta_switch_stack_rate(v->an->meta),
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
 		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads,
 		we.gated ? "true" : "false", we.waits, we.waits_ns, we.runnable_ns, we.seen,
 		we.unwoken_ns, as.anchored, as.anchored_moved_ns, as.worst_share, as.estimated,
-		as.estimated_moved_abs_ns, as.late_starts, as.cpus_moved_ns, as.cpus_trimmed_ns);
+		as.estimated_moved_abs_ns, as.late_starts, as.cpus_moved_ns, as.cpus_trimmed_ns,
+		as.exit_tails, as.exit_tails_ns);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		static const char *const reasons[] = {
 			[WP_UNNAMED_NO_SYMBOLS] = "no-symbols",
 			[WP_UNNAMED_MISSING] = "missing",
 			[WP_UNNAMED_NO_FILE] = "no-file",
 			[WP_UNNAMED_KERNEL] = "kernel",
+			[WP_UNNAMED_NO_FDS] = "no-descriptors",
 		};
 		const struct wp_unnamed_file *f = &q->unnamed_files[i];
 

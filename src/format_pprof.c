@@ -11,8 +11,11 @@
  * the entry of that frame's function in its file (frameinfo.h: stacks
  * keep functions, not instruction addresses); a function is one name,
  * with its source file and first line where the debug info has them; a
- * mapping is one file, with its build id.  Off-CPU samples get their kind's marker frame as
- * leaf, as in folded output.  Every figure is the accounting's.
+ * mapping is one file, with its build id, the recorded program's first
+ * (pprof's main binary).  Off-CPU samples get their kind's marker frame
+ * as leaf, as in folded output, one function per kind: a time partly
+ * estimated says so with a label (pprof shortens "f (estimated)" to
+ * "f ", a function apart).  Every figure is the accounting's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,7 +65,7 @@ static const char *const part_state[WP_NR_PARTS] = {
 	[WP_PART_RUNNABLE] = "runnable",
 };
 
-#define LABELS_PER_SAMPLE 4	/* pid, tid, thread, state */
+#define LABELS_PER_SAMPLE 5	/* pid, tid, thread, state; estimated, when it is */
 
 /* The most frames one location holds; a longer inlined run is split. */
 #define GROUP_MAX 64
@@ -88,7 +91,7 @@ struct pprof {
 	size_t cap_first_line;
 	Wallprof__Pprof__Line *lines;
 	size_t nr_lines, cap_lines;
-	uint64_t marker_location[WP_NR_PARTS][2];	/* by estimated; location id, 0: not yet */
+	uint64_t marker_location[WP_NR_PARTS];	/* location id, 0: not yet */
 
 	struct wp_u64map stack_at;	/* stack id -> index into stack_locs + 1 */
 	uint64_t *stack_locs;		/* per stack: count, then location ids */
@@ -101,8 +104,10 @@ struct pprof {
 	int64_t *values;		/* PV_COUNT per sample */
 	size_t cap_values;
 	Wallprof__Pprof__Label *labels;	/* per thread: pid, tid, thread; then states */
+	Wallprof__Pprof__Label estimated;	/* "estimated": "true" */
 	Wallprof__Pprof__Label **label_ptrs;	/* LABELS_PER_SAMPLE per sample */
-	size_t cap_label_ptrs;
+	uint8_t *nr_labels;		/* per sample: how many of them it has */
+	size_t cap_label_ptrs, cap_nr_labels;
 };
 
 /* The index of s, quoted for display, in the string table (-1: no memory). */
@@ -224,17 +229,20 @@ static uint64_t group_location(struct pprof *pp, const uint32_t *group, unsigned
 	return id;
 }
 
-/* The leaf location that marks off-CPU time of one kind; 0 when out of memory. */
-static uint64_t marker_location(struct pprof *pp, enum wp_part part, bool estimated)
+/*
+ * The leaf location that marks off-CPU time of one kind, estimated or not
+ * (a label says which); 0 when out of memory.
+ */
+static uint64_t marker_location(struct pprof *pp, enum wp_part part)
 {
 	uint64_t fn;
 
-	if (pp->marker_location[part][estimated])
-		return pp->marker_location[part][estimated];
-	fn = new_function(pp, wp_part_marker(part, estimated), NULL, 0);
+	if (pp->marker_location[part])
+		return pp->marker_location[part];
+	fn = new_function(pp, wp_part_marker(part, false), NULL, 0);
 	if (fn)
-		pp->marker_location[part][estimated] = new_location(pp, &fn, 1, 0, 0);
-	return pp->marker_location[part][estimated];
+		pp->marker_location[part] = new_location(pp, &fn, 1, 0, 0);
+	return pp->marker_location[part];
 }
 
 /*
@@ -289,6 +297,11 @@ static int make_labels(struct pprof *pp)
 
 	if (pid < 0 || tid < 0 || thread < 0 || state < 0)
 		return -ENOMEM;
+	wallprof__pprof__label__init(&pp->estimated);
+	pp->estimated.key = string_id(pp, "estimated");
+	pp->estimated.str = string_id(pp, "true");
+	if (pp->estimated.key < 0 || pp->estimated.str < 0)
+		return -ENOMEM;
 	pp->labels = calloc(nr_threads * 3 + WP_NR_PARTS, sizeof(*pp->labels));
 	if (!pp->labels)
 		return -ENOMEM;
@@ -328,10 +341,12 @@ static int add_sample(struct pprof *pp, const struct wp_stack_weight *w, enum wp
 	size_t locs = stack_locations(pp, w->stack), *gl, k = pp->nr_samples;
 	Wallprof__Pprof__Label **glp;
 	uint64_t marker = 0, count = wp_view_part_count(w, part);
+	bool estimated = part != WP_PART_ON && wp_view_part_estimated(w, part);
 	int64_t *gv, *val;
+	uint8_t *gn;
 
 	if (part != WP_PART_ON)
-		marker = marker_location(pp, part, wp_view_part_estimated(w, part));
+		marker = marker_location(pp, part);
 	if (locs == SIZE_MAX || (part != WP_PART_ON && !marker))
 		return -ENOMEM;
 	if (part == WP_PART_BLOCKED && pp->v->have_waker_re)
@@ -353,6 +368,10 @@ static int add_sample(struct pprof *pp, const struct wp_stack_weight *w, enum wp
 	if (!glp)
 		return -ENOMEM;
 	pp->label_ptrs = glp;
+	gn = wp_grow(pp->nr_labels, &pp->cap_nr_labels, k + 1, sizeof(*pp->nr_labels));
+	if (!gn)
+		return -ENOMEM;
+	pp->nr_labels = gn;
 
 	s = &pp->samples[pp->nr_samples++];
 	wallprof__pprof__sample__init(s);
@@ -384,6 +403,8 @@ static int add_sample(struct pprof *pp, const struct wp_stack_weight *w, enum wp
 	glp[1] = &pp->labels[w->thread * 3 + 1];
 	glp[2] = &pp->labels[w->thread * 3 + 2];
 	glp[3] = &pp->labels[nr_threads * 3 + part];
+	glp[4] = &pp->estimated;
+	pp->nr_labels[k] = estimated ? 5 : 4;
 	return 0;
 }
 
@@ -440,6 +461,76 @@ static void pprof_ptrs_release(struct pprof_ptrs *pt)
 	free(pt->strings);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* A file that can be a program: not the kernel's, [vdso], nor a library. */
+static bool program_file(const char *path)
+{
+	return path[0] == '/' && !strstr(base_name(path), ".so");
+}
+
+/* The launched command's name: the word after record's "--", or NULL. */
+static const char *launched_command(const struct wp_meta *m)
+{
+	for (uint32_t i = 0; i + 1 < m->argc; i++)
+		if (!strcmp(m->argv[i], "--"))
+			return base_name(m->argv[i + 1]);
+	return NULL;
+}
+
+/*
+ * The file pprof is to take for the main binary (its first mapping): the
+ * recorded program's.  That is the launched command's file when one of
+ * its name has frames; else (attached, -a, a command run through a shell
+ * or a link) the program file whose frames carry the most time; else the
+ * first file.  The time of a sample counts once per file in its stack.
+ */
+static size_t main_file(const struct pprof *pp, const struct wp_frame_file *files, size_t n)
+{
+	const char *cmd = launched_command(pp->v->an->meta);
+	uint64_t *wall = calloc(n + 1, sizeof(*wall)), best_wall = 0;
+	size_t *seen = calloc(n + 1, sizeof(*seen)), best = 0;
+
+	if (!wall || !seen) {
+		free(wall);
+		free(seen);
+		return 0;	/* only the order suffers */
+	}
+	for (size_t k = 0; k < pp->nr_samples; k++) {
+		const uint64_t *ids = pp->stack_locs + pp->sample_locs[k];
+
+		for (uint64_t i = 1; i <= ids[0]; i++) {
+			uint64_t m = pp->locations[ids[i] - 1].mapping_id;
+
+			if (!m || m > n || seen[m - 1] == k + 1)
+				continue;
+			seen[m - 1] = k + 1;
+			wall[m - 1] += (uint64_t)pp->values[k * PV_COUNT + PV_WALL];
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool named = cmd && !strcmp(base_name(files[i].path), cmd);
+
+		if (!program_file(files[i].path))
+			continue;
+		/* The command's own file outranks any other. */
+		if (named)
+			wall[i] += UINT64_MAX / 2;
+		if (wall[i] > best_wall) {
+			best_wall = wall[i];
+			best = i;
+		}
+	}
+	free(wall);
+	free(seen);
+	return best;
+}
+
 /*
  * One mapping per file that frames were noted in, as loaded at 0: the
  * locations' addresses are file addresses, shared by every process.
@@ -447,13 +538,14 @@ static void pprof_ptrs_release(struct pprof_ptrs *pt)
 static int fill_mappings(struct pprof *pp, struct pprof_ptrs *pt, Wallprof__Pprof__Profile *msg)
 {
 	const struct wp_frame_file *files;
-	size_t n;
+	size_t n, first;
 
 	files = wp_frameinfo_files(pp->v->an->frames, &n);
 	pt->mappings = calloc(n + 1, sizeof(*pt->mappings));
 	pt->mapping_ptrs = calloc(n + 1, sizeof(*pt->mapping_ptrs));
 	if (!pt->mappings || !pt->mapping_ptrs)
 		return -ENOMEM;
+	first = main_file(pp, files, n);
 	for (size_t i = 0; i < n; i++) {
 		Wallprof__Pprof__Mapping *m = &pt->mappings[i];
 		char hex[2 * sizeof(files[i].build_id) + 1] = "";
@@ -471,7 +563,8 @@ static int fill_mappings(struct pprof *pp, struct pprof_ptrs *pt, Wallprof__Ppro
 		m->has_functions = true;
 		m->has_filenames = true;
 		m->has_inline_frames = true;
-		pt->mapping_ptrs[i] = m;
+		/* Ids stay the files' own: only the order changes. */
+		pt->mapping_ptrs[i == first ? 0 : i < first ? i + 1 : i] = m;
 	}
 	msg->n_mapping = n;
 	msg->mapping = pt->mapping_ptrs;
@@ -551,7 +644,7 @@ static int pprof_link(struct pprof *pp, struct pprof_ptrs *pt, Wallprof__Pprof__
 		s->location_id = pp->stack_locs + at + 1;
 		s->n_value = PV_COUNT;
 		s->value = pp->values + i * PV_COUNT;
-		s->n_label = LABELS_PER_SAMPLE;
+		s->n_label = pp->nr_labels[i];
 		s->label = pp->label_ptrs + i * LABELS_PER_SAMPLE;
 		pt->samples[i] = s;
 	}
@@ -671,6 +764,7 @@ static void pprof_release(struct pprof *pp)
 	free(pp->values);
 	free(pp->labels);
 	free(pp->label_ptrs);
+	free(pp->nr_labels);
 }
 
 int wp_format_pprof(struct wp_view *v, FILE *out)

@@ -150,7 +150,7 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 
 	wp_account_anchor_summary(an->account, &s);
 	wp_account_untimed_switch_ins(an->account, &untimed, &all);
-	if (s.anchored && (s.worst_share >= 0.01 || s.estimated)) {
+	if (s.anchored && (s.worst_share >= 0.01 || s.estimated || (all && untimed * 20 >= all))) {
 		fprintf(out, "# on-CPU: anchored to the kernel's own figures for %" PRIu64
 			" threads (schedstat, and taskstats at exit): their switch records alone "
 			"read %s %s in all, up to %.1f%% of a thread's", s.anchored,
@@ -161,8 +161,17 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 				"%s in all, within as much", s.estimated,
 				DUR(s.estimated_moved_abs_ns, e));
 		fputc('\n', out);
-		return;
 	}
+	/*
+	 * Short threads: what the exit figures cannot confirm, worth a line
+	 * from 1% of the on-CPU time.
+	 */
+	if (s.exit_tails_ns && s.exit_tails_ns * 100 >= s.on_cpu_ns)
+		fprintf(out, "# on-CPU: the last slices of %" PRIu64 " exiting threads, %s in all "
+			"(%.0f%% of the on-CPU time), are their records' own: taskstats sends a "
+			"thread's figures before its last slice ends; within as much\n",
+			s.exit_tails, DUR(s.exit_tails_ns, e),
+			100.0 * (double)s.exit_tails_ns / (double)s.on_cpu_ns);
 	if (!s.anchored && s.late_starts && (!all || untimed * 20 >= all))
 		fprintf(out, "# on-CPU: %" PRIu64 " switch-ins are timed by their switch records, "
 			"which come after the switch: on-CPU reads a few microseconds short for "
@@ -285,6 +294,7 @@ static void print_unnamed(const struct wp_analysis *an, FILE *out)
 		[WP_UNNAMED_MISSING] = "the file is missing or not the one recorded",
 		[WP_UNNAMED_NO_FILE] = "code of no file (a JIT's, or mappings not recorded)",
 		[WP_UNNAMED_KERNEL] = "kernel symbols were not available to the recording",
+		[WP_UNNAMED_NO_FDS] = "wallprof lacked file descriptors to read it",
 	};
 
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
@@ -409,6 +419,10 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 		fprintf(out, ", %" PRIu64 " out of order", an->out_of_order);
 	if (an->impossible_times)
 		fprintf(out, ", %" PRIu64 " with impossible times", an->impossible_times);
+	if (q->unknown_samples + s->unknown_samples)
+		fprintf(out, ", %" PRIu64 " samples of events not the recording's left out "
+			"(another profiler's, shared by the kernel)",
+			q->unknown_samples + s->unknown_samples);
 	fputc('\n', out);
 	if (q->samples) {
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",
@@ -429,6 +443,9 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 	if (q->changed_files || q->missing_files)
 		fprintf(out, ", binaries since recording: %u changed, %u missing",
 			q->changed_files, q->missing_files);
+	if (q->fd_limit)
+		fprintf(out, ", names lost for lack of file descriptors (the limit is %u; "
+			"%u files not opened)", q->fd_limit, q->starved_files);
 	if (q->jit_live_maps)
 		fprintf(out, ", JIT code of %u processes named from /tmp/perf-PID.map now "
 			"(the recording has no names for it)", q->jit_live_maps);

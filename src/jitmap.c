@@ -10,10 +10,11 @@
 #include <unistd.h>
 
 #include "jitmap.h"
+#include "procroot.h"
 #include "util.h"
 
-/* A perf map larger than this is read only this far. */
-#define PERF_MAP_MAX_READ (1ULL << 30)
+/* A piece of a perf map read at once: lines longer than this are malformed. */
+#define PERF_MAP_PIECE (64U << 10)
 
 /* One hexadecimal number (an optional 0x first) and the blanks after it. */
 static bool parse_hex(const char **pp, const char *end, uint64_t *out)
@@ -151,13 +152,15 @@ int wp_jitmap_add_perf_map(struct wp_jitmap *jm, uint32_t pid, const char *text,
 /*
  * The perf map of a process in a container: written in its own /tmp,
  * under its pid in its own pid namespace (the last of the NSpid line of
- * its status), and read through its root while it lives.  -1 with errno
+ * its status), and read as it sees it while it lives, never leaving its
+ * root (its /tmp may be a link to anywhere: procroot.h).  -1 with errno
  * set when there is none.
  */
 static int open_namespaced_map(uint32_t pid)
 {
 	char status[64], path[128], line[256];
 	unsigned long nspid = 0;
+	struct stat st;
 	FILE *f;
 	int fd;
 
@@ -180,20 +183,126 @@ static int open_namespaced_map(uint32_t pid)
 		errno = ENOENT;
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/root/tmp/perf-%lu.map", pid, nspid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	snprintf(path, sizeof(path), "/tmp/perf-%lu.map", nspid);
+	fd = wp_procroot_open((pid_t)pid, path, &st);
+	if (fd < 0) {
+		/* A FIFO or a device there is "not a regular file", as below. */
+		errno = -fd;
+		return -1;
+	}
 	return fd;
 }
 
+bool wp_jitmap_process_users(uint32_t pid, uint32_t users[2])
+{
+	char status[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(status, sizeof(status), "/proc/%" PRIu32 "/status", pid);
+	f = fopen(status, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "Uid: %" SCNu32 " %" SCNu32, &users[0], &users[1]) == 2;
+	fclose(f);
+	return found;
+}
+
+static void read_add(struct wp_jit_read *st, const struct wp_jit_read *part)
+{
+	st->kept += part->kept;
+	st->outside += part->outside;
+	st->malformed += part->malformed;
+	st->over_limit += part->over_limit;
+}
+
+/*
+ * The lines of the map open at fd into jm, a piece at a time (so the
+ * memory read takes is a piece, however large the map), up to
+ * WP_PERF_MAP_MAX_READ bytes.
+ */
+static int read_pieces(struct wp_jitmap *jm, uint32_t pid, int fd,
+		       const struct wp_jit_range *ranges, size_t nr_ranges, struct wp_jit_read *st)
+{
+	struct wp_jit_read part;
+	char *buf = malloc(PERF_MAP_PIECE);
+	size_t have = 0;
+	uint64_t total = 0;
+	bool skipping = false;	/* the rest of a line too long to be one */
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		size_t want = PERF_MAP_PIECE - have, whole;
+		ssize_t n;
+		char *nl;
+
+		if (total + want > WP_PERF_MAP_MAX_READ)
+			want = (size_t)(WP_PERF_MAP_MAX_READ - total);
+		if (!want) {
+			/* A byte more says whether there is more. */
+			char c;
+
+			st->cut = read(fd, &c, 1) > 0;
+			break;
+		}
+		n = read(fd, buf + have, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		total += (uint64_t)n;
+		have += (size_t)n;
+		if (skipping) {
+			nl = memchr(buf, '\n', have);
+			if (!nl) {
+				have = 0;
+				continue;
+			}
+			skipping = false;
+			have -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, have);
+		}
+		/* The whole lines; the last, unfinished one waits for the next piece. */
+		for (whole = have; whole && buf[whole - 1] != '\n'; whole--)
+			;
+		if (!whole && have == PERF_MAP_PIECE) {
+			st->malformed++;
+			skipping = true;
+			have = 0;
+			continue;
+		}
+		err = wp_jitmap_add_perf_map(jm, pid, buf, whole, ranges, nr_ranges, &part);
+		if (err)
+			break;
+		read_add(st, &part);
+		have -= whole;
+		memmove(buf, buf + whole, have);
+	}
+	/* The last line, maybe half written as the map is read (not counted malformed). */
+	if (!err && have && !skipping) {
+		err = wp_jitmap_add_perf_map(jm, pid, buf, have, ranges, nr_ranges, &part);
+		if (!err)
+			read_add(st, &part);
+	}
+	free(buf);
+	return err;
+}
+
 int wp_jitmap_read_perf_map(struct wp_jitmap *jm, uint32_t pid, uint64_t not_before,
+			    const uint32_t *owners, size_t nr_owners,
 			    const struct wp_jit_range *ranges, size_t nr_ranges,
 			    struct wp_jit_read *st)
 {
 	char path[64];
-	char *text = NULL;
-	size_t len = 0, cap = 0;
 	struct stat sb;
-	ssize_t n;
+	bool trusted;
 	int fd, err = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -212,27 +321,20 @@ int wp_jitmap_read_perf_map(struct wp_jitmap *jm, uint32_t pid, uint64_t not_bef
 		err = -EINVAL;
 		goto out;
 	}
+	trusted = sb.st_uid == 0;
+	for (size_t i = 0; i < nr_owners && !trusted; i++)
+		trusted = sb.st_uid == owners[i];
+	if (!trusted) {
+		st->owner = (uint32_t)sb.st_uid;
+		err = -EPERM;
+		goto out;
+	}
 	if ((uint64_t)sb.st_mtim.tv_sec * 1000000000ULL + (uint64_t)sb.st_mtim.tv_nsec < not_before) {
 		err = -ESTALE;
 		goto out;
 	}
-	for (;;) {
-		if (WP_GROW(text, cap, len + 65536)) {
-			err = -ENOMEM;
-			goto out;
-		}
-		n = read(fd, text + len, cap - len);
-		if (n < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!n || len + (size_t)n > PERF_MAP_MAX_READ)
-			break;
-		len += (size_t)n;
-	}
-	err = wp_jitmap_add_perf_map(jm, pid, text, len, ranges, nr_ranges, st);
+	err = read_pieces(jm, pid, fd, ranges, nr_ranges, st);
 out:
-	free(text);
 	close(fd);
 	return err;
 }

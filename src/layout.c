@@ -412,12 +412,22 @@ static const struct wp_record_kind record_kinds[] = {
 	{ WP_RECORD_TASK_NAME, "TASK_NAME", WP_KIND_OWN | WP_KIND_SYNTHESIZED },
 };
 
+/* Record types below this index the table directly (kinds_by_type). */
+#define KIND_INDEX_MAX 128
+
 const struct wp_record_kind *wp_record_kind_of(uint32_t type)
 {
-	for (size_t i = 0; i < sizeof(record_kinds) / sizeof(record_kinds[0]); i++)
-		if (record_kinds[i].type == type)
-			return &record_kinds[i];
-	return NULL;
+	/* Every record of a file asks: an index made once, not a search each time. */
+	static const struct wp_record_kind *by_type[KIND_INDEX_MAX];
+	static bool indexed;
+
+	if (!__atomic_load_n(&indexed, __ATOMIC_ACQUIRE)) {
+		for (size_t i = 0; i < sizeof(record_kinds) / sizeof(record_kinds[0]); i++)
+			if (record_kinds[i].type < KIND_INDEX_MAX)
+				by_type[record_kinds[i].type] = &record_kinds[i];
+		__atomic_store_n(&indexed, true, __ATOMIC_RELEASE);
+	}
+	return type < KIND_INDEX_MAX ? by_type[type] : NULL;
 }
 
 uint64_t wp_record_time(const struct wp_sample_format *fmt, const struct perf_event_header *rec)

@@ -81,7 +81,8 @@ static int mark(uint8_t **v, size_t *cap, size_t i)
 
 static int define_dso(struct wp_liveunwind *lu, uint32_t idx, struct wp_buf *out)
 {
-	const struct wp_dso *dso = wp_procmap_dso(lu->pm, idx);
+	struct wp_dso *dso = wp_procmap_dso(lu->pm, idx);
+	uint8_t id[20];
 	struct wp_dso_def d;
 	int err;
 
@@ -94,8 +95,9 @@ static int define_dso(struct wp_liveunwind *lu, uint32_t idx, struct wp_buf *out
 	d.maj = dso->maj;
 	d.min = dso->min;
 	d.ino = dso->ino;
-	d.build_id_size = dso->build_id_size;
-	d.build_id = dso->build_id;
+	/* The file's own id when none was recorded: its debug file is found by it. */
+	d.build_id_size = (uint8_t)wp_procmap_dso_build_id(lu->pm, dso, id, sizeof(id));
+	d.build_id = id;
 	d.filename = dso->path;
 	lu->stats.dsos++;
 	return wp_dso_def_append(out, &d);
@@ -193,16 +195,15 @@ static int convert_sample(struct wp_liveunwind *lu, const struct perf_event_head
 		break;
 	/* The other tracepoints' samples take no stack: only who and when. */
 	case WP_EVENT_ENQUEUED:
+	case WP_EVENT_WAKEUP_NEW:
 		if (!wp_sample_kinds_woken(&lu->kinds, s, &ss.thread))
 			return 0;
+		ss.flags = wp_sample_kinds_enqueued_here(&lu->kinds, s) ? WP_STACK_SAMPLE_HERE : 0;
 		unwind = false;
 		break;
 	case WP_EVENT_SCHED_SWITCH:
 		if (!wp_sample_kinds_next(&lu->kinds, s, &ss.thread))
 			return 0;
-		unwind = false;
-		break;
-	case WP_EVENT_WAKEUP_NEW:
 		unwind = false;
 		break;
 	case WP_EVENT_ONCPU:

@@ -14,6 +14,7 @@
 
 #include "buildid.h"
 #include "debuginfod.h"
+#include "fdlimit.h"
 #include "filecache.h"
 #include "layout.h"
 #include "log.h"
@@ -30,8 +31,57 @@ struct wp_procmap {
 	void *release_arg;
 	bool same_kernel;
 	int vdso_fd;			/* our own [vdso] image, -1 until made */
-	unsigned int mismatches, missing;
+	unsigned int mismatches, missing, starved;
+	/* Descriptors of dsos kept open (see wp_procmap_dso_fd). */
+	unsigned int nr_open, max_open;
+	uint64_t tick;
+	struct wp_dso *busy;		/* the one handed out last: never closed */
 };
+
+/* Close the descriptor of a dso that can open its file again. */
+static void dso_close(struct wp_procmap *pm, struct wp_dso *d)
+{
+	close(d->fd);
+	d->fd = -1;
+	pm->nr_open--;
+}
+
+/* The least recently used dso whose descriptor may be closed, or NULL. */
+static struct wp_dso *dso_lru(const struct wp_procmap *pm)
+{
+	struct wp_dso *best = NULL;
+
+	for (size_t i = 1; i < pm->nr_dsos; i++) {
+		struct wp_dso *d = pm->dsos[i];
+
+		if (d->fd >= 0 && !d->pinned && d != pm->busy && (!best || d->used < best->used))
+			best = d;
+	}
+	return best;
+}
+
+/* Keep no more than max_open descriptors of dsos (the pinned ones aside). */
+static void dso_trim(struct wp_procmap *pm)
+{
+	struct wp_dso *d;
+
+	while (pm->nr_open > pm->max_open && (d = dso_lru(pm)))
+		dso_close(pm, d);
+}
+
+/* Another cache needs a descriptor: give back all but the one in use. */
+static unsigned int procmap_reclaim(void *arg)
+{
+	struct wp_procmap *pm = arg;
+	unsigned int n = 0;
+	struct wp_dso *d;
+
+	while ((d = dso_lru(pm))) {
+		dso_close(pm, d);
+		n++;
+	}
+	return n;
+}
 
 int wp_procmap_new(bool same_kernel, struct wp_procmap **out)
 {
@@ -43,6 +93,8 @@ int wp_procmap_new(bool same_kernel, struct wp_procmap **out)
 		return -ENOMEM;
 	pm->same_kernel = same_kernel;
 	pm->vdso_fd = -1;
+	/* A quarter of what is left: libdwfl's sessions hold the rest. */
+	pm->max_open = wp_fdlimit_share(4, 4);
 	k = calloc(1, sizeof(*k));
 	if (!k || WP_GROW(pm->dsos, pm->cap_dsos, 1)) {
 		free(k);
@@ -58,6 +110,7 @@ int wp_procmap_new(bool same_kernel, struct wp_procmap **out)
 		wp_procmap_free(pm);
 		return -ENOMEM;
 	}
+	wp_fd_reclaim_register(procmap_reclaim, pm);
 	*out = pm;
 	return 0;
 }
@@ -501,6 +554,15 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 	 * then debuginfod.
 	 */
 	n = wp_open_regular(d->path, &st);
+	if (wp_fd_exhausted(n) && wp_fd_reclaim())
+		n = wp_open_regular(d->path, &st);
+	if (wp_fd_exhausted(n)) {
+		/* Not missing: a report with more descriptors names its frames. */
+		d->starved = true;
+		pm->starved++;
+		wp_fd_note_starved();
+		return false;
+	}
 	if (n >= 0) {
 		char got[41], want[41];
 
@@ -542,9 +604,19 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 	return false;
 usable:
 	dso_read_loads(d);
-	if (!d->nr_loads)
+	if (!d->nr_loads || fstat(d->fd, &st))
 		goto unusable;
 	d->usable = true;
+	d->open_dev = st.st_dev;
+	d->open_ino = st.st_ino;
+	/* A memfd or a kept copy is opened by its descriptor: it cannot be again. */
+	d->pinned = !strncmp(d->open_path, "/proc/self/fd/", 14);
+	d->used = ++pm->tick;
+	pm->busy = d;
+	if (!d->pinned) {
+		pm->nr_open++;
+		dso_trim(pm);
+	}
 	return true;
 unusable:
 	if (d->fd >= 0)
@@ -620,6 +692,74 @@ unsigned int wp_procmap_missing(const struct wp_procmap *pm)
 	return pm->missing;
 }
 
+unsigned int wp_procmap_starved(const struct wp_procmap *pm)
+{
+	return pm->starved;
+}
+
+int wp_procmap_dso_fd(struct wp_procmap *pm, struct wp_dso *d)
+{
+	struct stat st;
+	int fd;
+
+	if (!d->usable)
+		return -1;
+	d->used = ++pm->tick;
+	pm->busy = d;
+	if (d->fd >= 0)
+		return d->fd;
+	fd = wp_open_regular(d->open_path, &st);
+	if (wp_fd_exhausted(fd) && wp_fd_reclaim())
+		fd = wp_open_regular(d->open_path, &st);
+	if (wp_fd_exhausted(fd)) {
+		if (!d->starved)
+			pm->starved++;
+		d->starved = true;
+		wp_fd_note_starved();
+		return -1;
+	}
+	if (fd >= 0 && (st.st_dev != d->open_dev || st.st_ino != d->open_ino)) {
+		char q[WP_QUOTE_MSG];
+
+		/* Replaced while the report ran: not the file whose loads were read. */
+		wp_warn("'%s' was replaced during the report; its frames from now on are shown "
+			"as addresses", wp_quote(q, sizeof(q), d->open_path, WP_QUOTE_TEXT));
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		d->usable = false;
+		return -1;
+	}
+	d->fd = fd;
+	pm->nr_open++;
+	dso_trim(pm);
+	return fd;
+}
+
+size_t wp_procmap_dso_build_id(struct wp_procmap *pm, struct wp_dso *dso, uint8_t *id,
+			       size_t size)
+{
+	int fd, n;
+
+	if (dso->build_id_size) {
+		if (dso->build_id_size > size)
+			return 0;
+		memcpy(id, dso->build_id, dso->build_id_size);
+		return dso->build_id_size;
+	}
+	if (!dso->file_build_id_read) {
+		dso->file_build_id_read = true;
+		if (wp_procmap_dso_open(pm, dso) && (fd = wp_procmap_dso_fd(pm, dso)) >= 0 &&
+		    (n = wp_build_id_read_fd(fd, dso->file_build_id, sizeof(dso->file_build_id))) > 0)
+			dso->file_build_id_size = (uint8_t)n;
+	}
+	if (!dso->file_build_id_size || dso->file_build_id_size > size)
+		return 0;
+	memcpy(id, dso->file_build_id, dso->file_build_id_size);
+	return dso->file_build_id_size;
+}
+
 void wp_procmap_free(struct wp_procmap *pm)
 {
 	uint64_t pid, found;
@@ -627,6 +767,7 @@ void wp_procmap_free(struct wp_procmap *pm)
 
 	if (!pm)
 		return;
+	wp_fd_reclaim_unregister(procmap_reclaim, pm);
 	while (wp_u64map_next(&pm->procs, &pos, &pid, &found)) {
 		struct wp_process *p = (struct wp_process *)(uintptr_t)found;
 

@@ -72,6 +72,7 @@ struct model {
 struct chunk {
 	struct chunk *next;
 	uint64_t min_time, max_time;	/* of its timed records */
+	uint64_t round_ns;		/* every record before it is in this chunk or earlier */
 	struct wp_summary counts;	/* of its records */
 	size_t raw_len;
 	size_t len;			/* of the zstd frame in data */
@@ -98,6 +99,7 @@ struct wp_rotate {
 	/* The file being written (--rotate), and its span. */
 	struct wp_writer *w;
 	uint64_t start_ns, end_ns;
+	uint64_t complete_ns;		/* it holds every record before (of its span) */
 	struct wp_summary counts;
 	struct wp_buf out;		/* records for its next block */
 	struct wp_buf pending;		/* records of later files, until it closes */
@@ -172,52 +174,13 @@ static uint64_t record_time(const struct wp_rotate *r, const struct perf_event_h
 static void count_record(const struct wp_rotate *r, struct wp_summary *c,
 			 const struct perf_event_header *h)
 {
-	uint64_t id, lost;
-
 	if (h->type == WP_RECORD_ROUND)
 		return;
-	c->records++;
 	/* A live recording's sample left for report to unwind (its unwinder fell behind). */
 	if (h->type == PERF_RECORD_SAMPLE && (r->meta->flags & WP_META_STACK_TABLE))
 		c->raw_samples++;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-	case WP_RECORD_STACK_SAMPLE:
-		switch (sample_role(r, h)) {
-		case WP_EVENT_SWITCH_OUT:
-			c->switch_samples++;
-			break;
-		case WP_EVENT_WAKEUP:
-		case WP_EVENT_WAKEUP_NEW:
-		case WP_EVENT_ENQUEUED:
-			c->wakeups++;
-			break;
-		case WP_EVENT_SCHED_SWITCH:
-			break;
-		default:
-			c->samples++;
-		}
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		c->switches++;
-		break;
-	case PERF_RECORD_LOST:
-		if (!wp_lost_parse(h, &id, &lost))
-			c->lost_records += lost;
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (!wp_lost_parse(h, &id, &lost))
-			c->lost_samples += lost;
-		break;
-	case PERF_RECORD_THROTTLE:
-		c->throttles++;
-		break;
-	default:
-		if (wp_record_kind_of(h->type) &&
-		    (wp_record_kind_of(h->type)->flags & WP_KIND_SYNTHESIZED))
-			c->synthesized++;
-	}
+	wp_summary_count(c, h, h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE ?
+			 sample_role(r, h) : -1);
 }
 
 /* The model: threads and processes alive, with what a file must say of them. */
@@ -767,17 +730,20 @@ static int file_open(struct wp_rotate *r, uint64_t start, struct wp_writer **out
 
 /*
  * Close a file at end: the session's closing blocks, the summary, its
- * name.  last, when given, is the whole recording's end.
+ * name.  last, when given, is the whole recording's end.  complete_ns:
+ * the file holds every record of its span before then, for a file whose
+ * writer failed; it then ends there, and its summary says it was cut
+ * short and why (a file that looked whole would show the time after the
+ * cut as spent in whatever state its threads were last seen in).
  */
 static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summary *c,
-		      uint64_t end, uint32_t reason, const struct wp_summary *last)
+		      uint64_t end, uint32_t reason, const struct wp_summary *last,
+		      uint64_t complete_ns)
 {
 	char *where = NULL;
-	int err, e;
+	int err, e, werr;
 
 	err = r->o.finish ? r->o.finish(r->o.arg, w) : 0;
-	c->end_clock_ns = end;
-	c->end_realtime_ns = r->meta->start_realtime_ns + (end - r->meta->start_clock_ns);
 	c->exit_status = -1;
 	c->stop_reason = reason;
 	if (last) {
@@ -787,6 +753,24 @@ static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summar
 		c->rings_full_at_end = last->rings_full_at_end;
 		c->cut_short_errno = last->cut_short_errno;
 	}
+	/* The first failed write, records or closing blocks. */
+	werr = wp_writer_error(w);
+	/* Not one record of its span: no file, rather than an empty one. */
+	if (werr && !c->records) {
+		wp_writer_abort(w);
+		r->nr_files--;
+		return err ? err : werr;
+	}
+	if (werr) {
+		c->stop_reason = WP_STOP_ERROR;
+		c->cut_short_errno = (uint32_t)-werr;
+		if (complete_ns < end)
+			end = complete_ns;
+		if (!err)
+			err = werr;
+	}
+	c->end_clock_ns = end;
+	c->end_realtime_ns = r->meta->start_realtime_ns + (end - r->meta->start_clock_ns);
 	e = wp_writer_write_summary(w, c);
 	if (!err)
 		err = e;
@@ -794,6 +778,10 @@ static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summar
 	e = wp_writer_commit_where(w, &where);
 	if (!err)
 		err = e;
+	if (where && werr)
+		wp_warn("'%s' was cut short at %.3f s by a write error (%s): it holds the "
+			"records before", wp_quoted(where),
+			(double)(end - r->meta->start_clock_ns) / 1e9, strerror(-werr));
 	if (where) {
 		wp_debug("wrote '%s', ending at %.3f s", wp_quoted(where),
 			 (double)(end - r->meta->start_clock_ns) / 1e9);
@@ -836,7 +824,7 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 			err = wp_buf_append(&r->pending, h, h->size);
 			continue;
 		}
-		count_record(r, &r->counts, h);
+		/* Counted once written (flush_out): a full disk may keep only some. */
 		err = model_follow(r, h, at, t);
 		if (!err)
 			err = wp_buf_append(&r->out, h, h->size);
@@ -844,12 +832,62 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	return model_follow_end(r, buf, err);
 }
 
+/* Count into c the records of the first len bytes of buf, but the prelude's. */
+static void count_written(const struct wp_rotate *r, struct wp_summary *c, const uint8_t *buf,
+			  size_t len)
+{
+	const struct perf_event_header *h;
+	size_t off = 0;
+
+	while ((h = wp_record_next(buf, len, &off)))
+		if (!is_prelude_record(h))
+			count_record(r, c, h);
+}
+
+/*
+ * Up to when the first len bytes of buf, records as the drain passes them
+ * (a ROUND after each pass over the rings), hold every record, as far as
+ * they tell (0: they do not): a pass reads every record dated before it
+ * began, so each one's records are dated after every record before the
+ * ROUND ahead of the pass before it.
+ */
+static uint64_t complete_until(const struct wp_rotate *r, const uint8_t *buf, size_t len)
+{
+	const struct perf_event_header *h;
+	uint64_t safe = 0, before_last = 0, seen = 0;
+	size_t off = 0;
+
+	while ((h = wp_record_next(buf, len, &off))) {
+		uint64_t t;
+
+		if (h->type == WP_RECORD_ROUND) {
+			if (before_last > safe)
+				safe = before_last;
+			before_last = seen;
+		} else if ((t = record_time(r, h)) > seen) {
+			seen = t;
+		}
+	}
+	return safe;
+}
+
 static int flush_out(struct wp_rotate *r)
 {
 	int err = 0;
 
-	if (r->out.len && r->w)
+	if (r->out.len && r->w) {
+		size_t kept;
+
 		err = wp_writer_write_records(r->w, r->out.data, r->out.len);
+		kept = err ? wp_writer_kept(r->w) : r->out.len;
+		count_written(r, &r->counts, r->out.data, kept);
+		if (err) {
+			uint64_t t = complete_until(r, r->out.data, kept);
+
+			if (t > r->complete_ns)
+				r->complete_ns = t < r->end_ns ? t : r->end_ns;
+		}
+	}
 	r->out.len = 0;
 	return err;
 }
@@ -861,8 +899,11 @@ static int rotate_now(struct wp_rotate *r)
 	int err;
 
 	err = flush_out(r);
+	if (!err)
+		r->complete_ns = r->end_ns;	/* every record of its span is in */
 	if (r->w) {
-		int e = file_close(r, r->w, &r->counts, r->end_ns, WP_STOP_ROTATED, NULL);
+		int e = file_close(r, r->w, &r->counts, r->end_ns, WP_STOP_ROTATED, NULL,
+				   r->complete_ns);
 
 		r->w = NULL;
 		if (!err)
@@ -870,6 +911,7 @@ static int rotate_now(struct wp_rotate *r)
 	}
 	memset(&r->pending, 0, sizeof(r->pending));
 	r->start_ns = r->end_ns;
+	r->complete_ns = r->start_ns;
 	r->end_ns += r->o.rotate_ns;
 	prune_exited(&r->m, r->start_ns);
 	if (!err)
@@ -903,7 +945,7 @@ static int chunk_records(struct wp_rotate *r, const struct chunk *k)
  */
 static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last)
 {
-	uint64_t start = r->kept_since, from;
+	uint64_t start = r->kept_since, from, complete;
 	struct wp_summary c;
 	struct wp_writer *w;
 	struct wp_buf out = { 0 };
@@ -922,6 +964,8 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 			start = from;
 	}
 	err = file_open(r, start, &w, &c);
+	/* After a write error, the file ends where its records are all in. */
+	complete = start;
 	for (struct chunk *k = r->head; !err && k; k = k->next) {
 		if (k->max_time <= end) {
 			err = wp_writer_write_records_zstd(w, k->data, k->len, k->raw_len);
@@ -935,10 +979,16 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 				c.throttles += k->counts.throttles;
 				c.wakeups += k->counts.wakeups;
 				c.synthesized += k->counts.synthesized;
+				if (k->round_ns > complete)
+					complete = k->round_ns;
 				continue;
 			}
-			if (err != -EINVAL)
-				break;	/* else the file is not compressed: as below */
+			/*
+			 * Not compressed: as below.  Too large for the space left:
+			 * its records, which the writer splits to keep what fits.
+			 */
+			if (err != -EINVAL && err != -ENOSPC && err != -EDQUOT && err != -EFBIG)
+				break;
 		}
 		out.len = 0;
 		err = chunk_records(r, k);
@@ -948,15 +998,27 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 			off += h->size;
 			if (record_time(r, h) > end)
 				continue;	/* after the request: the next file's */
-			count_record(r, &c, h);
 			err = wp_buf_append(&out, h, h->size);
 		}
-		if (!err && out.len)
+		if (!err && out.len) {
+			size_t kept;
+
 			err = wp_writer_write_records(w, out.data, out.len);
+			kept = err ? wp_writer_kept(w) : out.len;
+			count_written(r, &c, out.data, kept);
+			if (err && complete_until(r, out.data, kept) > complete)
+				complete = complete_until(r, out.data, kept);
+		}
+		if (!err && k->max_time <= end && k->round_ns > complete)
+			complete = k->round_ns;
 	}
 	wp_buf_release(&out);
+	if (!err)
+		complete = end;		/* a closing block may still fail */
 	if (w) {
-		e = file_close(r, w, &c, end > start ? end : start, WP_STOP_DUMPED, last);
+		if (end < start)
+			end = start;
+		e = file_close(r, w, &c, end, WP_STOP_DUMPED, last, complete < end ? complete : end);
 		if (!err)
 			err = e;
 	}
@@ -1013,7 +1075,7 @@ static int take_prelude(struct wp_rotate *r, const uint8_t **buf, size_t *len)
 	return err;
 }
 
-static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
+static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len, uint64_t round_ns)
 {
 	struct wp_summary counts = { 0 };
 	uint64_t min_time = UINT64_MAX, max_time = 0;
@@ -1060,6 +1122,7 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	k->len = n;
 	k->min_time = min_time == UINT64_MAX ? 0 : min_time;
 	k->max_time = max_time;
+	k->round_ns = round_ns;
 	k->counts = counts;
 	memcpy(k->data, r->zbuf.data, n);
 	if (r->tail)
@@ -1083,24 +1146,33 @@ int wp_rotate_records(void *arg, const void *buf, size_t len, uint64_t round_ns,
 		err = route(r, buf, len);
 		if (!err)
 			err = flush_out(r);
+		/* Every record dated before it is in (a later one is the next file's). */
+		if (!err && round_ns > r->complete_ns)
+			r->complete_ns = round_ns < r->end_ns ? round_ns : r->end_ns;
 		/* Every record dated before the end is in: the file is complete. */
 		while (!err && round_ns && round_ns >= r->end_ns + WP_ROTATE_SLACK_NS)
 			err = rotate_now(r);
 	} else {
 		uint64_t asked = __atomic_load_n(&r->dump_asked, __ATOMIC_ACQUIRE);
 
-		err = keep(r, buf, len);
+		err = keep(r, buf, len, round_ns);
 		if (!err && asked && round_ns >= asked + WP_ROTATE_SLACK_NS) {
+			unsigned int files = r->nr_files;
+
 			__atomic_compare_exchange_n(&r->dump_asked, &asked, 0, false,
 						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 			/* The window ends at the request, not at this pass. */
 			err = evict(r, asked);
 			if (!err)
 				err = dump(r, asked, NULL);
-			/* A file that could not be written does not stop the recording. */
+			/*
+			 * A file that could not be written does not stop the
+			 * recording; one cut short said so as it was kept.
+			 */
 			if (err && err != -ENOMEM) {
-				wp_warn("the flight recorder's file was not written: %s",
-					strerror(-err));
+				if (r->nr_files == files)
+					wp_warn("the flight recorder's file was not written: %s",
+						strerror(-err));
 				err = 0;
 			}
 		}
@@ -1136,8 +1208,10 @@ int wp_rotate_end(struct wp_rotate *r, const struct wp_summary *whole)
 		e = flush_out(r);
 		if (!err)
 			err = e;
+		if (!err)
+			r->complete_ns = end;
 		if (r->w) {
-			e = file_close(r, r->w, &r->counts, end, 0, whole);
+			e = file_close(r, r->w, &r->counts, end, 0, whole, r->complete_ns);
 			r->w = NULL;
 			if (!err)
 				err = e;
@@ -1164,6 +1238,12 @@ int wp_rotate_open(const struct wp_rotate_opts *opts, struct wp_rotate **out)
 	if (!r)
 		return -ENOMEM;
 	r->o = *opts;
+	/* Its numbered names would hide what was wrong with it: "" makes ".0001". */
+	err = wp_writer_check_name(opts->output);
+	if (err) {
+		free(r);
+		return err;
+	}
 	/* Fail now, not at the first file, when it cannot be made. */
 	name = wp_rotate_name(opts->output, 1);
 	err = name ? wp_writer_open(name, opts->force, opts->compress_level, &probe) : -ENOMEM;
@@ -1194,6 +1274,7 @@ int wp_rotate_start(struct wp_rotate *r, const struct wp_meta *meta)
 		qsort(r->roles, r->nr_roles, sizeof(*r->roles), id_role_cmp);
 	r->kept_since = meta->start_clock_ns;
 	r->start_ns = meta->start_clock_ns;
+	r->complete_ns = r->start_ns;
 	if (!r->o.rotate_ns)
 		return 0;
 	r->end_ns = r->start_ns + r->o.rotate_ns;

@@ -43,6 +43,11 @@ enum wp_event_role wp_sample_kinds_role(const struct wp_sample_kinds *k, uint64_
 	return (enum wp_event_role)role;
 }
 
+bool wp_sample_kinds_known(const struct wp_sample_kinds *k, uint64_t id)
+{
+	return wp_u64map_get(&k->roles, id, NULL);
+}
+
 const struct wp_trace_format *wp_sample_kinds_trace(const struct wp_sample_kinds *k,
 						    uint64_t id)
 {
@@ -103,6 +108,15 @@ bool wp_sample_kinds_next(const struct wp_sample_kinds *k, const struct wp_sampl
 		return false;
 	*tid = (uint32_t)next;
 	return true;
+}
+
+bool wp_sample_kinds_enqueued_here(const struct wp_sample_kinds *k, const struct wp_sample *s)
+{
+	const struct wp_trace_format *f = wp_sample_kinds_trace(k, s->id);
+	int64_t target;
+
+	return f && wp_trace_field_int(wp_trace_field(f, "target_cpu"), s->raw, s->raw_size,
+				       &target) && target == (int64_t)s->cpu;
 }
 
 void wp_sample_kinds_release(struct wp_sample_kinds *k)

@@ -21,6 +21,7 @@
 #include "arch.h"
 #include "buildid.h"
 #include "drain.h"
+#include "fdlimit.h"
 #include "filecache.h"
 #include "jitmap.h"
 #include "kallsyms.h"
@@ -100,6 +101,10 @@ struct session {
 	int exits_err;
 	pthread_mutex_t clock_lock;
 	struct wp_buf clock_records;
+	pthread_t clock_thread;		/* rotating or flight: reads them on time */
+	pthread_cond_t clock_wake;	/* with clock_lock: stop */
+	bool clock_running;
+	int clock_stop;			/* under clock_lock */
 };
 
 static void fill_meta(struct session *s)
@@ -612,7 +617,8 @@ static void read_clocks(struct session *s, enum wp_clock_when when)
 	} else {
 		n = 0;
 	}
-	wp_debug("the scheduler's figures of %d threads read in %.1f ms", n,
+	wp_debug("the scheduler's figures of %d threads read at %.3f s in %.1f ms", n,
+		 (double)(t0 - s->meta.start_clock_ns) / 1e9,
 		 (double)(wp_clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	if (n < 0)
 		wp_debug("cannot read the threads' scheduler figures: %s", strerror(-n));
@@ -684,8 +690,11 @@ static void note_synth_anon_code(struct session *s, const struct wp_buf *buf)
 		    !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename) ||
 		    WP_GROW(s->synth_anon, s->cap_synth_anon, s->nr_synth_anon + 1))
 			continue;
-		s->synth_anon[s->nr_synth_anon++] = (struct wp_anon_code){
-			m.pid, m.addr, m.addr + m.len };
+		s->synth_anon[s->nr_synth_anon] = (struct wp_anon_code){
+			.pid = m.pid, .start = m.addr, .end = m.addr + m.len };
+		s->synth_anon[s->nr_synth_anon].users_known =
+			wp_jitmap_process_users(m.pid, s->synth_anon[s->nr_synth_anon].users);
+		s->nr_synth_anon++;
 	}
 }
 
@@ -847,6 +856,95 @@ static int gate_set(unsigned int cpu, bool open, void *arg)
 #define CLOCK_LEAD_NS (50ULL * 1000 * 1000)
 #define CLOCK_LAG_NS (1ULL * 1000 * 1000)
 
+/*
+ * When to read the threads' figures next, after now: for a rotating
+ * recording (files every ns from start) just before and just after each
+ * file's end, else every ns.  A late read never skips the next.
+ */
+static uint64_t next_clock_read(uint64_t start, uint64_t every, bool rotating, uint64_t now)
+{
+	uint64_t k = now > start ? (now - start) / every : 0, best = UINT64_MAX;
+
+	for (uint64_t b = k; b <= k + 2; b++) {
+		uint64_t at = start + b * every;
+		uint64_t when[2] = { at > CLOCK_LEAD_NS ? at - CLOCK_LEAD_NS : at, at + CLOCK_LAG_NS };
+
+		if (!b)
+			continue;
+		for (int i = rotating ? 0 : 0; i < (rotating ? 2 : 1); i++) {
+			uint64_t w = rotating ? when[i] : at;
+
+			if (w > now && w < best)
+				best = w;
+		}
+	}
+	return best;
+}
+
+/*
+ * The thread that reads the threads' figures of a rotating or flight
+ * recording on time (next_clock_read), beside the main thread, which the
+ * switch-out stack budget may keep busy opening and closing events.  It
+ * runs ahead of the workload when allowed (CAP_SYS_NICE): a read late by
+ * a file's end anchors neither file well.
+ */
+static void *clock_main(void *arg)
+{
+	struct session *s = arg;
+	uint64_t start = s->meta.start_clock_ns;
+	uint64_t every = s->opts->rotate > 0 ? (uint64_t)(s->opts->rotate * 1e9) : NSEC_PER_SEC;
+	bool rotating = s->opts->rotate > 0;
+
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
+		wp_debug("the figures' reader keeps the default priority: %s", strerror(errno));
+	for (;;) {
+		uint64_t at = next_clock_read(start, every, rotating, wp_clock_ns(CLOCK_MONOTONIC));
+		struct timespec ts = { .tv_sec = (time_t)(at / NSEC_PER_SEC),
+				       .tv_nsec = (long)(at % NSEC_PER_SEC) };
+		bool stop;
+
+		pthread_mutex_lock(&s->clock_lock);
+		while (!s->clock_stop && wp_clock_ns(CLOCK_MONOTONIC) < at)
+			if (pthread_cond_timedwait(&s->clock_wake, &s->clock_lock, &ts) == ETIMEDOUT)
+				break;
+		stop = s->clock_stop;
+		pthread_mutex_unlock(&s->clock_lock);
+		if (stop)
+			return NULL;
+		read_clocks(s, WP_CLOCK_DURING);
+	}
+}
+
+/* Start the figures' reader (rotating or flight recordings). */
+static void clock_reader_start(struct session *s)
+{
+	pthread_condattr_t attr;
+
+	if (pthread_condattr_init(&attr))
+		return;
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!pthread_cond_init(&s->clock_wake, &attr)) {
+		if (!pthread_create(&s->clock_thread, NULL, clock_main, s))
+			s->clock_running = true;
+		else
+			pthread_cond_destroy(&s->clock_wake);
+	}
+	pthread_condattr_destroy(&attr);
+}
+
+static void clock_reader_stop(struct session *s)
+{
+	if (!s->clock_running)
+		return;
+	pthread_mutex_lock(&s->clock_lock);
+	s->clock_stop = 1;
+	pthread_cond_signal(&s->clock_wake);
+	pthread_mutex_unlock(&s->clock_lock);
+	pthread_join(s->clock_thread, NULL);
+	pthread_cond_destroy(&s->clock_wake);
+	s->clock_running = false;
+}
+
 static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 {
 	const struct wp_record_opts *o = s->opts;
@@ -864,19 +962,6 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 	 * end, or every second for the flight recorder, whose files end
 	 * anywhere.
 	 */
-	uint64_t clock_every = rotate_ns ? rotate_ns : o->flight_recorder > 0 ? NSEC_PER_SEC : 0;
-	uint64_t clock_ns = clock_every ? start_ns + clock_every - (rotate_ns ? CLOCK_LEAD_NS : 0) : 0;
-	bool clock_before = rotate_ns != 0;	/* the next read is the one before the boundary */
-
-	/*
-	 * This thread mostly sleeps; woken, it reads the figures, closes
-	 * files and stops the recording on time, even on a busy machine,
-	 * when allowed to run ahead (CAP_SYS_NICE).  The command, forked
-	 * before, keeps its own priority.
-	 */
-	if (clock_every && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
-		wp_debug("the recording's main thread keeps the default priority: %s",
-			 strerror(errno));
 
 	for (;;) {
 		uint64_t now = wp_clock_ns(CLOCK_MONOTONIC), wait_ns = TICK_NS, when;
@@ -914,22 +999,7 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 		}
 		if (rotate_flush_ns && rotate_flush_ns - now < wait_ns)
 			wait_ns = rotate_flush_ns - now;
-		if (clock_ns && now >= clock_ns && !s->write_err) {
-			read_clocks(s, WP_CLOCK_DURING);
-			if (!rotate_ns) {
-				clock_ns += clock_every;
-			} else if (clock_before) {
-				clock_ns += CLOCK_LEAD_NS + CLOCK_LAG_NS;
-				clock_before = false;
-			} else {
-				clock_ns += clock_every - CLOCK_LEAD_NS - CLOCK_LAG_NS;
-				clock_before = true;
-			}
-			while (clock_ns <= now)
-				clock_ns += clock_every;
-		}
-		if (clock_ns && clock_ns > now && clock_ns - now < wait_ns)
-			wait_ns = clock_ns - now;
+
 		ts.tv_sec = (time_t)(wait_ns / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(wait_ns % NSEC_PER_SEC);
 		sig = sigtimedwait(&s->sigs, NULL, &ts);
@@ -1044,17 +1114,27 @@ static int write_build_ids(struct session *s, struct wp_writer *w)
 
 /*
  * Keep a copy of every file that a process in a chroot or another mount
- * namespace mapped (the drain opened them through /proc/PID/root), so
+ * namespace mapped (the drain opened them as the process saw them), so
  * that report finds them by build id even when the host has another file,
  * or none, at the recorded path.  Not an error if it fails: report then
- * names those frames by address, and says so.
+ * names those frames by address, and says so.  What the programs chose to
+ * map is copied within limits (filecache.h), holes left holes, and a
+ * SIGINT, SIGTERM or SIGHUP stops the copying; then the cache is pruned.
  */
 static void keep_foreign_files(struct session *s)
 {
 	const struct wp_mapped_file *files;
-	size_t n, kept = 0, wanted = 0;
+	sigset_t stop;
+	struct wp_filecache_copy cp = { .budget = WP_FILECACHE_MAX_KEPT, .stop = &stop };
+	struct wp_filecache_pruned pruned;
+	size_t n, kept = 0, wanted = 0, big = 0, over = 0, cut = 0;
+	uint64_t since = wp_clock_ns(CLOCK_REALTIME);
 	int err = 0;
 
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
 	files = wp_drain_mapped_files(s->drain, &n);
 	for (size_t i = 0; i < n; i++) {
 		int e;
@@ -1066,9 +1146,21 @@ static void keep_foreign_files(struct session *s)
 			err = -ECANCELED;
 			continue;
 		}
-		e = wp_filecache_store(files[i].fd, files[i].build_id, files[i].build_id_size);
+		if (cp.signal) {
+			cut++;
+			continue;
+		}
+		wp_debug("copying '%s' (process %u) into the cache", wp_quoted(files[i].path),
+			 files[i].pid);
+		e = wp_filecache_store(files[i].fd, files[i].build_id, files[i].build_id_size, &cp);
 		if (!e || e == -EEXIST)
 			kept++;
+		else if (e == -EFBIG)
+			big++;
+		else if (e == -EDQUOT)
+			over++;
+		else if (e == -EINTR)
+			cut++;
 		else if (!err)
 			err = e;
 	}
@@ -1077,11 +1169,30 @@ static void keep_foreign_files(struct session *s)
 	if (kept)
 		wp_info("kept copies of %zu file%s mapped in a chroot or another mount namespace "
 			"for report (see FILES in wallprof-record(1))", kept, kept == 1 ? "" : "s");
-	if (kept < wanted)
+	if (big)
+		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept: "
+			"more than %llu MiB of data each", big, big == 1 ? "" : "s",
+			big == 1 ? "was" : "were", WP_FILECACHE_MAX_COPY >> 20);
+	if (over)
+		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept: "
+			"the copies of a recording hold at most %llu MiB", over, over == 1 ? "" : "s",
+			over == 1 ? "was" : "were", WP_FILECACHE_MAX_KEPT >> 20);
+	if (cut)
+		wp_warn("copying stopped by %s: %zu file%s mapped in a chroot or another mount "
+			"namespace %s not kept", strsignal(cp.signal), cut, cut == 1 ? "" : "s",
+			cut == 1 ? "was" : "were");
+	if (kept + big + over + cut < wanted)
 		wp_warn("%zu file%s mapped in a chroot or another mount namespace %s not kept (%s); "
 			"report names their frames only while they stay at the recorded paths",
-			wanted - kept, wanted - kept == 1 ? "" : "s", wanted - kept == 1 ? "was" : "were",
+			wanted - kept - big - over - cut, wanted - kept - big - over - cut == 1 ? "" : "s",
+			wanted - kept - big - over - cut == 1 ? "was" : "were",
 			err == -ECANCELED ? "the cache is off" : strerror(-err));
+	if (s->opts->no_buildid_cache || wp_filecache_prune(since, &pruned))
+		return;
+	if (pruned.removed)
+		wp_info("removed %u old copies of files (%.1f MiB) from the cache, which now holds "
+			"%.1f MiB (see FILES in wallprof-record(1))", pruned.removed,
+			(double)pruned.freed / (1 << 20), (double)pruned.left / (1 << 20));
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -1131,25 +1242,44 @@ static int write_jit_names(struct session *s, struct wp_writer *w)
 	for (size_t i = 0, j; i < n && !err; i = j) {
 		uint32_t pid = all[i].pid;
 		uint64_t since = wp_drain_program_start(s->drain, pid), not_before = 0;
+		uint32_t users[2];
+		size_t nr_users = 0;
 		struct wp_jit_read st;
 		int ret;
 
-		for (j = i; j < n && all[j].pid == pid; j++)
+		for (j = i; j < n && all[j].pid == pid; j++) {
 			ranges[j - i] = (struct wp_jit_range){ all[j].start, all[j].end };
+			if (all[j].users_known && !nr_users) {
+				memcpy(users, all[j].users, sizeof(users));
+				nr_users = 2;
+			}
+		}
+		/* Not seen while it ran, but alive now (read before it exits). */
+		if (!nr_users && wp_jitmap_process_users(pid, users))
+			nr_users = 2;
 		if (since > s->meta.start_clock_ns + slack_ns)
 			not_before = since - slack_ns - s->meta.start_clock_ns +
 				     s->meta.start_realtime_ns;
-		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, ranges, j - i, &st);
+		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, users, nr_users, ranges, j - i,
+					      &st);
 		if (ret == -ENOMEM) {
 			err = ret;
 		} else if (ret == -ESTALE && !s->warned_closing) {
 			wp_info("/tmp/perf-%u.map was written before process %u started: "
 				"not its JIT names", pid, pid);
+		} else if (ret == -EPERM && !s->warned_closing) {
+			wp_warn("/tmp/perf-%u.map belongs to user %u, neither root nor process "
+				"%u's user%s: its JIT names are not trusted, nor saved", pid,
+				st.owner, pid, nr_users ? "" : " (unknown: it was gone)");
 		} else if (ret && ret != -ENOENT && ret != -ESTALE && !s->warned_closing) {
 			wp_warn("cannot read /tmp/perf-%u.map: %s", pid, strerror(-ret));
 		} else if (!ret) {
 			procs++;
 			over += st.over_limit;
+			if (st.cut && !s->warned_closing)
+				wp_warn("/tmp/perf-%u.map is larger than %u MiB: only its first %u MiB "
+					"were read", pid, WP_PERF_MAP_MAX_READ >> 20,
+					WP_PERF_MAP_MAX_READ >> 20);
 			wp_debug("/tmp/perf-%u.map: %zu entries kept, %zu outside its anonymous code, "
 				 "%zu malformed lines", pid, st.kept, st.outside, st.malformed);
 		}
@@ -1240,8 +1370,10 @@ static int write_kernel_symbols(struct session *s, struct wp_writer *w)
 static int finish_rotated_file(void *arg, struct wp_writer *w)
 {
 	struct session *s = arg;
-	int err = write_build_ids(s, w);
+	int err;
 
+	wp_writer_closing(w);
+	err = write_build_ids(s, w);
 	if (!err)
 		err = write_kernel_symbols(s, w);
 	if (!err)
@@ -1350,6 +1482,11 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 	if (c->throttles)
 		wp_warn("the kernel throttled sampling %llu times; try a lower -F",
 			(unsigned long long)c->throttles);
+	if (c->unknown_samples)
+		wp_warn("%llu samples named an event that is not the recording's and were left "
+			"out: another profiler's context-switches event shared them (the kernel "
+			"hands one sample to each software event in turn)",
+			(unsigned long long)c->unknown_samples);
 }
 
 /*
@@ -1617,7 +1754,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 		}
 	}
 
+	if (opts->rotate > 0 || opts->flight_recorder > 0)
+		clock_reader_start(&s);
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
+	clock_reader_stop(&s);
 	show_progress(&s, 0, true);
 	/* The threads still alive: their figures now, while the events still count. */
 	read_clocks(&s, WP_CLOCK_END);
@@ -1653,6 +1793,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 		if (raw)
 			wp_warn("%" PRIu64 " samples were written with their stack copies: the "
 				"unwinder fell behind (report unwinds them)", raw);
+		/* The names saved are for good: say why some are not there. */
+		if (wp_fd_starved())
+			wp_warn("some frames were saved unnamed for lack of file descriptors (the "
+				"limit is %u): raise it ('ulimit -n') for a recording that names "
+				"them", wp_fdlimit());
 		if (lerr && !err) {
 			err = lerr;
 			cut_short(&s, err, s.summary.end_clock_ns);
@@ -1688,6 +1833,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		err = end_rotated(&s);
 		goto print;
 	}
+	wp_writer_closing(s.writer);
 	err = write_build_ids(&s, s.writer);
 	if (!err)
 		err = write_kernel_symbols(&s, s.writer);

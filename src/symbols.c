@@ -17,6 +17,7 @@
 #include "buildid.h"
 #include "debugimage.h"
 #include "debuginfo.h"
+#include "fdlimit.h"
 #include "frameinfo.h"
 #include "jitmap.h"
 #include "kallsyms.h"
@@ -54,6 +55,7 @@ struct dso_symbolizer {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	bool tried;
+	uint64_t used;		/* when its session was last used */
 	struct wp_u64map cache;	/* ELF address -> offset in chains << 32 | length */
 	struct wp_symcache *kept;	/* from and for other reports, or NULL */
 	bool kept_tried;
@@ -99,7 +101,55 @@ struct wp_symbols {
 	size_t nr_with_debug, cap_with_debug;
 	struct wp_u64map jit_tried;	/* pid -> 1: its live perf map was looked for */
 	unsigned int jit_live;		/* processes named from a live perf map */
+	/*
+	 * libdwfl sessions open at once (each holds the file and its debug
+	 * file): the least recently used ends beyond max_sessions, keeping
+	 * the names found; busy is the one in use, never ended.
+	 */
+	unsigned int nr_sessions, max_sessions;
+	uint64_t tick;
+	uint32_t busy;
 };
+
+/* End a file's libdwfl session: the names it gave stay in its cache. */
+static void session_end(struct wp_symbols *s, struct dso_symbolizer *ds)
+{
+	dwfl_end(ds->dwfl);
+	ds->dwfl = NULL;
+	ds->mod = NULL;
+	ds->tried = false;
+	wp_plt_free(ds->plt);
+	ds->plt = NULL;
+	s->nr_sessions--;
+}
+
+/* The least recently used session that may end, or NULL. */
+static struct dso_symbolizer *session_lru(struct wp_symbols *s)
+{
+	struct dso_symbolizer *best = NULL;
+
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		struct dso_symbolizer *ds = &s->dsos[i];
+
+		if (ds->dwfl && i != s->busy && (!best || ds->used < best->used))
+			best = ds;
+	}
+	return best;
+}
+
+/* Another cache needs a descriptor: end every session but the one in use. */
+static unsigned int symbols_reclaim(void *arg)
+{
+	struct wp_symbols *s = arg;
+	struct dso_symbolizer *ds;
+	unsigned int n = 0;
+
+	while ((ds = session_lru(s))) {
+		session_end(s, ds);
+		n += 2;
+	}
+	return n;
+}
 
 void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi)
 {
@@ -113,11 +163,16 @@ void wp_symbols_set_frameinfo(struct wp_symbols *s, struct wp_frameinfo *fi)
 static void note_frame(struct wp_symbols *s, uint32_t tok, uint32_t key, const struct wp_dso *dso,
 		       uint64_t addr, const char *src, int line)
 {
+	struct wp_dso *d = dso ? wp_procmap_dso(s->pm, key) : NULL;
+	uint8_t id[20];
+	size_t len;
+
 	if (!s->frameinfo)
 		return;
+	/* (key is the dso's index: its file's own id is read, and kept, there.) */
+	len = d == dso && d ? wp_procmap_dso_build_id(s->pm, d, id, sizeof(id)) : 0;
 	wp_frameinfo_note(s->frameinfo, tok, key, dso ? dso->path : "[kernel.kallsyms]",
-			  dso ? dso->build_id : NULL, dso ? dso->build_id_size : 0, addr, src,
-			  line > 0 ? (uint32_t)line : 0);
+			  len ? id : NULL, len, addr, src, line > 0 ? (uint32_t)line : 0);
 }
 
 int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
@@ -142,6 +197,10 @@ int wp_symbols_new(struct wp_procmap *pm, struct wp_strpool *pool, bool lines,
 	s->callbacks.find_debuginfo = wp_debuginfo_find;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	s->kept_dir = -1;
+	/* Three eighths of the descriptors left, two a session. */
+	s->max_sessions = wp_fdlimit_share(8, 8) * 3 / 2;
+	s->busy = UINT32_MAX;
+	wp_fd_reclaim_register(symbols_reclaim, s);
 	*out = s;
 	return 0;
 }
@@ -175,9 +234,12 @@ static const char *jit_name(struct wp_symbols *s, uint32_t pid, uint64_t pc)
 	if (!s->jit)
 		return NULL;
 	if (!wp_u64map_get(&s->jit_tried, pid, NULL)) {
+		/* Whose the recorded process was is not known: the reader's or root's. */
+		uint32_t me = (uint32_t)geteuid();
+
 		wp_u64map_put(&s->jit_tried, pid, 1);
 		if (!wp_jitmap_has_pid(s->jit, pid) &&
-		    !wp_jitmap_read_perf_map(s->jit, pid, 0, NULL, 0, &st) && st.kept) {
+		    !wp_jitmap_read_perf_map(s->jit, pid, 0, &me, 1, NULL, 0, &st) && st.kept) {
 			s->jit_live++;
 			wp_debug("JIT names of process %u read from /tmp/perf-%u.map: "
 				"the recording has none for it", pid, pid);
@@ -248,6 +310,31 @@ uint32_t wp_symbols_unnamed_where(const struct wp_symbols *s, uint32_t tok)
 	return wp_u64map_get(&s->unnamed, tok, &where) ? (uint32_t)where : WP_DSO_NONE;
 }
 
+bool wp_symbols_tracing_name(const char *name)
+{
+	static const char *const prefixes[] = {
+		"__traceiter_",		/* a tracepoint's probes, one after the other */
+		"__probestub_",
+		"__SCT__tp_func_",	/* its static call's trampoline */
+		"perf_trace_",		/* perf's probe, perf_trace_run_bpf_submit */
+		"perf_tp_event",
+		"perf_swevent_",
+		"___perf_sw_event",
+		"__perf_sw_event",
+		"__perf_event_overflow",
+		"trace_event_raw_event_",	/* ftrace's probe */
+		"trace_event_buffer_",
+		"__bpf_trace_",		/* BPF's raw tracepoint probes */
+		"bpf_trace_run",
+		"trace_call_bpf",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name)
 {
 	return token(s, name, 0);
@@ -255,24 +342,34 @@ uint32_t wp_symbols_marker(struct wp_symbols *s, const char *name)
 
 static Dwfl_Module *dso_module(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso)
 {
-	struct dso_symbolizer *ds = dso_state(s, idx);
+	struct dso_symbolizer *ds = dso_state(s, idx), *old;
 	int fd;
 
 	if (!ds)
 		return NULL;
+	ds->used = ++s->tick;
+	s->busy = idx;
 	if (ds->tried)
 		return ds->mod;
 	ds->tried = true;
 	if (!wp_procmap_dso_open(s->pm, dso))
 		return NULL;
-	fd = dup(dso->fd);
-	if (fd < 0)
+	/* Room for one more session. */
+	while (s->nr_sessions >= s->max_sessions && (old = session_lru(s)))
+		session_end(s, old);
+	fd = wp_procmap_dso_fd(s->pm, dso);
+	fd = fd >= 0 ? wp_fd_dup(fd) : -1;
+	if (fd < 0) {
+		if (wp_fd_exhausted(-errno))
+			dso->starved = true;
 		return NULL;
+	}
 	ds->dwfl = dwfl_begin(&s->callbacks);
 	if (!ds->dwfl) {
 		close(fd);
 		return NULL;
 	}
+	s->nr_sessions++;
 	dwfl_report_begin(ds->dwfl);
 	/* At bias 0, module addresses are the file's own ELF addresses. */
 	ds->mod = dwfl_report_elf(ds->dwfl, dso->short_name, dso->open_path, fd, 0, true);
@@ -465,8 +562,27 @@ static void add_frame(struct described *d, const char *name, bool mangled, const
  * its length, 0 when the address has no name.  Where the code is comes
  * with lines; entries and declarations for the frame info (or all).
  */
+static unsigned int describe_in_file(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
+				     uint64_t addr, struct described *d);
+
+/*
+ * describe_in_file(), and whether an address left unnamed lacked a
+ * descriptor on the way (for its file or its debug file): its file's
+ * frames are then said to be unnamed for that, not for want of symbols.
+ */
 static unsigned int describe_user(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
 				  uint64_t addr, struct described *d)
+{
+	unsigned int starved = wp_fd_starved();
+	unsigned int n = describe_in_file(s, idx, dso, addr, d);
+
+	if (!n && wp_fd_starved() != starved)
+		dso->starved = true;
+	return n;
+}
+
+static unsigned int describe_in_file(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
+				     uint64_t addr, struct described *d)
 {
 	char where[512], next_where[512];
 	Dwfl_Module *mod = dso_module(s, idx, dso);
@@ -590,24 +706,25 @@ static unsigned int resolve_user(struct wp_symbols *s, uint32_t idx, struct wp_d
  * a build id that is the recorded one, when the report has a cache.
  */
 static struct wp_symcache *kept_of(struct wp_symbols *s, struct dso_symbolizer *ds,
-				   const struct wp_dso *dso)
+				   struct wp_dso *dso)
 {
 	struct wp_symcache_origin origin;
 	uint8_t id[WP_SYMCACHE_MAX_ID];
 	struct stat st;
 	size_t id_len;
-	int n;
+	int n, fd;
 
 	if (ds->kept_tried)
 		return ds->kept;
 	ds->kept_tried = true;
-	if (s->kept_dir < 0 || dso->kind != WP_DSO_FILE || !dso->usable || fstat(dso->fd, &st))
+	if (s->kept_dir < 0 || dso->kind != WP_DSO_FILE || !dso->usable ||
+	    (fd = wp_procmap_dso_fd(s->pm, dso)) < 0 || fstat(fd, &st))
 		return NULL;
 	if (dso->build_id_size) {
 		id_len = dso->build_id_size;
 		memcpy(id, dso->build_id, id_len);
 	} else {
-		n = wp_build_id_read_fd(dso->fd, id, sizeof(id));
+		n = wp_build_id_read_fd(fd, id, sizeof(id));
 		if (n <= 0)
 			return NULL;
 		id_len = (size_t)n;
@@ -616,7 +733,7 @@ static struct wp_symcache *kept_of(struct wp_symbols *s, struct dso_symbolizer *
 	origin.size[0] = (uint64_t)st.st_size;
 	origin.mtime_ns[0] = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
 			     (uint64_t)st.st_mtim.tv_nsec;
-	wp_debuginfo_origin(dso->fd, dso->open_path, id, id_len, origin.size + 1,
+	wp_debuginfo_origin(fd, dso->open_path, id, id_len, origin.size + 1,
 			    origin.mtime_ns + 1);
 	/* What the names hold: source lines, and frames' entries and declarations. */
 	wp_symcache_open(s->kept_dir, id, id_len, (s->lines ? 1U : 0U) | (s->frameinfo ? 2U : 0U),
@@ -839,7 +956,7 @@ void wp_symbols_drop_file(struct wp_symbols *s, uint32_t dso)
 	if (ds->kept && wp_symcache_save(ds->kept))
 		wp_debug("cannot save the symbol cache");
 	if (ds->dwfl)
-		dwfl_end(ds->dwfl);
+		session_end(s, ds);
 	wp_u64map_release(&ds->cache);
 	wp_symcache_free(ds->kept);
 	wp_plt_free(ds->plt);
@@ -966,6 +1083,7 @@ void wp_symbols_free(struct wp_symbols *s)
 {
 	if (!s)
 		return;
+	wp_fd_reclaim_unregister(symbols_reclaim, s);
 	wp_debug_image_prefetch_end();
 	free(s->with_debug);
 	for (size_t i = 0; i < s->nr_dsos; i++) {

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdlimit.h"
 #include "log.h"
 #include "priv.h"
 #include "quote.h"
@@ -262,6 +263,8 @@ int wp_child_prepare(struct wp_child *c, char *const argv[], const char *user,
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		/* Its own limit on open files, not the one wallprof raised. */
+		wp_fdlimit_restore();
 		{
 			sigset_t none;
 

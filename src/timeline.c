@@ -58,6 +58,7 @@ struct thread {
 	uint64_t woke_at;		/* the recorded wake-up of the current interval, or 0 */
 	uint64_t sched_switch_time;	/* of its last sched_switch not yet used, or 0 */
 	uint64_t exit_time;		/* of its EXIT record, while exiting */
+	uint64_t counted_at;		/* the kernel's last count of it: wp_timeline_counted */
 	uint32_t cpu;			/* where it runs or last ran; WP_NO_CPU: unknown */
 	uint16_t seg_flags;		/* of the open segment */
 	uint8_t state;			/* enum run_state */
@@ -758,6 +759,18 @@ int wp_timeline_wakeup(struct wp_timeline *tl, uint32_t wakee, uint64_t time,
 	return 0;
 }
 
+int wp_timeline_counted(struct wp_timeline *tl, uint32_t tid, uint64_t time)
+{
+	struct thread *t;
+
+	if (tl->err)
+		return tl->err;
+	t = tid ? thread_live(tl, tid) : NULL;
+	if (t && t->state == STATE_ON && time >= t->since && time > t->counted_at)
+		t->counted_at = time;
+	return 0;
+}
+
 int wp_timeline_enqueued(struct wp_timeline *tl, uint32_t wakee, uint64_t time)
 {
 	struct thread *t;
@@ -1152,7 +1165,10 @@ int wp_timeline_record(struct wp_timeline *tl, const struct perf_event_header *r
 			for (unsigned int i = 0; i < tl->nr_sinks; i++)
 				if (tl->sinks[i].exited)
 					tl->sinks[i].exited(tl->sinks[i].arg, t->pub.serial, time,
-							    t->state == STATE_ON ? t->since : 0);
+							    t->state == STATE_ON ? t->since : 0,
+							    t->state != STATE_ON ? 0 :
+							    t->counted_at > t->since ? t->counted_at :
+							    t->since);
 			/*
 			 * -a: until its last switch-out, which the CPU's
 			 * ledger counts as its time (its tid is gone by then).

@@ -10,6 +10,7 @@
 #include <dwarf.h>
 
 #include "debuginfo.h"
+#include "fdlimit.h"
 #include "log.h"
 #include "unwind.h"
 
@@ -24,6 +25,7 @@
 
 struct proc_unwind {
 	Dwfl *dwfl;
+	unsigned int nr_modules;	/* reported, each holding a descriptor or two */
 	bool attached;
 	struct wp_process *proc;
 	struct proc_unwind *prev, *next;	/* used last first */
@@ -38,6 +40,11 @@ struct wp_unwinder {
 	Dwfl_Callbacks callbacks;
 	struct proc_unwind *live, *live_tail;	/* used last first */
 	unsigned int nr_live;
+	/*
+	 * Descriptors the live processes' sessions hold, counting two a
+	 * module (its file and its debug file), and the most they may.
+	 */
+	unsigned int fds, max_fds;
 	/* The sample being unwound. */
 	const struct wp_sample_format *fmt;
 	const struct wp_sample *cur;
@@ -162,10 +169,35 @@ static void release_proc(struct wp_process *p, void *arg)
 	if (pu) {
 		live_unlink(u, pu);
 		u->nr_live--;
+		u->fds -= 2 * pu->nr_modules;
 		dwfl_end(pu->dwfl);
 		free(pu);
 	}
 	p->unwind_state = NULL;
+}
+
+/* The least recently used live process but the one being unwound, or NULL. */
+static struct proc_unwind *proc_lru(const struct wp_unwinder *u)
+{
+	struct proc_unwind *pu = u->live_tail;
+
+	if (pu && u->proc && pu == u->proc->unwind_state)
+		pu = pu->prev;
+	return pu;
+}
+
+/* Another cache needs a descriptor: every session but the one in use goes. */
+static unsigned int unwind_reclaim(void *arg)
+{
+	struct wp_unwinder *u = arg;
+	struct proc_unwind *pu;
+	unsigned int n = 0;
+
+	while ((pu = proc_lru(u))) {
+		n += 2 * pu->nr_modules;
+		release_proc(pu->proc, u);
+	}
+	return n;
 }
 
 int wp_unwinder_new(struct wp_procmap *pm, const struct wp_arch *arch,
@@ -190,7 +222,10 @@ int wp_unwinder_new(struct wp_procmap *pm, const struct wp_arch *arch,
 	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (u->self_fd >= 0)
 		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
+	/* Three eighths of the descriptors left (procmap.c and symbols.c share the rest). */
+	u->max_fds = wp_fdlimit_share(8, 8) * 3;
 	wp_procmap_set_release(pm, release_proc, u);
+	wp_fd_reclaim_register(unwind_reclaim, u);
 	*out = u;
 	return 0;
 }
@@ -225,6 +260,7 @@ static struct proc_unwind *proc_state(struct wp_unwinder *u, struct wp_process *
 static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint64_t addr)
 {
 	const struct wp_map *m;
+	struct proc_unwind *old;
 	struct wp_dso *dso;
 	Dwfl_Module *mod;
 	char name[256];
@@ -240,9 +276,16 @@ static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint
 	if (!dso || !wp_procmap_dso_open(u->pm, dso))
 		return;
 	bias = wp_map_bias(dso, m);
-	fd = dup(dso->fd);
-	if (fd < 0)
+	/* Room for its descriptors: the least recently unwound processes go. */
+	while (u->fds + 2 > u->max_fds && (old = proc_lru(u)))
+		release_proc(old->proc, u);
+	fd = wp_procmap_dso_fd(u->pm, dso);
+	fd = fd >= 0 ? wp_fd_dup(fd) : -1;
+	if (fd < 0) {
+		if (wp_fd_exhausted(-errno))
+			dso->starved = true;
 		return;
+	}
 	snprintf(name, sizeof(name), "%s@%llx", dso->short_name, (unsigned long long)bias);
 	dwfl_report_begin_add(pu->dwfl);
 	/* libdwfl owns fd from here on, even when reporting fails. */
@@ -252,6 +295,8 @@ static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint
 		wp_debug("cannot use '%s' for unwinding: %s", dso->path, dwfl_errmsg(-1));
 		return;
 	}
+	pu->nr_modules++;
+	u->fds += 2;
 	/*
 	 * Where .eh_frame has no answer (a PC it does not cover, a frame
 	 * beyond the stack copy), libdwfl tries the debug file's .debug_frame:
@@ -375,6 +420,7 @@ void wp_unwinder_free(struct wp_unwinder *u)
 {
 	if (!u)
 		return;
+	wp_fd_reclaim_unregister(unwind_reclaim, u);
 	/* The process map outlives us: leave it no state and no callback. */
 	while (u->live)
 		release_proc(u->live->proc, u);

@@ -111,8 +111,12 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 		}
 		v->have_waker_re = true;
 	}
-	/* Who asks for wakers looks at waits: no default that hides some then. */
-	v->explain = o->explain && !o->mode_given && !o->waker_comm;
+	/*
+	 * Who asks for wakers looks at waits, and who names threads (--comm,
+	 * --pid, --tid) wants theirs: no default that hides some then.
+	 */
+	v->explain = o->explain && !o->mode_given && !o->waker_comm && !o->comm && !o->nr_pids &&
+		     !o->nr_tids;
 	if (an->meta->flags & WP_META_CPU_WIDE) {
 		v->system_default = v->explain;
 		if (!o->sort_given)

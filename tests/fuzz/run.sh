@@ -5,8 +5,10 @@
 #
 # BUILD-DIR was configured with CC=clang --enable-fuzzers and built.  Seeds:
 # recordings of the test workloads made now (small ones, compressed and
-# not), and the committed corpora tests/fuzz/corpus-*.  Both harnesses run
-# at once, SECONDS each (default 60).  Any crash, leak, timeout, excess of
+# not), and the committed corpora tests/fuzz/corpus-*.  The three harnesses
+# run at once, SECONDS each (default 60): fuzz-reader and fuzz-report on
+# bytes, fuzz-structured on choices from which it builds whole files (its
+# inputs are long from the start: a file needs hundreds of choices).  Any crash, leak, timeout, excess of
 # memory or sanitizer report fails the run: the report is printed with the
 # input that caused it (in base64, when small), which also stays in
 # BUILD-DIR/fuzz/NAME/.  With the bug fixed, that input goes into
@@ -23,12 +25,13 @@ timeout=60
 rss_mb=2048
 max_len=262144
 
-for h in reader report; do
+harnesses="reader report structured"
+for h in $harnesses; do
 	[ -x "$build/tests/fuzz/fuzz-$h" ] ||
 		{ echo "no $build/tests/fuzz/fuzz-$h: configure with CC=clang --enable-fuzzers and build" >&2; exit 2; }
 done
 rm -rf "$work"
-mkdir -p "$work/seeds" "$work/reader/new" "$work/report/new"
+mkdir -p "$work/seeds" "$work/reader/new" "$work/report/new" "$work/structured/new"
 
 # Seeds recorded now, from this build's wallprof: small recordings of
 # every kind of stack, compressed and not.  Without perf events (an
@@ -55,18 +58,23 @@ done
 
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1
-for h in reader report; do
+for h in $harnesses; do
+	if [ "$h" = structured ]; then
+		more="-len_control=0 -max_len=16384"
+	else
+		more="-max_len=$max_len -dict=$src/wallprof.dict"
+	fi
+	# shellcheck disable=SC2086
 	"$build/tests/fuzz/fuzz-$h" -max_total_time="$seconds" -timeout="$timeout" \
-		-rss_limit_mb="$rss_mb" -max_len="$max_len" -detect_leaks=1 \
-		-dict="$src/wallprof.dict" -print_final_stats=1 \
+		-rss_limit_mb="$rss_mb" $more -detect_leaks=1 -print_final_stats=1 \
 		-artifact_prefix="$work/$h/" "$work/$h/new" "$work/seeds" "$src"/corpus-* \
 		>"$work/$h/log" 2>&1 &
 	eval "pid_$h=$!"
 done
-trap 'kill "$pid_reader" "$pid_report" 2>/dev/null; exit 1' HUP INT TERM
+trap 'kill "$pid_reader" "$pid_report" "$pid_structured" 2>/dev/null; exit 1' HUP INT TERM
 
 failed=0
-for h in reader report; do
+for h in $harnesses; do
 	eval "wait \$pid_$h"
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$h/log")

@@ -15,6 +15,7 @@
 #             within 0.1%; no thread on a CPU longer than its wall; no CPU
 #             running two threads at once; every sample's event known.
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 [ "$(id -u)" -eq 0 ] || skip "root is needed for -a, wake-ups and the kernel's exit figures"
 # Others' wake-up checks must not run beside the tracer this test starts.
@@ -94,7 +95,7 @@ mkfifo go
 "$WORKLOADS/clients" 2 3 10 wait <go >A.out 2>A.werr &
 wl=$!
 bg_pids="$bg_pids $wl"
-exec 9>go
+exec 6>go
 "$WALLPROF" record -q -o A.data -p "$wl" >A.rout 2>A.err &
 rec=$!
 bg_pids="$bg_pids $rec"
@@ -102,8 +103,8 @@ bg_pids="$bg_pids $rec"
 attached() { ls -A . | grep -q '^\.A\.data\.wallprof-'; }
 wait_until 200 attached || echo "# the recording's file did not appear in 20 s"
 sleep 0.5
-echo g >&9
-exec 9>&-
+echo g >&6
+exec 6>&-
 wait "$wl"
 wait "$rec"
 rc=$?

@@ -5,6 +5,7 @@
 # machine is played with WALLPROF_TEST_MACHINE.  -g fp works everywhere.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test unwinding
 
 [ "$(uname -m)" = x86_64 ] || skip "the tests of DWARF unwinding need an x86_64 host"
 
@@ -34,6 +35,7 @@ check "report on aarch64 of x86_64 stacks: says why user frames are left out" \
 # the registers.
 check "report on aarch64 of x86_64 stacks: no unwound callers" \
 	no_match 'spin_outer;spin_middle_\[i\];spin_leaf|main;' f.out
+grep -E 'spin_outer;spin_middle_\[i\];spin_leaf|main;' f.out | sed 's/^/# unwound? /' | head -n 5
 check "report on aarch64 of x86_64 stacks: the times are all there" grep -q '^spinner' f.out
 run f.out f.err "$WALLPROF" report -i x.data --format folded --mode on
 check "report on x86_64: the unwound user frames" \

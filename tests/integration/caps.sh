@@ -7,10 +7,8 @@
 # CapInh, CapAmb and CapBnd all zero; --drop-capabilities gives root's
 # command none either (chroot then fails, and wallprof says why).
 # --keep-capabilities, the default now, is still accepted from root.
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+# shellcheck source=tests/integration/lib.sh
+. "$TESTS_SRCDIR/integration/lib.sh"
 chmod 755 "$tmp"
 failed=0
 
@@ -57,8 +55,7 @@ same() {
 }
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root to show what root's command keeps and loses"
-	exit 77
+	skip "needs root to show what root's command keeps and loses"
 fi
 
 # Give wallprof itself supplementary groups and inheritable and ambient
@@ -182,4 +179,5 @@ else
 	echo "not ok - unknown --user: exit $rc, $(wc -l < err) lines, file $(ls bad.data 2>/dev/null)"
 	failed=1
 fi
-exit $failed
+[ "$failed" -eq 0 ] || failures=$((failures + 1))
+finish

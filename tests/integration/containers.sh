@@ -73,13 +73,18 @@ check "unshare -m: no message about it" sh -c "! grep -q 'mnt/spin' ns-report.er
 # -a sees a chrooted process started during the recording.
 mkroot root3 || skip "cannot build a chroot"
 rm -rf "$tmp/cache"
-"$WALLPROF" record -o all.data -a -d 2 >/dev/null 2>all-record.err &
+# The process starts once record holds its events (a busy machine may take
+# more than a second to get there), and the recording stops once it ended.
+"$WALLPROF" record -o all.data -a -d 60 >/dev/null 2>all-record.err &
 rec=$!
 bg_pids="$bg_pids $rec"
-sleep 0.5
+has_events() { ls -l "/proc/$rec/fd" 2>/dev/null | grep -q 'perf_event'; }
+wait_until 600 has_events || fail "-a: record opened its events within 60 s"
+sleep 0.2
 chroot root3 /opt/app/spin 0.5 >/dev/null
+kill -INT $rec
 wait $rec
-check "-a: recorded" [ $? -eq 0 ]
+check "-a: recorded (stopped by SIGINT: 130)" [ $? -eq 130 ]
 rm -rf root3
 "$WALLPROF" report -i all.data --format folded --no-cache --comm spinner >all.folded 2>all-report.err
 check "-a: report names the chrooted process's frames" named all.folded

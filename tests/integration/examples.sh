@@ -51,14 +51,14 @@
 #			Debian): --mode, --wakers and --no-thread-root of
 #			the report are passed on
 #   | jq ...		run as written when jq is installed; else the JSON is
-#			validated with python3 and "SKIP-PART: jq missing" is
-#			printed (EXAMPLES_NO_JQ=1 forces this path)
+#			validated with python3 and a skip ("jq is missing")
+#			is counted (EXAMPLES_NO_JQ=1 forces this path)
 #   | awk, head, tail, grep, sed, sort, uniq, wc, cut, cat, tr: run as written
 #   setcap ... "$(command -v wallprof)"	applied to a copy of $WALLPROF in
 #			$tmp; the block's later commands run that copy
 #   go tool pprof ARGS	run as written (an absolute file name under $ABS, as
 #			for -o) when go is installed, with its cache in $tmp
-#			and no network; else "SKIP-PART: go missing"
+#			and no network; else a skip ("go is missing") is counted
 #   tools/NAME		only checked to exist and be executable: tools/setup
 #			installs packages and tools/check runs this test suite,
 #			so running them here is not wanted
@@ -717,8 +717,9 @@ if [ -z "$RPID" ] || [ -z "$RTID" ]; then
 	finish
 fi
 
-# The process that record -p and -t attach to: it sleeps for a minute.
-"$WORKLOADS/sleeper" 6000 10 >/dev/null 2>&1 </dev/null &
+# The process that record -p and -t attach to: it sleeps until the test
+# ends (a busy machine took more than the minute it once slept).
+"$WORKLOADS/sleeper" 1000000 10 >/dev/null 2>&1 </dev/null &
 BGPID=$!
 bg_pids="$bg_pids $BGPID"
 # second_task: the tid of a thread of $BGPID other than the main thread.
@@ -791,11 +792,11 @@ while IFS='	' read -r n block src kind chk inp outp jq note display; do
 		continue
 	fi
 	if [ -n "$anyone_skip" ] && grep -q 'WORKLOADS_ANYONE' "$f.left"; then
-		say "SKIP-PART: $anyone_skip: $display"
+		skip_check "example: $display" "$anyone_skip"
 		continue
 	fi
 	if [ "$kind" = go ] && [ "$have_go" = 0 ]; then
-		say "SKIP-PART: go missing: $display"
+		skip_check "example: $display" "go is missing"
 		continue
 	fi
 	if [ "$jq" = 1 ] && [ "$have_jq" = 0 ]; then
@@ -807,7 +808,7 @@ while IFS='	' read -r n block src kind chk inp outp jq note display; do
 		say "# $src: runs: $(tr '\n' ' ' <"$f.left")"
 	fi
 	if [ "$jq" = 1 ] && [ "$have_jq" = 0 ]; then
-		say "SKIP-PART: jq missing: the JSON is only validated: $display"
+		skip_check "example: $display: read by jq" "jq is missing: the JSON is only validated"
 	fi
 	if [ "$kind" = report ]; then
 		input=$(path "$inp" "$dir")

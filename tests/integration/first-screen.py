@@ -20,6 +20,7 @@
 #   first-screen.py flame SVG            the flame graph's frames above the
 #                                        root (threads): share of the root
 #                                        and name, widest first
+#   first-screen.py flame-root SVG       the root frame's nanoseconds
 import json
 import re
 import sys
@@ -101,6 +102,8 @@ def main():
         root = next(f for f in fr if f["d"] == 0)
         for f in sorted((f for f in fr if f["d"] == 1), key=lambda f: -f["n"]):
             print("%.4f %s" % (f["n"] / root["n"] if root["n"] else 0, f["name"]))
+    elif cmd == "flame-root":
+        print(next(f for f in frames(sys.argv[2]) if f["d"] == 0)["n"])
     else:
         sys.exit("unknown command " + cmd)
 

@@ -110,7 +110,7 @@ if command -v go >/dev/null 2>&1; then
 	done
 	check "pprof: the title thread's label, escaped" grep -qF '\033]2;pwn\a' pprof-tags
 else
-	echo "# SKIP-PART: no go to read the pprof output with"
+	skip_check "pprof: go tool pprof reads the names safely" "no go to read the pprof output with"
 fi
 check "trace: parses, the thread names read back exactly" python3 -c '
 import json, sys

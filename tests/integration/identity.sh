@@ -4,12 +4,15 @@
 # text report names all three, with their times, under the process row;
 # JSON gives each name's time (adding up to the process's wall, each about
 # 0.2 s) and the command line read after each exec, argument by argument,
-# hostile bytes escaped; the trace names the process by its chain.  A
+# hostile bytes escaped; the trace names the process by its chain.  Each
+# name's times are checked against what the stage measured of itself
+# (its clock and schedstat) and the exec records of the dump.  A
 # process attached to (-p) has the command line read at attach.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
 command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
+abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
 
 for n in stage-one stage-two stage-three; do
 	ln -s "$WORKLOADS/execchain" "$n" || { fail "symlink $n"; finish; }
@@ -44,8 +47,8 @@ if len(main) != 1:
 t = main[0]
 for n in t["names"]:
     c = n["cmdline"]
-    print("name %s wall_ms %d on_ms %d inherited %s args %s source %s" % (
-        n["comm"], n["wall_ns"] // 1000000, n["on_cpu_ns"] // 1000000, n["inherited"],
+    print("name %s wall_ns %d on_ns %d inherited %s args %s source %s" % (
+        n["comm"], n["wall_ns"], n["on_cpu_ns"], n["inherited"],
         json.dumps(c["args"] if c else None), c["source"] if c else None))
 print("sum_wall %d thread_wall %d" % (sum(n["wall_ns"] for n in t["names"]), t["wall_ns"]))
 print("starts_ordered %s" % all(a["start_ns"] < b["start_ns"] for a, b in zip(t["names"], t["names"][1:])))
@@ -54,13 +57,40 @@ python3 names.py x.json >names.out
 cat names.out | sed 's/^/# /'
 check "json: three names, stage-one, stage-two, stage-three" \
 	[ "$(awk '$1 == "name" { printf "%s ", $2 }' names.out)" = "stage-one stage-two stage-three " ]
+dump x.data x.dump
+# When each name began, from the dump's COMM records (its exec; the first
+# name from the process's FORK, the launch), and when the last one ended
+# (the thread's EXIT): "NAME start_ns", then "end NS".
+awk '$2 == "COMM" && $5 == "exec" { print $4, $1 } $2 == "FORK" || $2 == "EXIT" { print $2, $1 }' x.dump |
+	sort -n -k2,2 | awk '{ split($2, t, "."); printf "%s %.0f\n", $1, t[1] * 1e9 + t[2] }' >execs
+sed 's/^/# exec: /' execs
+prev_c1=0
 for n in stage-one stage-two stage-three; do
 	w=$(awk -v n="$n" '$1 == "name" && $2 == n { print $4 }' names.out)
 	on=$(awk -v n="$n" '$1 == "name" && $2 == n { print $6 }' names.out)
-	check_range "json: $n's wall, ms" "${w:-0}" 170 400
-	# (Each stage spins for 0.2 s of wall time; tests running beside this
-	# one on 2 CPUs have left it half of a CPU.)
-	check_range "json: $n's on-CPU, ms" "${on:-0}" 60 400
+	st() { awk -v n="$1" -v k="$2" '$1 == "stage" && $2 == n {
+		for (i = 3; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' rec.out; }
+	t0=$(st "$n" start_ns) t1=$(st "$n" end_ns) c0=$(st "$n" oncpu_start_ns) c1=$(st "$n" oncpu_end_ns)
+	if [ -z "$w" ] || [ -z "$t0" ]; then
+		fail "json: $n has times, and the stage printed its own"
+		continue
+	fi
+	# Its span is from its exec to the next (or the thread's end).
+	b=$(awk -v n="$n" '$1 == n { print $2; exit }' execs)
+	[ "$n" = stage-one ] && b=$(awk '$1 == "FORK" { print $2; exit }' execs)
+	e=$(awk -v b="${b:-0}" '$2 > b && $1 != "FORK" && $1 != "stage-one" { print $2; exit }' execs)
+	check_num "json: $n's wall ($w) is from its exec (or launch) to the next or the end in the dump ($((${e:-0} - ${b:-0})), within 0.1 ms)" \
+		"$(abs $((w - (${e:-0} - ${b:-0}))))" -le 100000
+	check_num "json: $n's wall covers what the stage timed of itself" "$w" -ge $((t1 - t0))
+	# Its on-CPU time is at least what schedstat counted from the stage's
+	# start to its exec, and at most from the last stage's exec to the
+	# next stage's start (after the last: 2 ms to exit).  Switch records
+	# come tens of us after schedstat's clock: 2 ms either way.
+	next=$(case $n in stage-one) st stage-two oncpu_start_ns ;; stage-two) st stage-three oncpu_start_ns ;;
+		*) echo $((c1 + 2000000)) ;; esac)
+	check_range "json: $n's on-CPU ($on) within schedstat's, from its own run to the stages' around it" \
+		"$on" $((c1 - c0 - 2000000)) $((${next:-0} - prev_c1 + 2000000))
+	prev_c1=$c1
 done
 check "json: the names' times add up to the process's wall, to the nanosecond" \
 	awk '$1 == "sum_wall" { exit !($2 == $4) }' names.out
@@ -79,7 +109,6 @@ run x.trace x.err "$WALLPROF" report -i x.data --format trace
 check "trace: the process is named by its chain" \
 	grep -q '"process_name","args":{"name":"stage-one -> stage-two -> stage-three"}' x.trace
 check "trace: and labelled with its command line" grep -q '"process_labels"' x.trace
-dump x.data x.dump
 check_num "dump: a CMDLINE record for the launch and one after each exec" \
 	"$(grep -c ' CMDLINE ' x.dump)" -eq 4
 check "dump: one of them the launch's" grep -q ' CMDLINE [0-9]* launch ' x.dump

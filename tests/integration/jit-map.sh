@@ -132,6 +132,6 @@ JS
 	run t.out t.err "$WALLPROF" report -i node.data --mode on --top 3
 	check "the text report names hotLoop too" grep -q 'hotLoop' t.out
 else
-	echo "# no node: nodejs is in tools/deps.sh"
+	skip_check "node's JIT code named" "no node (nodejs is in tools/deps.sh)"
 fi
 finish

@@ -36,7 +36,10 @@ make_tree t1
 run out err "$WALLPROF" record -q -o M.data -- make -s -C t1 -j2
 check_num "record -- make -j2 in nobody's tree exits with make's 0" "$rc" -eq 0
 check "make built the program" [ -x t1/prog ]
-check "nothing on stderr" [ ! -s err ]
+# (A loaded machine may lose records, and record says so: that is all it
+# may say; make has its own say.)
+check "record says nothing but lost records" sh -c '! grep "^wallprof" err | grep -v "records were lost" | grep -q .'
+[ -s err ] && sed "s/^/# /" err
 "$WALLPROF" report -i M.data --by comm --format json > M.json 2> M.err
 check "report reads the recording" [ -s M.json ]
 check "the compiler's processes were recorded" grep -Eq '"(cc1|cc|gcc|as|ld|collect2)' M.json

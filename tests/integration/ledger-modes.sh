@@ -8,6 +8,7 @@
 # second for the flight recorder), so none drifts with its records.
 . "$TESTS_SRCDIR/integration/lib.sh"
 
+core_test accuracy
 [ "$(id -u)" -eq 0 ] || skip "the threads' exit figures need root (CAP_NET_ADMIN)"
 
 # same MODE WL.OUT FILE...: each client and server thread of the workload

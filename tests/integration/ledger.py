@@ -21,6 +21,10 @@ Optional ground truth:
               counted, e.g. from getrusage) within 5% + 20 ms
   --exclude-pid P  leave process P out of that sum (a wrapper that
               measured it)
+  --stacks-of C  the stack checks only for threads named C (repeatable):
+              a system-wide recording on a shared machine holds programs
+              that the test did not start, whose binaries may have been
+              rebuilt under them
 """
 import argparse
 import json
@@ -52,6 +56,7 @@ def main():
     ap.add_argument("--min-reach", type=float, default=0.9)
     ap.add_argument("--exclude-pid", type=int, default=-1)
     ap.add_argument("--max-truncated", type=float, default=0.1)
+    ap.add_argument("--stacks-of", action="append", default=[])
     a = ap.parse_args()
     with open(a.wall) as f:
         w = json.load(f)
@@ -95,6 +100,8 @@ def main():
     worst = {}
     for s in on["stacks"]:
         if s["kind"] != "on-cpu":
+            continue
+        if a.stacks_of and s["comm"] not in a.stacks_of:
             continue
         names = [f["name"] for f in s["frames"] if not f.get("kernel")]
         if "[truncated]" in names:

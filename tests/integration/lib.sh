@@ -1,9 +1,15 @@
 # lib.sh: helpers for the integration tests (POSIX sh; sourced, not run).
 #
 # The scripts run wallprof against the real kernel.  Each one sources this
-# file, makes its assertions with check/check_num/check_range (TAP-like
-# "ok - NAME" / "not ok - NAME" lines) and ends with `finish`: exit 0 when
-# every assertion held, 1 otherwise; `skip REASON` exits 77.
+# file and makes its assertions with check/check_num/check_range, each an
+# "ok - NAME" or "not ok - NAME" line of TAP (automake's TAP driver counts
+# them); the plan ("1..N") is printed when the script exits, after the
+# lines it printed, so that no assertion is lost, not even one made in a
+# subshell.  `finish` exits 0 when every assertion held, 1 otherwise.
+# `skip REASON` skips the rest of the script, `skip_check NAME REASON`
+# one check: both are counted and printed as TAP skips (in CI, where
+# CI=true, a script that called `core_test` fails instead: its checks are
+# the ones the project is for).
 #
 # Environment (from tests/Makefile.inc): WALLPROF, WORKLOADS, TESTS_SRCDIR.
 
@@ -19,18 +25,62 @@ done
 failures=0
 bg_pids=''		# background processes to kill on exit
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-test.XXXXXX") || exit 99
+# The script's standard output, until it exits: the plan is counted from it.
+tap_out="$tmp.tap"
+tap_skip_all=''
+exec 9>&1 >"$tap_out"
+tap_close() {
+	[ -n "$tap_out" ] || return 0
+	exec >&9
+	cat "$tap_out"
+	if [ -n "$tap_skip_all" ] && ! grep -Eq '^(not )?ok( |$)' "$tap_out"; then
+		echo "1..0 # SKIP $tap_skip_all"
+	else
+		echo "1..$(grep -Ec '^(not )?ok( |$)' "$tap_out")"
+	fi
+	rm -f "$tap_out"
+	tap_out=''
+}
 cleanup() {
 	for p in $bg_pids; do running "$p" && kill -KILL "$p" 2>/dev/null; done
+	tap_close
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
 cd "$tmp" || exit 99
 
+core=''
+# core_test WHAT: this script checks what wallprof is for (accuracy,
+# wake-ups, attach, unwinding): in CI, any skip of it is a failure.
+core_test() { core=$1; }
+in_ci() { [ "${CI:-}" = true ]; }
+
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; failures=$((failures + 1)); }
 fail() { notok "$@"; }
-skip() { echo "SKIP: $*"; exit 77; }
+# skip REASON: the rest of the script is skipped (counted, with its reason).
+skip() {
+	if [ -n "$core" ] && in_ci; then
+		notok "skipped in CI, where a $core check may not be: $*"
+		finish
+	fi
+	if grep -Eq '^(not )?ok( |$)' "$tap_out"; then
+		echo "ok - the rest of the script # SKIP $*"
+	else
+		tap_skip_all="$*"
+	fi
+	finish
+}
+# skip_check NAME REASON: one check skipped, counted with its reason;
+# only where the test proved that this machine cannot make the events.
+skip_check() {
+	if [ -n "$core" ] && in_ci; then
+		notok "$1: skipped in CI, where a $core check may not be: $2"
+	else
+		echo "ok - $1 # SKIP $2"
+	fi
+}
 finish() {
 	[ "$failures" -eq 0 ] && exit 0
 	echo "# $failures assertion(s) failed"
@@ -64,15 +114,65 @@ no_file() { ! ls -A "${2:-.}" 2>/dev/null | grep -Eq -e "$1"; }
 # nlines FILE: lines in FILE, counting an unterminated last line.
 nlines() { grep -c '' "$1" 2>/dev/null || true; }
 
-# tracing_alone: wait for, then hold until the test ends, the lock that
-# every test checking wake-ups takes (on the test directory, which the
-# tests of one run share): while two tracers record the scheduler's
-# tracepoints, this VM's kernel (Linux 6.18) emits no sched_waking for
-# many wake-ups, for both.  (A no-op without flock.)
+# Every test records the scheduler's tracepoints (wake-ups are on by
+# default as root), and while two tracers record them this VM's kernel
+# (Linux 6.18) emits no sched_waking for many wake-ups, for both.  So each
+# test holds a shared lock (which the tests of one run share) until it ends, and tracing_alone makes it exclusive: a test
+# that compares wake-ups with the kernel's, or with perf's, waits until
+# no other test runs, and none starts until it ends.  A second lock, taken
+# on the way in by both kinds, keeps the shared ones from starving the
+# exclusive one: once it waits, the tests that start after it wait for
+# it.  The locks are files of the build directory, so that two builds'
+# runs never wait for each other.  (No-ops without flock.)
+# A process a test left behind keeps its lock: after 10 minutes the
+# waiting test goes on, and says so (tools/check names such processes).
+_lockdir="${BUILDDIR:-.}/tests"
+if command -v flock >/dev/null 2>&1 && mkdir -p "$_lockdir" 2>/dev/null &&
+	exec 7>>"$_lockdir/.lock-queue" 8>>"$_lockdir/.lock-run"; then
+	flock -x -w 600 7 || echo "# not alone: another test still held the queue after 10 minutes"
+	flock -s -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
+	flock -u 7
+fi
 tracing_alone() {
 	command -v flock >/dev/null 2>&1 || return 0
-	exec 8<"$TESTS_SRCDIR/integration"
-	flock 8
+	flock -u 8
+	flock -x -w 600 7 || echo "# not alone: another test still held the queue after 10 minutes"
+	flock -x -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
+	flock -u 7
+}
+
+# attach_go PID OUT DATA: record -p PID into DATA in the background (its
+# status into OUT.rc); once it holds perf events (it has attached), send
+# the workload PID its SIGUSR1 (leader-exit, spawner), and wait for the recording.
+attach_go() {
+	(timeout 60 "$WALLPROF" record -p "$1" -o "$3" <"/dev/null" >"$2" 2>"$2.err"
+	 echo $? >"$2.rc") &
+	_sub=$!
+	_pat="wallprof record -p $1 -o $3\$"
+	has_events() {
+		for _p in $(pgrep -f "$_pat" 2>/dev/null); do
+			ls -l "/proc/$_p/fd" 2>/dev/null | grep -q 'perf_event' && return 0
+		done
+		return 1
+	}
+	wait_until 600 has_events || fail "record -p $1 opened its events within 60 s"
+	kill -USR1 "$1"
+	wait "$_sub"
+	rc=$(cat "$2.rc")
+}
+
+# foreign_tracers [PID...]: the processes other than these that hold perf
+# events now (another profiler or tracer, outside this run's tests), as
+# "PID:NAME ..."; none is an empty line.  While another tracer records the
+# scheduler's tracepoints, this kernel drops sched_waking for both.
+foreign_tracers() {
+	for _d in /proc/[0-9]*; do
+		_p=${_d#/proc/}
+		case " $* $$ " in *" $_p "*) continue ;; esac
+		ls -l "$_d/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' || continue
+		printf '%s:%s ' "$_p" "$(cat "$_d/comm" 2>/dev/null)"
+	done
+	echo
 }
 
 # run OUT ERR COMMAND...: run with stdin from /dev/null; status in $rc.
@@ -97,6 +197,56 @@ samples() {
 		(tid == "" || $3 ~ ("/" tid "$")) { n++ } END { print n + 0 }' "$2"
 }
 
+# dump_switches DUMP TID: from the raw switch records of TID in a dump,
+# counted here and not by report: "VOLUNTARY INVOLUNTARY OFF_NS", the
+# switch-outs (blocked, preempted) and the time between each switch-out
+# and the switch-in after it (from its FORK to its first switch-in too).
+dump_switches() {
+	awk -v tid="$2" '($2 == "SWITCH_OUT" || $2 == "SWITCH_IN" || $2 == "FORK") &&
+		$3 ~ ("/" tid "$")' "$1" | sort -n -k1,1 |
+	awk '{ split($1, t, "."); ns = t[1] * 1000000000 + t[2] }
+		$2 == "FORK" { out = ns; next }
+		$2 == "SWITCH_OUT" { if ($6 == "preempted") inv++; else vol++; out = ns; next }
+		$2 == "SWITCH_IN" && out != "" { off += ns - out; out = "" }
+		END { printf "%d %d %.0f\n", vol, inv, off }'
+}
+
+# watch_switches PID TID OUT: count the thread's switch-outs as the kernel
+# does, in the background, into OUT (ctxsw.py) until it is gone.
+watch_switches() {
+	python3 "$TESTS_SRCDIR/integration/ctxsw.py" "$1" "$2" "$3" &
+	bg_pids="$bg_pids $!"
+	wait_until 50 test -s "$3"
+}
+
+# kernel_switches OUT FROM_NS TO_NS: "LO HI", the switch-outs the kernel
+# counted (watch_switches) surely inside [FROM_NS, TO_NS], and at most
+# around it; past the last reading, the thread's end is taken to make
+# at most one more (its exit).
+kernel_switches() {
+	awk -v a="$2" -v b="$3" '{ t0[NR] = $1; t1[NR] = $2; c[NR] = $3 } END {
+		lo0 = -1; lo1 = -1; hi0 = 0; hi1 = -1
+		for (i = 1; i <= NR; i++) {
+			if (t0[i] >= a && lo0 < 0) lo0 = c[i]
+			if (t1[i] <= b) lo1 = c[i]
+			if (t1[i] <= a) hi0 = c[i]
+			if (t0[i] >= b && hi1 < 0) hi1 = c[i]
+		}
+		if (hi1 < 0) hi1 = c[NR] + 1
+		lo = lo0 >= 0 && lo1 > lo0 ? lo1 - lo0 : 0
+		printf "%d %d\n", lo, hi1 - hi0 }' "$1"
+}
+
+# rec_span DUMP TID: "FROM_NS TO_NS", the span in which a recording holds
+# every switch of TID, on the monotonic clock: from TID's first switch
+# record (its events are on by then) to the last record of all.
+rec_span() {
+	awk -v tid="$2" '$1 ~ /^[0-9]+\.[0-9]+$/ { split($1, y, "."); v = y[1] * 1000000000 + y[2]
+		if (v > to) to = v
+		if ($2 ~ /^SWITCH_(IN|OUT)$/ && $3 ~ ("/" tid "$") && (from == "" || v < from)) from = v }
+		END { printf "%.0f %.0f\n", from, to }' "$1"
+}
+
 # switch_event DUMP: the switch-out stacks' event as the dump's SAMPLE
 # lines name it (a tracepoint used twice gets its index: "NAME#N").
 switch_event() {
@@ -109,6 +259,25 @@ switch_event() {
 	fi
 	rm -f "$1.sw"
 	echo "${_e:-none}"
+}
+
+# switch_ins DUMP: "ALL UNTIMED", counted here from the dump: the
+# switch-ins of known threads from the first sched_switch sample on (the
+# "switch times" event), and those with no such sample on their CPU in
+# the 2 ms before them (each sample times one switch-in).
+switch_ins() {
+	_n=$(awk '/^# event [0-9]+: .*, switch times, / { n = $3; sub(/:$/, "", n); print n; exit }' "$1")
+	_e=$(awk -v n="${_n:-x}" '$1 == "#" && $2 == "event" && $3 == n ":" { e = $4; sub(/,$/, "", e); print e }' "$1")
+	[ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ] && _e="$_e#$_n"
+	grep -E '^[0-9]+\.[0-9]+ ' "$1" | sort -n -k1,1 | awk -v ev="${_e:-none}" '
+		function ns(s,  x) { split(s, x, "."); return x[1] * 1000000000 + x[2] }
+		$2 == "SAMPLE" && $6 == ev { at[$5] = ns($1); seen = 1; next }
+		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ {
+			t = ns($1); ins++
+			if (($5 in at) && t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
+			else untimed++
+		}
+		END { printf "%d %d\n", ins, untimed }'
 }
 
 # switch_samples DUMP [TID]: SAMPLE lines with a switch-out stack.
@@ -135,12 +304,16 @@ steal_ns() {
 	echo $((($(steal_ticks) - ${_steal0:-0}) * (1000000000 / _hz)))
 }
 
-# oncpu_ok LABEL GOT WANT [STEAL_NS]: an on-CPU time GOT is schedstat's
-# WANT within 2% or 20 ms either way (the thread runs a little past its own
-# schedstat reading: the report line, its exit), and above it also within
-# the steal time.
+# oncpu_ok LABEL GOT WANT [STEAL_NS [SLICES]]: an on-CPU time GOT is
+# schedstat's WANT within 2%, or, for a thread that ran little, within 2 ms
+# and 50 us for each of its SLICES (schedstat's third field: each
+# switch-in record comes some 20-40 us after the kernel began counting the
+# thread on its CPU, and the thread runs a little past its own reading:
+# the report line, its exit); above it also within the steal time.  The
+# floor is a fraction of what a thread of some milliseconds uses, so that
+# a report of nothing, or of half, fails.
 oncpu_ok() {
-	_tol=$(max $(($3 / 50)) 20000000)
+	_tol=$(max $(($3 / 50)) $((2000000 + ${5:-0} * 50000)))
 	if [ $(($2 - $3)) -gt 0 ]; then
 		check_num "$1: on-CPU $2 vs schedstat $3: diff <= $_tol + steal ${4:-0}" \
 			$(($2 - $3)) -le $((_tol + ${4:-0}))

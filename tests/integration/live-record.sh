@@ -16,14 +16,14 @@ size() { wc -c < "$1" | tr -d ' '; }
 # on_cpu JSON TID: the thread's on_cpu_ns.
 on_cpu() { python3 "$J" threads "$1" | awk -F '\t' -v t="$2" '$2 == t { print $5 }'; }
 # schedstat_ok FILE NAME: NAME's on-CPU time in FILE's report is its
-# schedstat's (as report-accounting.sh allows: 2% or 20 ms, and steal time).
+# schedstat's (within oncpu_ok's bound, as in report-accounting.sh).
 schedstat_ok() {
 	"$WALLPROF" report -q -i "$1" --format json > "$1.json"
 	_tid=$(wl_field "$1.wl" "$2" tid)
 	_want=$(wl_field "$1.wl" "$2" oncpu_ns)
 	_got=$(on_cpu "$1.json" "$_tid")
 	check "$1: $2's on-CPU time is in the report" [ -n "$_got" ]
-	oncpu_ok "$1: $2" "${_got:-0}" "$_want" "$(cat "$1.steal")"
+	oncpu_ok "$1: $2" "${_got:-0}" "$_want" "$(cat "$1.steal")" "$(wl_field "$1.wl" "$2" slices)"
 }
 
 steal_mark

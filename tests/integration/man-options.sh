@@ -76,7 +76,7 @@ have_bash=
 if command -v bash >/dev/null 2>&1; then
 	have_bash=yes
 else
-	echo "# no bash: the completion script is not checked"
+	skip_check "the completion script" "no bash"
 fi
 
 compare record

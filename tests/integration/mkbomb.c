@@ -7,8 +7,9 @@
  * 63, which no kernel writes), all zero after their header: no ROUND
  * record, no summary.  zstd packs such a block some ten thousand times
  * smaller than it decodes, so a small file stands for gigabytes of
- * records.
- * usage: mkbomb OUT BLOCKS BLOCK_KIB RECORD_BYTES [TYPE]
+ * records.  BLOCK_TYPE, when given, is the blocks' type instead of 1
+ * (RECORDS): 3 makes KSYMS blocks, 4 JITMAP blocks.
+ * usage: mkbomb OUT BLOCKS BLOCK_KIB RECORD_BYTES [TYPE [BLOCK_TYPE]]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -68,15 +69,17 @@ int main(int argc, char **argv)
 	size_t zcap, zlen;
 	FILE *f;
 
-	if (argc < 5 || argc > 6) {
-		fprintf(stderr, "usage: mkbomb OUT BLOCKS BLOCK_KIB RECORD_BYTES [TYPE]\n");
+	if (argc < 5 || argc > 7) {
+		fprintf(stderr, "usage: mkbomb OUT BLOCKS BLOCK_KIB RECORD_BYTES [TYPE [BLOCK_TYPE]]\n");
 		return 2;
 	}
 	blocks = strtoul(argv[2], NULL, 0);
 	kib = strtoul(argv[3], NULL, 0);
 	rec_size = strtoul(argv[4], NULL, 0);
-	if (argc == 6)
+	if (argc >= 6)
 		type = strtoul(argv[5], NULL, 0);
+	if (argc == 7)
+		bh.type = (uint32_t)strtoul(argv[6], NULL, 0);
 	if (!kib || kib > (256UL << 10) || rec_size < 8 || rec_size > 65528 || rec_size % 8) {
 		fprintf(stderr, "mkbomb: bad sizes\n");
 		return 2;

@@ -44,7 +44,8 @@ cut_short() {
 	check "$_what: the report's header says it was cut short" \
 		grep -q '^# cut short at .* by a write error (No space left on device): the figures end' r.out
 	check "$_what: report warns about it" grep -q "^wallprof: warning: '$_f' was cut short at " r.err
-	check "$_what: the spinner thread is reported" grep -q ' spinner ' r.out
+	# (A disk that fills at once may cut the file before the spinner is made.)
+	check "$_what: the workload is reported" grep -Eq ' (spinner|spin) ' r.out
 	"$WALLPROF" report -i "$_f" --format json >r.json 2>/dev/null
 	python3 "$J" header r.json >h.out
 	check "$_what: JSON: header.cut_short gives the error" \
@@ -55,7 +56,9 @@ cut_short() {
 
 # Uncompressed: the file system fills within about half a second.
 t0=$(date +%s)
-run wl.out rec.err "$WALLPROF" record --no-compress -o M/out.data -- "$WORKLOADS/spin" 4
+# (At 20 kHz: a busy machine that gives the spinner a twentieth of a CPU
+# still fills the 4 MiB in a second.)
+run wl.out rec.err "$WALLPROF" record -F 20000 --no-compress -o M/out.data -- "$WORKLOADS/spin" 4
 t=$(( $(date +%s) - t0 ))
 cut_short "--no-compress" M/out.data
 rm -f M/out.data
@@ -64,7 +67,7 @@ rm -f M/out.data
 dd if=/dev/zero of=M/filler bs=64k 2>/dev/null
 truncate -s -48K M/filler || exit 99
 t0=$(date +%s)
-run wl.out rec.err "$WALLPROF" record -o M/out.data -- "$WORKLOADS/spin" 4
+run wl.out rec.err "$WALLPROF" record -F 20000 -o M/out.data -- "$WORKLOADS/spin" 4
 t=$(( $(date +%s) - t0 ))
 cut_short "compressed, 48 KiB free" M/out.data
 

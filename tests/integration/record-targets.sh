@@ -80,7 +80,7 @@ check "-f over another user's file in a sticky directory: the file is untouched"
 # fails (EPERM), and the data is kept.  Recording as nobody needs
 # kernel.perf_event_paranoid <= 2.
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 4)
-[ "$paranoid" -le 2 ] || { echo "# nobody may not record at paranoid level $paranoid: the rest is skipped"; finish; }
+[ "$paranoid" -le 2 ] || skip "nobody may not record at paranoid level $paranoid"
 as_nobody "$WP" record -f -o st/late -- sleep 1 >out 2>err &
 wp=$!
 bg_pids="$bg_pids $wp"

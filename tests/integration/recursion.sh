@@ -4,6 +4,7 @@
 # stack copy ends in [truncated] rather than looking complete.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test unwinding
 
 # heaviest FOLDED: the on-CPU line with the largest weight.
 heaviest() { sort -t ' ' -k 2 -n "$1" | tail -n 1; }

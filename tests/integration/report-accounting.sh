@@ -6,6 +6,7 @@
 # the ground truth.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"
@@ -31,6 +32,8 @@ period=$(hdr sample_period_ns)
 wakeups=$(hdr wakeups)
 echo "# wake-ups recorded: $wakeups"
 
+dump F d
+check_num "report --dump exits 0" "$?" -eq 0
 run folded fold.err "$WALLPROF" report -i F --format folded --unit ns
 check_num "report --format folded --unit ns exits 0" "$rc" -eq 0
 run text text.err "$WALLPROF" report -i F --threads all
@@ -59,11 +62,18 @@ for n in $NAMES; do
 	check "$n: not approximate" [ "$(tf "$tid" approximate)" = false ]
 	check_num "$n: wall_ns == on_cpu_ns + blocked_ns + runnable_ns + preempted_ns" \
 		"$wall" -eq $((on + blocked + runnable + pre))
-	check_num "$n: off_cpu_ns == blocked_ns + runnable_ns + preempted_ns" "$off" \
-		-eq $((blocked + runnable + pre))
+	# Off-CPU time and switch counts against the raw switch records,
+	# counted here from the dump: report times a switch by its
+	# sched_switch when it has one, tens of microseconds before the record.
+	set -- $(dump_switches d "$tid")
+	check_num "$n: voluntary switches == the dump's blocked switch-outs" "$(tf "$tid" vol)" -eq "$1"
+	check_num "$n: involuntary switches == the dump's preempted switch-outs" "$(tf "$tid" invol)" -eq "$2"
+	tol=$((1000000 + ($1 + $2) * 100000))
+	check_num "$n: off_cpu_ns $off within $tol of the dump's switch-out to switch-in time $3" \
+		"$(abs $((off - $3)))" -le "$tol"
 	[ "$wakeups" = true ] || check_num "$n: no runnable time without wake-ups" "$runnable" -eq 0
 	check_num "$n: wall_ns <= the recording's duration" "$wall" -le "$duration"
-	oncpu_ok "$n" "$on" "$oncpu" "$steal_ns"
+	oncpu_ok "$n" "$on" "$oncpu" "$steal_ns" "$(wl_field wl.out "$n" slices)"
 	# Every preempted interval is time on the run queue, so it cannot
 	# exceed schedstat's run-queue wait (which also counts the wait after
 	# each wake-up: runnable time, or blocked without wake-ups).

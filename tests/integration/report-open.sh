@@ -114,6 +114,6 @@ if command -v objcopy >/dev/null 2>&1; then
 			grep -q ';spin_outer;spin_middle_\[i\];spin_leaf' d.folded
 	done
 else
-	echo "SKIP-PART: no objcopy (Debian package binutils)"
+	skip_check "debug files found by build id, then next to the file" "no objcopy (Debian package binutils)"
 fi
 finish

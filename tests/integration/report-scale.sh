@@ -53,7 +53,7 @@ jgroups() {
 	"$WALLPROF" report -i "$1" --format json --top 1000000 >"$1.all.json" 2>"$1.all.err"
 	python3 "$J" stacks "$1.all.json" |
 		awk -F '\t' "$KIND"' { ns[$3 "\t" k "\t" $7] += $5 }
-			END { for (s in ns) printf "%d\t%s\n", ns[s], s }' |
+			END { for (s in ns) printf "%.0f\t%s\n", ns[s], s }' |
 		sort -t "$(printf '\t')" -k1,1nr
 }
 # STACK: the first line of a stack in the text report, full or compact.
@@ -243,8 +243,7 @@ same_stacks "two wallclocks" w2.txt w2.groups
 
 # --- -a: the machine's time is on-CPU time ---------------------------------
 if ! "$WALLPROF" record -q -o probe.data -a -d 0.1 2>probe.err; then
-	echo "# -a is not allowed here, its part is skipped: $(head -n 1 probe.err)"
-	finish
+	skip "-a is not allowed here: $(head -n 1 probe.err)"
 fi
 # Two spinners, so that they stand out even with other tests running.
 "$WORKLOADS/spin" 3.5 >spin1.out &

@@ -148,7 +148,9 @@ def main(argv):
     est = report.get("quality", {}).get("wakeups_gated", {}).get("runnable_estimated_ns", 0)
     slack = {"blocked": est, "runnable": est}
     flagged = sum(s[1] for sl in slices.values() for s in sl if s[3])
-    check(flagged or not est or min_block or partial, "slices of unrecorded wake-ups (%d ns) where runnable time was "
+    # (Only where the trace has blocked slices: not --mode on.)
+    check(flagged or not est or min_block or partial or "blocked" not in kinds,
+          "slices of unrecorded wake-ups (%d ns) where runnable time was "
           "estimated (%d ns)" % (flagged, est))
 
     for key, t in sorted(threads.items()):

@@ -15,8 +15,9 @@ if readelf -S "$lib" 2>/dev/null | grep -q '\.symtab'; then
 	skip "$lib has a symbol table here"
 fi
 
-# Incompressible text, so that xz works for a while in liblzma.
-head -c 8000000 /dev/urandom | od -A n -t x1 >in.txt
+# Incompressible text, so that xz works in liblzma for some 2 s of CPU
+# (thousands of samples: the shares below need no more).
+head -c 400000 /dev/urandom | od -A n -t x1 >in.txt
 run rec.out rec.err "$WALLPROF" record -q -o x.data -- xz -T2 -k -6 in.txt
 check_num "record xz exits 0" "$rc" -eq 0
 run t.out t.err "$WALLPROF" report -i x.data --top 1

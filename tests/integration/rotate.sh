@@ -126,7 +126,8 @@ for name in $NAMES; do
 		$((on + off)) -eq "$wall"
 	check_num "$p: $name: the sum of wall is its whole life in the recording" \
 		"$wall" -eq $(($(lf "$tid" last) - $(lf "$tid" first)))
-	oncpu_ok "$p: $name: over the files" "$on" "$oncpu" "$steal_ns"
+	oncpu_ok "$p: $name: over the files" "$on" "$oncpu" "$steal_ns" \
+		"$(wl_field wl.out "$name" slices)"
 done
 }
 rotation out
@@ -217,9 +218,13 @@ check_num "-p: the spinner's spans join exactly" "$(lf "$tid" gaps)" -eq 0
 
 # 2b. A quiet command (no record for seconds; -d 0: no limit): each file
 # is complete on time all the same.
+# (Timed from when record holds its events: a busy machine may take
+# longer than that to start it.)
 "$WALLPROF" record -q --rotate 1 -d 0 -o quiet.data -- sleep 3 >/dev/null 2>&1 &
 wp=$!
 bg_pids="$bg_pids $wp"
+has_events() { ls -l "/proc/$wp/fd" 2>/dev/null | grep -q 'perf_event'; }
+wait_until 600 has_events || fail "quiet: record opened its events within 60 s"
 sleep 1.8
 check "quiet: quiet.0001.data is complete 0.8 s after its end" [ -f quiet.0001.data ]
 wait "$wp"
@@ -250,6 +255,7 @@ fi
 "$WALLPROF" record -q --rotate 1 -o kill.data -- "$WORKLOADS/spin" 4 >/dev/null 2>&1 &
 wp=$!
 bg_pids="$bg_pids $wp"
+wait_until 600 has_events || fail "SIGKILL: record opened its events within 60 s"
 sleep 2.2
 kill -KILL "$wp"
 wait "$wp" 2>/dev/null

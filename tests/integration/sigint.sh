@@ -44,7 +44,9 @@ stop_with() {
 	_rc=$?
 	_t=$(( $(date +%s) - _t0 ))
 	check_num "$_sig: wallprof exits with status $_want" "$_rc" -eq "$_want"
-	check_num "$_sig: wallprof exits within a few seconds" "$_t" -le 4
+	# (The command would spin for 30 s: a busy machine may take a few
+	# seconds to write the file, never that.)
+	check_num "$_sig: wallprof exits without waiting for the command, seconds" "$_t" -lt 20
 	check "$_sig: the workload ($child) is gone" exited "$child"
 	check "$_sig: F exists" [ -f F ]
 	check_num "$_sig: no temporary file left" "$(tmp_files)" -eq 0
@@ -63,8 +65,9 @@ t0=$(date +%s)
 run wl.out rec.err timeout 60 "$WALLPROF" record -d 1 -o F -- "$WORKLOADS/spin" 30
 t=$(( $(date +%s) - t0 ))
 check_num "-d 1: record exits 0" "$rc" -eq 0
-check_num "-d 1: record takes about 1 s" "$t" -le 4
+check_num "-d 1: record does not wait for the command (30 s), seconds" "$t" -lt 20
 dump F d
+check "-d 1: the recording spans 1 s (and less than 2)" grep -Eq '^# summary: 1\.[0-9]+ s,' d
 child=$(awk '$2 == "COMM" && $4 == "spin" && $5 == "exec" { sub("/.*", "", $3); print $3; exit }' d)
 check "-d 1: the workload (${child:-?}) is gone" exited "${child:-0}"
 check "-d 1: the summary says 'stop duration'" grep -q '^# ring bytes .*, stop duration, ' d

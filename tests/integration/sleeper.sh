@@ -4,6 +4,7 @@
 # switch-out sample with the off-CPU stack.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 SLEEPS=20
 # Besides its sleeps the thread may block a few times while it starts

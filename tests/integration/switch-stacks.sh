@@ -78,8 +78,21 @@ for order in random alternate; do
 		echo "# $order: off by more than 3 points; recording again"
 		rec "$order" 1500 "$order"
 	fi
-	check_num "$order: most switch-outs had no stack (far above the rate)" \
-		"$((unsampled * 2))" -ge "$sw"
+	# (How far above depends on the machine: a busy one runs the waits
+	# slower.  At r switch-outs a second on the CPU, a share (1500 / r)^2
+	# of them keeps its stack: most go without from r = 2 x 1500 on.)
+	r=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+n = sum(t["voluntary_switches"] + t["involuntary_switches"] for t in d["threads"])
+print(int(n * 1e9 / max(d["header"]["duration_ns"], 1)))' "$order.json")
+	echo "# $order: $r switch-outs a second on the CPU"
+	if [ "$r" -ge 3000 ]; then
+		check_num "$order: most switch-outs had no stack (far above the rate)" \
+			"$((unsampled * 2))" -ge "$sw"
+	else
+		skip_check "$order: most switch-outs had no stack" \
+			"this machine ran the waits at $r switch-outs a second, under twice the rate of 1500"
+	fi
 	check_num "$order: site A's share within 3 points of the measured one" \
 		"$(abs $((share - truth)))" -le 30
 	check_num "$order: its stacks are marked estimated" "${est:-0}" -gt 0
@@ -99,17 +112,28 @@ for name in ping pong; do
 	on=$(awk -F '\t' -v t="$tid" '$2 == t { print $5 }' storm.threads)
 	sws=$(awk -F '\t' -v t="$tid" '$2 == t { print $9 + $10 }' storm.threads)
 	echo "# storm $name: on-CPU ${on:-?}, schedstat $k_on, ${sws:-?} switches"
-	# (Up to a microsecond a switch: see the storm in wakeups-report.sh.)
-	check_num "storm: $name's on-CPU time within max(3%, 5 ms, 1 us a switch) of schedstat's" \
-		"$(abs $((${on:-0} - k_on)))" -le "$(max "$(max $((k_on * 3 / 100)) 5000000)" $((${sws:-0} * 1000)))"
+	# (As in the storm of wakeups-report.sh: 5%, with no allowance a
+	# switch, which at a microsecond was a third of the thread's time.)
+	check_num "storm: $name's on-CPU time within max(5%, 5 ms) of schedstat's ($sws switches)" \
+		"$(abs $((${on:-0} - k_on)))" -le "$(max $((k_on * 5 / 100)) 5000000)"
 done
 
 # Every stack in a storm: the summary says what the default does.
 run hint.wl hint.err "$WALLPROF" record --switch-stacks=all --wakeups=off -o hint.data -- \
 	taskset -c 0 "$WORKLOADS/pingpong" 0.5
 check_num "hint: record exits 0" "$rc" -eq 0
-check "hint: the summary names --switch-stacks after a storm of stacks" \
-	grep -q 'off-CPU stacks a second slowed the program at each switch; without --switch-stacks=all, at most 10000 a second per CPU' hint.err
+# Past 20000 stacks a second (session.c), as the dump counts them: how
+# hard the storm is depends on the machine.
+dump hint.data hint.dump
+srate=$(awk '/^# summary: / { d = $3; for (i = 4; i < NF; i++) if ($(i + 1) == "off-CPU" && $(i + 2) ~ /^stacks/) n = $i }
+	END { printf "%d", d ? n / d : 0 }' hint.dump)
+echo "# hint: $srate off-CPU stacks a second"
+if [ "$srate" -gt 20000 ]; then
+	check "hint: the summary names --switch-stacks after a storm of stacks" \
+		grep -q 'off-CPU stacks a second slowed the program at each switch; without --switch-stacks=all, at most 10000 a second per CPU' hint.err
+else
+	check "hint: at $srate stacks a second, no word of them" no_match 'stacks a second slowed' hint.err
+fi
 
 # The default in a storm: at most 10000 stacks a second per CPU, and the
 # summary says where stacks were turned off.

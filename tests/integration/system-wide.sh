@@ -11,6 +11,7 @@
 # time the other CPUs' worth less what the rest of the machine ran.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test accuracy
 
 command -v python3 >/dev/null 2>&1 || skip "no python3 to read the JSON report"
 J="$TESTS_SRCDIR/integration/report-json.py"
@@ -32,7 +33,17 @@ check_num "sleep: one thread with the sleep's tid $sl" \
 	"$(awk -F '\t' -v t="$sl" '$2 == t { n++ } END { print n + 0 }' a.threads)" -eq 1
 wall=$(awk -F "\t" -v t="$sl" '$2 == t { print $4; exit }' a.threads)
 on=$(awk -F "\t" -v t="$sl" '$2 == t { print $5; exit }' a.threads)
-check_range "sleep: its wall ends with its exit, ms" "$((${wall:-0} / 1000000))" 600 1000
+# Its wall: from the recording's start (it was running) to its EXIT record,
+# however long record took to start on a busy machine.
+dump a.data a.dump
+ex=$(awk -v t="$sl" '$2 == "EXIT" && $3 == t "/" t { split($1, x, "."); printf "%.0f", x[1] * 1e9 + x[2]; exit }' a.dump)
+st=$(python3 "$J" header a.json | awk -F '\t' '$1 == "start_ns" { print $2 }')
+check "sleep: its EXIT is recorded" [ -n "$ex" ]
+# (After its EXIT record the task still runs its last switch-out.)
+check_num "sleep: its wall ($wall) ends with its exit ($((${ex:-0} - ${st:-0})) after the start, within 5 ms)" \
+	"$(( ${wall:-0} - (${ex:-0} - ${st:-0}) ))" -le 5000000
+check_num "sleep: and not before it, within 1 ms" "$(( (${ex:-0} - ${st:-0}) - ${wall:-0} ))" -le 1000000
+check_num "sleep: its wall under the second it slept, ms" "$((${wall:-0} / 1000000))" -lt 1000
 check_num "sleep: its on-CPU time is tiny, ms" "$((${on:-999999999} / 1000000))" -le 50
 python3 "$J" invariants a.json >a.inv
 check "sleep: the invariants of any recording hold" [ ! -s a.inv ]

@@ -16,7 +16,9 @@ as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$
 # that nobody can use (python3 on root's PATH may be in root's home).
 chmod 755 "$tmp"
 py=
-for p in "$(command -v python3)" /usr/bin/python3 /usr/local/bin/python3; do
+# (The system's first: an interpreter under root's home may pass this
+# probe, as setpriv keeps some of root's rights, and fail under --user.)
+for p in /usr/bin/python3 /usr/local/bin/python3 "$(command -v python3)"; do
 	[ -n "$p" ] && as_nobody "$p" -c 'import fcntl, termios' 2>/dev/null && { py=$p; break; }
 done
 [ -n "$py" ] || skip "user nobody cannot run python3 (tried the one on PATH and /usr/bin/python3)"

@@ -6,6 +6,7 @@
 # saying wake-ups are not recorded and why, and the recording as before.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test wake-ups
 tracing_alone
 
 [ "$(id -u)" -eq 0 ] || skip "the wake-up tracepoints need root (or CAP_PERFMON) here"
@@ -28,7 +29,7 @@ if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
 	check "unmounted tracefs: the recording has wake-ups" \
 		grep -Eq '^# flags:.* wakeups( |$)' "$(dump u.data du; echo du)"
 else
-	echo "# no mount namespace to unmount tracefs in: mounting not tested"
+	skip_check "unmounted tracefs is mounted" "no mount namespace to unmount tracefs in"
 fi
 
 run wl.out err "$WALLPROF" record -o w.data -- "$WORKLOADS/wallclock" 0.5

@@ -12,6 +12,7 @@
 # says what every wake-up cost.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
+core_test wake-ups
 
 [ "$(id -u)" -eq 0 ] || skip "the wake-up tracepoints need root (or CAP_PERFMON) here"
 [ -d /sys/kernel/tracing ] || skip "this kernel has no tracefs"
@@ -21,6 +22,7 @@ tracing_alone
 PARSE="$TESTS_SRCDIR/integration/folded-parse.awk"
 
 pin=	# a command to run the workload under (taskset)
+others=	# other tracers seen (foreign_tracers)
 abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
 
 # rec MODE SECONDS: record the workload into MODE.data, its lines in MODE.wl;
@@ -127,7 +129,7 @@ if command -v unshare >/dev/null 2>&1 &&
 	check_num "copy, no tracefs: report exits 0" "$rc" -eq 0
 	check "copy, no tracefs: the same report" cmp -s pipe.json copy.txt
 else
-	echo "# no mount namespace to hide tracefs in: the copy is reported with it"
+	skip_check "copy, no tracefs: the same report" "no mount namespace to hide tracefs in"
 	run copy.txt copy.err "$WALLPROF" report -i copy.data --format json --top 1000000
 	check "copy: the same report" cmp -s pipe.json copy.txt
 fi
@@ -160,6 +162,8 @@ if $have_perf; then
 	perf_pid=$!
 	bg_pids="$bg_pids $perf_pid"
 	sleep 0.5
+	# Another profiler's tracepoints (not this run's: tracing_alone).
+	others=$(foreign_tracers "$perf_pid")
 fi
 # (On CPU 0: this VM's kernel reports no wake-up made in CPU 1's idle
 # context, see wallprof-report(1), which would leave too few to count.)
@@ -181,10 +185,16 @@ if $have_perf; then
 	kernel=$(perf script -i wakings.data -F trace 2>/dev/null | grep -c " pid=$sleeper ")
 	ours=$(awk '$1 != "total" { n += $5 } END { print n + 0 }' sleep.w)
 	echo "# sleeps $(wl_field sleep.wl sleeper sleeps), sched_waking seen by perf $kernel, by wallprof $ours"
-	# perf itself, beside the other tests' tracers, may record none at all.
-	if [ "$kernel" -eq 0 ]; then
-		echo "# perf recorded no wake-up of the sleeper: not compared"
+	# (No other test runs now: tracing_alone.)  While another tracer
+	# runs, the kernel drops wake-ups for both: perf's count is no
+	# reference then, but each sleep still ends in one wake-up at most.
+	others="$others$(foreign_tracers "$perf_pid")"
+	check_num "sleep: at most a wake-up a sleep" "$ours" -le "$(wl_field sleep.wl sleeper sleeps)"
+	if [ -n "${others% }" ]; then
+		skip_check "sleep: wallprof has every wake-up perf saw ($kernel, wallprof $ours)" \
+			"another tracer ran meanwhile: ${others% }"
 	else
+		check_num "sleep: perf saw the sleeper woken" "$kernel" -gt 0
 		check_range "sleep: wallprof has every wake-up perf saw ($kernel)" "$ours" \
 			$((kernel - kernel / 50 - 2)) $((kernel + 2))
 	fi
@@ -208,7 +218,9 @@ if $have_perf; then
 	perf_pid=$!
 	bg_pids="$bg_pids $perf_pid"
 	sleep 1
+	others=$(foreign_tracers "$perf_pid")
 	rec overload 1.5
+	others="$others$(foreign_tracers "$perf_pid")"
 	kill -INT "$perf_pid"
 	wait "$perf_pid"
 	perf script -i perf.data -F tid,time,event,trace >perf.txt 2>/dev/null
@@ -240,22 +252,26 @@ if $have_perf; then
 			"schedstat $runq; blocked $blocked, off $off, $switches switches"
 		check_num "overload: hog $tid is both preempted and woken" \
 			"$(($(jt overload.json "$tid" invol) > 0 && $(jt overload.json "$tid" wakeups) > 0))" -eq 1
-		if [ ! -s perf.waits ]; then
-			echo "# perf recorded no wait at all: hog $tid not compared with it"
+		if [ -n "${others% }" ]; then
+			skip_check "overload: hog $tid: waits as perf saw them" \
+				"another tracer ran meanwhile: ${others% }"
 			continue
 		fi
 		if [ -z "$perf_wait" ]; then
 			fail "overload: perf saw hog $tid wait"
 			continue
 		fi
-		tol=$(($(max $((perf_wait * 3 / 100)) 5000000) + switches * 60000))
+		# (perf is a tracer too, its figure no kernel count: 5%, as two
+		# tracers of the same switches differ by on a loaded machine,
+		# 6.7% seen with four tests beside.)
+		tol=$(($(max $((perf_wait * 5 / 100)) 5000000) + switches * 60000))
 		check_num "overload: hog $tid: preempted + runnable within $tol of perf's $perf_wait" \
 			"$(abs $((pre + run_ - perf_wait)))" -le "$tol"
 		check_num "overload: hog $tid: blocked within $tol of off-CPU - perf's wait ($((off - perf_wait)))" \
 			"$(abs $((blocked - (off - perf_wait))))" -le "$tol"
 	done
 else
-	echo "# no perf to record the scheduler's tracepoints with: overload not checked"
+	skip_check "overload: waits as perf saw them" "no perf that may record the scheduler's tracepoints here"
 fi
 
 # A switch storm: two threads passing a token through pipes on one CPU,
@@ -269,18 +285,47 @@ fi
 # switch-out stacks: record and report say so, the waits whose wake-up
 # fell where they were off are split by the others' runnable share, and
 # the switches where sched_switch was off are timed by the others' lag.
+#
+# How hard the storm is depends on the machine: on a busy one the two
+# threads get a share of CPU 0.  So the budget's effect is checked
+# against the rate r of switch-outs the recording holds: at r above the
+# budget b (10000 a second) the tracepoints are open a share (b / r)^2 of
+# the time (stackgate.h), and so that share of the waits has its wake-up.
 run storm.wl storm.err "$WALLPROF" record -o storm.data -- taskset -c 0 "$WORKLOADS/pingpong" 1.5
 check_num "storm: record exits 0" "$rc" -eq 0
-check "storm: record says the wake-ups were off part of the time" \
-	grep -q 'switch-out stacks and wake-ups were off for part of the time on CPU 0' storm.err
+dump storm.data storm.dump
+rate=$(awk '$2 == "SWITCH_OUT" { n++ } /^# summary: / { d = $3 } END { printf "%d", d ? n / d : 0 }' storm.dump)
+echo "# storm: $rate switch-outs a second"
+storm=false
+if [ "$rate" -gt 15000 ]; then
+	storm=true
+	check "storm: record says the wake-ups were off part of the time" \
+		grep -q 'switch-out stacks and wake-ups were off for part of the time on CPU 0' storm.err
+else
+	skip_check "storm: the wake-ups gated above the budget" \
+		"this machine ran the storm at $rate switch-outs a second, under 1.5 times the budget"
+fi
 check "storm: record does not say they were unbounded" sh -c '! grep -q "wake-ups a second" storm.err'
 run storm.json storm.jerr "$WALLPROF" report -i storm.data --format json
 check_num "storm: report exits 0" "$rc" -eq 0
-check_num "storm: the JSON says the wake-ups were gated" \
+$storm && check_num "storm: the JSON says the wake-ups were gated" \
 	"$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["quality"]["wakeups_gated"]["gated"]))' storm.json)" -eq 1
 seen=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["quality"]["wakeups_gated"]; print(g["waits_recorded"], g["waits_unrecorded"])' storm.json)
 echo "# storm: waits with a wake-up recorded, and without: $seen"
-check_num "storm: most waits had no wake-up recorded" "${seen#* }" -gt "$((${seen% *} * 10))"
+# The share of waits with their wake-up, per mille, and the open share
+# the rate calls for, tenth of a second by tenth of a second (a loaded
+# machine runs the storm slower at times, and the gate opens wider then):
+# within a factor of 3 (the gate measures the rate late, and the slots
+# are random).
+if $storm; then
+	got=$((${seen% *} * 1000 / (${seen% *} + ${seen#* } + 1)))
+	want=$(awk '$2 == "SWITCH_OUT" { n[int($1 * 10)]++ }
+		END { for (b in n) { r = n[b] * 10; o = r > 10000 ? (10000 / r) ^ 2 : 1
+			all += n[b]; open += n[b] * o }
+		printf "%d", all ? open * 1000 / all : 0 }' storm.dump)
+	check_range "storm: waits with a wake-up recorded, per mille, about (b / r)^2 = $want" \
+		"$got" $((want / 3)) $((want * 3 + 5))
+fi
 check_num "storm: some had one, to estimate the others by" "${seen% *}" -ge 20
 run storm.txt storm.terr "$WALLPROF" report -i storm.data
 check "storm: the text report says what was estimated" \
@@ -295,23 +340,34 @@ for name in ping pong; do
 		"schedstat $k_runq; $sws switches"
 	# After a wake-up that makes the wakee preempt its waker, the kernel
 	# (most of the time) skips its next clock update, and schedstat charges
-	# the wakee from the wake-up on: a microsecond or two a switch, more on
-	# a busy machine (see ACCURACY in wallprof-report(1)).  The records
-	# alone put on-CPU time 40% short here.
-	check_num "storm: $name's on-CPU time within max(3%, 5 ms, 1 us a switch) of schedstat's $k_on" \
-		"$(abs $((on - k_on)))" -le "$(max "$(max $((k_on * 3 / 100)) 5000000)" $((sws * 1000)))"
-	# Most waits' runnable part is estimated here (wallprof-report(1):
-	# 5-22% under schedstat's run queue in this storm): 25%.
-	check_num "storm: $name's preempted + runnable within max(25%, 10 ms, 2 us a switch) of schedstat's $k_runq" \
-		"$(abs $((waited - k_runq)))" -le "$(max "$(max $((k_runq * 25 / 100)) 10000000)" $((sws * 2000)))"
+	# the wakee from the wake-up on (see ACCURACY in wallprof-report(1)):
+	# 5% in all.  The records alone put on-CPU time 40% short here; an
+	# allowance per switch (1 us was 33% of the thread's time) would let
+	# that pass.
+	check_num "storm: $name's on-CPU time within max(5%, 5 ms) of schedstat's $k_on ($sws switches)" \
+		"$(abs $((on - k_on)))" -le "$(max $((k_on * 5 / 100)) 5000000)"
+	# Most waits' runnable part is estimated here, from those whose
+	# wake-up was recorded: within 10% of schedstat's run queue.
+	check_num "storm: $name's preempted + runnable within max(10%, 10 ms) of schedstat's $k_runq ($sws switches)" \
+		"$(abs $((waited - k_runq)))" -le "$(max $((k_runq * 10 / 100)) 10000000)"
 done
 
-# --switch-stacks=all records every wake-up: record says what they cost.
+# --switch-stacks=all records every wake-up: record says what they cost,
+# past 20000 a second (session.c), as the dump counts them.
 run all.wl all.err "$WALLPROF" record --switch-stacks=all -o all.data -- \
 	taskset -c 0 "$WORKLOADS/pingpong" 0.5
 check_num "storm, all: record exits 0" "$rc" -eq 0
-check "storm, all: record says the wake-ups slowed the program" \
-	grep -q 'wake-ups a second were recorded.*without --switch-stacks=all they are bounded' all.err
+dump all.data all.dump
+wrate=$(awk '/^# summary: / { d = $3; for (i = 4; i < NF; i++) if ($(i + 1) ~ /^wake-ups/) w = $i }
+	END { printf "%d", d ? w / d : 0 }' all.dump)
+echo "# storm, all: $wrate wake-ups a second"
+if [ "$wrate" -gt 20000 ]; then
+	check "storm, all: record says the wake-ups slowed the program" \
+		grep -q 'wake-ups a second were recorded.*without --switch-stacks=all they are bounded' all.err
+else
+	check "storm, all: at $wrate wake-ups a second, record says nothing of them" \
+		no_match 'wake-ups a second were recorded' all.err
+fi
 
 # Without wake-ups: the options that need them say so.
 run off.wl off.err "$WALLPROF" record -q --wakeups=off -o off.data -- "$WORKLOADS/wakeups" sleep 0.2

@@ -11,6 +11,7 @@
  *		return done_testing();
  *	}
  *
+ * skip("why") counts a check that cannot run here as a skip, with its reason.
  * plan() may be left out: done_testing() then prints the plan ("1..N") at
  * the end, which TAP allows.
  * Every check prints "ok N - name" or "not ok N - name" (with the values
@@ -65,6 +66,26 @@ static inline bool ok(bool pass, const char *fmt, ...)
 	pass = tap_vresult(pass, fmt, ap);
 	va_end(ap);
 	return pass;
+}
+
+/*
+ * A check that cannot run here, with the reason: counted as a skip by the
+ * TAP driver (and listed by tools/check), never as a pass.
+ */
+static inline void skip(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static inline void skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_run++;
+	printf("ok %u # SKIP ", tap_run);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
 }
 
 /* A "#" line: ignored by TAP consumers, shown to people. */

@@ -687,7 +687,7 @@ static long peak_kib(void)
  * buckets, not three histograms of 64 buckets and copies of them.
  */
 #ifdef __SANITIZE_ADDRESS__
-#define MEMORY_BOUND 2048	/* redzones, and freed memory held in quarantine */
+#define MEMORY_BOUND 4096	/* redzones, and every outgrown copy of the arrays held in quarantine */
 #else
 #define MEMORY_BOUND 1024
 #endif

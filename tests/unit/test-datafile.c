@@ -42,6 +42,11 @@
 #define MAX_RECORD 65528U
 
 #define NR_RECORDS 64
+#ifdef __SANITIZE_ADDRESS__
+#define COMPRESSED_CUT_STRIDE 5
+#else
+#define COMPRESSED_CUT_STRIDE 1
+#endif
 /* Records [block_end[k-1], block_end[k]) go into block k. */
 static const unsigned int block_end[] = { 1, 5, 6, 7, 30, NR_RECORDS };
 #define NR_BLOCKS (sizeof(block_end) / sizeof(block_end[0]))
@@ -1450,8 +1455,8 @@ static void test_abort(void)
 	is_int(wp_writer_open(path, false, 0, &w), 0, "abort: right after open");
 	wp_writer_abort(w);
 	is_int(tmpdir_entries(), 0, "abort: still no file");
-	wp_writer_abort(NULL);
-	ok(1, "abort: NULL is fine");
+	wp_writer_abort(NULL);		/* (a crash would end the test) */
+	is_int(tmpdir_entries(), 0, "abort: of NULL, touches nothing");
 }
 
 /* Read img cut to len bytes; check the outcome is kind after nr_ok records. */
@@ -1507,11 +1512,13 @@ static void check_truncations(int level, const char *label)
 	check_cut(img, len, cut_path, 'S', NR_RECORDS, label, "the whole file");
 
 	/*
-	 * Every cut (every 61st byte when the file is large): no crash, no
+	 * Every cut (every 61st byte when the file is large; every 5th of a
+	 * compressed one under the sanitizers, which make each read a hundred
+	 * times slower, the boundaries being tried above): no crash, no
 	 * wrong record; an open error inside the header and meta, 0 exactly at
 	 * a block boundary, else -EBADMSG.
 	 */
-	for (size_t cut = 0; cut < len; cut += (level ? 1 : 61)) {
+	for (size_t cut = 0; cut < len; cut += (level ? COMPRESSED_CUT_STRIDE : 61)) {
 		bool at_block_start = false;
 		struct outcome o;
 		char want;
@@ -1524,7 +1531,7 @@ static void check_truncations(int level, const char *label)
 		if (o.kind != want && bad++ < 5)
 			diag_outcome(label, "cut at", cut, o);
 	}
-	is_int(bad, 0, "%s: all %u cuts behave", label, tried);
+	is_int(bad, 0, "%s: all %u cuts tried behave", label, tried);
 	free(img);
 	tmpdir_clear();
 }

@@ -507,7 +507,18 @@ static void test_empty_ring_and_init(void)
 	is_int(wp_ring_init_mem(&r, meta, data, 0), -EINVAL, "init: size 0 is refused");
 	memset(&zero, 0, sizeof(zero));
 	wp_ring_release(&zero);
-	ok(1, "release: safe on a zeroed ring");
+	ok(!zero.meta && !zero.scratch && !zero.map_base, "release: a zeroed ring stays empty");
+	/*
+	 * A ring on caller memory: release frees its scratch buffer (the
+	 * sanitizer build sees a leak or a double free), leaves the caller's
+	 * memory alone, and may be called again.
+	 */
+	is_int(wp_ring_init_mem(&r, meta, data, 64), 0, "init: on caller memory");
+	ok(r.scratch != NULL, "init: a scratch buffer for wrapped records");
+	wp_ring_release(&r);
+	ok(!r.scratch && !r.meta && !r.map_base, "release: the scratch buffer and the memory let go");
+	wp_ring_release(&r);
+	ok(!r.scratch && !r.meta, "release: twice is harmless");
 	free(meta);
 }
 

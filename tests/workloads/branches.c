@@ -5,6 +5,8 @@
  * counter say, so up to 2^DEPTH different stacks are sampled: the big
  * profile of the flame graph test.  Built with frame pointers (see
  * tests/Makefile.inc) so that it can be recorded cheaply with -g fp.
+ * It runs for SECONDS of its own CPU time, not of wall time, so that a
+ * busy machine makes it take longer rather than sample less.
  * usage: branches [DEPTH [SECONDS]]   (defaults 16 and 1)
  */
 #include "wl.h"
@@ -40,15 +42,24 @@ __attribute__((noinline)) static unsigned long br_down(int depth, unsigned long 
 	return (path & 1 ? br_right : br_left)(depth - 1, path >> 1, x) + 1;
 }
 
+/* The process's CPU time so far, in seconds. */
+static double br_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	int depth = (int)wl_arg(argc, argv, 1, 16);
-	double until = wl_now() + wl_arg(argc, argv, 2, 1.0);
+	double until = br_cpu_now() + wl_arg(argc, argv, 2, 1.0);
 	unsigned long x = 1, n = 0;
 
 	if (depth < 1 || depth > 40)
 		depth = 16;
-	while (wl_now() < until)
+	while (br_cpu_now() < until)
 		for (int i = 0; i < 64; i++, n++)
 			/* A multiplicative walk visits the paths in no simple order. */
 			x += br_down(depth, n * 0x9e3779b97f4a7c15UL >> (64 - depth), x);

@@ -2,12 +2,24 @@
 /*
  * spin: one thread ("spinner") burns CPU for SECONDS (default 1) through a
  * known call chain: spin_outer -> spin_middle (inlined) -> spin_leaf.
- * usage: spin [SECONDS]
+ * With "cpu", SECONDS of its own CPU time rather than of wall time: a
+ * busy machine then makes it take longer, not spin less.
+ * usage: spin [SECONDS [cpu]]
  */
 #include "wl.h"
 
 static double spin_seconds = 1.0;
 static volatile unsigned long long spin_sink;
+static clockid_t spin_clock = CLOCK_MONOTONIC;
+
+/* Seconds on spin_clock. */
+static double spin_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(spin_clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 __attribute__((noinline)) static unsigned long long spin_leaf(unsigned long long x)
 {
@@ -26,7 +38,7 @@ __attribute__((noinline)) static void spin_outer(double until)
 {
 	unsigned long long x = 1;
 
-	while (wl_now() < until)
+	while (spin_now() < until)
 		x = spin_middle(x);
 	spin_sink = x;
 }
@@ -35,7 +47,7 @@ static void *spinner(void *arg)
 {
 	(void)arg;
 	wl_name("spinner");
-	spin_outer(wl_now() + spin_seconds);
+	spin_outer(spin_now() + spin_seconds);
 	wl_report("spinner", NULL);
 	return NULL;
 }
@@ -45,6 +57,8 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	spin_seconds = wl_arg(argc, argv, 1, 1.0);
+	if (argc > 2 && !strcmp(argv[2], "cpu"))
+		spin_clock = CLOCK_THREAD_CPUTIME_ID;
 	if (pthread_create(&t, NULL, spinner, NULL))
 		return 1;
 	pthread_join(t, NULL);
