@@ -31,16 +31,39 @@ P="$TESTS_SRCDIR/integration/waitgraph.py"
 # made again, and says so.
 wakings() { dump "$1" "$1.dump" && grep -c ' SAMPLE .* sched:sched_waking ' "$1.dump"; }
 
+# woken JSON TID: how many of TID's waits a recorded wake-up ended
+# (report --format json's threads), which the graph can name a waker for.
+woken() {
+	python3 -c 'import json, sys
+print(next((t["wakeups"] for t in json.load(open(sys.argv[1]))["threads"]
+	    if t["tid"] == int(sys.argv[2])), 0))' "$1" "$2"
+}
+others=	# other tracers seen meanwhile (lib.sh's foreign_tracers)
+
 # val FILE NAME: the value of a "name value" line.
 val() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print -1 }' "$1"; }
 abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
 
-# Producer and consumers.
-run pc.out pc.err "$WALLPROF" record -q -o pc.data -- "$WORKLOADS/waitfor" prodcons 2
+# Producer and consumers.  Each item's sleep ends in a wake-up by the
+# timer; a recording whose file holds fewer than 95% of them (the kernel
+# dropped them, see wakings) is made again, and says so.
+for try in 1 2 3 4; do
+	rm -f pc.data
+	others="$others$(foreign_tracers)"
+	run pc.out pc.err "$WALLPROF" record -q -o pc.data -- "$WORKLOADS/waitfor" prodcons 2
+	[ "$rc" -eq 0 ] || sed 's/^/# record: /' pc.err
+	others="$others$(foreign_tracers)"
+	producer=$(wl_field pc.out producer tid)
+	items=$(wl_field pc.out producer items)
+	"$WALLPROF" report -i pc.data --format json --top 1 >pc.hdr 2>/dev/null
+	pc_woken=$(woken pc.hdr "${producer:-0}")
+	[ "$pc_woken" -ge "$(( ${items:-0} * 95 / 100 ))" ] && break
+	echo "# prodcons, try $try: $pc_woken of the producer's $items sleeps ended in a recorded wake-up: again"
+done
 check_num "prodcons: record exits 0" "$rc" -eq 0
-producer=$(wl_field pc.out producer tid)
-items=$(wl_field pc.out producer items)
 check_num "prodcons: the workload made items" "${items:-0}" -gt 100
+pc_short=
+[ "$pc_woken" -ge "$((items * 95 / 100))" ] || pc_short=yes
 run pc.json pc.jerr "$WALLPROF" report -i pc.data --format waitgraph-json
 check_num "prodcons: waitgraph-json exits 0" "$rc" -eq 0
 python3 "$P" knots pc.json "$producer" >pc.k
@@ -50,11 +73,22 @@ check_num "prodcons: the knot is the timer" "$(val pc.k knot_is_timer)" -eq 1
 check_num "prodcons: the producer puts 90% of the weight into it, per mille" \
 	"$(val pc.k from_thread_permille)" -ge 900
 check_num "prodcons: ... waiting in nanosleep, per mille" "$(val pc.k nanosleep_permille)" -ge 900
-# Each item's 5 ms sleep, and the timer's slack: at most 15% more.
-check_range "prodcons: the producer's own waits for the timer, ms (items x 5 ms = $((items * 5)))" \
-	"$(( $(val pc.k direct_ns) / 1000000 ))" "$((items * 5))" "$((items * 5 * 115 / 100))"
-check_range "prodcons: one wait for the timer per item" "$(val pc.k waits)" \
-	"$((items * 95 / 100))" "$items"
+# Each item's 5 ms sleep, and the timer's slack: at most 15% more.  Only
+# if the kernel told of the wake-ups: while another tracer records the
+# scheduler, it drops many, for every tracer.
+if [ -n "$pc_short" ] && [ -n "${others% }" ]; then
+	why="the kernel told of $pc_woken wake-ups of $items sleeps, with another tracer: ${others% }"
+	skip_check "prodcons: the producer's own waits for the timer, ms" "$why"
+	skip_check "prodcons: one wait for the timer per item" "$why"
+else
+	check_range "prodcons: the producer's own waits for the timer, ms (items x 5 ms = $((items * 5)))" \
+		"$(( $(val pc.k direct_ns) / 1000000 ))" "$((items * 5))" "$((items * 5 * 115 / 100))"
+	check_range "prodcons: one wait for the timer per item" "$(val pc.k waits)" \
+		"$((items * 95 / 100))" "$items"
+fi
+# Whatever the kernel dropped, each wake-up it told of is in the graph.
+check_range "prodcons: the producer's waits for the timer, against its $pc_woken recorded wake-ups" \
+	"$(val pc.k waits)" "$((pc_woken * 95 / 100 - 2))" "$pc_woken"
 check_num "prodcons: the heaviest waiter for the producer is the four workers, one node" \
 	"$(val pc.k heaviest_waiter_threads)" -eq 4
 edges=$(python3 -c 'import json, sys
@@ -86,12 +120,14 @@ check "prodcons: ... one sentence that names it" grep -q "wait-groups" pc.berr
 
 # A chain of waits: main <- w1 (condition variable) <- w2 (pipe), w2 spins and sleeps:
 # three wake-ups at least.
-for try in 1 2 3; do
+for try in 1 2 3 4 5 6; do
+	rm -f chain.data
 	run chain.out chain.err "$WALLPROF" record -q -o chain.data -- "$WORKLOADS/waitfor" chain
 	[ "$rc" -eq 0 ] || sed 's/^/# record: /' chain.err
 	n=$(wakings chain.data)
 	[ "$n" -ge 3 ] && break
 	echo "# chain, try $try: the kernel emitted $n sched_waking samples of 3 or more: again"
+	others="$others$(foreign_tracers)"
 done
 check_num "chain: record exits 0" "$rc" -eq 0
 main=$(wl_field chain.out main tid)
@@ -148,6 +184,7 @@ for how in all default; do
 	[ "$how" = default ] && opt=
 	# Each request wakes the server and the client: unless gated, twice as many.
 	for try in 1 2 3; do
+		rm -f "tcp-$how.data"
 		run "tcp-$how.out" "tcp-$how.err" "$WALLPROF" record -q $opt -o "tcp-$how.data" -- \
 			"$WORKLOADS/waitfor" tcp 2
 		requests=$(wl_field "tcp-$how.out" client requests)
