@@ -13,9 +13,11 @@
 #include <stdbool.h>
 
 #include "analysis.h"
+#include "critpath.h"
 #include "format.h"
 #include "fuzz.h"
 #include "view.h"
+#include "waits.h"
 
 static void format_all(const struct wp_analysis *an, const struct wp_view_opts *vo, FILE *out)
 {
@@ -26,6 +28,32 @@ static void format_all(const struct wp_analysis *an, const struct wp_view_opts *
 	for (const struct wp_format *f = wp_formats; f->name; f++)
 		f->write(&v, out);
 	wp_view_release(&v);
+}
+
+/* --critical-path of the last thread over its window, in the formats that show it. */
+static void critical_path(const struct wp_analysis *an, const struct wp_view_opts *vo, FILE *out)
+{
+	static const char *const shown[] = { "text", "json", "flamegraph", "trace" };
+	const struct wp_thread_times *threads;
+	struct wp_critpath cp;
+	struct wp_waits w;
+	struct wp_view v;
+	size_t n;
+
+	threads = wp_account_threads(an->account, &n);
+	if (!n || wp_waits_init(&w, an))
+		return;
+	if (!wp_critpath_compute(&w, threads[n - 1].serial, 0, UINT64_MAX, &cp)) {
+		if (!wp_view_init(&v, an, vo)) {
+			v.critpath = &cp;
+			v.waits = &w;
+			for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+				wp_format_find(shown[i])->write(&v, out);
+			wp_view_release(&v);
+		}
+		wp_critpath_release(&cp);
+	}
+	wp_waits_release(&w);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -52,10 +80,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ao.min_block_ns = knobs & 16 ? 100000 : 0;
 	ao.frame_info = true;	/* every format is written, pprof among them */
+	ao.keep_timeline = true;	/* the trace, the wait-for graph, the critical path */
 	ao.no_cache = true;	/* the pipeline is fuzzed here, and no home written */
 	if (wp_analysis_run(path, &ao, &an))
 		return 0;
 	format_all(&an, &plain, out);
+	critical_path(&an, &plain, out);
 
 	vo.mode = (enum wp_mode)(knobs % 6);
 	vo.sort = (enum wp_sort)((knobs >> 3) % 7);
