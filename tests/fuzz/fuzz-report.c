@@ -13,11 +13,10 @@
 #include <stdbool.h>
 
 #include "analysis.h"
-#include "critpath.h"
 #include "format.h"
 #include "fuzz.h"
+#include "fuzz-waits.h"
 #include "view.h"
-#include "waits.h"
 
 static void format_all(const struct wp_analysis *an, const struct wp_view_opts *vo, FILE *out)
 {
@@ -28,32 +27,6 @@ static void format_all(const struct wp_analysis *an, const struct wp_view_opts *
 	for (const struct wp_format *f = wp_formats; f->name; f++)
 		f->write(&v, out);
 	wp_view_release(&v);
-}
-
-/* --critical-path of the last thread over its window, in the formats that show it. */
-static void critical_path(const struct wp_analysis *an, const struct wp_view_opts *vo, FILE *out)
-{
-	static const char *const shown[] = { "text", "json", "flamegraph", "trace" };
-	const struct wp_thread_times *threads;
-	struct wp_critpath cp;
-	struct wp_waits w;
-	struct wp_view v;
-	size_t n;
-
-	threads = wp_account_threads(an->account, &n);
-	if (!n || wp_waits_init(&w, an))
-		return;
-	if (!wp_critpath_compute(&w, threads[n - 1].serial, 0, UINT64_MAX, &cp)) {
-		if (!wp_view_init(&v, an, vo)) {
-			v.critpath = &cp;
-			v.waits = &w;
-			for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
-				wp_format_find(shown[i])->write(&v, out);
-			wp_view_release(&v);
-		}
-		wp_critpath_release(&cp);
-	}
-	wp_waits_release(&w);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -85,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (wp_analysis_run(path, &ao, &an))
 		return 0;
 	format_all(&an, &plain, out);
-	critical_path(&an, &plain, out);
+	/* The last thread (the newest, as a path often follows), over its whole window. */
+	fuzz_critical_path(&an, &plain, out, UINT32_MAX, 0, UINT64_MAX);
 
 	vo.mode = (enum wp_mode)(knobs % 6);
 	vo.sort = (enum wp_sort)((knobs >> 3) % 7);
