@@ -366,7 +366,8 @@ static int profile_of(const struct wp_waits *w, uint32_t serial, struct profile 
 							 .ns = p->end_ns - p->start_ns };
 		pr->blocked_ns += p->end_ns - p->start_ns;
 	}
-	qsort(pr->stacks, n, sizeof(*pr->stacks), stack_id_cmp);
+	if (n)	/* (else never grown: qsort may not have a null array) */
+		qsort(pr->stacks, n, sizeof(*pr->stacks), stack_id_cmp);
 	/* One entry per stack. */
 	pr->n = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -548,6 +549,8 @@ static int acc_cmp(const void *a, const void *b)
 
 static void keep_heaviest(struct wp_waitgraph *g, struct accs *a, bool waker)
 {
+	if (!a->n)
+		return;	/* a->v was never grown: qsort may not have it */
 	qsort(a->v, a->n, sizeof(*a->v), acc_cmp);
 	for (size_t i = 0; i < a->n; i++) {
 		struct wp_wg_edge *e = &g->edges[a->v[i].edge];
@@ -815,11 +818,13 @@ int wp_waitgraph_build(const struct wp_waits *w, const struct wp_view *v,
 			g->edges[i].dropped = g->edges[i].weight_ns < g->threshold_ns;
 			g->nr_dropped += g->edges[i].dropped;
 		}
-		qsort(g->edges, g->nr_edges, sizeof(*g->edges), edge_cmp);
+		if (g->nr_edges)
+			qsort(g->edges, g->nr_edges, sizeof(*g->edges), edge_cmp);
 		err = find_knots(g);
 	}
 	if (!err) {
-		qsort(g->knots, g->nr_knots, sizeof(*g->knots), knot_cmp);
+		if (g->nr_knots)
+			qsort(g->knots, g->nr_knots, sizeof(*g->knots), knot_cmp);
 		for (size_t k = 0; k < g->nr_knots; k++)
 			for (uint32_t i = 0; i < g->knots[k].nr_nodes; i++)
 				g->nodes[g->knots[k].nodes[i]].knot = (uint32_t)k + 1;
