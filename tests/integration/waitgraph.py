@@ -99,7 +99,12 @@ def device(path, tid, cause):
     mine = [e for e in g["edges"] if e["from"] == me["id"] and
             g["nodes"][e["to"]].get("cause") == cause]
     print("blocked_ns", blocked)
-    print("device_permille", sum(e["direct_ns"] for e in mine) * 1000 // max(blocked, 1))
+    ended = sum(e["direct_ns"] for e in mine)
+    unknown = me["blocked_ns"].get("unknown", 0)
+    print("device_permille", ended * 1000 // max(blocked, 1))
+    # Of the waits whose wake-up was recorded (or gated and estimated).
+    print("unknown_permille", unknown * 1000 // max(blocked, 1))
+    print("of_known_permille", ended * 1000 // max(blocked - unknown, 1))
     print("waits", sum(e["count"] for e in mine))
     print("knot", int(any(g["nodes"][e["to"]].get("knot") for e in mine)))
 

@@ -39,6 +39,13 @@ print(next((t["wakeups"] for t in json.load(open(sys.argv[1]))["threads"]
 	    if t["tid"] == int(sys.argv[2])), 0))' "$1" "$2"
 }
 others=	# other tracers seen meanwhile (lib.sh's foreign_tracers)
+# This VM's kernel takes no tracepoint sample in CPU 1's idle context
+# (wallprof-report(1), "Wake-ups"): a timer's or a disk's wake-up made
+# there is lost, for every tracer (unpinned, 1 to 48 of some 90 of the
+# producer's were recorded; on CPU 0, all).  The workloads whose waits
+# such interrupts end run on CPU 0.
+pin=
+taskset -c 0 true 2>/dev/null && pin="taskset -c 0"
 
 # val FILE NAME: the value of a "name value" line.
 val() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print -1 }' "$1"; }
@@ -46,11 +53,11 @@ abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
 
 # Producer and consumers.  Each item's sleep ends in a wake-up by the
 # timer; a recording whose file holds fewer than 95% of them (the kernel
-# dropped them, see wakings) is made again, and says so.
+# dropped them: see wakings, and pin) is made again, and says so.
 for try in 1 2 3 4; do
 	rm -f pc.data
 	others="$others$(foreign_tracers)"
-	run pc.out pc.err "$WALLPROF" record -q -o pc.data -- "$WORKLOADS/waitfor" prodcons 2
+	run pc.out pc.err "$WALLPROF" record -q -o pc.data -- $pin "$WORKLOADS/waitfor" prodcons 2
 	[ "$rc" -eq 0 ] || sed 's/^/# record: /' pc.err
 	others="$others$(foreign_tracers)"
 	producer=$(wl_field pc.out producer tid)
@@ -88,7 +95,7 @@ else
 fi
 # Whatever the kernel dropped, each wake-up it told of is in the graph.
 check_range "prodcons: the producer's waits for the timer, against its $pc_woken recorded wake-ups" \
-	"$(val pc.k waits)" "$((pc_woken * 95 / 100 - 2))" "$pc_woken"
+	"$(val pc.k waits)" "$((pc_woken * 95 / 100 - 2))" "$((pc_woken + 2))"
 check_num "prodcons: the heaviest waiter for the producer is the four workers, one node" \
 	"$(val pc.k heaviest_waiter_threads)" -eq 4
 edges=$(python3 -c 'import json, sys
@@ -122,7 +129,7 @@ check "prodcons: ... one sentence that names it" grep -q "wait-groups" pc.berr
 # three wake-ups at least.
 for try in 1 2 3 4 5 6; do
 	rm -f chain.data
-	run chain.out chain.err "$WALLPROF" record -q -o chain.data -- "$WORKLOADS/waitfor" chain
+	run chain.out chain.err "$WALLPROF" record -q -o chain.data -- $pin "$WORKLOADS/waitfor" chain
 	[ "$rc" -eq 0 ] || sed 's/^/# record: /' chain.err
 	n=$(wakings chain.data)
 	[ "$n" -ge 3 ] && break
@@ -216,15 +223,32 @@ done
 # the kworker that ends it).
 dd if=/dev/zero of=disk.in bs=1M count=16 conv=fsync 2>/dev/null
 if dd if=disk.in of=/dev/null bs=64k count=1 iflag=direct 2>/dev/null; then
-	run dd.out dd.err "$WALLPROF" record -q -o dd.data -- dd if=disk.in of=/dev/null bs=16k iflag=direct
-	check_num "disk: record exits 0" "$rc" -eq 0
-	dd_tid=$(python3 -c 'import json, sys
+	# A recording whose file lacks the wake-ups of over a fifth of dd's
+	# blocked time (the kernel dropped them, see wakings) is made again.
+	for try in 1 2 3; do
+		rm -f dd.data
+		others="$others$(foreign_tracers)"
+		run dd.out dd.err "$WALLPROF" record -q -o dd.data -- $pin dd if=disk.in of=/dev/null bs=16k iflag=direct
+		others="$others$(foreign_tracers)"
+		dd_tid=$(python3 -c 'import json, sys
 print(next(t["tid"] for t in json.load(open(sys.argv[1]))["threads"] if t["comm"] == "dd"))' \
-		"$("$WALLPROF" report -i dd.data --format json --top 1 >dd.json; echo dd.json)")
-	run dd.g dd.gerr "$WALLPROF" report -i dd.data --format waitgraph-json
-	python3 "$P" device dd.g "$dd_tid" disk >dd.v
+			"$("$WALLPROF" report -i dd.data --format json --top 1 >dd.json; echo dd.json)")
+		run dd.g dd.gerr "$WALLPROF" report -i dd.data --format waitgraph-json
+		python3 "$P" device dd.g "$dd_tid" disk >dd.v
+		[ "$(val dd.v unknown_permille)" -le 200 ] && break
+		echo "# disk, try $try: $(val dd.v unknown_permille) per mille of dd's blocked time without a recorded wake-up: again"
+	done
+	check_num "disk: record exits 0" "$rc" -eq 0
 	cat dd.v | sed 's/^/# /'
-	check_num "disk: dd's blocked time that the disk ended, per mille" "$(val dd.v device_permille)" -ge 800
+	check_num "disk: of dd's blocked time whose wake-up was recorded, what the disk ended, per mille" \
+		"$(val dd.v of_known_permille)" -ge 800
+	if [ "$(val dd.v unknown_permille)" -gt 200 ] && [ -n "${others% }" ]; then
+		skip_check "disk: dd's blocked time that the disk ended, per mille" \
+			"$(val dd.v unknown_permille) per mille had no recorded wake-up, with another tracer: ${others% }"
+	else
+		check_num "disk: dd's blocked time that the disk ended, per mille" \
+			"$(val dd.v device_permille)" -ge 800
+	fi
 	check_range "disk: a wait per read at most (1024 reads)" "$(val dd.v waits)" 100 1024
 	check_num "disk: the disk is a knot" "$(val dd.v knot)" -eq 1
 else
