@@ -254,6 +254,7 @@ struct wp_account_opts {
 	uint64_t min_block_ns;	/* shorter off-CPU intervals get no stack weight */
 	uint32_t unsampled_stack;	/* stack for on-CPU time without samples */
 	uint32_t unknown_stack;		/* stack for off-CPU time without a stack */
+	uint32_t start_stack;		/* a wait since before the recording, stackless */
 	/*
 	 * The recording samples switch-out stacks (--switch-stacks RATE): a
 	 * switch-out without one is not sampled, and its time is estimated;

@@ -108,9 +108,10 @@ struct wp_record_build_id {
  * A thread alive when recording began (attach and system-wide modes), or
  * when a rotated file began.  header.misc: 0, or WP_THREAD_OFF_CPU when
  * at time the thread was off-CPU since a switch-out before (a rotated
- * file's start), with WP_THREAD_PREEMPTED when it was preempted rather
- * than blocked; the stack it went off-CPU in may follow, a switch-out
- * sample dated at time.
+ * file's start, or asleep as recording began),
+ * with WP_THREAD_PREEMPTED when it was preempted rather than blocked;
+ * the stack it went off-CPU in may follow, a switch-out sample dated at
+ * time (at recording's start, one made from /proc: waitstack.h).
  */
 #define WP_THREAD_OFF_CPU 1U
 #define WP_THREAD_PREEMPTED 2U
@@ -254,6 +255,16 @@ struct wp_sample_id {
  */
 int wp_sample_parse(const struct wp_sample_format *fmt,
 		    const struct perf_event_header *hdr, struct wp_sample *out);
+
+/*
+ * Encode s as a PERF_RECORD_SAMPLE of format fmt (header misc given),
+ * appended to out: the fields fmt has, in the kernel's order, zero where
+ * s has none (regs: fmt->nr_regs values when regs_abi; the user stack:
+ * stack_size bytes, stack_dyn_size of them from stack).  0 or -errno
+ * (-E2BIG past a record's 64 KiB).
+ */
+int wp_sample_append(const struct wp_sample_format *fmt, uint16_t misc,
+		     const struct wp_sample *s, struct wp_buf *out);
 
 /*
  * Only the time of a sample (the ordering queue needs it before the sample

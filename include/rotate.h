@@ -58,6 +58,14 @@ struct wp_rotate_opts {
 	uint64_t rotate_ns;		/* --rotate, or 0 */
 	uint64_t window_ns;		/* --flight-recorder, or 0 */
 	size_t memory_max;		/* flight recorder; 0: WP_FLIGHT_MEMORY_MAX */
+	/* flight recorder: write no file at the end, only on request */
+	bool no_final_dump;
+	/*
+	 * Numbers taken by files already there are passed over, not refused
+	 * (a flight recorder run again in the same directory): each file
+	 * gets the next free one.
+	 */
+	bool skip_existing;
 	wp_rotate_finish_fn finish;
 	void *arg;
 };

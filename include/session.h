@@ -17,6 +17,22 @@
 #include "event.h"
 #include "target.h"
 
+/*
+ * A reader of the records as they come (wallprof top), with
+ * --unwind=live: start gets the recording's meta before any record,
+ * records the unwinder's output (time order, stack table), on the
+ * unwinder's thread, after the file or the flight recorder had it.
+ * Either returns 0 or -errno, which stops the unwinder.
+ */
+struct wp_meta;
+struct wp_record_monitor {
+	int (*start)(void *arg, const struct wp_meta *m);
+	int (*records)(void *arg, const void *buf, size_t len, uint64_t round_ns);
+	/* may be NULL: the flight recorder wrote a file (its name, borrowed), same thread */
+	void (*saved)(void *arg, const char *name);
+	void *arg;
+};
+
 struct wp_record_opts {
 	struct wp_event_opts events;
 	const char *output;
@@ -37,6 +53,11 @@ struct wp_record_opts {
 	bool any_process;	/* --any-process: capabilities reach every process */
 	bool no_buildid_cache;	/* --no-buildid-cache: keep no copies of files */
 	bool unwind_live;	/* --unwind=live: a stack table, unwound as it comes */
+	/* with unwind_live; output may then be NULL: no file (a flight recorder's on request) */
+	const struct wp_record_monitor *monitor;
+	/* --flight-recorder: no file at the end, only on SIGUSR1, numbered past those there */
+	bool flight_no_final;
+	size_t flight_memory_max;	/* 0: WP_FLIGHT_MEMORY_MAX */
 	bool quiet;
 	bool progress;		/* live status line on stderr */
 	int argc;		/* wallprof's own command line, for the header */

@@ -191,6 +191,11 @@ struct wp_timeline_opts {
 	/* off-CPU time without a stack: the recording has none, or it was lost */
 	uint32_t unknown_stack;
 	/*
+	 * a wait that began before the recording (or its file) and whose
+	 * stack could not be read then (waitstack.h); 0: unknown_stack
+	 */
+	uint32_t start_stack;
+	/*
 	 * The recording samples switch-out stacks (--switch-stacks RATE): a
 	 * switch-out without one was not sampled, and gets this one.
 	 */

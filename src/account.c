@@ -382,7 +382,8 @@ static bool strata_note(struct wp_account *a, struct thread *t, const struct wp_
 		t->unsampled_by_bucket[p * EST_BUCKETS + b] += d;
 		return true;
 	}
-	if (!t->unsampled_by_bucket || s->stack == a->opts.unknown_stack)
+	if (!t->unsampled_by_bucket || s->stack == a->opts.unknown_stack ||
+	    (a->opts.start_stack && s->stack == a->opts.start_stack))
 		return false;
 	key = stratum_key(t->t.serial, p, b, s->stack);
 	wp_u64map_get(&a->strata, key, &had);
@@ -1090,6 +1091,7 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 			   (meta->flags & WP_META_WAKEUPS_GATED);
 	a->exit_clocks = meta->flags & WP_META_EXIT_CLOCKS;
 	to.unknown_stack = a->opts.unknown_stack;
+	to.start_stack = a->opts.start_stack;
 	to.switch_stacks_sampled = a->opts.switch_stacks_sampled;
 	to.unsampled_switch_stack = a->opts.unsampled_switch_stack;
 	err = wp_timeline_new(meta, &to, &a->tl);
@@ -1294,7 +1296,8 @@ static uint64_t *part_count(struct wp_stack_weight *w, int p)
 static bool sampled_off_stack(const struct wp_account *a, const struct wp_stack_weight *w)
 {
 	return w->stack != a->opts.unsampled_switch_stack && w->stack != a->opts.unknown_stack &&
-	       w->stack != a->opts.unsampled_stack;
+	       w->stack != a->opts.unsampled_stack &&
+	       (!a->opts.start_stack || w->stack != a->opts.start_stack);
 }
 
 /* x in proportion to basis[0..n) (whose sum is total): the parts, the remainder to big. */

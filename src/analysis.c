@@ -897,6 +897,8 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	frame = wp_symbols_marker(p->symbols, m->flags & WP_META_OFFCPU_STACKS ?
 				  "[no stack]" : "[off-cpu: stacks not recorded]");
 	ao.unknown_stack = wp_stacks_intern(an->stacks, &frame, 1);
+	frame = wp_symbols_marker(p->symbols, "[waiting since before the recording]");
+	ao.start_stack = wp_stacks_intern(an->stacks, &frame, 1);
 	an->window_start = an->start_ns;
 	an->window_end = 0;
 	if (opts->has_window) {

@@ -136,6 +136,105 @@ int wp_sample_parse(const struct wp_sample_format *fmt,
 	return c.bad ? -EBADMSG : 0;
 }
 
+static void put_u64(uint8_t **p, uint64_t v)
+{
+	memcpy(*p, &v, 8);
+	*p += 8;
+}
+
+static void put_u32_pair(uint8_t **p, uint32_t a, uint32_t b)
+{
+	memcpy(*p, &a, 4);
+	memcpy(*p + 4, &b, 4);
+	*p += 8;
+}
+
+int wp_sample_append(const struct wp_sample_format *fmt, uint16_t misc,
+		     const struct wp_sample *s, struct wp_buf *out)
+{
+	uint64_t t = fmt->sample_type;
+	size_t raw = (size_t)s->raw_size, size = sizeof(struct perf_event_header);
+	struct perf_event_header *h;
+	uint8_t *p;
+
+	/* The kernel pads u32 size + data to 8 bytes: so does raw_size. */
+	if ((t & PERF_SAMPLE_RAW) && (raw + 4) % 8)
+		return -EINVAL;
+	size += 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
+		     !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ADDR) +
+		     !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) +
+		     !!(t & PERF_SAMPLE_CPU) + !!(t & PERF_SAMPLE_PERIOD));
+	if (t & PERF_SAMPLE_CALLCHAIN)
+		size += 8 + 8 * (size_t)s->nr_callchain;
+	if (t & PERF_SAMPLE_RAW)
+		size += 4 + raw;
+	if (t & PERF_SAMPLE_REGS_USER)
+		size += 8 + (s->regs_abi ? 8 * (size_t)fmt->nr_regs : 0);
+	if (t & PERF_SAMPLE_STACK_USER)
+		size += 8 + (s->stack_size ? (size_t)s->stack_size + 8 : 0);
+	if (s->nr_callchain > 0xffff || s->stack_size > 0xffff || s->stack_dyn_size > s->stack_size ||
+	    size > 0xffff)
+		return -E2BIG;
+	h = wp_buf_reserve(out, size);
+	if (!h)
+		return -ENOMEM;
+	memset(h, 0, size);
+	*h = (struct perf_event_header){ .type = PERF_RECORD_SAMPLE, .misc = misc,
+					 .size = (uint16_t)size };
+	p = (uint8_t *)(h + 1);
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		put_u64(&p, s->id);
+	if (t & PERF_SAMPLE_IP)
+		put_u64(&p, s->ip);
+	if (t & PERF_SAMPLE_TID)
+		put_u32_pair(&p, s->pid, s->tid);
+	if (t & PERF_SAMPLE_TIME)
+		put_u64(&p, s->time);
+	if (t & PERF_SAMPLE_ADDR)
+		put_u64(&p, 0);
+	if (t & PERF_SAMPLE_ID)
+		put_u64(&p, s->id);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		put_u64(&p, s->id);
+	if (t & PERF_SAMPLE_CPU)
+		put_u32_pair(&p, s->cpu, 0);
+	if (t & PERF_SAMPLE_PERIOD)
+		put_u64(&p, s->period);
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		put_u64(&p, s->nr_callchain);
+		if (s->nr_callchain)
+			memcpy(p, s->callchain, 8 * (size_t)s->nr_callchain);
+		p += 8 * (size_t)s->nr_callchain;
+	}
+	if (t & PERF_SAMPLE_RAW) {
+		uint32_t sz = (uint32_t)raw;
+
+		memcpy(p, &sz, 4);
+		if (raw)
+			memcpy(p + 4, s->raw, raw);
+		p += 4 + raw;
+	}
+	if (t & PERF_SAMPLE_REGS_USER) {
+		put_u64(&p, s->regs_abi);
+		if (s->regs_abi) {
+			if (s->regs)
+				memcpy(p, s->regs, 8 * (size_t)fmt->nr_regs);
+			p += 8 * (size_t)fmt->nr_regs;
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		put_u64(&p, s->stack_size);
+		if (s->stack_size) {
+			if (s->stack_dyn_size)
+				memcpy(p, s->stack, (size_t)s->stack_dyn_size);
+			p += s->stack_size;
+			put_u64(&p, s->stack_dyn_size);
+		}
+	}
+	out->len += size;
+	return 0;
+}
+
 /* Where a sample's TID and TIME fields are, when it has them (the fields before are 8 bytes each). */
 static size_t sample_tid_offset(const struct wp_sample_format *fmt)
 {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "layout.h"
@@ -696,6 +697,22 @@ static void note_error(struct wp_rotate *r, int err)
 		r->err = err;
 }
 
+/* Files numbered before a free name is found, with skip_existing. */
+#define SKIP_EXISTING_MAX 10000
+
+/* The next file's name (malloc'ed), past those already there with skip_existing. */
+static char *next_name(struct wp_rotate *r)
+{
+	char *name = wp_rotate_name(r->o.output, ++r->numbered);
+
+	for (unsigned int i = 0; name && r->o.skip_existing && i < SKIP_EXISTING_MAX &&
+	     access(name, F_OK) == 0; i++) {
+		free(name);
+		name = wp_rotate_name(r->o.output, ++r->numbered);
+	}
+	return name;
+}
+
 /* Start the next file, spanning from start: meta, prelude, state. */
 static int file_open(struct wp_rotate *r, uint64_t start, struct wp_writer **out,
 		     struct wp_summary *c)
@@ -703,7 +720,7 @@ static int file_open(struct wp_rotate *r, uint64_t start, struct wp_writer **out
 	struct wp_meta meta = *r->meta;
 	struct wp_buf state = { 0 };
 	/* A name that failed is not tried again: the next file gets the next one. */
-	char *name = wp_rotate_name(r->o.output, ++r->numbered);
+	char *name = next_name(r);
 	int err;
 
 	*out = NULL;
@@ -1218,7 +1235,7 @@ int wp_rotate_end(struct wp_rotate *r, const struct wp_summary *whole)
 		}
 	} else {
 		err = evict(r, end);
-		if (!err)
+		if (!err && !r->o.no_final_dump)
 			err = dump(r, end, whole);
 		wp_debug("the flight recorder kept at most %zu bytes of records at once",
 			 r->kept_peak);
@@ -1245,7 +1262,8 @@ int wp_rotate_open(const struct wp_rotate_opts *opts, struct wp_rotate **out)
 		return err;
 	}
 	/* Fail now, not at the first file, when it cannot be made. */
-	name = wp_rotate_name(opts->output, 1);
+	name = next_name(r);
+	r->numbered = 0;
 	err = name ? wp_writer_open(name, opts->force, opts->compress_level, &probe) : -ENOMEM;
 	free(name);
 	wp_writer_abort(probe);

@@ -37,6 +37,7 @@
 #include "target.h"
 #include "threadclock.h"
 #include "util.h"
+#include "waitstack.h"
 
 #define TICK_NS (200ULL * 1000 * 1000)
 
@@ -395,9 +396,22 @@ static int live_out(void *arg, const void *buf, size_t len, uint64_t round_ns)
 	struct session *s = arg;
 	uint64_t bytes;
 
-	if (s->rot)
-		return wp_rotate_records(s->rot, buf, len, round_ns, &bytes);
-	return wp_writer_write_records(s->writer, buf, len);
+	int err = 0;
+
+	if (s->rot) {
+		const char *first, *last;
+		unsigned int files = wp_rotate_nr_files(s->rot, &first, &last);
+
+		err = wp_rotate_records(s->rot, buf, len, round_ns, &bytes);
+		/* A file the flight recorder wrote on request: the monitor names it. */
+		if (s->opts->monitor && s->opts->monitor->saved &&
+		    wp_rotate_nr_files(s->rot, &first, &last) != files && last)
+			s->opts->monitor->saved(s->opts->monitor->arg, last);
+	} else if (s->writer)
+		err = wp_writer_write_records(s->writer, buf, len);
+	if (!err && s->opts->monitor)
+		err = s->opts->monitor->records(s->opts->monitor->arg, buf, len, round_ns);
+	return err;
 }
 
 /*
@@ -698,6 +712,108 @@ static void note_synth_anon_code(struct session *s, const struct wp_buf *buf)
 	}
 }
 
+/* The id the file knows thread tid's switch-out event by (its own, else any), or 0. */
+static uint64_t switch_out_id(const struct wp_evlist *ev, pid_t tid)
+{
+	uint64_t any = 0;
+
+	for (size_t i = 0; i < ev->nr_fds; i++) {
+		const struct wp_evfd *f = &ev->fds[i];
+
+		if (f->fd < 0 || ev->descs[f->desc].role != WP_EVENT_SWITCH_OUT)
+			continue;
+		if (f->tid == tid)
+			return f->file_id;
+		if (!any)
+			any = f->file_id;
+	}
+	return any;
+}
+
+/* At most this many threads' waits are read at the start (a second's worth or so). */
+#define WAIT_STACKS_MAX 4096
+
+/*
+ * The threads of synth (its THREAD records) asleep at the start: marked
+ * off-CPU since then, with the stack each waits in as a switch-out sample
+ * dated then, into out (waitstack.h), which report unwinds as any other.
+ * Without it, the wait of a thread blocked since before the recording
+ * has no stack until the thread wakes.  DWARF stacks only: a frame
+ * pointer walk would need the registers /proc does not give (the wait is
+ * still marked as one since before the recording).
+ */
+static int add_wait_stacks(struct session *s, struct wp_buf *synth, uint64_t start,
+			   struct wp_buf *out)
+{
+	const struct wp_arch *arch = wp_arch_find(wp_arch_host_machine());
+	const struct wp_sample_format *fmt = &s->ev.fmt;
+	uint32_t stack_size = s->opts->events.stack_size;
+	uint64_t regs[64] = { 0 };
+	unsigned int n = 0, asleep = 0, stacks = 0;
+	uint8_t *stack;
+	int err = 0;
+
+	if (!(s->ev.meta_flags & WP_META_OFFCPU_STACKS))
+		return 0;
+	/* Off-CPU since the start all the same, stack or not ("waiting since before"). */
+	if (!arch || !(fmt->sample_type & PERF_SAMPLE_STACK_USER) ||
+	    !(fmt->sample_type & PERF_SAMPLE_REGS_USER) || fmt->nr_regs > 64)
+		stack_size = 0;
+	stack = malloc(stack_size ? stack_size : 1);
+	if (!stack)
+		return -ENOMEM;
+	for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= synth->len;) {
+		struct perf_event_header *h = (void *)(synth->data + off);
+		struct wp_record_thread th;
+		struct wp_wait_stack w;
+		struct wp_sample smp;
+
+		if (h->size < sizeof(*h) || h->size > synth->len - off)
+			break;
+		off += h->size;
+		if (h->type != WP_RECORD_THREAD || wp_thread_parse(h, &th))
+			continue;
+		if (++n > WAIT_STACKS_MAX)
+			break;
+		if (wp_wait_stack_read((pid_t)th.pid, (pid_t)th.tid, stack, stack_size, &w) ||
+		    !wp_wait_state_asleep(w.state))
+			continue;
+		asleep++;
+		h->misc |= WP_THREAD_OFF_CPU;
+		if (!w.len)
+			continue;
+		smp = (struct wp_sample){
+			.id = switch_out_id(&s->ev, (pid_t)th.tid), .ip = w.pc, .pid = th.pid,
+			.tid = th.tid, .time = start, .cpu = w.cpu >= 0 ? (uint32_t)w.cpu : 0,
+			.period = 1, .regs_abi = PERF_SAMPLE_REGS_ABI_64, .regs = regs,
+			.stack_size = stack_size, .stack_dyn_size = w.len, .stack = stack,
+			/* A tracepoint's data: none (its u32 size and 4 zero bytes). */
+			.raw_size = 4, .raw = "\0\0\0",
+		};
+		if (!smp.id)
+			continue;
+		memset(regs, 0, sizeof(regs));
+		for (int r = 0; r < 64; r++)
+			if (fmt->regs_mask & (1ULL << r)) {
+				unsigned int at = (unsigned int)__builtin_popcountll(
+					fmt->regs_mask & ((1ULL << r) - 1));
+
+				if (r == arch->perf_ip)
+					regs[at] = w.pc;
+				else if (r == arch->perf_sp)
+					regs[at] = w.sp;
+			}
+		err = wp_sample_append(fmt, PERF_RECORD_MISC_USER, &smp, out);
+		if (!err)
+			stacks++;
+	}
+	free(stack);
+	s->summary.synthesized += stacks;
+	wp_debug("threads asleep at the start: %u of %u, %u with the stack they wait in",
+		 asleep, n, stacks);
+	return err == -E2BIG ? 0 : err;
+}
+
 /*
  * Names, threads and mappings of what already ran before we attached,
  * written first in the file and dated at the start of the recording, so
@@ -739,6 +855,19 @@ static int write_existing(struct session *s)
 	}
 	if (n < 0)
 		wp_warn("cannot read the state of the existing processes: %s", strerror(-n));
+	/* Where the threads already asleep wait. */
+	if (buf.len) {
+		struct wp_buf waits = { 0 };
+
+		err = add_wait_stacks(s, &buf, start, &waits);
+		if (!err && waits.len)
+			err = wp_buf_append(&buf, waits.data, waits.len);
+		wp_buf_release(&waits);
+		if (err) {
+			wp_buf_release(&buf);
+			return err;
+		}
+	}
 	note_synth_anon_code(s, &buf);
 	err = buf.len ? write_records(s, buf.data, buf.len) : 0;
 	wp_buf_release(&buf);
@@ -1625,13 +1754,19 @@ int wp_record_run(const struct wp_record_opts *opts)
 			.compress_level = opts->compress_level,
 			.rotate_ns = (uint64_t)(opts->rotate * 1e9),
 			.window_ns = (uint64_t)(opts->flight_recorder * 1e9),
+			.memory_max = opts->flight_memory_max,
+			.no_final_dump = opts->flight_no_final,
+			.skip_existing = opts->flight_no_final,
 			.finish = finish_rotated_file, .arg = &s,
 		};
 
 		err = wp_rotate_open(&ro, &s.rot);
-	} else {
+	} else if (opts->output || !opts->monitor) {
 		err = wp_writer_open(opts->output, opts->force, opts->compress_level, &s.writer);
 	}
+	/* Records reach a monitor only through the live unwinder. */
+	if (!err && opts->monitor && !opts->unwind_live)
+		err = -EINVAL;
 	if (err)
 		goto out;
 	if (opts->command) {
@@ -1682,7 +1817,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.meta.flags |= WP_META_STACK_TABLE;
 	if (s.exits)
 		s.meta.flags |= WP_META_EXIT_CLOCKS;
-	err = s.rot ? wp_rotate_start(s.rot, &s.meta) : wp_writer_write_meta(s.writer, &s.meta);
+	err = s.rot ? wp_rotate_start(s.rot, &s.meta) :
+	      s.writer ? wp_writer_write_meta(s.writer, &s.meta) : 0;
+	if (!err && opts->monitor)
+		err = opts->monitor->start(opts->monitor->arg, &s.meta);
 	if (!err && opts->unwind_live)
 		err = wp_livestage_start(&s.meta, live_out, &s, &s.live);
 	if (err)
@@ -1787,7 +1925,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		uint64_t raw = wp_livestage_stats(s.live)->raw_samples;
 
 		/* A rotating recording's files are named as each one closes. */
-		if (!lerr && !s.rot)
+		if (!lerr && s.writer)
 			lerr = wp_livestage_names(s.live, s.writer);
 		s.summary.raw_samples = raw;
 		if (raw)
@@ -1833,6 +1971,9 @@ int wp_record_run(const struct wp_record_opts *opts)
 		err = end_rotated(&s);
 		goto print;
 	}
+	/* A monitor's recording without a file: nothing to close. */
+	if (!s.writer)
+		goto print;
 	wp_writer_closing(s.writer);
 	err = write_build_ids(&s, s.writer);
 	if (!err)

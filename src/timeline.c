@@ -543,7 +543,7 @@ static void thread_off_at_start(struct wp_timeline *tl, struct thread *t, bool p
 		return;
 	t->state = t->initial_off = preempted ? STATE_PREEMPTED : STATE_BLOCKED;
 	t->off_start = t->since;
-	t->off_stack = tl->opts.unknown_stack;
+	t->off_stack = tl->opts.start_stack ? tl->opts.start_stack : tl->opts.unknown_stack;
 	t->start_stack_due = true;
 	t->seg_flags = WP_SEG_AT_FILE_START;
 }
@@ -1297,6 +1297,7 @@ int wp_timeline_each_live(const struct wp_timeline *tl,
 			st.preempted = t->state != STATE_BLOCKED;
 			st.off_since = t->off_start;
 			if (t->off_stack != tl->opts.unknown_stack &&
+			    (!tl->opts.start_stack || t->off_stack != tl->opts.start_stack) &&
 			    t->off_stack != tl->opts.unsampled_switch_stack)
 				st.stack = t->off_stack;
 		}

@@ -4,7 +4,7 @@
 set -eu
 
 pkgs="build-essential autoconf automake pkgconf libdw-dev libelf-dev libcap-dev
-libzstd-dev libxxhash-dev libdeflate-dev libnl-genl-3-dev libc6-dbg util-linux man-db groff mandoc libcap2-bin binutils g++ python3 jq
+libzstd-dev libxxhash-dev libncurses-dev tmux libdeflate-dev libnl-genl-3-dev libc6-dbg util-linux man-db groff mandoc libcap2-bin binutils g++ python3 jq
 debuginfod libdebuginfod1
 clang libclang-rt-dev linux-perf
 chromium libxml2-utils libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go

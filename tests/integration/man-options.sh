@@ -82,6 +82,7 @@ fi
 compare record
 compare report
 compare convert
+compare top
 
 # The words of the options that take one of a set, from their tables.
 for cw in report:format report:mode report:sort report:by report:stacks record:event record:wakeups; do

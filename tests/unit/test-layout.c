@@ -255,6 +255,31 @@ static void test_parse_every_field(void)
 	ok(stack_matches(&s, 8192), "parse: stack bytes");
 }
 
+/* The encoder writes what the parser reads: byte for byte as the kernel would. */
+static void test_sample_append_round_trip(void)
+{
+	struct wp_sample_format fmt = full_format();
+	struct wp_sample s, again;
+	struct wp_buf out = { 0 };
+	size_t size = build_sample(&default_spec, FULL_TYPE, NR_REGS, rec_buf);
+	const struct perf_event_header *h = (const void *)rec_buf;
+
+	is_int(wp_sample_parse(&fmt, h, &s), 0, "append: the kernel-made sample parses");
+	is_int(wp_sample_append(&fmt, h->misc, &s, &out), 0, "append: it encodes again");
+	is_u64(out.len, size, "append: to as many bytes (%zu)", out.len);
+	/* (Past the bytes the kernel filled the copy is zeroes: the kernel's are unspecified.) */
+	ok(out.len == size && !memcmp(out.data, rec_buf, (size_t)(s.stack - (const uint8_t *)h) +
+				      (size_t)s.stack_dyn_size) &&
+	   !memcmp(out.data + size - 8, (const uint8_t *)rec_buf + size - 8, 8),
+	   "append: the same bytes, the stack copy's filled part and its size");
+	is_int(wp_sample_parse(&fmt, (const void *)out.data, &again), 0, "append: which parse");
+	s.stack_size = 70000;
+	out.len = 0;
+	is_int(wp_sample_append(&fmt, 0, &s, &out), -E2BIG, "append: no record past 64 KiB");
+	is_u64(out.len, 0, "append: and nothing written then");
+	wp_buf_release(&out);
+}
+
 /* Trim a sample with dyn_size dyn out of an 8192-byte stack copy and check it. */
 static void check_trim(uint64_t dyn)
 {
@@ -845,6 +870,7 @@ int main(void)
 	test_callchain_walk();
 	test_format_init();
 	test_parse_every_field();
+	test_sample_append_round_trip();
 	test_trim_stack();
 	test_trim_keeps_later_fields();
 	test_copy_unchanged();

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * top.h: what wallprof top's command (top.c) and its full screen view
+ * (topview.c) share.
+ */
+#ifndef WALLPROF_TOP_H
+#define WALLPROF_TOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "builtin.h"
+#include "monitor.h"
+
+struct top_view;
+
+struct top {
+	double delay, keep;
+	bool batch, json;
+	uint64_t count, shown;
+	const char *output;
+	bool output_given;
+	struct wp_monitor *mon;
+	struct top_view *view;
+	volatile bool quit;		/* the view's thread is to end */
+	volatile bool quit_key;		/* q was pressed */
+};
+
+/* A row's blocked time, every kind. */
+uint64_t top_row_blocked(const struct wp_mon_row *r);
+
+/* A waker as shown: "comm/tid" (quoted), or what woke it. */
+const char *top_waker_name(const struct wp_mon_waker *w, char *buf, size_t size);
+
+/* The default order: on-CPU time, then waiting for a CPU. */
+int top_cmp_rows(const void *a, const void *b);
+
+/* Ask the recording to stop (from any of its threads). */
+void top_stop(void);
+
+/* The full screen: set up the terminal and its thread; 0 or -errno (said why). */
+int top_view_start(struct top *t, enum wp_color_mode color);
+
+/* An interval to show (on the monitor's thread): 0, or 1 once q was pressed. */
+int top_view_interval(struct top *t, const struct wp_mon_snapshot *s);
+
+/* The s key's file was written (on the monitor's thread): say its name. */
+void top_view_saved(struct top *t, const char *name);
+
+/* Stop the thread and give the terminal back as it was. */
+void top_view_end(struct top *t);
+
+#endif

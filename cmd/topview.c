@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * topview.c: wallprof top's full screen view, with ncurses.
+ *
+ * A thread of its own reads the keys and draws; the monitor's thread
+ * hands it each interval's rows (copied, with their frames named there)
+ * under a lock.  The recording's own signals stay blocked here, so that
+ * the session's main thread takes them; q asks it to stop as a signal
+ * would.  The terminal is given back as it was with endwin().
+ */
+#include <ctype.h>
+#include <curses.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <term.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "quote.h"
+#include "timeline.h"
+#include "top.h"
+#include "util.h"
+
+#define FRAME_MAX 160
+
+/* A row as shown: a thread, or a process's threads added up. */
+struct vrow {
+	struct wp_mon_row r;
+	char frame[FRAME_MAX];	/* where it waits most, named */
+	uint32_t threads;	/* process rows: how many */
+};
+
+enum sort_key { SORT_ON, SORT_WAIT_CPU, SORT_BLOCKED, SORT_SWITCHES, SORT_PID, SORT_KEYS };
+
+static const char *const sort_names[SORT_KEYS] = {
+	"on-CPU", "waiting for a CPU", "blocked", "switches", "pid",
+};
+
+struct top_view {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	bool running;
+	/* under lock: the last interval */
+	struct vrow *rows;
+	size_t nr_rows, cap_rows;
+	uint64_t index, len_ns, lost;
+	bool fresh;
+	/* the view's own */
+	bool color, paused, processes, detail;
+	enum sort_key sort;
+	char filter[64];
+	size_t selected, top;
+	uint32_t detail_tid;
+	/*
+	 * The bottom line: what the s key did, or the last message logged.
+	 * Under its own lock: messages come from any thread, some of them
+	 * holding the other one (naming frames can log).
+	 */
+	pthread_mutex_t status_lock;
+	char status[256];
+	/* Warnings and errors, printed again once the screen is gone. */
+	struct {
+		enum wp_log_level level;
+		char msg[256];
+	} said[4];
+	unsigned int nr_said, dropped_said;
+	SCREEN *screen;
+};
+
+/* The log sink has no argument: the one view. */
+static struct top_view *log_view;
+
+static double pct(uint64_t ns, uint64_t of)
+{
+	return of ? 100.0 * (double)ns / (double)of : 0;
+}
+
+static uint64_t sort_value(const struct vrow *v, enum sort_key k)
+{
+	switch (k) {
+	case SORT_ON:
+		return v->r.on_ns;
+	case SORT_WAIT_CPU:
+		return v->r.runnable_ns + v->r.preempted_ns;
+	case SORT_BLOCKED:
+		return top_row_blocked(&v->r);
+	case SORT_SWITCHES:
+		return v->r.switches;
+	default:
+		return UINT64_MAX - v->r.pid;
+	}
+}
+
+static enum sort_key cur_sort;
+
+static int cmp_vrow(const void *a, const void *b)
+{
+	const struct vrow *x = a, *y = b;
+	uint64_t kx = sort_value(x, cur_sort), ky = sort_value(y, cur_sort);
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	return x->r.tid < y->r.tid ? -1 : x->r.tid > y->r.tid;
+}
+
+int top_view_interval(struct top *t, const struct wp_mon_snapshot *s)
+{
+	struct top_view *v = t->view;
+
+	if (t->quit)
+		return 1;
+	pthread_mutex_lock(&v->lock);
+	if (!v->paused && !WP_GROW(v->rows, v->cap_rows, s->nr_rows + 1)) {
+		for (size_t i = 0; i < s->nr_rows; i++) {
+			struct vrow *r = &v->rows[i];
+
+			r->r = s->rows[i];
+			r->threads = 1;
+			r->frame[0] = '\0';
+			if (r->r.wait_stack >= 0)
+				wp_monitor_wait_frame(t->mon, r->r.stacks[r->r.wait_stack].stack,
+						      r->frame, sizeof(r->frame));
+		}
+		v->nr_rows = s->nr_rows;
+		v->index = s->index;
+		v->len_ns = s->end_ns - s->start_ns;
+		v->lost = s->lost;
+		v->fresh = true;
+	}
+	pthread_mutex_unlock(&v->lock);
+	t->shown++;
+	return 0;
+}
+
+/* A process row: its threads added up, its most waited-in frame the heaviest thread's. */
+static size_t merge_processes(struct vrow *rows, size_t n)
+{
+	size_t out = 0;
+
+	cur_sort = SORT_PID;
+	qsort(rows, n, sizeof(*rows), cmp_vrow);
+	for (size_t i = 0; i < n; i++) {
+		struct vrow *p = out ? &rows[out - 1] : NULL;
+		const struct wp_mon_row *r = &rows[i].r;
+
+		if (p && p->r.pid == r->pid) {
+			if (top_row_blocked(r) > top_row_blocked(&p->r) && rows[i].frame[0])
+				memcpy(p->frame, rows[i].frame, sizeof(p->frame));
+			p->r.on_ns += r->on_ns;
+			p->r.runnable_ns += r->runnable_ns;
+			p->r.preempted_ns += r->preempted_ns;
+			for (int k = 0; k < WP_BLOCK_KINDS; k++)
+				p->r.blocked_ns[k] += r->blocked_ns[k];
+			p->r.switches += r->switches;
+			if (r->nr_wakers && (!p->r.nr_wakers || r->wakers[0].ns > p->r.wakers[0].ns)) {
+				p->r.wakers[0] = r->wakers[0];
+				p->r.nr_wakers = 1;
+			}
+			if (r->tid == r->pid)
+				memcpy(p->r.comm, r->comm, sizeof(p->r.comm));
+			p->threads++;
+			continue;
+		}
+		rows[out] = rows[i];
+		rows[out].r.tid = rows[out].r.pid;
+		out++;
+	}
+	return out;
+}
+
+static void put(int y, int x, const char *s, int attr)
+{
+	if (attr)
+		attron(attr);
+	mvaddnstr(y, x, s, COLS - x > 0 ? COLS - x : 0);
+	if (attr)
+		attroff(attr);
+}
+
+static void draw_detail(struct top *t, const struct vrow *row, uint64_t len)
+{
+	static const char *const states[] = { "on-CPU", "blocked", "runnable", "preempted" };
+	const struct wp_mon_row *r = &row->r;
+	char line[512], q[WP_QUOTE_SIZE(16)], qn[WP_QUOTE_SIZE(200)], wb[96];
+	int y = 2;
+
+	snprintf(line, sizeof(line), "Thread %" PRIu32 "/%" PRIu32 " %s: on-CPU %.1f%%, runnable "
+		 "%.1f%%, preempted %.1f%%, blocked %.1f%% (Enter or Esc: back)", r->pid, r->tid,
+		 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
+		 pct(r->runnable_ns, len), pct(r->preempted_ns, len),
+		 pct(top_row_blocked(r), len));
+	put(y++, 0, line, A_BOLD);
+	for (unsigned int i = 0; i < r->nr_wakers && y < LINES - 1; i++) {
+		snprintf(line, sizeof(line), "  woken by %-24s %6.1f%% of the time, %" PRIu64
+			 " times", top_waker_name(&r->wakers[i], wb, sizeof(wb)),
+			 pct(r->wakers[i].ns, len), r->wakers[i].count);
+		put(y++, 0, line, 0);
+	}
+	for (unsigned int i = 0; i < 2 * WP_MON_STACKS && y < LINES - 1; i++) {
+		const struct wp_mon_stack *s = &r->stacks[i];
+		const char *names[12];
+		bool kernel[12];
+		unsigned int n;
+
+		if (!s->count || (!s->ns && s->state != WP_MON_ON))
+			continue;
+		y++;
+		snprintf(line, sizeof(line), "%6.1f%%  %s%s%s", pct(s->ns, len),
+			 states[s->state < 4 ? s->state : 0],
+			 s->state == WP_MON_BLOCKED ? " in " : "",
+			 s->state == WP_MON_BLOCKED ? wp_block_kind_name(s->kind) : "");
+		put(y++, 0, line, A_BOLD);
+		n = wp_monitor_frames(t->mon, s->stack, names, kernel, 12);
+		if (!n)
+			put(y++, 10, s->stack == WP_NO_STACK ? "[no stack]" : "[unnamed]", 0);
+		for (unsigned int j = 0; j < n && y < LINES - 1; j++) {
+			snprintf(line, sizeof(line), "%s%s",
+				 wp_quote(qn, sizeof(qn), names[j], WP_QUOTE_TEXT),
+				 kernel[j] ? " [k]" : "");
+			put(y++, 10, line, 0);
+		}
+	}
+}
+
+static void draw(struct top *t)
+{
+	struct top_view *v = t->view;
+	struct vrow *rows;
+	size_t n, shown = 0;
+	uint64_t len;
+	char line[512];
+	int y = 0, hdr = v->color ? COLOR_PAIR(1) | A_BOLD : A_REVERSE;
+
+	pthread_mutex_lock(&v->lock);
+	n = v->nr_rows;
+	len = v->len_ns;
+	rows = malloc((n ? n : 1) * sizeof(*rows));
+	if (rows)
+		memcpy(rows, v->rows, n * sizeof(*rows));
+	v->fresh = false;
+	snprintf(line, sizeof(line), "wallprof top - interval %" PRIu64 ", %.1f s%s%s - %s, "
+		 "by %s%s%s%s", v->index, (double)len / 1e9, v->paused ? " - PAUSED" : "",
+		 v->lost ? " - records lost" : "", v->processes ? "processes" : "threads",
+		 sort_names[v->sort], v->filter[0] ? ", filter '" : "", v->filter,
+		 v->filter[0] ? "'" : "");
+	pthread_mutex_unlock(&v->lock);
+	erase();
+	if (!rows) {
+		put(0, 0, "out of memory", 0);
+		refresh();
+		return;
+	}
+	put(y++, 0, line, A_BOLD);
+	put(y++, 0, "q quit  p pause  H threads/processes  < > sort  / filter  Enter stacks  "
+	    "s save", 0);
+	if (v->processes)
+		n = merge_processes(rows, n);
+	if (v->detail) {
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].r.tid == v->detail_tid) {
+				draw_detail(t, &rows[i], len);
+				break;
+			}
+		goto done;
+	}
+	cur_sort = v->sort;
+	qsort(rows, n, sizeof(*rows), cmp_vrow);
+	snprintf(line, sizeof(line), "%7s %7s %-15s %5s %5s %5s %5s %5s %5s %5s %5s %5s %7s  "
+		 "%-20s %s", "PID", v->processes ? "THREADS" : "TID", "COMM", "ON%", "RUN%", "PRE%",
+		 "BLK%", "LOCK", "IO", "SLEEP", "NET", "OTHER", "SW/s", "WAKER", "WAITS IN");
+	mvhline(y, 0, ' ', COLS);
+	put(y++, 0, line, hdr);
+	for (size_t i = 0; i < n; i++) {
+		const struct vrow *vr = &rows[i];
+		const struct wp_mon_row *r = &vr->r;
+		char q[WP_QUOTE_SIZE(16)], wb[96], qf[WP_QUOTE_SIZE(FRAME_MAX)];
+		double secs = (double)len / 1e9;
+		int attr = 0;
+
+		if (v->filter[0] && !strstr(r->comm, v->filter))
+			continue;
+		if (shown < v->top) {
+			shown++;
+			continue;
+		}
+		if (y >= LINES - 1)
+			break;
+		if (shown == v->selected) {
+			attr = A_REVERSE;
+			v->detail_tid = r->tid;
+		} else if (v->color && pct(r->on_ns, len) >= 50) {
+			attr = COLOR_PAIR(2);
+		}
+		snprintf(line, sizeof(line), "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5.1f %5.1f %5.1f "
+			 "%5.1f %5.1f %5.1f %5.1f %5.1f %7.0f  %-20s %s", r->pid,
+			 v->processes ? vr->threads : r->tid,
+			 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
+			 pct(r->runnable_ns, len), pct(r->preempted_ns, len),
+			 pct(top_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
+			 pct(r->blocked_ns[WP_BLOCK_IO], len),
+			 pct(r->blocked_ns[WP_BLOCK_SLEEP], len),
+			 pct(r->blocked_ns[WP_BLOCK_NET], len),
+			 pct(r->blocked_ns[WP_BLOCK_OTHER], len),
+			 secs > 0 ? (double)r->switches / secs : 0,
+			 r->nr_wakers ? top_waker_name(&r->wakers[0], wb, sizeof(wb)) : "-",
+			 vr->frame[0] ? wp_quote(qf, sizeof(qf), vr->frame, WP_QUOTE_TEXT) : "-");
+		if (attr)
+			mvhline(y, 0, ' ', COLS);
+		put(y++, 0, line, attr);
+		shown++;
+	}
+	if (v->selected >= shown && shown)
+		v->selected = shown - 1;
+	if (!shown && y < LINES - 1)
+		put(y, 0, v->filter[0] ? "  no row matches the filter (/ and Enter: all rows)" :
+		    "  no thread seen yet", 0);
+done:
+	pthread_mutex_lock(&v->status_lock);
+	memcpy(line, v->status, sizeof(v->status));
+	pthread_mutex_unlock(&v->status_lock);
+	if (line[0])
+		put(LINES - 1, 0, line, A_BOLD);
+	refresh();
+	free(rows);
+}
+
+/* Read a filter at the bottom line; Escape leaves it as it was. */
+static void read_filter(struct top_view *v)
+{
+	char buf[sizeof(v->filter)] = "";
+	size_t len = 0;
+	int c;
+
+	timeout(-1);
+	for (;;) {
+		mvhline(LINES - 1, 0, ' ', COLS);
+		mvprintw(LINES - 1, 0, "filter (name contains): %s", buf);
+		refresh();
+		c = getch();
+		if (c == '\n' || c == KEY_ENTER || c == '\r')
+			break;
+		if (c == 27) {
+			timeout(200);
+			return;
+		}
+		if ((c == KEY_BACKSPACE || c == 127 || c == 8) && len)
+			buf[--len] = '\0';
+		else if (c >= 32 && c < 127 && len + 1 < sizeof(buf))
+			buf[len++] = (char)c, buf[len] = '\0';
+	}
+	timeout(200);
+	pthread_mutex_lock(&v->lock);
+	memcpy(v->filter, buf, sizeof(buf));
+	v->selected = v->top = 0;
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void *view_main(void *arg)
+{
+	struct top *t = arg;
+	struct top_view *v = t->view;
+
+	timeout(200);
+	while (!t->quit) {
+		int c = getch();
+		bool redraw = c != ERR;
+
+		switch (c) {
+		case 'q':
+			if (v->detail) {
+				v->detail = false;
+				break;
+			}
+			t->quit_key = true;
+			t->quit = true;
+			top_stop();
+			break;
+		case 'p':
+			v->paused = !v->paused;
+			break;
+		case 'H':
+			v->processes = !v->processes;
+			v->selected = v->top = 0;
+			break;
+		case '<':
+			v->sort = (v->sort + SORT_KEYS - 1) % SORT_KEYS;
+			break;
+		case '>':
+			v->sort = (v->sort + 1) % SORT_KEYS;
+			break;
+		case '/':
+		case 'f':
+			read_filter(v);
+			break;
+		case '\n':
+		case '\r':
+		case KEY_ENTER:
+			v->detail = !v->detail;
+			break;
+		case 27:
+			v->detail = false;
+			break;
+		case KEY_UP:
+			if (v->selected)
+				v->selected--;
+			if (v->selected < v->top)
+				v->top = v->selected;
+			break;
+		case KEY_DOWN:
+			v->selected++;
+			if (LINES > 5 && v->selected >= v->top + (size_t)(LINES - 5))
+				v->top++;
+			break;
+		case 's':
+			/* The session writes it; top_view_saved() names the file. */
+			pthread_mutex_lock(&v->status_lock);
+			if (t->keep > 0) {
+				kill(getpid(), SIGUSR1);
+				snprintf(v->status, sizeof(v->status), "saving the last %.0f s...",
+					 t->keep);
+			} else {
+				snprintf(v->status, sizeof(v->status), "nothing kept to save (--keep 0)");
+			}
+			pthread_mutex_unlock(&v->status_lock);
+			break;
+		case KEY_RESIZE:
+			break;
+		default:
+			break;
+		}
+		if (redraw || v->fresh)
+			draw(t);
+	}
+	return NULL;
+}
+
+void top_view_saved(struct top *t, const char *name)
+{
+	struct top_view *v = t->view;
+
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->status_lock);
+	snprintf(v->status, sizeof(v->status), "saved the last %.0f s (at most) to '%s': "
+		 "wallprof report -i reads it", t->keep, wp_quoted(name));
+	pthread_mutex_unlock(&v->status_lock);
+	v->fresh = true;
+}
+
+/*
+ * Messages while the screen is up: on its bottom line, since writing to
+ * the terminal under the screen would garble it; warnings and errors kept
+ * to be printed again when it is gone.
+ */
+static void view_log(enum wp_log_level level, const char *msg)
+{
+	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	struct top_view *v = log_view;
+
+	pthread_mutex_lock(&v->status_lock);
+	snprintf(v->status, sizeof(v->status), "%s%s", prefix[level], msg);
+	if (level <= WP_LOG_WARN) {
+		if (v->nr_said < ARRAY_SIZE(v->said)) {
+			v->said[v->nr_said].level = level;
+			snprintf(v->said[v->nr_said++].msg, sizeof(v->said[0].msg), "%s", msg);
+		} else
+			v->dropped_said++;
+	}
+	pthread_mutex_unlock(&v->status_lock);
+	v->fresh = true;
+}
+
+int top_view_start(struct top *t, enum wp_color_mode color)
+{
+	struct top_view *v = calloc(1, sizeof(*v));
+	const char *term = getenv("TERM");
+	sigset_t sigs;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	if (!term || !*term) {
+		wp_error("TERM is not set, so the full screen view cannot drive the terminal: use "
+			 "-b for batch mode");
+		free(v);
+		return -ENOTTY;
+	}
+	if (!strcmp(term, "dumb")) {
+		wp_error("a dumb terminal (TERM=dumb) cannot place text on the screen: use -b for "
+			 "batch mode");
+		free(v);
+		return -ENOTTY;
+	}
+	v->screen = newterm(NULL, stdout, stdin);
+	if (!v->screen) {
+		wp_error("cannot drive the terminal '%s': use -b for batch mode", wp_quoted(term));
+		free(v);
+		return -ENOTTY;
+	}
+	if (!tigetstr("cup") || tigetstr("cup") == (char *)-1) {
+		endwin();
+		delscreen(v->screen);
+		wp_error("the terminal '%s' cannot place text on the screen: use -b for batch mode",
+			 wp_quoted(term));
+		free(v);
+		return -ENOTTY;
+	}
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	v->color = color != WP_COLOR_NEVER && has_colors() &&
+		   (color == WP_COLOR_ALWAYS || !getenv("NO_COLOR") || !*getenv("NO_COLOR"));
+	if (v->color) {
+		start_color();
+		use_default_colors();
+		init_pair(1, COLOR_BLACK, COLOR_CYAN);
+		init_pair(2, COLOR_RED, -1);
+	}
+	pthread_mutex_init(&v->lock, NULL);
+	pthread_mutex_init(&v->status_lock, NULL);
+	t->view = v;
+	log_view = v;
+	wp_log_set_sink(view_log);
+	/* The recording's signals go to its main thread, never to the view's. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGCHLD);
+	sigaddset(&sigs, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	draw(t);
+	err = pthread_create(&v->thread, NULL, view_main, t);
+	if (err) {
+		top_view_end(t);
+		wp_error("cannot start the view: %s", strerror(err));
+		return -err;
+	}
+	v->running = true;
+	return 0;
+}
+
+void top_view_end(struct top *t)
+{
+	struct top_view *v = t->view;
+
+	if (!v)
+		return;
+	t->quit = true;
+	if (v->running)
+		pthread_join(v->thread, NULL);
+	endwin();
+	delscreen(v->screen);
+	wp_log_set_sink(NULL);
+	log_view = NULL;
+	/* What was said while the screen was up, where it stays. */
+	for (unsigned int i = 0; i < v->nr_said; i++)
+		wp_log(v->said[i].level, "%s", v->said[i].msg);
+	if (v->dropped_said)
+		wp_warn("and %u more messages like these", v->dropped_said);
+	pthread_mutex_destroy(&v->status_lock);
+	pthread_mutex_destroy(&v->lock);
+	free(v->rows);
+	free(v);
+	t->view = NULL;
+}
