@@ -3,6 +3,7 @@
  * report.c: `wallprof report`: parse options, run the analysis, format it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <regex.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "critpath.h"
 #include "datafile.h"
 #include "dump.h"
 #include "format.h"
@@ -21,6 +23,8 @@
 #include "target.h"
 #include "util.h"
 #include "view.h"
+#include "waitgraph.h"
+#include "waits.h"
 
 enum {
 	OPT_FORMAT = 256,
@@ -49,6 +53,9 @@ enum {
 	OPT_THREADS,
 	OPT_BY,
 	OPT_STACKS,
+	OPT_CRITICAL_PATH,
+	OPT_WAIT_THRESHOLD,
+	OPT_WAIT_GROUPS,
 };
 
 /* The words of --format, --mode and --sort, from the tables that own them. */
@@ -114,6 +121,13 @@ static const struct cmd_option report_options[] = {
 	{ "inverted", OPT_INVERTED, OPTION_NO_ARG, NULL,
 	  "flamegraph: an icicle graph, rooted at the leaves", NULL },
 	{ "title", OPT_TITLE, OPTION_ARG, " <text>", "flamegraph: the title", NULL },
+	{ NULL, 0, 0, NULL, "Why it waited:", NULL },
+	{ "critical-path", OPT_CRITICAL_PATH, OPTION_ARG, " <tid[@start-end]>",
+	  "text, flamegraph, trace, json: what the thread waited for, from waker to waker", NULL },
+	{ "wait-threshold", OPT_WAIT_THRESHOLD, OPTION_ARG, " <percent>",
+	  "waitgraph: leave out edges under this share of the window (default 1)", NULL },
+	{ "wait-groups", OPT_WAIT_GROUPS, OPTION_ARG, " <how>",
+	  "waitgraph: threads as one node: stacks (default), name, none", NULL },
 	{ NULL, 0, 0, NULL, "Filters (every format):", NULL },
 	{ "pid", OPT_PID, OPTION_ARG, " <pid,...>", "only these processes", NULL },
 	{ "tid", OPT_TID, OPTION_ARG, " <tid,...>", "only these threads", NULL },
@@ -184,6 +198,76 @@ static int parse_window(const char *arg, struct wp_analysis_opts *ao)
 	return 0;
 }
 
+/* --critical-path TID[@START-END]: the thread and the window (seconds from record start). */
+struct cp_request {
+	bool given;
+	uint32_t tid;
+	bool has_window;
+	double start_s, end_s;
+};
+
+static int parse_critical_path(const char *arg, struct cp_request *r)
+{
+	char buf[96], *at, *dash;
+	uint64_t tid;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, arg);
+	at = strchr(buf, '@');
+	if (at) {
+		*at++ = '\0';
+		dash = strchr(at, '-');
+		if (!dash)
+			return -EINVAL;
+		*dash++ = '\0';
+		if (wp_parse_seconds(at, &r->start_s) || wp_parse_seconds(dash, &r->end_s) ||
+		    r->end_s <= r->start_s)
+			return -EINVAL;
+		r->has_window = true;
+	}
+	if (wp_parse_u64(buf, &tid) || !tid || tid > UINT32_MAX)
+		return -EINVAL;
+	r->tid = (uint32_t)tid;
+	r->given = true;
+	return 0;
+}
+
+/*
+ * The critical path asked for, into *cp over the indexed timeline w: the
+ * thread with that tid whose window holds the start (the latest such).
+ */
+static int critical_path(const struct wp_analysis *an, const struct wp_waits *w,
+			 const struct cp_request *r, struct wp_critpath *cp)
+{
+	uint64_t start = an->window_start, end = an->window_end;
+	uint32_t serial;
+	int err;
+
+	if (r->has_window) {
+		start = an->start_ns + (uint64_t)(r->start_s * 1e9);
+		end = an->start_ns + (uint64_t)(r->end_s * 1e9);
+	}
+	serial = wp_waits_serial_at(w, r->tid, start);
+	if (serial == WP_WAITS_NONE) {
+		/* A thread born inside the window. */
+		for (size_t i = 0; i < w->nr_threads; i++)
+			if (w->threads[i].t && w->threads[i].t->tid == r->tid &&
+			    w->threads[i].t->start_ns < end && w->threads[i].t->end_ns > start)
+				serial = (uint32_t)i;
+	}
+	if (serial == WP_WAITS_NONE) {
+		wp_error("--critical-path: the recording has no thread %" PRIu32 "%s", r->tid,
+			 r->has_window ? " in that window" : "");
+		return -ESRCH;
+	}
+	err = wp_critpath_compute(w, serial, start, end, cp);
+	if (err == -ESRCH)
+		wp_error("--critical-path: thread %" PRIu32 " has no time in that window%s", r->tid,
+			 an->has_window ? " (and --time)" : "");
+	return err;
+}
+
 /*
  * --diff: the base recording, read through the same pipeline, seen with
  * the same view options; then the format with both.
@@ -208,12 +292,15 @@ static int report_diff(struct wp_view *v, struct wp_analysis *base_an,
 int cmd_report(int argc, char **argv)
 {
 	static const char *const units[] = { "ns", "us", "ms", NULL };
+	static const char *const wait_groups[] = { "stacks", "name", "none", NULL };
 	static const uint64_t unit_ns[] = { 1, 1000, 1000000 };
 	struct wp_view_opts vo = { .mode = (enum wp_mode)wp_modes[0].value,
 				   .sort = (enum wp_sort)wp_sorts[0].value, .top = 10,
 				   .by = (enum wp_group_by)wp_groupings[0].value,
 				   .rows = WP_TABLE_ROWS,
-				   .unit_ns = 1000, .thread_root = true };
+				   .unit_ns = 1000, .thread_root = true,
+				   .wait_threshold = WP_WG_THRESHOLD,
+				   .wait_grouping = WP_WG_GROUP_STACKS };
 	const struct wp_format *format = &wp_formats[0];
 	const struct wp_view_word *word;
 	struct wp_analysis_opts ao = { 0 };
@@ -230,6 +317,11 @@ int cmd_report(int argc, char **argv)
 	struct wp_view v;
 	uint64_t val;
 	FILE *out = stdout;
+	struct cp_request cpr = { 0 };
+	struct wp_critpath cp = { 0 };
+	struct wp_waits waits = { 0 };
+	bool have_waits = false;
+	double pct;
 
 	if (options_parser_init(&parser, report_options, ARRAY_SIZE(report_options), ":"))
 		return WP_EXIT_FAILURE;
@@ -401,6 +493,32 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_USER:
 			ao.no_user = true;
 			break;
+		case OPT_CRITICAL_PATH:
+			if (parse_critical_path(optarg, &cpr)) {
+				ret = usage_error("report", "--critical-path: '%s' is not TID or "
+						  "TID@START-END (seconds from record start, START < END)",
+						  optarg);
+				goto out_free;
+			}
+			break;
+		case OPT_WAIT_THRESHOLD:
+			if (wp_parse_seconds(optarg, &pct) || pct > 100) {
+				ret = usage_error("report", "--wait-threshold: '%s' is not a percentage "
+						  "from 0 to 100", optarg);
+				goto out_free;
+			}
+			vo.wait_threshold = pct / 100.0;
+			break;
+		case OPT_WAIT_GROUPS:
+			idx = pick(optarg, wait_groups);
+			if (idx < 0) {
+				ret = usage_error("report", "--wait-groups: '%s' is not stacks, name or "
+						  "none", optarg);
+				goto out_free;
+			}
+			vo.wait_grouping = idx == 0 ? WP_WG_GROUP_STACKS :
+					   idx == 1 ? WP_WG_GROUP_NAME : WP_WG_GROUP_NONE;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -437,9 +555,17 @@ int cmd_report(int argc, char **argv)
 				  "two recordings");
 		goto out_free;
 	}
+	if (cpr.given && (dump || base_input || !(format->write == wp_format_text ||
+						  format->write == wp_format_flamegraph ||
+						  format->write == wp_format_trace ||
+						  format->write == wp_format_json))) {
+		ret = usage_error("report", "--critical-path: only the text, flamegraph, trace and "
+				  "json formats show it");
+		goto out_free;
+	}
 	ao.progress = !quiet && isatty(STDERR_FILENO);
 	ao.frame_info = format->frame_info;
-	ao.keep_timeline = format->timeline;
+	ao.keep_timeline = format->timeline || cpr.given;
 	/* A recorder that was killed left its data under the temporary name. */
 	if (access(input, F_OK) && errno == ENOENT &&
 	    !wp_writer_find_unfinished(input, &unfinished, &running)) {
@@ -467,6 +593,15 @@ int cmd_report(int argc, char **argv)
 		}
 		have_base = true;
 	}
+	/* The path too: a thread not in the recording leaves no empty file. */
+	if (cpr.given) {
+		if (!wp_waits_init(&waits, &an))
+			have_waits = true;
+		if (!have_waits || critical_path(&an, &waits, &cpr, &cp)) {
+			wp_analysis_release(&an);
+			goto out_free;
+		}
+	}
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
@@ -486,6 +621,10 @@ int cmd_report(int argc, char **argv)
 		goto out_close;
 	}
 	if (!wp_view_init(&v, &an, &vo)) {
+		if (cpr.given) {
+			v.critpath = &cp;
+			v.waits = &waits;
+		}
 		ret = have_base ? report_diff(&v, &base_an, &vo, format, out) :
 				  format->write(&v, out) ? WP_EXIT_FAILURE : WP_EXIT_OK;
 		/* A damaged file still gets its report, and a failing status. */
@@ -500,6 +639,9 @@ out_close:
 		ret = WP_EXIT_FAILURE;
 	}
 out_free:
+	wp_critpath_release(&cp);
+	if (have_waits)
+		wp_waits_release(&waits);
 	if (have_base)
 		wp_analysis_release(&base_an);
 	wp_reader_close(reader);

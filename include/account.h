@@ -233,6 +233,8 @@ struct wp_period {
 	 * of such periods' time (struct wp_wakeup_estimate), the periods not.
 	 */
 	bool wakeup_unrecorded;
+	/* Blocked, gated: woken where the tracepoints were off, so its waker is not known. */
+	bool waker_unrecorded;
 };
 
 /*

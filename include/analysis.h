@@ -43,6 +43,7 @@ enum { WP_KEPT_SAMPLE = 0xff };
 enum {
 	WP_KEPT_SHORT_OFF = 1U << 0,		/* off-CPU, shorter than --min-block */
 	WP_KEPT_WAKEUP_UNRECORDED = 1U << 1,	/* blocked, its wake-up gated off */
+	WP_KEPT_WAKER_UNRECORDED = 1U << 2,	/* blocked, its waker gated off */
 };
 struct wp_kept_event {
 	uint64_t start_ns, end_ns;	/* absolute; a sample's time twice */
@@ -52,6 +53,16 @@ struct wp_kept_event {
 	uint32_t cpu;			/* on-CPU: where, or UINT32_MAX */
 	uint8_t kind;			/* enum wp_period_kind, or WP_KEPT_SAMPLE */
 	uint8_t flags;			/* WP_KEPT_* */
+};
+
+/*
+ * With keep_timeline, each thread's creation (a FORK record: the kernel
+ * writes one for every new process and thread), in time order: who made
+ * whom, the edge that sched_wakeup_new would give, without its cost.
+ */
+struct wp_kept_fork {
+	uint64_t time;
+	uint32_t parent, child;		/* tids */
 };
 
 /* Where frames without a function name were, and why they have none. */
@@ -123,6 +134,8 @@ struct wp_analysis {
 	/* With keep_timeline: every period and sample, in the ledger's order. */
 	struct wp_kept_event *kept;
 	size_t nr_kept, cap_kept;
+	struct wp_kept_fork *forks;
+	size_t nr_forks, cap_forks;
 };
 
 /*

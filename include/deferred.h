@@ -41,7 +41,7 @@ struct wp_deferred_item {
 	uint32_t pid, tid;
 	uint32_t other;		/* the woken, enqueued or next thread */
 	uint32_t cpu;
-	bool irq;		/* WAKEUP: from an interrupt */
+	uint8_t context;	/* WAKEUP: timeline.h's WP_WAKE_* bits (an interrupt's) */
 	bool here;		/* ENQUEUED: onto the run queue of the CPU it ran on */
 	uint64_t time;
 };

@@ -42,6 +42,27 @@ int wp_format_trace(struct wp_view *v, FILE *out);
 /* pprof's profile.proto, gzipped: samples per stack, thread and kind of time. */
 int wp_format_pprof(struct wp_view *v, FILE *out);
 
+/*
+ * The wait-for graph (waitgraph.h): as text, DOT, an SVG drawn by wallprof
+ * and JSON; from a second look at the timeline the analysis kept.
+ */
+int wp_format_waitgraph(struct wp_view *v, FILE *out);
+int wp_format_waitgraph_dot(struct wp_view *v, FILE *out);
+int wp_format_waitgraph_svg(struct wp_view *v, FILE *out);
+int wp_format_waitgraph_json(struct wp_view *v, FILE *out);
+
+/*
+ * --critical-path (critpath.h, v->critpath): the path by thread, state
+ * and stack, in time order (text); and its JSON member (in --format json).
+ */
+int wp_format_critpath_text(struct wp_view *v, FILE *out);
+void wp_format_critpath_json(const struct wp_view *v, FILE *out);
+
+/* JSON helpers of these: a stack's frames, and a waker's fields (waits.h). */
+struct wp_waits;
+void wp_json_frames(FILE *out, const struct wp_analysis *an, uint32_t stack);
+void wp_json_waker(FILE *out, const struct wp_waits *w, uint32_t waker);
+
 /* An output format: the word --format takes, its writer, one line for --help. */
 struct wp_format {
 	const char *name;

@@ -561,6 +561,10 @@ int wp_stack_def_append(struct wp_buf *out, const struct wp_stack_def *d, const 
 #define WP_STACK_SAMPLE_IRQ 1U	/* sched_waking in interrupt context */
 /* sched_wakeup(_new): onto the run queue of the CPU it was taken on */
 #define WP_STACK_SAMPLE_HERE 2U
+/* Which (any, nested): in a hard interrupt, a softirq, an NMI; older files have none */
+#define WP_STACK_SAMPLE_HARDIRQ 4U
+#define WP_STACK_SAMPLE_SOFTIRQ 8U
+#define WP_STACK_SAMPLE_NMI 16U
 #define WP_NO_STACK UINT32_MAX	/* the idle task's: no stack */
 struct wp_record_stack_sample {
 	struct perf_event_header header;

@@ -16,6 +16,7 @@
 
 #include "datafile.h"
 #include "layout.h"
+#include "timeline.h"
 #include "tracefs.h"
 #include "u64map.h"
 
@@ -43,12 +44,12 @@ const struct wp_trace_format *wp_sample_kinds_trace(const struct wp_sample_kinds
 						    uint64_t id);
 
 /*
- * A sched_waking sample: the woken thread, and whether the kernel was in
- * interrupt context (then whoever ran was not the waker).  false when
- * the sample does not name a woken thread.
+ * A sched_waking sample: the woken thread, and the kernel's context then
+ * (timeline.h's WP_WAKE_* bits; not 0: an interrupt's, so whoever ran was
+ * not the waker).  false when the sample does not name a woken thread.
  */
 bool wp_sample_kinds_waking(const struct wp_sample_kinds *k, const struct wp_sample *s,
-			    uint32_t *wakee, bool *irq);
+			    uint32_t *wakee, uint8_t *context);
 
 /*
  * The thread a sched_wakeup sample names (woken, on a run queue: its

@@ -110,11 +110,26 @@ enum wp_waker_kind {
 	WP_WAKER_IDLE,		/* the idle task */
 };
 
+/*
+ * The context of a wake-up, from its tracepoint's common_flags: in a
+ * task's own (0), or in a hard interrupt, a softirq, an NMI (or more than
+ * one, nested); and the softirq whose handler did the waking, when its
+ * stack tells (the kernel's vector + 1; 0: none known).
+ */
+enum { WP_WAKE_HARDIRQ = 1U << 0, WP_WAKE_SOFTIRQ = 1U << 1, WP_WAKE_NMI = 1U << 2 };
+enum wp_softirq {
+	WP_SOFTIRQ_NONE, WP_SOFTIRQ_HI, WP_SOFTIRQ_TIMER, WP_SOFTIRQ_NET_TX,
+	WP_SOFTIRQ_NET_RX, WP_SOFTIRQ_BLOCK, WP_SOFTIRQ_IRQ_POLL, WP_SOFTIRQ_TASKLET,
+	WP_SOFTIRQ_SCHED, WP_SOFTIRQ_HRTIMER, WP_SOFTIRQ_RCU, WP_NR_SOFTIRQS,
+};
+
 struct wp_waker {
 	uint32_t pid, tid;	/* 0 for interrupts and timers */
 	uint32_t stack;		/* at the wake-up (the caller's handle) */
 	uint32_t kind;		/* enum wp_waker_kind */
 	char comm[16];		/* the thread's name then, "" when not a known thread */
+	uint8_t context;	/* WP_WAKE_* bits; 0: a task's own (or not recorded) */
+	uint8_t softirq;	/* enum wp_softirq */
 };
 
 /* What the timeline knows of a thread. */

@@ -15,6 +15,9 @@
 
 #include "analysis.h"
 
+struct wp_critpath;
+struct wp_waits;
+
 enum wp_mode {
 	WP_MODE_WALL,		/* on-CPU + blocked + runnable + preempted */
 	WP_MODE_ON,
@@ -116,6 +119,8 @@ struct wp_view_opts {
 	bool inverted;		/* flamegraph: an icicle rooted at the leaves */
 	const char *title;	/* flamegraph: instead of the default title */
 	bool color;
+	double wait_threshold;	/* waitgraph: edges under this share of the window go */
+	int wait_grouping;	/* waitgraph: enum wp_wg_grouping (waitgraph.h) */
 };
 
 struct wp_view {
@@ -149,6 +154,13 @@ struct wp_view {
 	/* explain: per thread index, its idle stack + 1, or 0 when not idle (owned). */
 	uint32_t *idle_stack;
 	bool derived;		/* made by wp_view_derive: idle_stack is borrowed */
+	/*
+	 * --critical-path: the path that text, flamegraph, trace and json show
+	 * instead of (json: beside) the stacks, and the timeline it was made
+	 * from; both borrowed, NULL without.
+	 */
+	const struct wp_critpath *critpath;
+	const struct wp_waits *waits;
 };
 
 /* Compile the regexes; -EINVAL (logged) for a bad one. */

@@ -518,6 +518,7 @@ static void observe_period(struct wp_account *a, const struct thread *t,
 		p.waker_index = s->waker;
 	}
 	p.wakeup_unrecorded = s->kind == WP_SEG_BLOCKED && (s->flags & WP_SEG_WAKEUP_UNRECORDED);
+	p.waker_unrecorded = s->kind == WP_SEG_BLOCKED && (s->flags & WP_SEG_WAKER_UNRECORDED);
 	o->period(o->arg, &p);
 }
 

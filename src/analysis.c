@@ -356,29 +356,71 @@ static bool irq_entry_frame(const struct pipeline *p, uint32_t tok)
 }
 
 /*
+ * The softirq whose handler a kernel frame is (its "action"), or
+ * WP_SOFTIRQ_NONE: the names of Linux 5.x and 6.x.
+ */
+static enum wp_softirq softirq_frame(const struct pipeline *p, uint32_t tok)
+{
+	static const struct {
+		const char *name;
+		enum wp_softirq vec;
+	} actions[] = {
+		{ "net_rx_action", WP_SOFTIRQ_NET_RX },
+		{ "net_tx_action", WP_SOFTIRQ_NET_TX },
+		{ "blk_done_softirq", WP_SOFTIRQ_BLOCK },
+		{ "run_timer_softirq", WP_SOFTIRQ_TIMER },
+		{ "hrtimer_run_softirq", WP_SOFTIRQ_HRTIMER },
+		{ "tasklet_action", WP_SOFTIRQ_TASKLET },
+		{ "tasklet_hi_action", WP_SOFTIRQ_HI },
+		{ "irq_poll_softirq", WP_SOFTIRQ_IRQ_POLL },
+		{ "run_rebalance_domains", WP_SOFTIRQ_SCHED },
+		{ "sched_balance_softirq", WP_SOFTIRQ_SCHED },
+		{ "rcu_core_si", WP_SOFTIRQ_RCU },
+		{ "rcu_core", WP_SOFTIRQ_RCU },
+	};
+	const char *name;
+
+	if (!(tok & WP_FRAME_KERNEL))
+		return WP_SOFTIRQ_NONE;
+	name = wp_analysis_frame_name(p->an, tok);
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (!strcmp(name, actions[i].name))
+			return actions[i].vec;
+	return WP_SOFTIRQ_NONE;
+}
+
+/*
  * sched_waking, in the waker's context: the woken thread wakee; the waker
- * is the sample's thread unless the kernel was in interrupt context (irq:
- * then whoever ran was not the waker, and its user stack means nothing,
- * so ss has none).
+ * is the sample's thread unless the kernel was in interrupt context
+ * (context, WP_WAKE_* bits: then whoever ran was not the waker, and its
+ * user stack means nothing, so ss has none).  A softirq's wake-up names
+ * its softirq by the handler on its stack, above the interrupt's entry
+ * (a hard interrupt runs the pending softirqs as it returns).
  */
 static int deliver_wakeup(struct pipeline *p, uint32_t pid, uint32_t tid, uint32_t wakee,
-			  bool irq, uint64_t time, const struct wp_sample_stack *ss)
+			  uint8_t context, uint64_t time, const struct wp_sample_stack *ss)
 {
-	struct wp_waker w = { .pid = pid, .tid = tid, .kind = WP_WAKER_THREAD };
+	struct wp_waker w = { .pid = pid, .tid = tid, .kind = WP_WAKER_THREAD,
+			      .context = context };
 	unsigned int n;
 
 	n = stack_frames(p, ss, true);
-	if (irq) {
+	if (context) {
 		w.kind = WP_WAKER_INTERRUPT;
 		for (unsigned int i = 0; i < n; i++) {
 			if (timer_frame(p, p->tokens[i]))
 				w.kind = WP_WAKER_TIMER;
+			if (!w.softirq)
+				w.softirq = (uint8_t)softirq_frame(p, p->tokens[i]);
 			/* Below the interrupt's entry is only what it interrupted. */
 			if (irq_entry_frame(p, p->tokens[i])) {
 				n = i + 1;
 				break;
 			}
 		}
+		/* A hard interrupt's handler ran no softirq: what it interrupted did. */
+		if ((context & (WP_WAKE_HARDIRQ | WP_WAKE_NMI)) && !(context & WP_WAKE_SOFTIRQ))
+			w.softirq = WP_SOFTIRQ_NONE;
 		w.pid = w.tid = 0;
 	} else if (!tid) {
 		w.kind = WP_WAKER_IDLE;
@@ -432,7 +474,7 @@ static int account_item(struct pipeline *p, const struct wp_deferred_item *it,
 	case WP_DEFER_STACK:
 		return deliver_stack(p, it->role, it->pid, it->tid, it->cpu, it->time, ss);
 	case WP_DEFER_WAKEUP:
-		return deliver_wakeup(p, it->pid, it->tid, it->other, it->irq, it->time, ss);
+		return deliver_wakeup(p, it->pid, it->tid, it->other, it->context, it->time, ss);
 	case WP_DEFER_ENQUEUED:
 		/* (A new thread is not blocked: its enqueue changes nothing of it.) */
 		if (it->here)
@@ -490,19 +532,19 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	struct wp_deferred_item it = { .role = role, .pid = s->pid, .tid = s->tid,
 				       .cpu = s->cpu, .time = time };
 	uint32_t tid;
-	bool irq;
+	uint8_t context;
 
 	if (!wp_sample_kinds_known(&p->kinds, s->id)) {
 		p->an->quality.unknown_samples++;
 		return 0;
 	}
 	if (role == WP_EVENT_WAKEUP) {
-		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &irq))
+		if (!wp_sample_kinds_waking(&p->kinds, s, &tid, &context))
 			return 0;
-		wp_resolver_sample(p->resolver, rec, s, !irq, &p->sstack);
+		wp_resolver_sample(p->resolver, rec, s, !context, &p->sstack);
 		it.kind = WP_DEFER_WAKEUP;
 		it.other = tid;
-		it.irq = irq;
+		it.context = context;
 		return account(p, &it, &p->sstack, NULL);
 	}
 	/*
@@ -531,6 +573,22 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 	wp_resolver_sample(p->resolver, rec, s, true, &p->sstack);
 	it.kind = WP_DEFER_STACK;
 	return account(p, &it, &p->sstack, NULL);
+}
+
+/*
+ * A compact wake-up's context: WP_WAKE_* bits, or for a file written
+ * before they were kept, a hard interrupt's for any interrupt (which of
+ * them the stack may still tell: a softirq's handler).
+ */
+static uint8_t stack_sample_context(uint32_t flags)
+{
+	uint8_t context = (flags & WP_STACK_SAMPLE_HARDIRQ ? WP_WAKE_HARDIRQ : 0) |
+			  (flags & WP_STACK_SAMPLE_SOFTIRQ ? WP_WAKE_SOFTIRQ : 0) |
+			  (flags & WP_STACK_SAMPLE_NMI ? WP_WAKE_NMI : 0);
+
+	if (!context && (flags & WP_STACK_SAMPLE_IRQ))
+		context = WP_WAKE_HARDIRQ | WP_WAKE_SOFTIRQ;
+	return context;
 }
 
 /*
@@ -574,7 +632,7 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 		p->sstack.ip = WP_NO_PLACE;
 	}
 	if (role == WP_EVENT_WAKEUP)
-		return deliver_wakeup(p, ss.pid, ss.tid, ss.thread, ss.flags & WP_STACK_SAMPLE_IRQ,
+		return deliver_wakeup(p, ss.pid, ss.tid, ss.thread, stack_sample_context(ss.flags),
 				      time, &p->sstack);
 	return deliver_stack(p, role, ss.pid, ss.tid, ss.cpu, time, &p->sstack);
 }
@@ -654,6 +712,18 @@ static void prefetch_debug_files(struct pipeline *p, const struct perf_event_hea
 	free(mp);
 }
 
+/* A FORK record, kept (keep_timeline); without memory, forks stop being kept. */
+static void keep_fork(struct wp_analysis *an, const struct perf_event_header *rec)
+{
+	struct wp_task_event te;
+
+	if (wp_task_event_parse(rec, &te) || te.tid == te.ptid ||
+	    WP_GROW(an->forks, an->cap_forks, an->nr_forks + 1))
+		return;
+	an->forks[an->nr_forks++] = (struct wp_kept_fork){ .time = te.time, .parent = te.ptid,
+							   .child = te.tid };
+}
+
 /* A record in time order; a sample comes parsed (NULL when malformed). */
 static int deliver(const struct perf_event_header *rec, const struct wp_sample *s,
 		   uint64_t time, void *arg)
@@ -675,6 +745,8 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 	err = wp_procmap_record(p->pm, rec);
 	if (err)
 		return err;
+	if (rec->type == PERF_RECORD_FORK && p->opts->keep_timeline)
+		keep_fork(p->an, rec);
 	if (rec->type == PERF_RECORD_SAMPLE)
 		return s ? deliver_sample(p, rec, s, time) : 0;
 	return account(p, &(struct wp_deferred_item){ .kind = WP_DEFER_RECORD, .time = time },
@@ -727,7 +799,8 @@ static void keep_period(void *arg, const struct wp_period *p)
 		.stack = p->stack, .waker = p->waker_index, .cpu = p->cpu,
 		.kind = (uint8_t)p->kind,
 		.flags = (p->short_off ? WP_KEPT_SHORT_OFF : 0) |
-			 (p->wakeup_unrecorded ? WP_KEPT_WAKEUP_UNRECORDED : 0),
+			 (p->wakeup_unrecorded ? WP_KEPT_WAKEUP_UNRECORDED : 0) |
+			 (p->waker_unrecorded ? WP_KEPT_WAKER_UNRECORDED : 0),
 	};
 }
 
@@ -1041,6 +1114,7 @@ const struct wp_cpu_time *wp_analysis_cpus(const struct wp_analysis *an, size_t 
 void wp_analysis_release(struct wp_analysis *an)
 {
 	free(an->kept);
+	free(an->forks);
 	wp_account_free(an->account);
 	wp_stacks_free(an->stacks);
 	wp_strpool_free(an->names);

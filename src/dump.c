@@ -351,6 +351,12 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 			fprintf(out, " thread %u", ss.thread);
 		if (ss.flags & WP_STACK_SAMPLE_IRQ)
 			fprintf(out, " irq");
+		if (ss.flags & WP_STACK_SAMPLE_HARDIRQ)
+			fprintf(out, " hardirq");
+		if (ss.flags & WP_STACK_SAMPLE_SOFTIRQ)
+			fprintf(out, " softirq");
+		if (ss.flags & WP_STACK_SAMPLE_NMI)
+			fprintf(out, " nmi");
 		if (ss.flags & WP_STACK_SAMPLE_HERE)
 			fprintf(out, " here");
 		fputc('\n', out);

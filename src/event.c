@@ -510,7 +510,8 @@ void wp_evlist_explain_limits(const struct wp_evlist *ev)
 		wp_info("mounted tracefs at /sys/kernel/tracing for the wake-up tracepoints");
 	if (ev->wakeups_missing[0])
 		wp_info("wake-ups are not recorded: %s; the wait for a CPU after a wake-up "
-			"then counts as blocked", ev->wakeups_missing);
+			"then counts as blocked, and no wait has a waker to follow (report's "
+			"wait-for graph and critical path)", ev->wakeups_missing);
 }
 
 static int evlist_add_fd(struct wp_evlist *ev, int fd, int cpu, unsigned int desc,

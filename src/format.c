@@ -14,6 +14,13 @@ const struct wp_format wp_formats[] = {
 	{ "trace", wp_format_trace, "timeline of every thread for Perfetto UI", false, true },
 	{ "pprof", wp_format_pprof, "gzipped profile.proto for pprof and fleet profilers", true,
 	  false },
+	{ "waitgraph", wp_format_waitgraph, "who waited for whom: the wait-for graph and its knots",
+	  false, true },
+	{ "waitgraph-dot", wp_format_waitgraph_dot, "the wait-for graph for Graphviz", false,
+	  true },
+	{ "waitgraph-svg", wp_format_waitgraph_svg, "the wait-for graph drawn as SVG", false,
+	  true },
+	{ "waitgraph-json", wp_format_waitgraph_json, "the wait-for graph as JSON", false, true },
 	{ NULL, NULL, NULL, false, false },
 };
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "critpath.h"
 #include "format.h"
 #include "quote.h"
 #include "symbols.h"
@@ -43,6 +44,7 @@ enum label_kind {
 	LABEL_FRAME,
 	LABEL_THREAD,		/* value: index of the first thread of that name */
 	LABEL_MARKER,		/* value: enum wp_part, | MARKER_ESTIMATED */
+	LABEL_CAUSE,		/* --critical-path: what a thread waited for (enum wp_cause) */
 };
 #define MARKER_ESTIMATED 0x100U
 
@@ -212,6 +214,43 @@ static int build_path(struct fg *g, const struct wp_stack_weight *w, enum wp_par
 	return 0;
 }
 
+/*
+ * --critical-path: one segment of the path as a path of labels: what held
+ * it (a device first, then the thread that waited for it), the stack, and
+ * the marker of its kind.
+ */
+static int build_segment_path(struct fg *g, const struct wp_cp_segment *s, enum wp_part *part,
+			      size_t *len)
+{
+	const struct wp_waits_thread *t = wp_waits_thread(g->v->waits, s->serial);
+	const uint32_t *frames = NULL;
+	unsigned int nf = 0;
+	size_t n = 0;
+	uint64_t *p;
+
+	*part = s->kind == WP_CP_RUNNING ? WP_PART_ON : s->kind == WP_CP_RUNNABLE ?
+		WP_PART_RUNNABLE : s->kind == WP_CP_PREEMPTED ? WP_PART_PREEMPTED : WP_PART_BLOCKED;
+	if (s->stack != UINT32_MAX)
+		frames = wp_stacks_get(g->v->an->stacks, s->stack, &nf);
+	p = wp_grow(g->path, &g->path_cap, (size_t)nf + 3, sizeof(*g->path));
+	if (!p)
+		return -ENOMEM;
+	g->path = p;
+	if (s->kind == WP_CP_DEVICE || s->kind == WP_CP_OUTSIDE)
+		p[n++] = label_of(LABEL_CAUSE, s->kind == WP_CP_OUTSIDE ? WP_CAUSE_OUTSIDE : s->cause);
+	else if (s->kind == WP_CP_BLOCKED || s->kind == WP_CP_UNRECORDED)
+		p[n++] = label_of(LABEL_CAUSE, s->flags & WP_CP_GATED ? WP_CAUSE_GATED :
+					       WP_CAUSE_NONE);
+	if (t)
+		p[n++] = label_of(LABEL_THREAD, g->thread_rep[t->index]);
+	for (unsigned int f = nf; f-- > 0;)
+		p[n++] = label_of(LABEL_FRAME, frames[f]);
+	if (*part != WP_PART_ON)
+		p[n++] = label_of(LABEL_MARKER, (uint32_t)*part);
+	*len = n;
+	return 0;
+}
+
 static int build_tree(struct fg *g)
 {
 	const struct wp_stack_weight *w;
@@ -224,6 +263,21 @@ static int build_tree(struct fg *g)
 		return -ENOMEM;
 	g->tree.cap = g->tree.n = 1;
 	g->tree.nodes[0].parent = g->tree.nodes[0].child = g->tree.nodes[0].next = NO_NODE;
+	if (g->v->critpath) {
+		const struct wp_critpath *cp = g->v->critpath;
+
+		for (size_t i = 0; i < cp->nr_segs; i++) {
+			enum wp_part part;
+
+			err = build_segment_path(g, &cp->segs[i], &part, &len);
+			if (!err)
+				err = tree_add_path(&g->tree, g->path, len, part,
+						    cp->segs[i].end_ns - cp->segs[i].start_ns);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
 	w = wp_account_stacks(g->v->an->account, &nw);
 	for (size_t i = 0; i < nw; i++) {
 		if (!wp_view_thread(g->v, w[i].thread) || !wp_view_stack(g->v, w[i].stack))
@@ -257,6 +311,11 @@ static const char *label_name(const struct fg *g, uint64_t label)
 	case LABEL_MARKER:
 		return wp_part_marker((enum wp_part)(value & ~MARKER_ESTIMATED),
 				      value & MARKER_ESTIMATED);
+	case LABEL_CAUSE:
+		return value == WP_CAUSE_TIMER ? "[timer]" : value == WP_CAUSE_NETWORK ? "[network]" :
+		       value == WP_CAUSE_DISK ? "[disk]" : value == WP_CAUSE_INTERRUPT ?
+		       "[interrupt]" : value == WP_CAUSE_OUTSIDE ? "[thread outside the recording]" :
+		       value == WP_CAUSE_GATED ? "[wake-up not recorded]" : "[unknown]";
 	default:
 		return wp_analysis_frame_name(g->v->an, value);
 	}
@@ -604,6 +663,15 @@ static void put_head(struct fg *g, FILE *out, unsigned int height)
 		IMAGE_WIDTH / 2);
 	if (o->title) {
 		put_xml(out, o->title);
+	} else if (g->v->critpath) {
+		const struct wp_waits_thread *t = wp_waits_thread(g->v->waits,
+								  g->v->critpath->serial);
+
+		fputs("Critical path of ", out);
+		put_xml(out, t->t->comm);
+		fprintf(out, " (%" PRIu32 ") over %s: what it waited for, from waker to waker",
+			t->t->tid, wp_human_ns(g->v->critpath->end_ns - g->v->critpath->start_ns,
+					       buf, sizeof(buf)));
 	} else if (g->base) {
 		fprintf(out, "Differential %s flame graph: red grew, blue shrank, as shares of "
 			"each recording's total", mode_title(o->mode));
@@ -642,7 +710,7 @@ static void put_head(struct fg *g, FILE *out, unsigned int height)
 			put_xml(out, o->grep);
 		}
 	}
-	if (!g->base) {
+	if (!g->base && !g->v->critpath) {
 		uint64_t threads, off_ns;
 
 		wp_view_left_out(g->v, &threads, &off_ns);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "waits.h"
 #include "layout.h"
 #include "quote.h"
 #include "symbols.h"
@@ -263,8 +264,12 @@ static int print_wakers(const struct wp_view *v, const struct wp_stack_weight *s
 		fprintf(out, "%s{\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"comm\": ",
 			i ? ", " : "", a->pid, a->tid);
 		json_str(out, wp_waker_name(v->an, a, buf, sizeof(buf)));
-		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"count\": %" PRIu64
-			", \"frames\": ", kinds[a->kind], sel[i]->blocked_ns, sel[i]->count);
+		fprintf(out, ", \"kind\": \"%s\", \"context\": \"%s\"", kinds[a->kind],
+			wp_wake_context_name(a->context));
+		if (wp_softirq_name(a->softirq))
+			fprintf(out, ", \"softirq\": \"%s\"", wp_softirq_name(a->softirq));
+		fprintf(out, ", \"ns\": %" PRIu64 ", \"count\": %" PRIu64 ", \"frames\": ",
+			sel[i]->blocked_ns, sel[i]->count);
 		print_frames(v->an, a->stack, out);
 		fputc('}', out);
 	}
@@ -409,6 +414,12 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		}
 		fputc('}', out);
 	}
-	fputs("]}\n}\n", out);
+	fputs("]}", out);
+	/* --critical-path: the path, beside the rest. */
+	if (v->critpath) {
+		fputs(",\n  ", out);
+		wp_format_critpath_json(v, out);
+	}
+	fputs("\n}\n", out);
 	return 0;
 }

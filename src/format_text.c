@@ -1357,6 +1357,8 @@ int wp_format_text(struct wp_view *v, FILE *out)
 
 	if (v->base)
 		return wp_format_text_diff(v, out);
+	if (v->critpath)
+		return wp_format_critpath_text(v, out);
 	err = wp_view_table(v, &t);
 	if (err)
 		return err;

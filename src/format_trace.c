@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "critpath.h"
 #include "format.h"
 #include "log.h"
 #include "quote.h"
@@ -361,6 +362,53 @@ static void put_names(struct trace *t, const struct wp_thread_times *th, size_t 
 	}
 }
 
+/*
+ * --critical-path: a track of its own, in a process of its own (a pid no
+ * thread has: perf's pids stop at 2^22), one event per segment of the
+ * path, named after what held it.
+ */
+#define CRITPATH_PID 2147483646U
+
+static void put_critpath(struct trace *t)
+{
+	const struct wp_critpath *cp = t->v->critpath;
+	const struct wp_waits *w = t->v->waits;
+	const struct wp_waits_thread *th = wp_waits_thread(w, cp->serial);
+	char holder[96], title[160];
+
+	snprintf(title, sizeof(title), "critical path of %s (%" PRIu32 ")", th->t->comm,
+		 th->t->tid);
+	put_meta(t, "process_name", CRITPATH_PID, CRITPATH_PID, title);
+	put_meta(t, "thread_name", CRITPATH_PID, CRITPATH_PID, title);
+	for (size_t i = 0; i < cp->nr_segs; i++) {
+		const struct wp_cp_segment *s = &cp->segs[i];
+		const char *kind = s->kind == WP_CP_DEVICE ? wp_cause_name((enum wp_cause)s->cause) :
+				   wp_cp_kind_name((enum wp_cp_kind)s->kind);
+
+		wp_cp_holder(w, s, holder, sizeof(holder));
+		event_start(t, "X", "critical-path", CRITPATH_PID, CRITPATH_PID);
+		fputs("\"name\":", t->out);
+		snprintf(title, sizeof(title), "%s %s", holder, kind);
+		put_str(t->out, title);
+		fputs(",\"ts\":", t->out);
+		put_ts(t, s->start_ns);
+		fputs(",\"dur\":", t->out);
+		put_us(t->out, s->end_ns - s->start_ns);
+		fputs(",\"args\":{\"holder\":", t->out);
+		put_str(t->out, holder);
+		fprintf(t->out, ",\"kind\":\"%s\",\"depth\":%u", kind, s->depth);
+		if (s->stack != UINT32_MAX) {
+			fputc(',', t->out);
+			put_stack(t, "stack", s->stack);
+		}
+		if (s->waker < t->nr_wakers) {
+			fputc(',', t->out);
+			put_waker(t, &t->wakers[s->waker]);
+		}
+		fputs("}}", t->out);
+	}
+}
+
 int wp_format_trace(struct wp_view *v, FILE *out)
 {
 	const struct wp_analysis *an = v->an;
@@ -398,6 +446,8 @@ int wp_format_trace(struct wp_view *v, FILE *out)
 		else
 			put_period(&t, e);
 	}
+	if (v->critpath)
+		put_critpath(&t);
 	fputs("\n]}\n", out);
 out:
 	free(t.shown);

@@ -691,7 +691,7 @@ static int raw_sample(struct wp_monitor *m, const struct perf_event_header *rec,
 	struct wp_sample s;
 	enum wp_event_role role;
 	uint32_t tid;
-	bool irq;
+	uint8_t context;	/* WP_WAKE_* bits: not 0, an interrupt's wake-up */
 
 	if (wp_sample_parse(&m->fmt, rec, &s) || !wp_sample_kinds_known(&m->kinds, s.id))
 		return 0;
@@ -700,10 +700,11 @@ static int raw_sample(struct wp_monitor *m, const struct perf_event_header *rec,
 	case WP_EVENT_WAKEUP: {
 		struct wp_waker w = { .pid = s.pid, .tid = s.tid, .stack = WP_NO_STACK };
 
-		if (!wp_sample_kinds_waking(&m->kinds, &s, &tid, &irq))
+		if (!wp_sample_kinds_waking(&m->kinds, &s, &tid, &context))
 			return 0;
-		w.kind = irq ? WP_WAKER_INTERRUPT : s.tid ? WP_WAKER_THREAD : WP_WAKER_IDLE;
-		if (irq)
+		w.kind = context ? WP_WAKER_INTERRUPT : s.tid ? WP_WAKER_THREAD : WP_WAKER_IDLE;
+		w.context = context;
+		if (context)
 			w.pid = w.tid = 0;
 		return wp_timeline_wakeup(m->tl, tid, time, &w);
 	}

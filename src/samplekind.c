@@ -67,7 +67,7 @@ const struct wp_trace_format *wp_sample_kinds_trace(const struct wp_sample_kinds
 #define TRACE_FLAG_NMI 0x40
 
 bool wp_sample_kinds_waking(const struct wp_sample_kinds *k, const struct wp_sample *s,
-			    uint32_t *wakee, bool *irq)
+			    uint32_t *wakee, uint8_t *context)
 {
 	const struct wp_trace_format *f = wp_sample_kinds_trace(k, s->id);
 	int64_t pid, flags = 0;
@@ -77,7 +77,10 @@ bool wp_sample_kinds_waking(const struct wp_sample_kinds *k, const struct wp_sam
 		return false;
 	wp_trace_field_int(wp_trace_field(f, "common_flags"), s->raw, s->raw_size, &flags);
 	*wakee = (uint32_t)pid;
-	*irq = flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI);
+	/* Not TRACE_FLAG_BH_OFF (0x80): bottom halves disabled is a task's own context. */
+	*context = (flags & TRACE_FLAG_HARDIRQ ? WP_WAKE_HARDIRQ : 0) |
+		   (flags & TRACE_FLAG_SOFTIRQ ? WP_WAKE_SOFTIRQ : 0) |
+		   (flags & TRACE_FLAG_NMI ? WP_WAKE_NMI : 0);
 	return true;
 }
 

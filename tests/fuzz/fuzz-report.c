@@ -15,6 +15,7 @@
 #include "analysis.h"
 #include "format.h"
 #include "fuzz.h"
+#include "fuzz-waits.h"
 #include "view.h"
 
 static void format_all(const struct wp_analysis *an, const struct wp_view_opts *vo, FILE *out)
@@ -52,10 +53,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ao.min_block_ns = knobs & 16 ? 100000 : 0;
 	ao.frame_info = true;	/* every format is written, pprof among them */
+	ao.keep_timeline = true;	/* the trace, the wait-for graph, the critical path */
 	ao.no_cache = true;	/* the pipeline is fuzzed here, and no home written */
 	if (wp_analysis_run(path, &ao, &an))
 		return 0;
 	format_all(&an, &plain, out);
+	/* The last thread (the newest, as a path often follows), over its whole window. */
+	fuzz_critical_path(&an, &plain, out, UINT32_MAX, 0, UINT64_MAX);
 
 	vo.mode = (enum wp_mode)(knobs % 6);
 	vo.sort = (enum wp_sort)((knobs >> 3) % 7);

@@ -29,6 +29,7 @@
 #include "analysis.h"
 #include "format.h"
 #include "fuzz.h"
+#include "fuzz-waits.h"
 #include "layout.h"
 #include "procmap.h"
 #include "util.h"
@@ -337,7 +338,9 @@ static void stack_sample(struct gen *g, unsigned int role, uint32_t cpu, uint32_
 	uint8_t b;
 
 	ss.time = tick(g);
-	ss.flags = pick8(g->c) & WP_STACK_SAMPLE_IRQ;
+	/* A wake-up's interrupt context, any of them, as the kernel nests them. */
+	ss.flags = pick8(g->c) & (WP_STACK_SAMPLE_IRQ | WP_STACK_SAMPLE_HARDIRQ |
+				   WP_STACK_SAMPLE_SOFTIRQ | WP_STACK_SAMPLE_NMI);
 	b = pick8(g->c);
 
 	ss.stack = b >= 250 ? WP_NO_STACK : g->stacks ? b % (g->stacks + 2) : b;
@@ -898,7 +901,7 @@ static void assemble(struct wp_buf *file, struct choices *c, struct records *a,
 }
 
 /* The report's options, as fuzz-report takes them. */
-static void report(const char *path, uint8_t knobs)
+static void report(const char *path, uint8_t knobs, uint32_t path_pick)
 {
 	struct wp_view_opts plain = { .mode = WP_MODE_WALL, .sort = WP_SORT_WALL, .top = 10,
 				      .unit_ns = 1000, .thread_root = true };
@@ -917,9 +920,13 @@ static void report(const char *path, uint8_t knobs)
 		ao.window_end_s = 0.05;
 	}
 	ao.frame_info = true;
+	ao.keep_timeline = true;	/* the trace, the wait-for graph, the critical path */
 	ao.no_cache = true;
 	if (wp_analysis_run(path, &ao, &an))
 		return;
+	/* A thread's path over its window, or over part of the recording. */
+	fuzz_critical_path(&an, &plain, out, path_pick, knobs & 64 ? START_NS + 2 * MS : 0,
+			   knobs & 64 ? START_NS + 30 * MS : UINT64_MAX);
 	if (!wp_view_init(&v, &an, &plain)) {
 		for (const struct wp_format *f = wp_formats; f->name; f++)
 			f->write(&v, out);
@@ -992,7 +999,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fclose(f);
 		}
 	}
-	report(fuzz_file(file.data, file.len), knobs);
+	report(fuzz_file(file.data, file.len), knobs, (uint32_t)(knobs >> 5) * 16 + (ends >> 4));
 	wp_buf_release(&file);
 	wp_buf_release(&a->buf);
 	wp_buf_release(&b->buf);

@@ -37,6 +37,7 @@
 #   report --pid N, --tid N	the pid of the recorded wallclock workload, the
 #			tid of its "locker" thread (the ids in the recording)
 #   report --time A,B	--time 0.1,0.4 (inside the 0.5 s recording)
+#   report --critical-path N[@A-B]	the locker thread's tid, [@0.1-0.4]
 #   report --diff FILE	--diff "$STD", the recording that reports read
 #   report --comm 'worker.*'	worker -> locker (wallclock's locker and locker2
 #			threads play the workers)
@@ -311,7 +312,7 @@ function stage(s,    j) {
 function takes_arg(cmd, o) {
 	if (cmd == "record")
 		return o ~ /^(-F|--freq|-e|--event|-g|--call-graph|-p|--pid|-t|--tid|--user|-d|--duration|-o|--output|-m|--mmap-pages)$/
-	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--threads|--by|--stacks|--unit|--pid|--tid|--comm|--waker-comm|--time|--min-block|--grep|--title|--diff)$/
+	return o ~ /^(-i|--input|-o|--output|--format|--mode|--sort|--top|--threads|--by|--stacks|--unit|--pid|--tid|--comm|--waker-comm|--time|--min-block|--grep|--title|--diff|--critical-path|--wait-threshold|--wait-groups)$/
 }
 # setv(TEXT): replace the value of the option just parsed (OPT, VI, PRE).
 function setv(text) {
@@ -370,6 +371,8 @@ function options(cmd, k,    j, w, v, p) {
 				setv("\"$RTID\"")
 			else if (OPT == "--time")
 				setv("0.1,0.4")
+			else if (OPT == "--critical-path")
+				setv(getv() ~ /@/ ? "\"$RTID\"@0.1-0.4" : "\"$RTID\"")
 			else if (OPT == "--diff")
 				setv("\"$STD\"")
 			else if (OPT == "--comm" && VI)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "deferred.h"
+#include "timeline.h"
 #include "tap.h"
 
 static struct wp_sample_stack in, out;
@@ -82,7 +83,7 @@ static void test_order(void)
 		uint32_t kind = i % 6;
 
 		it = (struct wp_deferred_item){ .kind = kind, .role = i % 5, .pid = i, .tid = i + 1,
-						.other = i + 2, .cpu = i % 4, .irq = i & 1,
+						.other = i + 2, .cpu = i % 4, .context = (uint8_t)(i & 3),
 						.time = (uint64_t)i * 1000003 };
 		make_stack(&in, i % 40, i % 200, i);
 		r->misc = (uint16_t)i;
@@ -97,7 +98,7 @@ static void test_order(void)
 
 		make_stack(&in, i % 40, i % 200, i);
 		bad += got.kind != i % 6 || got.role != i % 5 || got.pid != i || got.tid != i + 1 ||
-		       got.other != i + 2 || got.cpu != i % 4 || got.irq != (i & 1) ||
+		       got.other != i + 2 || got.cpu != i % 4 || got.context != (i & 3) ||
 		       got.time != (uint64_t)i * 1000003;
 		if (got.kind <= WP_DEFER_WAKEUP)
 			bad += !same_stack(&in, &out) || rec;
@@ -155,7 +156,7 @@ static void test_refill(void)
 static void test_full_stack(void)
 {
 	struct wp_deferred *d;
-	struct wp_deferred_item it = { .kind = WP_DEFER_WAKEUP, .irq = true }, got;
+	struct wp_deferred_item it = { .kind = WP_DEFER_WAKEUP, .context = WP_WAKE_SOFTIRQ }, got;
 	const struct perf_event_header *rec;
 
 	if (wp_deferred_new(&d))
@@ -163,7 +164,7 @@ static void test_full_stack(void)
 	make_stack(&in, WP_SSTACK_CHAIN, WP_MAX_FRAMES, 1234);
 	ok(wp_deferred_push(d, &it, &in, NULL) == 0, "full stack: held");
 	memset(&out, 0, sizeof(out));
-	ok(wp_deferred_pop(d, &got, &out, &rec) && got.irq && same_stack(&in, &out),
+	ok(wp_deferred_pop(d, &got, &out, &rec) && got.context == WP_WAKE_SOFTIRQ && same_stack(&in, &out),
 	   "full stack: %u + %u places back", WP_SSTACK_CHAIN, WP_MAX_FRAMES);
 	wp_deferred_free(d);
 }
