@@ -81,10 +81,11 @@ skip_check() {
 		echo "ok - $1 # SKIP $2"
 	fi
 }
-# skip_reference NAME REASON: a comparison with another tool's figures
-# (perf's) that cannot be made because that tool failed or was disturbed
-# here: counted and printed, never a core skip, for the kernel's own
-# figures, which the test also compares with, remain its ground truth.
+# skip_reference NAME REASON: a comparison that the machine cannot give
+# what it needs, as the test shows: another tool's figures (perf's) when
+# that tool failed or was disturbed, or events the kernel dropped, as the
+# recording itself says.  Counted and printed, never a core skip: the
+# checks against the kernel's own figures remain the test.
 skip_reference() { echo "ok - $1 # SKIP $2"; }
 finish() {
 	[ "$failures" -eq 0 ] && exit 0

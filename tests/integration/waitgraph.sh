@@ -242,9 +242,12 @@ print(next(t["tid"] for t in json.load(open(sys.argv[1]))["threads"] if t["comm"
 	cat dd.v | sed 's/^/# /'
 	check_num "disk: of dd's blocked time whose wake-up was recorded, what the disk ended, per mille" \
 		"$(val dd.v of_known_permille)" -ge 800
-	if [ "$(val dd.v unknown_permille)" -gt 200 ] && [ -n "${others% }" ]; then
-		skip_check "disk: dd's blocked time that the disk ended, per mille" \
-			"$(val dd.v unknown_permille) per mille had no recorded wake-up, with another tracer: ${others% }"
+	# (The recording itself shows when the kernel dropped the wake-ups:
+	# this VM's kernel takes no tracepoint sample in an idle CPU's
+	# context, where disk completions often end the wait.)
+	if [ "$(val dd.v unknown_permille)" -gt 200 ]; then
+		skip_reference "disk: dd's blocked time that the disk ended, per mille" \
+			"the kernel recorded no wake-up for $(val dd.v unknown_permille) per mille of it${others:+, with another tracer: ${others% }}"
 	else
 		check_num "disk: dd's blocked time that the disk ended, per mille" \
 			"$(val dd.v device_permille)" -ge 800
