@@ -39,6 +39,15 @@ int parse_color(const char *arg);
  */
 bool use_color(enum wp_color_mode mode, FILE *f);
 
+struct wp_record_opts;
+
+/*
+ * What to record, as record and top take it: -p PID,..., -t TID,..., -a.
+ * Whether c is one of these; *ret then 0, or a usage error's status.
+ */
+bool target_option(const char *cmd, int c, const char *arg, struct wp_record_opts *o,
+		   int *ret);
+
 /* Print "wallprof <cmd>: <msg>" and a hint, return WP_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -254,23 +254,10 @@ int cmd_record(int argc, char **argv)
 			o.events.off_cpu = false;
 			break;
 		case 'p':
-			free(o.pids);
-			if (wp_parse_id_list(optarg, &o.pids, &o.nr_pids)) {
-				ret = usage_error("record", "--pid: '%s' is not a list of process ids",
-						  optarg);
-				goto out;
-			}
-			break;
 		case 't':
-			free(o.tids);
-			if (wp_parse_id_list(optarg, &o.tids, &o.nr_tids)) {
-				ret = usage_error("record", "--tid: '%s' is not a list of thread ids",
-						  optarg);
-				goto out;
-			}
-			break;
 		case 'a':
-			o.events.cpu_wide = true;
+			if (target_option("record", c, optarg, &o, &ret) && ret)
+				goto out;
 			break;
 		case OPT_USER:
 			o.user = optarg;

@@ -344,23 +344,10 @@ int cmd_top(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, parser.shortopts, parser.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			free(o.pids);
-			if (wp_parse_id_list(optarg, &o.pids, &o.nr_pids)) {
-				ret = usage_error("top", "--pid: '%s' is not a list of process ids",
-						  optarg);
-				goto out;
-			}
-			break;
 		case 't':
-			free(o.tids);
-			if (wp_parse_id_list(optarg, &o.tids, &o.nr_tids)) {
-				ret = usage_error("top", "--tid: '%s' is not a list of thread ids",
-						  optarg);
-				goto out;
-			}
-			break;
 		case 'a':
-			o.events.cpu_wide = true;
+			if (target_option("top", c, optarg, &o, &ret) && ret)
+				goto out;
 			break;
 		case 'd':
 			if (wp_parse_seconds(optarg, &t.delay) || t.delay < 0.1 || t.delay > 3600) {

@@ -18,6 +18,8 @@
 #include "log.h"
 #include "priv.h"
 #include "quote.h"
+#include "session.h"
+#include "target.h"
 
 struct cmd_struct {
 	const char *name;
@@ -58,6 +60,28 @@ static void main_usage(FILE *out)
 		"'wallprof help <command>' or 'wallprof <command> --help' shows a command's options.\n"
 		"Exit status: 0 success, 1 failure, 2 usage error; record returns the\n"
 		"profiled command's status, or 3 when it kept a recording cut short.\n");
+}
+
+bool target_option(const char *cmd, int c, const char *arg, struct wp_record_opts *o,
+		   int *ret)
+{
+	*ret = 0;
+	switch (c) {
+	case 'p':
+		free(o->pids);
+		if (wp_parse_id_list(arg, &o->pids, &o->nr_pids))
+			*ret = usage_error(cmd, "--pid: '%s' is not a list of process ids", arg);
+		return true;
+	case 't':
+		free(o->tids);
+		if (wp_parse_id_list(arg, &o->tids, &o->nr_tids))
+			*ret = usage_error(cmd, "--tid: '%s' is not a list of thread ids", arg);
+		return true;
+	case 'a':
+		o->events.cpu_wide = true;
+		return true;
+	}
+	return false;
 }
 
 int usage_error(const char *cmd, const char *fmt, ...)
