@@ -306,8 +306,8 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 /* The woken thread wakee reached a run queue (sched_wakeup): runnable from time. */
 /*
  * The kernel brought the running thread tid's figures up to date at time
- * (it enqueued a thread on its CPU's run queue): what its exit figure
- * holds of its last slice (timeline.h's counted_until).
+ * (it put a thread it made on its own CPU's run queue): what its exit
+ * figure holds of its last slice (timeline.h's counted_until).
  */
 int wp_account_counted(struct wp_account *a, uint32_t tid, uint64_t time);
 int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time);

@@ -171,8 +171,8 @@ struct wp_timeline_sink {
 	 * its EXIT record, at time: running_since is the start of the slice it
 	 * runs in then, or 0 when it is not running; counted_until the last
 	 * time in that slice the kernel surely brought the thread's figure up
-	 * to date (its switch-in, or a thread put on its CPU's run queue
-	 * then: wp_timeline_counted), which the figure taskstats sends at its
+	 * to date (its switch-in, or a thread it made onto its own CPU's run
+	 * queue then: wp_timeline_counted), which the figure taskstats sends at its
 	 * exit holds, and no later but for ticks
 	 */
 	void (*exited)(void *arg, uint32_t thread, uint64_t time, uint64_t running_since,

