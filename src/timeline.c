@@ -967,20 +967,8 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 	t = thread_get(tl, id->pid, id->tid);
 	if (!t)
 		return -ENOMEM;
-	if (t->pub.closed) {
-		/*
-		 * The last switch-out, after its EXIT; or, preempted on its
-		 * exit path, a switch-in then, which is counted as the
-		 * others are (timed by its CPU's sched_switch naming it).
-		 */
-		if (!sw->out && tl->saw_sched_switch && in_window(tl, time)) {
-			tl->timing.switch_ins++;
-			tl->timing.untimed += !(c && c->switch_next == id->tid && c->switch_time &&
-						time >= c->switch_time &&
-						time - c->switch_time <= SCHED_SWITCH_LAG_NS);
-		}
-		return 0;
-	}
+	if (t->pub.closed)
+		return 0;	/* the last switch-out, after its EXIT */
 	/* Preempted on its exit path (freeing a large memory, say), it runs again. */
 	if (t->exiting && sw->out && !sw->preempted) {
 		exit_switch_out(tl, id->cpu, t, time);

@@ -278,7 +278,11 @@ switch_ins() {
 	grep -E '^[0-9]+\.[0-9]+ ' "$1" | sort -n -k1,1 | awk -v ev="${_e:-none}" '
 		function ns(s,  x) { split(s, x, "."); return x[1] * 1000000000 + x[2] }
 		$2 == "SAMPLE" && $6 == ev { at[$5] = ns($1); seen = 1; next }
-		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ {
+		# (A thread preempted on its exit path runs again after its
+		# EXIT: the ledger counts the switches of live threads.)
+		$2 == "EXIT" { gone[$3] = 1; next }
+		$2 == "FORK" { delete gone[$3]; next }
+		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ && !($3 in gone) {
 			t = ns($1); ins++
 			if (($5 in at) && t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
 			else untimed++
