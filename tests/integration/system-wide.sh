@@ -19,11 +19,13 @@ J="$TESTS_SRCDIR/integration/report-json.py"
 	skip "-a is not allowed here: $(head -n 1 probe.err)"
 
 # --- a process that exits during the recording ----------------------------
-sleep 1 &
+# (It exits 1.3 s after record is started, which a machine busy with
+# three fuzzers took most of a second to get going.)
+sleep 1.5 &
 sl=$!
 bg_pids="$bg_pids $sl"
 sleep 0.2
-run rec.out rec.err "$WALLPROF" record -q -o a.data -a -d 2
+run rec.out rec.err "$WALLPROF" record -q -o a.data -a -d 2.5
 check_num "sleep: record -a exits 0" "$rc" -eq 0
 wait "$sl"
 run a.json a.err "$WALLPROF" report -i a.data --format json --top 20 --mode on
