@@ -209,6 +209,14 @@ static enum wp_block_kind stack_kind(struct wp_monitor *m, uint32_t stack)
 	for (unsigned int i = 0; i < n && k == WP_BLOCK_KINDS; i++)
 		if (m->tokens[i] & WP_FRAME_KERNEL)
 			k = classify_name(tok_name(m, m->tokens[i]));
+	/*
+	 * No kernel frames (a wait that began before the recording, read
+	 * from /proc, or -g fp without them): the C library's wrapper of
+	 * the system call, the innermost user frames, tells instead.
+	 */
+	if (k == WP_BLOCK_KINDS && !(n && (m->tokens[0] & WP_FRAME_KERNEL)))
+		for (unsigned int i = 0; i < n && i < 3 && k == WP_BLOCK_KINDS; i++)
+			k = classify_name(tok_name(m, m->tokens[i]));
 	pthread_mutex_unlock(&m->lock);
 	/* Without memory it is only classified again next time. */
 	wp_u64map_put(&m->kind_of, stack, (uint64_t)k + 1);

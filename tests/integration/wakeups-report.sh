@@ -236,11 +236,14 @@ if $have_perf; then
 			if ($i ~ /^prev_pid=/) prev = substr($i, 10)
 			if ($i ~ /^prev_state=/) ps = substr($i, 12)
 			if ($i ~ /^next_pid=/) next_ = substr($i, 10) }
-			st[prev] = ps ~ /^[SDI]/ ? "B" : "P"; since[prev] = ns
+			st[prev] = ps ~ /^[SDI]/ ? "B" : "P"; since[prev] = ns; outs[prev]++
 			if (st[next_] == "P" || st[next_] == "W") wait[next_] += ns - since[next_]
 			st[next_] = "R" }
 		/sched:sched_wakeup:/ { for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) woken[substr($i, 5)]++ }
-		END { for (p in wait) print p, wait[p], woken[p] + 0 }' perf.txt >perf.waits
+		END { for (p in wait) print p, wait[p], woken[p] + 0, outs[p] + 0 }' perf.txt >perf.waits
+	# Records perf's own rings lost: its waits are then no reference.
+	perf_lost=$(perf report -i perf.data --stats 2>/dev/null |
+		awk '/LOST/ && $NF ~ /^[0-9]+$/ { n += $NF } END { print n + 0 }')
 	# Below the budget every wait has its wake-up: next to none is estimated.
 	unrec=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["quality"]["wakeups_gated"]["waits_unrecorded"])' overload.json)
 	woken=$(python3 -c 'import json,sys; print(sum(t["wakeups"] for t in json.load(open(sys.argv[1]))["threads"]))' overload.json)
@@ -250,10 +253,12 @@ if $have_perf; then
 		runq=$(awk -v t="$tid" '$1 == "thread" && $6 == t { print $8 }' overload.wl)
 		perf_wait=$(awk -v t="$tid" '$1 == t { print $2 }' perf.waits)
 		perf_woken=$(awk -v t="$tid" '$1 == t { print $3 }' perf.waits)
+		perf_outs=$(awk -v t="$tid" '$1 == t { print $4 }' perf.waits)
 		pre=$(jt overload.json "$tid" preempted) run_=$(jt overload.json "$tid" runnable)
 		blocked=$(jt overload.json "$tid" blocked) off=$(jt overload.json "$tid" off)
 		switches=$(($(jt overload.json "$tid" vol) + $(jt overload.json "$tid" invol)))
-		echo "# hog $tid: preempted $pre + runnable $run_ = $((pre + run_)); perf ${perf_wait:-?};" \
+		echo "# hog $tid: preempted $pre + runnable $run_ = $((pre + run_)); perf ${perf_wait:-?}" \
+			"(${perf_outs:-?} switches, ${perf_woken:-?} wake-ups; wallprof's $(jt overload.json "$tid" wakeups));" \
 			"schedstat $runq; blocked $blocked, off $off, $switches switches"
 		check_num "overload: hog $tid is both preempted and woken" \
 			"$(($(jt overload.json "$tid" invol) > 0 && $(jt overload.json "$tid" wakeups) > 0))" -eq 1
@@ -278,6 +283,17 @@ if $have_perf; then
 		# wallprof (2% and 2 spare) counts their waits as blocked, and
 		# its figure is no reference for this hog.
 		woken=$(jt overload.json "$tid" wakeups)
+		if [ "${perf_lost:-0}" -gt 0 ]; then
+			skip_reference "overload: hog $tid: waits as perf saw them" \
+				"perf's rings lost $perf_lost records"
+			continue
+		fi
+		# A switch perf did not see leaves a wait out of its figure.
+		if [ "${perf_outs:-0}" -lt $((switches - switches / 50 - 2)) ]; then
+			skip_reference "overload: hog $tid: waits as perf saw them" \
+				"perf saw $perf_outs of its switches, wallprof $switches"
+			continue
+		fi
 		if [ "${perf_woken:-0}" -lt $((woken - woken / 50 - 2)) ]; then
 			skip_reference "overload: hog $tid: waits as perf saw them" \
 				"perf saw $perf_woken of its wake-ups, wallprof $woken"
