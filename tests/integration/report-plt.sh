@@ -1,6 +1,6 @@
 # report-plt.sh: a frame in a PLT stub is named as binutils names the
 # stub, name@plt, not file+offset (nor _init, as perf 6.1 names it).  The
-# plt workload spends about a quarter of its time in its strnlen@plt stub;
+# plt workload spends much of its time in its strnlen@plt stub;
 # built PIE and not, and with IBT's .plt.sec.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
@@ -22,9 +22,11 @@ for build in plt plt-nopie plt-ibt; do
 	# preemption on top of it (finish_task_switch after a switch-in).
 	in_stub=$(awk '{ s = $1; sub(/;[^;]*_\[k\].*$/, "", s) }
 		s ~ /;plt_loop[^;]*;strnlen@plt$/ { t += $NF } END { print t + 0 }' f.out)
-	pct=$((total ? 100 * in_stub / total : 0))
-	check_num "$build: the stub's frame is strnlen@plt, under plt_loop, percent of the time" \
-		"$pct" -ge 5
+	# (Some 25% of the samples on a quiet machine; beside busy loops the
+	# timer's interrupts land elsewhere, down to 1% seen: what is checked
+	# is the stub's name.)
+	echo "# $build: strnlen@plt is the innermost user frame in $in_stub of $total on-CPU"
+	check_num "$build: the stub's frame is strnlen@plt, under plt_loop" "$in_stub" -gt 0
 	check "$build: no frame of the program shows as an offset" \
 		no_match "(^|;)$build\\+0x" f.out
 	check "$build: nor as _init" no_match ";_init( |;)" f.out
