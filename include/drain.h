@@ -165,6 +165,22 @@ void wp_drain_cmdline_counts(struct wp_drain *d, uint64_t *dropped, uint64_t *go
  */
 uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu, uint64_t *as_of_ns);
 
+/*
+ * The scheduler records of other programs' threads the drain has left out
+ * so far (the kernel's filter let them through: wp_evlist_filter_wakees),
+ * counted as of *as_of_ns as above.  Thread safe.
+ */
+uint64_t wp_drain_foreign(const struct wp_drain *d, uint64_t *as_of_ns);
+
+/*
+ * The recording's threads as the drain knows them now (those given to
+ * wp_drain_track_wakees and those born since, less those gone), as
+ * uint32_t tids into out; -ENOENT when it does not follow them (-a).
+ * A thread born before a pass that began at *as_of_ns of
+ * wp_drain_foreign, or earlier, is among them.  Thread safe.
+ */
+int wp_drain_wakees(struct wp_drain *d, struct wp_buf *out);
+
 /* Ask the drain thread for a pass now rather than at its timeout. */
 void wp_drain_kick(struct wp_drain *d);
 

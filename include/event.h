@@ -201,6 +201,19 @@ int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n
 			    uint32_t newer_than);
 
 /*
+ * The same filters again, for the threads tids (sorted or not) and those
+ * above newer_than, so that the threads other programs created since
+ * stop passing as the recording's future ones.  A filter is set only
+ * once: new events replace the old ones (opened before these are closed,
+ * turned on as they are turned off, CPU by CPU: the hits between two
+ * ioctls go unrecorded, as while the budget closes them,
+ * WP_META_WAKEUPS_GATED).  While they are closed, only the filters
+ * change.  Returns 0 or -errno.
+ */
+int wp_evlist_refilter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
+			      uint32_t newer_than, uint64_t now_ns);
+
+/*
  * Take the switch-out stacks, and with cpu-clock the on-CPU event (and
  * so the switch and task records), per CPU on cgroup_fd, a cgroup that
  * holds the launched command (cgroup.h), out of its threads' own perf

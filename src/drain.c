@@ -137,6 +137,8 @@ struct wp_drain {
 	/* Under lock: the threads whose wake-ups are kept. */
 	bool track_wakees;
 	struct wp_u64map wakees;	/* tid -> 1 */
+	/* Scheduler records of other programs' threads left out (atomic). */
+	uint64_t foreign;
 	struct wp_u64map wakers_named;	/* tid -> 1: wakers whose name was asked for */
 	/* Drain thread only: wake-ups of threads not known yet (see held_resolve). */
 	struct wp_buf held;
@@ -649,9 +651,12 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		uint8_t *dst;
 
 		off += h->size;
-		if ((role == WP_EVENT_SWITCH_OUT ? switch_out_recorded(d, h) :
-		     wakee_known(d, h, role)) != 1)
+		if (role == WP_EVENT_SWITCH_OUT ? switch_out_recorded(d, h) != 1 :
+		    wakee_known(d, h, role) != 1) {
+			if (role != WP_EVENT_SWITCH_OUT)
+				__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
 			continue;
+		}
 		dst = drain_room(d, h->size);
 		if (!dst)
 			return -ENOMEM;
@@ -840,6 +845,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 			switch (wakee_known(d, h, role)) {
 			case 0:
 				d->counts.records--;	/* not ours: as if never read */
+				__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
 				return 0;
 			case -1:
 				d->counts.records--;	/* counted if kept */
@@ -1420,6 +1426,31 @@ uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu, uint64
 	/* The time first: the counts may be newer than it, never older. */
 	*as_of_ns = __atomic_load_n(&d->swept_ns, __ATOMIC_ACQUIRE);
 	return cpu < d->ev->nr_cpus ? __atomic_load_n(&d->switch_outs[cpu], __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t wp_drain_foreign(const struct wp_drain *d, uint64_t *as_of_ns)
+{
+	*as_of_ns = __atomic_load_n(&d->swept_ns, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&d->foreign, __ATOMIC_RELAXED);
+}
+
+int wp_drain_wakees(struct wp_drain *d, struct wp_buf *out)
+{
+	uint64_t tid, one;
+	size_t pos = 0;
+	int err = 0;
+
+	out->len = 0;
+	pthread_mutex_lock(&d->lock);
+	if (!d->track_wakees)
+		err = -ENOENT;
+	while (!err && wp_u64map_next(&d->wakees, &pos, &tid, &one)) {
+		uint32_t t = (uint32_t)tid;
+
+		err = wp_buf_append(out, &t, sizeof(t));
+	}
+	pthread_mutex_unlock(&d->lock);
+	return err;
 }
 
 void wp_drain_kick(struct wp_drain *d)

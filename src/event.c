@@ -856,16 +856,15 @@ static size_t switch_filter(const uint32_t *t, size_t n, uint32_t gap, uint32_t 
 	return len;
 }
 
-int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
-			    uint32_t newer_than)
+/* The filters for tids and the threads above newer_than, into ev->sched_filter. */
+static int build_filters(struct wp_evlist *ev, const uint32_t *tids, size_t n,
+			 uint32_t newer_than)
 {
 	/* The kernel takes a filter of less than a page, and only once. */
 	char wakee[4000], sw[4000];
 	uint32_t *t, gap = 0;
-	int err = 0;
+	char *w, *x;
 
-	if (!ev->cpu_wide_descs || ev->meta_flags & WP_META_CPU_WIDE)
-		return 0;
 	t = malloc((n ? n : 1) * sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -877,15 +876,34 @@ int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n
 		gap = gap ? gap * 2 : 16;
 	free(t);
 	/* Kept for the events opened again (wp_evlist_sched_open). */
+	w = strdup(wakee);
+	x = strdup(sw);
+	if (!w || !x) {
+		free(w);
+		free(x);
+		return -ENOMEM;
+	}
 	free(ev->sched_filter[0]);
 	free(ev->sched_filter[1]);
-	ev->sched_filter[0] = strdup(wakee);
-	ev->sched_filter[1] = strdup(sw);
-	if (!ev->sched_filter[0] || !ev->sched_filter[1])
-		return -ENOMEM;
+	ev->sched_filter[0] = w;
+	ev->sched_filter[1] = x;
+	return 0;
+}
+
+int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
+			    uint32_t newer_than)
+{
+	int err = 0;
+
+	if (!ev->cpu_wide_descs || ev->meta_flags & WP_META_CPU_WIDE)
+		return 0;
+	err = build_filters(ev, tids, n, newer_than);
+	if (err)
+		return err;
 	for (size_t i = 0; i < ev->nr_fds; i++) {
 		const struct wp_evfd *f = &ev->fds[i];
-		const char *filter = ev->descs[f->desc].role == WP_EVENT_SCHED_SWITCH ? sw : wakee;
+		const char *filter = ev->sched_filter[ev->descs[f->desc].role ==
+						       WP_EVENT_SCHED_SWITCH];
 
 		if (!(ev->cpu_wide_descs & (1U << f->desc)))
 			continue;
@@ -896,6 +914,22 @@ int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n
 		}
 	}
 	return err;
+}
+
+static int sched_swap(struct wp_evlist *ev, uint64_t now_ns);
+
+int wp_evlist_refilter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n,
+			      uint32_t newer_than, uint64_t now_ns)
+{
+	int err;
+
+	if (!ev->cpu_wide_descs || ev->meta_flags & WP_META_CPU_WIDE || !ev->sched_filter[0])
+		return 0;
+	err = build_filters(ev, tids, n, newer_than);
+	/* Closed (by the budget): they open with the new filters. */
+	if (err || ev->sched_closed)
+		return err;
+	return sched_swap(ev, now_ns);
 }
 
 int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what)
@@ -986,6 +1020,30 @@ static bool is_sched_fd(const struct wp_evlist *ev, const struct wp_evfd *f)
 	       role <= WP_EVENT_SCHED_SWITCH;
 }
 
+/* Close a scheduler tracepoint's fd, counting what its ring lost. */
+static void sched_fd_close(struct wp_evlist *ev, unsigned int desc, int fd)
+{
+	uint64_t v[3];	/* value, id, lost */
+
+	if ((ev->descs[desc].attr.read_format & PERF_FORMAT_LOST) &&
+	    read(fd, v, sizeof(v)) == (ssize_t)sizeof(v))
+		ev->closed_lost += v[2];
+	close(fd);
+}
+
+/* Drop the aliases of events whose records were all read long ago. */
+static void aliases_prune(struct wp_evlist *ev, uint64_t now_ns)
+{
+	size_t kept = 0;
+
+	pthread_mutex_lock(&ev->alias_lock);
+	for (size_t i = 0; i < ev->nr_aliases; i++)
+		if (!ev->aliases[i].closed_ns || now_ns < ev->aliases[i].closed_ns + ALIAS_KEEP_NS)
+			ev->aliases[kept++] = ev->aliases[i];
+	ev->nr_aliases = kept;
+	pthread_mutex_unlock(&ev->alias_lock);
+}
+
 int wp_evlist_sched_close(struct wp_evlist *ev, uint64_t now_ns)
 {
 	if (ev->sched_closed)
@@ -997,14 +1055,10 @@ int wp_evlist_sched_close(struct wp_evlist *ev, uint64_t now_ns)
 	pthread_mutex_unlock(&ev->alias_lock);
 	for (size_t i = 0; i < ev->nr_fds; i++) {
 		struct wp_evfd *f = &ev->fds[i];
-		uint64_t v[3];	/* value, id, lost */
 
 		if (!is_sched_fd(ev, f) || f->fd < 0)
 			continue;
-		if ((ev->descs[f->desc].attr.read_format & PERF_FORMAT_LOST) &&
-		    read(f->fd, v, sizeof(v)) == (ssize_t)sizeof(v))
-			ev->closed_lost += v[2];
-		close(f->fd);
+		sched_fd_close(ev, f->desc, f->fd);
 		f->fd = -1;
 	}
 	ev->sched_closed = true;
@@ -1061,18 +1115,11 @@ static int sched_reopen(struct wp_evlist *ev, struct wp_evfd *f, uint64_t canon)
 
 int wp_evlist_sched_open(struct wp_evlist *ev, uint64_t now_ns)
 {
-	size_t kept = 0;
 	int err = 0;
 
 	if (!ev->sched_closed)
 		return 0;
-	/* Drop the aliases of events whose records were all read long ago. */
-	pthread_mutex_lock(&ev->alias_lock);
-	for (size_t i = 0; i < ev->nr_aliases; i++)
-		if (!ev->aliases[i].closed_ns || now_ns < ev->aliases[i].closed_ns + ALIAS_KEEP_NS)
-			ev->aliases[kept++] = ev->aliases[i];
-	ev->nr_aliases = kept;
-	pthread_mutex_unlock(&ev->alias_lock);
+	aliases_prune(ev, now_ns);
 	for (size_t i = 0; i < ev->nr_fds; i++) {
 		struct wp_evfd *f = &ev->fds[i];
 		int e;
@@ -1092,6 +1139,69 @@ int wp_evlist_sched_open(struct wp_evlist *ev, uint64_t now_ns)
 			err = -errno;
 	}
 	ev->sched_closed = false;
+	return err;
+}
+
+/*
+ * Every open scheduler tracepoint replaced by a new one (with the filters
+ * as they are now): the new ones are opened first, disabled, so that
+ * perf's probe stays on the tracepoints all along (closing the last
+ * event of a tracepoint takes it off, patching the kernel's code, some
+ * 50-90 ms on this kind of VM under load, while nothing is recorded);
+ * then each old one is turned off and its new one on, and the old ones
+ * closed.  No hit is recorded twice; those between the two ioctls are
+ * not recorded.
+ */
+static int sched_swap(struct wp_evlist *ev, uint64_t now_ns)
+{
+	int *old_fd = malloc(ev->nr_fds * sizeof(*old_fd) + 1);
+	uint64_t *old_id = malloc(ev->nr_fds * sizeof(*old_id) + 1);
+	int err = 0;
+
+	if (!old_fd || !old_id) {
+		free(old_fd);
+		free(old_id);
+		return -ENOMEM;
+	}
+	aliases_prune(ev, now_ns);
+	for (size_t i = 0; i < ev->nr_fds; i++) {
+		struct wp_evfd *f = &ev->fds[i];
+		int e;
+
+		old_fd[i] = -1;
+		if (!is_sched_fd(ev, f) || f->fd < 0)
+			continue;
+		old_fd[i] = f->fd;
+		old_id[i] = f->id;
+		f->fd = -1;
+		e = sched_reopen(ev, f, f->file_id);
+		if (e) {
+			/* The old one stays. */
+			f->fd = old_fd[i];
+			f->id = old_id[i];
+			old_fd[i] = -1;
+			if (e != -ENODEV && !err)
+				err = e;
+		}
+	}
+	for (size_t i = 0; i < ev->nr_fds; i++) {
+		if (old_fd[i] < 0)
+			continue;
+		ioctl(old_fd[i], PERF_EVENT_IOC_DISABLE, 0);
+		if (ioctl(ev->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) && !err)
+			err = -errno;
+	}
+	pthread_mutex_lock(&ev->alias_lock);
+	for (size_t i = 0; i < ev->nr_fds; i++)
+		for (size_t k = 0; old_fd[i] >= 0 && k < ev->nr_aliases; k++)
+			if (ev->aliases[k].id == old_id[i] && !ev->aliases[k].closed_ns)
+				ev->aliases[k].closed_ns = now_ns ? now_ns : 1;
+	pthread_mutex_unlock(&ev->alias_lock);
+	for (size_t i = 0; i < ev->nr_fds; i++)
+		if (old_fd[i] >= 0)
+			sched_fd_close(ev, ev->fds[i].desc, old_fd[i]);
+	free(old_fd);
+	free(old_id);
 	return err;
 }
 

@@ -79,6 +79,15 @@ struct session {
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
 	bool *gate_closed;		/* per CPU slot: its gate is closed */
 	unsigned int nr_gate_closed;
+	/*
+	 * The wake-up tracepoints' filters, renewed while other programs'
+	 * threads pass them (refilter_step): on, the foreign records seen at
+	 * the last look, when to look next, and a renewal under way (the
+	 * last thread id then, and when it was read; 0: none).
+	 */
+	bool refilter;
+	uint64_t refilter_seen, refilter_next_ns, refilter_since_ns, refilter_gap_ns;
+	uint32_t refilter_last_pid;
 	struct wp_cgroup cgroup;	/* the command's, for its switch-out stacks */
 	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
 	/* A rotating recording's closing blocks warn once, not at every file. */
@@ -976,6 +985,88 @@ static int gate_set(unsigned int cpu, bool open, void *arg)
 	return err ? err : e;
 }
 
+/* How often the foreign records are looked at, and how many call for new filters. */
+#define REFILTER_LOOK_NS (50ULL * 1000 * 1000)
+#define REFILTER_SOON_NS (5ULL * 1000 * 1000)
+#define REFILTER_GAP_MAX_NS (1000ULL * 1000 * 1000)
+#define REFILTER_MIN_FOREIGN 16
+/* A FORK is in its ring this long after its thread id was handed out, at most. */
+#define REFILTER_FORK_LAG_NS (5ULL * 1000 * 1000)
+
+/*
+ * The wake-up tracepoints' filters pass the recording's threads and every
+ * thread newer than the last one at the start (those the recording will
+ * create): on a busy machine the threads that other programs create pass
+ * too, and each of their wake-ups and switches costs a sample (with the
+ * waker's stack) that the drain thread then leaves out.  When many do,
+ * the filters are made again for the threads the recording has now and
+ * those newer than the last thread id now.  The drain must know every
+ * thread of the recording created before that id was read: the renewal
+ * waits for a sweep of the rings that began some time after.  Returns
+ * how long until it wants to be called again.
+ */
+static uint64_t refilter_step(struct session *s, uint64_t now)
+{
+	uint64_t as_of, foreign = wp_drain_foreign(s->drain, &as_of);
+	struct wp_buf tids = { 0 };
+	long last = 0;
+	int err;
+
+	if (s->refilter_since_ns) {
+		if (as_of < s->refilter_since_ns + REFILTER_FORK_LAG_NS) {
+			wp_drain_kick(s->drain);
+			return 5ULL * 1000 * 1000;
+		}
+		s->refilter_since_ns = 0;
+		err = wp_drain_wakees(s->drain, &tids);
+		if (!err)
+			err = wp_evlist_refilter_wakees(&s->ev, (const uint32_t *)tids.data,
+							tids.len / sizeof(uint32_t),
+							s->refilter_last_pid, now);
+		if (err) {
+			wp_debug("cannot renew the wake-up filters: %s", strerror(-err));
+			s->refilter = false;
+		} else {
+			wp_debug("wake-up filters renewed: %zu threads, and those above %u "
+				 "(in %.3f ms)", tids.len / sizeof(uint32_t),
+				 s->refilter_last_pid,
+				 (double)(wp_clock_ns(CLOCK_MONOTONIC) - now) / 1e6);
+		}
+		wp_buf_release(&tids);
+		s->refilter_seen = foreign;
+		/*
+		 * Programs that keep making processes would have the
+		 * tracepoints closed and opened all the time: each renewal
+		 * waits twice as long as the last, up to a second, until a
+		 * look finds the filters passing few.
+		 */
+		s->refilter_gap_ns = s->refilter_gap_ns ? s->refilter_gap_ns * 2 : REFILTER_LOOK_NS;
+		if (s->refilter_gap_ns > REFILTER_GAP_MAX_NS)
+			s->refilter_gap_ns = REFILTER_GAP_MAX_NS;
+		s->refilter_next_ns = now + s->refilter_gap_ns;
+		return s->refilter_gap_ns;
+	}
+	if (now < s->refilter_next_ns)
+		return s->refilter_next_ns - now;
+	if (foreign - s->refilter_seen < REFILTER_MIN_FOREIGN) {
+		/* A few: a storm may be starting, look again soon. */
+		uint64_t next = foreign > s->refilter_seen ? REFILTER_SOON_NS : REFILTER_LOOK_NS;
+
+		s->refilter_seen = foreign;
+		s->refilter_next_ns = now + next;
+		s->refilter_gap_ns = 0;
+		return next;
+	}
+	s->refilter_next_ns = now + REFILTER_LOOK_NS;
+	s->refilter_seen = foreign;
+	if (wp_read_int_file("/proc/sys/kernel/ns_last_pid", &last) || last <= 0)
+		return REFILTER_LOOK_NS;
+	s->refilter_last_pid = (uint32_t)last;
+	s->refilter_since_ns = wp_clock_ns(CLOCK_MONOTONIC);
+	wp_drain_kick(s->drain);
+	return REFILTER_FORK_LAG_NS;
+}
+
 /* Wait for a stop condition; returns the enum wp_stop_reason. */
 /*
  * A rotating recording reads the threads' figures this long before each
@@ -1114,6 +1205,12 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 							    gate_set, s);
 			if (gate_ns > now && gate_ns - now < wait_ns)
 				wait_ns = gate_ns - now;
+		}
+		if (s->refilter && !s->write_err) {
+			uint64_t next = refilter_step(s, now);
+
+			if (next < wait_ns)
+				wait_ns = next;
 		}
 		if (dump_flush_ns && now >= dump_flush_ns) {
 			wp_drain_flush(s->drain);
@@ -1839,9 +1936,13 @@ int wp_record_run(const struct wp_record_opts *opts)
 		err = wp_drain_add_source(s.drain, take_exits, s.exits);
 	if (!err)
 		err = write_trace_formats(&s);
-	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide)
+	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide) {
 		err = wp_drain_track_wakees(s.drain, (const uint32_t *)s.wakees.data,
 					    s.wakees.len / sizeof(uint32_t));
+		/* Only where the ledger knows the tracepoints may be off a while. */
+		s.refilter = s.meta.flags & WP_META_WAKEUPS_GATED;
+		s.refilter_next_ns = wp_clock_ns(CLOCK_MONOTONIC) + REFILTER_LOOK_NS;
+	}
 	if (err)
 		goto out;
 
