@@ -132,13 +132,8 @@ nlines() { grep -c '' "$1" 2>/dev/null || true; }
 # runs never wait for each other.  (No-ops without flock.)
 # A process a test left behind keeps its lock: after 10 minutes the
 # waiting test goes on, and says so (tools/check names such processes).
-_lockdir="${BUILDDIR:-.}/tests"
-if command -v flock >/dev/null 2>&1 && mkdir -p "$_lockdir" 2>/dev/null &&
-	exec 7>>"$_lockdir/.lock-queue" 8>>"$_lockdir/.lock-run"; then
-	flock -x -w 600 7 || echo "# not alone: another test still held the queue after 10 minutes"
-	flock -s -w 600 8 || echo "# not alone: another test still held the lock after 10 minutes"
-	flock -u 7
-fi
+# shellcheck source=tests/lock.sh
+. "$TESTS_SRCDIR/lock.sh"
 tracing_alone() {
 	command -v flock >/dev/null 2>&1 || return 0
 	flock -u 8
