@@ -299,13 +299,10 @@ if $have_perf; then
 				"perf saw $perf_woken of its wake-ups, wallprof $woken"
 			continue
 		fi
-		# (perf is a tracer too, its figure no kernel count: 12%, as two
-		# tracers of the same switches and wake-ups differ by: within 1%
-		# when this test runs by itself, even beside busy loops, but
-		# +3.5% to +12% for every hog in the full suite, wallprof above,
-		# alone there too; which of the two is right there is not known
-		# yet, and schedstat's run_delay reads 20% below both.)
-		tol=$(($(max $((perf_wait * 12 / 100)) 5000000) + switches * 60000))
+		# (perf is a tracer too, its figure no kernel count: 5%, as two
+		# tracers of the same switches differ by on a loaded machine,
+		# 6.7% seen with four tests beside.)
+		tol=$(($(max $((perf_wait * 5 / 100)) 5000000) + switches * 60000))
 		check_num "overload: hog $tid: preempted + runnable within $tol of perf's $perf_wait" \
 			"$(abs $((pre + run_ - perf_wait)))" -le "$tol"
 		check_num "overload: hog $tid: blocked within $tol of off-CPU - perf's wait ($((off - perf_wait)))" \
