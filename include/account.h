@@ -361,15 +361,18 @@ struct wp_switch_estimate {
 void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e);
 
 /*
- * Wake-ups gated with the switch-out stacks (record's budget): the waits
- * in the window whose wake-up was not recorded, their time, the runnable
- * part of it estimated from the waits whose wake-up was (how many), and
- * the blocked time whose waker was not recorded, shared among the stacks'
- * known wakers.  After wp_account_finish; all 0 unless gated.
+ * The waits in the window whose wake-up was not recorded (the tracepoints
+ * gated with the switch-out stacks by record's budget, or the kernel
+ * reporting none), their time, the runnable part of it estimated from
+ * the waits whose wake-up was (how many), and the blocked time whose
+ * waker was not recorded, shared among the stacks' known wakers.
+ * gated: the budget turned them off.  After wp_account_finish; all 0
+ * without wake-ups.
  */
 struct wp_wakeup_estimate {
 	bool gated;
 	uint64_t waits, waits_ns;
+	uint64_t dropped;		/* of the waits, those with the tracepoints on */
 	uint64_t runnable_ns;
 	uint64_t seen;
 	uint64_t unwoken_ns;

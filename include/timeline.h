@@ -71,9 +71,13 @@ enum {
 	WP_SEG_OFF_END = 1U << 2,
 	/* runnable: began at a wake-up that ended a blocked segment */
 	WP_SEG_WOKEN = 1U << 3,
-	/* blocked, with the wake-up tracepoints gated: its wake-up fell where they were off */
+	/*
+	 * blocked, its wake-up not recorded: with the wake-up tracepoints
+	 * gated, it fell where they were off; else (WP_SEG_WAKEUP_DROPPED)
+	 * the kernel reported none while they were on
+	 */
 	WP_SEG_WAKEUP_UNRECORDED = 1U << 4,
-	/* blocked, gated: its waker was not recorded */
+	/* blocked, its wake-up not recorded: nor its waker */
 	WP_SEG_WAKER_UNRECORDED = 1U << 5,
 	/* records of this thread were lost around it: a boundary is a guess */
 	WP_SEG_APPROXIMATE = 1U << 6,
@@ -84,6 +88,8 @@ enum {
 	 * ends with the tracepoints open (the unrecorded ones are split by such)
 	 */
 	WP_SEG_FAIR_SAMPLE = 1U << 8,
+	/* blocked, its wake-up not recorded with the tracepoints on (see above) */
+	WP_SEG_WAKEUP_DROPPED = 1U << 9,
 };
 
 struct wp_segment {

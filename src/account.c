@@ -140,6 +140,7 @@ struct wp_account {
 	struct wp_u64map strata;	/* stratum_key() -> sampled ns (strata_note) */
 	uint64_t lost, lost_first, lost_last;
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
+	bool wakeups;			/* WP_META_WAKEUPS */
 	bool wakeups_gated;		/* WP_META_WAKEUPS_GATED */
 	uint64_t seen_off_ns, seen_runnable_ns, seen_count;	/* every thread's */
 	struct wake_gap *gaps;		/* until finish */
@@ -399,6 +400,7 @@ static bool strata_note(struct wp_account *a, struct thread *t, const struct wp_
  */
 static void tally_seen(struct wp_account *a, struct wake_tally *y, uint64_t off, uint64_t run)
 {
+	/* (y NULL: the recording's figures only.) */
 	if (a->seen_count >= SEEN_CAP_AFTER) {
 		uint64_t cap = SEEN_CAP * (a->seen_runnable_ns / a->seen_count);
 
@@ -407,9 +409,11 @@ static void tally_seen(struct wp_account *a, struct wake_tally *y, uint64_t off,
 			run = cap;
 		}
 	}
-	y->seen_off_ns += off;
-	y->seen_runnable_ns += run;
-	y->seen_count++;
+	if (y) {
+		y->seen_off_ns += off;
+		y->seen_runnable_ns += run;
+		y->seen_count++;
+	}
 	a->seen_off_ns += off;
 	a->seen_runnable_ns += run;
 	a->seen_count++;
@@ -540,6 +544,8 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
 		t->t.wakeups++;
 	if (s->kind == WP_SEG_BLOCKED) {
 		t->t.blocked_ns += d;
+		if ((s->flags & WP_SEG_WAKEUP_DROPPED) && d)
+			a->wake_est.dropped++;
 		if ((s->flags & WP_SEG_WAKEUP_UNRECORDED) && d && tally_of(a, t)) {
 			t->tally->unsplit_ns += d;
 			t->tally->unsplit_count++;
@@ -551,10 +557,13 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
 	}
 	/*
 	 * A wait whose wake-up was recorded, with the tracepoints open all
-	 * along (gated recordings): the unrecorded ones are split by such.
+	 * along: the unrecorded ones are split by such.  Ungated, where they
+	 * are the kernel's few drops, a thread keeps figures of its own only
+	 * once it has one (most threads never do).
 	 */
-	if ((s->flags & WP_SEG_FAIR_SAMPLE) && tally_of(a, t)) {
-		tally_seen(a, t->tally, s->end_ns - s->off_start_ns, s->end_ns - s->woken_ns);
+	if (s->flags & WP_SEG_FAIR_SAMPLE) {
+		tally_seen(a, a->wakeups_gated || t->tally ? tally_of(a, t) : NULL,
+			   s->end_ns - s->off_start_ns, s->end_ns - s->woken_ns);
 		a->wake_est.seen++;
 	}
 	if (s->flags & WP_SEG_OFF_END) {
@@ -1067,8 +1076,8 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 		a->opts = *opts;
 	a->start_ns = meta->start_clock_ns;
 	a->sample_period_ns = meta->sample_period_ns;
-	a->wakeups_gated = (meta->flags & WP_META_WAKEUPS) &&
-			   (meta->flags & WP_META_WAKEUPS_GATED);
+	a->wakeups = meta->flags & WP_META_WAKEUPS;
+	a->wakeups_gated = a->wakeups && (meta->flags & WP_META_WAKEUPS_GATED);
 	a->exit_clocks = meta->flags & WP_META_EXIT_CLOCKS;
 	to.unknown_stack = a->opts.unknown_stack;
 	to.start_stack = a->opts.start_stack;
@@ -1450,7 +1459,8 @@ static uint64_t runnable_part(const struct wp_account *a, const struct thread *t
 /*
  * With the wake-up tracepoints gated (WP_META_WAKEUPS_GATED), a wait whose
  * wake-up fell where they were off ended blocked at its switch-in: its
- * runnable part is unknown.  The gate opens and closes by time, blind to
+ * runnable part is unknown.  So is that of a wait whose wake-up the
+ * kernel did not report with them on (thread_switch_in), gated or not.  The gate opens and closes by time, blind to
  * the threads, so the waits whose wake-up was recorded stand for the
  * others: each thread's runnable share of them (the recording's, for a
  * thread with few) moves that share of its unsplit time from blocked to
@@ -1468,7 +1478,7 @@ static void estimate_wakeups(struct wp_account *a)
 	struct wp_wakeup_estimate *e = &a->wake_est;
 
 	e->gated = a->wakeups_gated;
-	for (size_t i = 0; a->wakeups_gated && i < a->nr; i++) {
+	for (size_t i = 0; a->wakeups && i < a->nr; i++) {
 		struct thread *t = &a->threads[i];
 		const struct wake_tally *y = t->tally;
 		uint64_t moved;

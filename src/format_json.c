@@ -365,7 +365,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"estimated_ns\": %" PRIu64 ", \"unattributed_ns\": %" PRIu64
 		", \"threads\": %" PRIu64 "}, \"wakeups_gated\": {\"gated\": %s"
 		", \"waits_unrecorded\": %" PRIu64 ", \"waits_unrecorded_ns\": %" PRIu64
-		", \"runnable_estimated_ns\": %" PRIu64 ", \"waits_recorded\": %" PRIu64
+		", \"waits_dropped\": %" PRIu64 ", \"runnable_estimated_ns\": %" PRIu64 ", \"waits_recorded\": %" PRIu64
 		", \"unwoken_shared_ns\": %" PRIu64 "}, \"on_cpu_anchors\": {\"threads\": %" PRIu64
 		", \"moved_ns\": %" PRId64 ", \"worst_share\": %.4f, \"estimated_threads\": %" PRIu64
 		", \"estimated_moved_ns\": %" PRIu64 ", \"late_switch_ins\": %" PRIu64
@@ -379,7 +379,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		unsampled_threads, switch_ins, untimed_ins, wp_meta_switch_stack_rate(v->an->meta),
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
 		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads,
-		we.gated ? "true" : "false", we.waits, we.waits_ns, we.runnable_ns, we.seen,
+		we.gated ? "true" : "false", we.waits, we.waits_ns, we.dropped, we.runnable_ns, we.seen,
 		we.unwoken_ns, as.anchored, as.anchored_moved_ns, as.worst_share, as.estimated,
 		as.estimated_moved_abs_ns, as.late_starts, as.cpus_moved_ns, as.cpus_trimmed_ns,
 		as.exit_tails, as.exit_tails_ns);

@@ -208,8 +208,8 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 }
 
 /*
- * Wake-ups gated with the stacks: how many waits had no wake-up recorded,
- * and what of their time was estimated.
+ * How many waits had no wake-up recorded (gated with the stacks, or none
+ * reported by the kernel), and what of their time was estimated.
  */
 static void print_wakeup_estimate(const struct wp_analysis *an, FILE *out)
 {
@@ -217,15 +217,21 @@ static void print_wakeup_estimate(const struct wp_analysis *an, FILE *out)
 	char a[16], b[16], c[16];
 
 	wp_account_wakeup_estimate(an->account, &e);
-	if (!e.gated || !e.waits)
+	if (!e.waits)
 		return;
-	fprintf(out, "# wake-ups: off with the stacks above the budget; %" PRIu64 " waits (%s) "
-		"had none recorded: ~ marks their runnable time, %s, estimated from the %" PRIu64
-		" waits that had one", e.waits, DUR(e.waits_ns, a), DUR(e.runnable_ns, b), e.seen);
+	fprintf(out, "# wake-ups: %" PRIu64 " waits (%s) had none recorded", e.waits,
+		DUR(e.waits_ns, a));
+	if (e.dropped < e.waits)
+		fprintf(out, ", %" PRIu64 " with the tracepoints off above the budget",
+			e.waits - e.dropped);
+	if (e.dropped)
+		fprintf(out, ", %" PRIu64 " with them on (the kernel reported none)", e.dropped);
+	fprintf(out, ": ~ marks their runnable time, %s, estimated from the %" PRIu64
+		" waits that had one", DUR(e.runnable_ns, b), e.seen);
 	if (e.unwoken_ns)
 		fprintf(out, ", and %s of blocked time shared among the known wakers",
 			DUR(e.unwoken_ns, c));
-	fprintf(out, " (--switch-stacks=all records every one)\n");
+	fprintf(out, e.dropped < e.waits ? " (--switch-stacks=all keeps them on)\n" : "\n");
 }
 
 /*
