@@ -1027,8 +1027,8 @@ static uint64_t refilter_step(struct session *s, uint64_t now)
 			wp_debug("cannot renew the wake-up filters: %s", strerror(-err));
 			s->refilter = false;
 		} else {
-			wp_debug("%.6f: wake-up filters renewed: %zu threads, and those above %u "
-				 "(in %.3f ms)", (double)now / 1e9, tids.len / sizeof(uint32_t),
+			wp_debug("wake-up filters renewed: %zu threads, and those above %u "
+				 "(in %.3f ms)", tids.len / sizeof(uint32_t),
 				 s->refilter_last_pid,
 				 (double)(wp_clock_ns(CLOCK_MONOTONIC) - now) / 1e6);
 		}

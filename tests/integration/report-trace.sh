@@ -54,9 +54,9 @@ trace_check all --names spinner,sleeper,locker,locker2,reader
 both window --time 0.2,0.5
 trace_check window
 both tid --tid "$locker"
-trace_check tid
+trace_check tid --some-threads
 both pid --pid "$pid" --comm 'locker.*|reader'
-trace_check pid --names locker,locker2,reader
+trace_check pid --names locker,locker2,reader --some-threads
 both short --time 0.1,0.6 --min-block 1000
 trace_check short --min-block-us 1000
 both blocked --mode blocked
