@@ -136,6 +136,13 @@ void wp_meta_release(struct wp_meta *m);
  */
 uint64_t wp_meta_switch_stack_rate(const struct wp_meta *m);
 
+/*
+ * Whether e is the wake-ups of other programs' wakers: sched_waking
+ * without the waker's user stack, with its kernel frames, beside one
+ * with both (record --wakeups=stacks, event.c add_sched_descs).
+ */
+bool wp_event_other_wakers(const struct wp_event_desc *e);
+
 enum wp_stop_reason {
 	WP_STOP_TARGET_EXITED = 0,
 	WP_STOP_SIGNAL = 1,

@@ -45,9 +45,10 @@
 #define WP_NR_SCHED_EVENTS 4
 enum wp_wakeups {
 	WP_WAKEUPS_AUTO,	/* with the waker's stack when allowed, else none */
-	WP_WAKEUPS_STACKS,
+	WP_WAKEUPS_STACKS,	/* the recording's wakers' stacks, kernel frames of others' */
 	WP_WAKEUPS_NOSTACKS,	/* who and when, without the waker's stack */
 	WP_WAKEUPS_OFF,
+	WP_WAKEUPS_ALL_STACKS,	/* every waker's stack, other programs' too */
 };
 
 /*
@@ -91,8 +92,14 @@ struct wp_evfd {
 
 struct wp_id_alias;
 
+/*
+ * Descs at most: on-CPU samples, switch-outs, the scheduler's tracepoints,
+ * and sched_waking again for other programs' wakers (without their stacks).
+ */
+#define WP_MAX_DESCS (2 + WP_NR_SCHED_EVENTS + 1)
+
 struct wp_evlist {
-	struct wp_event_desc descs[2 + WP_NR_SCHED_EVENTS];	/* samples, switch-outs, sched */
+	struct wp_event_desc descs[WP_MAX_DESCS];
 	unsigned int nr_descs;
 	unsigned int cpu_wide_descs;	/* bit per desc: opened per CPU, never per task */
 	unsigned int cgroup_descs;	/* bit per desc: opened per CPU on cgroup_fd */
@@ -132,7 +139,8 @@ struct wp_evlist {
 	 * again, each with the first id of its desc and CPU, newest last,
 	 * under a lock (wp_evlist_id_alias runs on the drain thread).
 	 */
-	char *sched_filter[2];		/* wake-ups, sched_switch; NULL: none */
+	char *sched_filter[4];		/* by enum sched_filter (event.c); NULL: none */
+	uint8_t sched_filter_of[WP_MAX_DESCS];	/* each desc's */
 	bool sched_closed;
 	uint64_t closed_lost;
 	pthread_mutex_t alias_lock;

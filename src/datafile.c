@@ -978,6 +978,12 @@ uint64_t wp_meta_switch_stack_rate(const struct wp_meta *m)
 	return 0;
 }
 
+bool wp_event_other_wakers(const struct wp_event_desc *e)
+{
+	return e->role == WP_EVENT_WAKEUP && e->attr.exclude_callchain_user &&
+	       !e->attr.sample_stack_user && !e->attr.exclude_callchain_kernel;
+}
+
 void wp_meta_release(struct wp_meta *m)
 {
 	if (m->argv) {

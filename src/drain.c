@@ -555,7 +555,10 @@ static void note_task(struct wp_drain *d, const struct perf_event_header *h)
  * other processes create): keep a wake-up only when its wakee is one of
  * the recording's threads, a sched_switch when either thread is.  -1: not
  * known yet (its FORK may still be in another CPU's ring), 0: not ours,
- * 1: ours.
+ * 1: ours.  A kept wake-up with the waker's user stack whose waker is
+ * another program's thread (one the filter took for the recording's
+ * threads to come) counts as foreign too: the filters are made again
+ * (refilter_step), and that waker's stack is no longer copied.
  */
 static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, int role)
 {
@@ -575,6 +578,9 @@ static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, in
 			known = wp_u64map_get(&d->wakees, s.tid, NULL) ? 1 : -1;
 		else
 			known = -1;
+		if (known == 1 && role == WP_EVENT_WAKEUP && s.stack_dyn_size && s.tid &&
+		    !wp_u64map_get(&d->wakees, s.tid, NULL))
+			__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return known;

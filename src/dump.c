@@ -100,6 +100,7 @@ static void print_header(const struct dump *d)
 		fprintf(out, "# event %u: %s, %s, type %u config %" PRIu64 ", %s %" PRIu64
 			", %u ids\n", e, wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT),
 			ev->role == WP_EVENT_SWITCH_OUT ? "switch-out stacks" :
+			wp_event_other_wakers(ev) ? "wake-ups by other threads, kernel frames" :
 			ev->role == WP_EVENT_WAKEUP ? "wake-ups" :
 			ev->role == WP_EVENT_WAKEUP_NEW ? "new threads' wake-ups" :
 			ev->role == WP_EVENT_ENQUEUED ? "woken threads on a run queue" :

@@ -134,7 +134,9 @@ static const struct {
 	enum wp_wakeups how;
 	const char *help;
 } wakeups_words[] = {
-	{ "stacks", WP_WAKEUPS_STACKS, "wakers with their stacks, when allowed" },
+	{ "stacks", WP_WAKEUPS_STACKS,
+	  "wakers with their stacks (other programs' kernel frames only), when allowed" },
+	{ "all-stacks", WP_WAKEUPS_ALL_STACKS, "every waker's stack, other programs' too" },
 	{ "nostacks", WP_WAKEUPS_NOSTACKS, "who woke whom and when, no stacks" },
 	{ "off", WP_WAKEUPS_OFF, "no wake-ups" },
 };
@@ -233,7 +235,7 @@ _Static_assert(WP_EVENT_WAKEUP_NEW == WP_EVENT_WAKEUP + 1 &&
 static int wakeups_setup(struct wp_evlist *ev, const struct wp_event_opts *opts,
 			 const struct wp_priv *priv, uint64_t ids[WP_NR_SCHED_EVENTS])
 {
-	bool asked = opts->wakeups == WP_WAKEUPS_STACKS || opts->wakeups == WP_WAKEUPS_NOSTACKS;
+	bool asked = opts->wakeups != WP_WAKEUPS_AUTO && opts->wakeups != WP_WAKEUPS_OFF;
 	char *why = ev->wakeups_missing, dir[256];
 	size_t size = sizeof(ev->wakeups_missing);
 	int err = 0;
@@ -310,32 +312,67 @@ static uint64_t sched_switch_id(const struct wp_event_opts *opts, const struct w
 }
 
 /*
+ * Which filter a scheduler tracepoint's events take (build_filters): the
+ * woken thread is the recording's; the thread switched in or out is; the
+ * woken one and the waker (the thread the wake-up ran on) are; the woken
+ * one is and the waker is not.
+ */
+enum sched_filter { FILTER_WAKEE, FILTER_SWITCH, FILTER_OWN_WAKER, FILTER_OTHER_WAKER };
+
+/* One per-CPU scheduler tracepoint desc: role, stacks (user and kernel). */
+static void add_sched_desc(struct wp_evlist *ev, const struct wp_event_opts *opts, int i,
+			   uint64_t id, bool user_stack, bool kernel_stack, enum sched_filter filter)
+{
+	unsigned int d = ev->nr_descs++;
+	struct perf_event_attr *a = &ev->descs[d].attr;
+
+	attr_common(a, ev, opts, true);
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = id;
+	a->sample_period = 1;
+	a->inherit = 0;
+	a->enable_on_exec = 0;
+	/* The same sample layout as every event's, with empty stacks. */
+	if (!user_stack) {
+		a->sample_stack_user = 0;
+		a->exclude_callchain_user = 1;
+	}
+	if (!kernel_stack)
+		a->exclude_callchain_kernel = 1;
+	snprintf(ev->descs[d].name, sizeof(ev->descs[d].name), "sched:%s", sched_events[i]);
+	ev->descs[d].role = sched_roles[i];
+	ev->sched_filter_of[d] = (uint8_t)filter;
+	ev->cpu_wide_descs |= 1U << d;
+}
+
+/*
  * The wake-up tracepoints, per CPU.  Only sched_waking, in the waker's
  * context, carries a stack worth having (and not with --wakeups=nostacks).
+ * Another program's waker (a client waking a server) is recorded by a
+ * second sched_waking event without its user stack: a copy of its stack
+ * memory (some 4 KiB a wake-up) is most of what wake-ups cost a server,
+ * tells nothing of the recorded program, and is another program's memory
+ * in root's file.  Its kernel frames stay: they say how it woke (a
+ * socket, a pipe, a futex).  Not with -a (every waker is recorded) nor
+ * with --wakeups=all-stacks.
  */
 static void add_sched_descs(struct wp_evlist *ev, const struct wp_event_opts *opts,
 			     const uint64_t ids[WP_NR_SCHED_EVENTS])
 {
-	for (int i = 0; i < WP_NR_SCHED_EVENTS; i++) {
-		unsigned int d = ev->nr_descs++;
-		struct perf_event_attr *a = &ev->descs[d].attr;
+	bool stacks = opts->wakeups != WP_WAKEUPS_NOSTACKS;
+	bool split = stacks && opts->wakeups != WP_WAKEUPS_ALL_STACKS && !opts->cpu_wide;
 
-		attr_common(a, ev, opts, true);
-		a->type = PERF_TYPE_TRACEPOINT;
-		a->config = ids[i];
-		a->sample_period = 1;
-		a->inherit = 0;
-		a->enable_on_exec = 0;
-		if (opts->wakeups == WP_WAKEUPS_NOSTACKS || sched_roles[i] != WP_EVENT_WAKEUP) {
-			/* The same sample layout as every event's, with empty stacks. */
-			a->sample_stack_user = 0;
-			a->exclude_callchain_user = 1;
-			a->exclude_callchain_kernel = 1;
+	for (int i = 0; i < WP_NR_SCHED_EVENTS; i++) {
+		if (sched_roles[i] == WP_EVENT_SCHED_SWITCH)
+			add_sched_desc(ev, opts, i, ids[i], false, false, FILTER_SWITCH);
+		else if (sched_roles[i] != WP_EVENT_WAKEUP)
+			add_sched_desc(ev, opts, i, ids[i], false, false, FILTER_WAKEE);
+		else if (!split)
+			add_sched_desc(ev, opts, i, ids[i], stacks, stacks, FILTER_WAKEE);
+		else {
+			add_sched_desc(ev, opts, i, ids[i], true, true, FILTER_OWN_WAKER);
+			add_sched_desc(ev, opts, i, ids[i], false, true, FILTER_OTHER_WAKER);
 		}
-		snprintf(ev->descs[d].name, sizeof(ev->descs[d].name), "sched:%s",
-			 sched_events[i]);
-		ev->descs[d].role = sched_roles[i];
-		ev->cpu_wide_descs |= 1U << d;
 	}
 }
 
@@ -856,14 +893,25 @@ static size_t switch_filter(const uint32_t *t, size_t n, uint32_t gap, uint32_t 
 	return len;
 }
 
+/*
+ * "(A) && (B)", or "(A) && !(B)" when negated, into buf of size; its
+ * length, or 0 when it does not fit.
+ */
+static size_t filter_and(const char *x, const char *y, bool negated, char *buf, size_t size)
+{
+	int w = snprintf(buf, size, "(%s) && %s(%s)", x, negated ? "!" : "", y);
+
+	return w < 0 || (size_t)w >= size ? 0 : (size_t)w;
+}
+
 /* The filters for tids and the threads above newer_than, into ev->sched_filter. */
 static int build_filters(struct wp_evlist *ev, const uint32_t *tids, size_t n,
 			 uint32_t newer_than)
 {
 	/* The kernel takes a filter of less than a page, and only once. */
-	char wakee[4000], sw[4000];
+	char f[4][4000], waker[4000];
+	char *copy[4] = { NULL };
 	uint32_t *t, gap = 0;
-	char *w, *x;
 
 	t = malloc((n ? n : 1) * sizeof(*t));
 	if (!t)
@@ -871,22 +919,26 @@ static int build_filters(struct wp_evlist *ev, const uint32_t *tids, size_t n,
 	if (n)
 		memcpy(t, tids, n * sizeof(*t));
 	qsort(t, n, sizeof(*t), u32_cmp);
-	while (!tid_filter("pid", t, n, gap, newer_than, wakee, sizeof(wakee)) ||
-	       !switch_filter(t, n, gap, newer_than, sw, sizeof(sw)))
+	while (!tid_filter("pid", t, n, gap, newer_than, f[FILTER_WAKEE], sizeof(f[0])) ||
+	       !switch_filter(t, n, gap, newer_than, f[FILTER_SWITCH], sizeof(f[0])) ||
+	       !tid_filter("common_pid", t, n, gap, newer_than, waker, sizeof(waker)) ||
+	       !filter_and(f[FILTER_WAKEE], waker, false, f[FILTER_OWN_WAKER], sizeof(f[0])) ||
+	       !filter_and(f[FILTER_WAKEE], waker, true, f[FILTER_OTHER_WAKER], sizeof(f[0])))
 		gap = gap ? gap * 2 : 16;
 	free(t);
 	/* Kept for the events opened again (wp_evlist_sched_open). */
-	w = strdup(wakee);
-	x = strdup(sw);
-	if (!w || !x) {
-		free(w);
-		free(x);
-		return -ENOMEM;
+	for (int i = 0; i < 4; i++) {
+		copy[i] = strdup(f[i]);
+		if (!copy[i]) {
+			for (int k = 0; k <= i; k++)
+				free(copy[k]);
+			return -ENOMEM;
+		}
 	}
-	free(ev->sched_filter[0]);
-	free(ev->sched_filter[1]);
-	ev->sched_filter[0] = w;
-	ev->sched_filter[1] = x;
+	for (int i = 0; i < 4; i++) {
+		free(ev->sched_filter[i]);
+		ev->sched_filter[i] = copy[i];
+	}
 	return 0;
 }
 
@@ -902,8 +954,7 @@ int wp_evlist_filter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t n
 		return err;
 	for (size_t i = 0; i < ev->nr_fds; i++) {
 		const struct wp_evfd *f = &ev->fds[i];
-		const char *filter = ev->sched_filter[ev->descs[f->desc].role ==
-						       WP_EVENT_SCHED_SWITCH];
+		const char *filter = ev->sched_filter[ev->sched_filter_of[f->desc]];
 
 		if (!(ev->cpu_wide_descs & (1U << f->desc)))
 			continue;
@@ -1073,7 +1124,7 @@ int wp_evlist_sched_close(struct wp_evlist *ev, uint64_t now_ns)
  */
 static int sched_reopen(struct wp_evlist *ev, struct wp_evfd *f, uint64_t canon)
 {
-	const char *filter = ev->sched_filter[ev->descs[f->desc].role == WP_EVENT_SCHED_SWITCH];
+	const char *filter = ev->sched_filter[ev->sched_filter_of[f->desc]];
 	struct wp_id_alias *a;
 	unsigned int c = 0;
 	uint64_t id;
@@ -1291,8 +1342,8 @@ void wp_evlist_release(struct wp_evlist *ev)
 	free(ev->ring_owner);
 	free(ev->fds);
 	free(ev->cpus);
-	free(ev->sched_filter[0]);
-	free(ev->sched_filter[1]);
+	for (int i = 0; i < 4; i++)
+		free(ev->sched_filter[i]);
 	free(ev->aliases);
 	if (ev->alias_lock_init)
 		pthread_mutex_destroy(&ev->alias_lock);

@@ -56,8 +56,11 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
 
 		wp_quote(name, sizeof(name), ev->name, WP_QUOTE_TEXT);
-		if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW ||
-		    ev->role == WP_EVENT_ENQUEUED)
+		if (wp_event_other_wakers(ev))
+			fprintf(out, "%s wake-ups by other threads, kernel frames (%s)",
+				e ? "," : "", name);
+		else if (ev->role == WP_EVENT_WAKEUP || ev->role == WP_EVENT_WAKEUP_NEW ||
+			 ev->role == WP_EVENT_ENQUEUED)
 			fprintf(out, "%s wake-ups (%s)", e ? "," : "", name);
 		else if (ev->role == WP_EVENT_SWITCH_OUT && m->switch_stack_budget)
 			fprintf(out, "%s stacks at switch-out (%s, at most %" PRIu64 "/s per CPU)",

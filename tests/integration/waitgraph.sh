@@ -29,7 +29,7 @@ P="$TESTS_SRCDIR/integration/waitgraph.py"
 # for many wake-ups (lib.sh's tracing_alone, which other checkouts' tests
 # do not see): a recording with fewer than the workload surely made is
 # made again, and says so.
-wakings() { dump "$1" "$1.dump" && grep -c ' SAMPLE .* sched:sched_waking ' "$1.dump"; }
+wakings() { dump "$1" "$1.dump" && grep -Ec ' SAMPLE .* sched:sched_waking(#[0-9]+)? ' "$1.dump"; }
 
 # woken JSON TID: how many of TID's waits a recorded wake-up ended
 # (report --format json's threads), which the graph can name a waker for.

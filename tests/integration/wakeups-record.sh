@@ -1,8 +1,10 @@
 # wakeups-record.sh: record's wake-up tracepoints.  As root: the
 # sched:sched_waking, sched_wakeup_new and sched_wakeup events on every
-# CPU (only sched_waking's samples with stacks), their format
-# files in the recording, tracefs mounted when it is not (and said so in
-# one line), --wakeups=off and nostacks; as an ordinary user: one line
+# CPU (only sched_waking's samples with stacks, and those only of the
+# recording's wakers: another program's waker with its kernel frames,
+# from a second sched_waking), their format files in the recording,
+# tracefs mounted when it is not (and said so in one line),
+# --wakeups=off, nostacks and all-stacks; as an ordinary user: one line
 # saying wake-ups are not recorded and why, and the recording as before.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
@@ -41,19 +43,54 @@ check_num "three TRACE_FORMAT records, first in the file" \
 	"$(awk '/^#/ { next } { n++ } /^TRACE_FORMAT name: sched_wak/ && n <= 3 { t++ } END { print t + 0 }' d)" -eq 3
 check "sched:sched_waking is event 2, on every CPU" \
 	grep -Eq "^# event 2: sched:sched_waking, wake-ups, type 2 config [0-9]+, period 1, $(nproc) ids" d
-check "sched:sched_wakeup is event 4, on every CPU" \
-	grep -Eq "^# event 4: sched:sched_wakeup, woken threads on a run queue, type 2 config [0-9]+, period 1, $(nproc) ids" d
+check "sched:sched_waking again for other wakers is event 3, on every CPU" \
+	grep -Eq "^# event 3: sched:sched_waking, wake-ups by other threads, kernel frames, type 2 config [0-9]+, period 1, $(nproc) ids" d
+check "sched:sched_wakeup is event 5, on every CPU" \
+	grep -Eq "^# event 5: sched:sched_wakeup, woken threads on a run queue, type 2 config [0-9]+, period 1, $(nproc) ids" d
+# (The dump names events of one tracepoint by their number too.)
+waking=$(($(samples 'sched:sched_waking#2' d) + $(samples 'sched:sched_waking#3' d)))
 check_num "sched:sched_wakeup samples: about one per sched_waking one" \
-	"$(samples sched:sched_wakeup d)" -ge $(($(samples sched:sched_waking d) / 2))
+	"$(samples sched:sched_wakeup d)" -ge $((waking / 2))
 check "sched:sched_wakeup samples carry no stacks" \
 	no_match ' SAMPLE .* sched:sched_wakeup ip .*(callchain [1-9]|stack [1-9])' d
-waking=$(samples sched:sched_waking d)
+check "the other wakers' sched_waking samples copy no stack" \
+	no_match ' SAMPLE .* sched:sched_waking#3 ip .*stack [1-9]' d
 new=$(samples sched:sched_wakeup_new d)
 # The reader alone is woken every 20 ms, the sleeper every 10 ms.
 check_num "sched:sched_waking samples" "$waking" -ge 40
 check_num "sched:sched_wakeup_new samples: the five threads made" "$new" -ge 5
 check "the wakers' stacks are recorded" \
-	grep -Eq ' SAMPLE .* sched:sched_waking ip 0x[0-9a-f]+ period 1 callchain [1-9][0-9]* regs abi64 stack [1-9]' d
+	grep -Eq ' SAMPLE .* sched:sched_waking#2 ip 0x[0-9a-f]+ period 1 callchain [1-9][0-9]* regs abi64 stack [1-9]' d
+# Timers wake the sleeper in an interrupt, on whatever thread ran: when
+# none of the recording's, the second event has the kernel's frames.
+check "other wakers' kernel frames are recorded" \
+	grep -Eq ' SAMPLE .* sched:sched_waking#3 ip 0x[0-9a-f]+ period 1 callchain [1-9]' d
+
+# A program outside the recording (a writer started after it) wakes the
+# recorded reader of a FIFO: its wake-ups come without its stack memory,
+# with its kernel frames, naming it.
+rm -f fifo && mkfifo fifo || exit 99
+cat fifo >/dev/null &
+reader=$!
+bg_pids="$bg_pids $reader"
+( sleep 0.3; exec python3 -c '
+import sys, time
+with open(sys.argv[1], "w") as f:
+    for i in range(100):
+        f.write("x\n"); f.flush(); time.sleep(0.005)' fifo ) &
+writer=$!
+run wl.out err "$WALLPROF" record -o f.data -d 1.5 -p "$reader"
+check_num "another program's waker: record exits 0" "$rc" -eq 0
+wait "$writer"
+dump f.data d
+check_num "another program's waker: its wake-ups, without its stack (of 100 writes)" \
+	"$(awk -v w="$writer" '$2 == "SAMPLE" && $3 ~ ("/" w "$") && $6 == "sched:sched_waking#3" &&
+		/ callchain [1-9]/ && / stack 0\// { n++ } END { print n + 0 }' d)" -ge 50
+check "another program's waker: none of its stack memory" \
+	no_match " SAMPLE [0-9]+/$writer .* sched:sched_waking#2 " d
+run rep err "$WALLPROF" report -i f.data
+check "another program's waker: named as the reader's waker, by its kernel frames" \
+	grep -Eq "woken by python3 \($writer/$writer\)" rep
 
 run wl.out err "$WALLPROF" record -o n.data --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
 check_num "--wakeups=nostacks: exits 0" "$rc" -eq 0
@@ -68,6 +105,13 @@ check_num "--wakeups=off: exits 0" "$rc" -eq 0
 dump o.data d
 check "--wakeups=off: no wake-up events" no_match 'sched:sched_wak' d
 check "--wakeups=off: no wakeups flag" no_match '^# flags:.* wakeups' d
+
+run wl.out err "$WALLPROF" record -o a.data --wakeups=all-stacks -- "$WORKLOADS/wallclock" 0.3
+check_num "--wakeups=all-stacks: exits 0" "$rc" -eq 0
+dump a.data d
+check "--wakeups=all-stacks: one sched_waking event, with stacks" \
+	grep -Eq "^# event 2: sched:sched_waking, wake-ups, .* $(nproc) ids" d
+check "--wakeups=all-stacks: no second one" no_match '^# event 3: sched:sched_waking' d
 
 run out err "$WALLPROF" record -o b.data --wakeups=maybe -- true
 check_num "--wakeups=maybe: usage error" "$rc" -eq 2
