@@ -29,6 +29,9 @@
 #   BENCH_REDIS_REQUESTS=300000   redis-benchmark -n (GET, 20 clients)
 #   BENCH_PGBENCH_CLIENTS=4   pgbench -c (and -j 2)
 #   BENCH_CONFIGS             as above
+#   BENCH_PIN=1               the server on CPU 0, the benchmark on CPU 1
+#                             (0: unpinned; unpinned figures moved 30% from
+#                             run to run on two CPUs)
 #   BENCH_NO_BUILD=1, BENCH_BUILD=DIR   as bench/lib.sh
 #   TMPDIR                    where servers' data and recordings go
 # Needs root (PostgreSQL runs as the user postgres; perf and offcputime
@@ -44,6 +47,10 @@ secs=${BENCH_SECONDS:-6}
 redis_n=${BENCH_REDIS_REQUESTS:-300000}
 pg_clients=${BENCH_PGBENCH_CLIENTS:-4}
 configs=${BENCH_CONFIGS:-alone wallprof-attach wallprof-launch wallprof-off wallprof-nostacks perf offcputime}
+pin_server=() pin_load=()
+if [ "${BENCH_PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ]; then
+	pin_server=(taskset -c 0) pin_load=(taskset -c 1)
+fi
 export LC_ALL=C
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -88,9 +95,9 @@ fi
 # server_cmd SERVER: the server's command line, in the foreground, into scmd.
 server_cmd() {
 	case $1 in
-	redis) scmd=(redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no
+	redis) scmd=("${pin_server[@]}" redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no
 		--daemonize no --dir "$work/run" --logfile "$work/run/redis.log") ;;
-	pgbench) scmd=("$pgbin/postgres" -D "$work/run/pg" -k "$work/pgsock"
+	pgbench) scmd=("${pin_server[@]}" "$pgbin/postgres" -D "$work/run/pg" -k "$work/pgsock"
 		-c listen_addresses=127.0.0.1 -p "$port" -c synchronous_commit=off) ;;
 	esac
 }
@@ -106,9 +113,9 @@ ready() {
 # load SERVER: run the benchmark; prints its throughput.
 load() {
 	case $1 in
-	redis) redis-benchmark -p "$port" -c 20 -n "$redis_n" -t get --csv 2>/dev/null |
+	redis) "${pin_load[@]}" redis-benchmark -p "$port" -c 20 -n "$redis_n" -t get --csv 2>/dev/null |
 		awk -F'"' '/^"GET"/ { print $4 }' ;;
-	pgbench) runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -c "$pg_clients" -j 2 \
+	pgbench) "${pin_load[@]}" runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -c "$pg_clients" -j 2 \
 		-T "$secs" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p' ;;
 	esac
 }

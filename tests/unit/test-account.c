@@ -118,6 +118,27 @@ static struct wp_account *new_account(uint64_t ws, uint64_t we, uint64_t min_blo
 }
 
 /*
+ * An account of a recording with flags and one event, sched_wakeup (whose
+ * time ends a blocked interval), and thread 101 made at the start.
+ */
+static struct wp_account *wakeups_account(uint64_t flags, uint8_t *buf)
+{
+	static struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
+	struct wp_account *a;
+
+	meta.flags |= flags;
+	meta.events = &ev;
+	meta.nr_events = 1;
+	a = new_account(0, 0, 0);
+	meta.flags &= ~flags;
+	meta.events = NULL;
+	meta.nr_events = 0;
+	if (a)
+		feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	return a;
+}
+
+/*
  * A thread running since the start: 5 samples, blocked 10-30 ms with
  * stack B, preempted 40-45 ms with stack C, end at 50 ms.
  */
@@ -379,7 +400,6 @@ static void test_wakeups(void)
  */
 static void test_wakeups_enqueued(void)
 {
-	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
 	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
 	const struct wp_thread_times *t;
 	const struct wp_stack_weight *w;
@@ -388,14 +408,7 @@ static void test_wakeups_enqueued(void)
 	size_t n, nk;
 	uint8_t buf[256];
 
-	meta.flags |= WP_META_WAKEUPS | WP_META_EXIT_CLOCKS;
-	meta.events = &ev;
-	meta.nr_events = 1;
-	a = new_account(0, 0, 0);
-	meta.flags &= ~(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS);
-	meta.events = NULL;
-	meta.nr_events = 0;
-	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	a = wakeups_account(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS, buf);
 	feed(a, switch_rec(101, 2 * MS, false, false, buf));
 	wp_account_sample(a, 100, 101, WP_NO_CPU, START + 5 * MS, true, STACK_B);
 	feed(a, switch_rec(101, 5 * MS, true, false, buf));	/* blocks in B */
@@ -450,7 +463,6 @@ static bool near(uint64_t x, uint64_t y, uint64_t d)
  */
 static void test_wakeups_gated(void)
 {
-	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
 	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
 	const uint64_t us = 1000, off = 5 * MS - 5 * us, run = MS - 10 * us;
 	const struct wp_thread_times *t;
@@ -461,14 +473,7 @@ static void test_wakeups_gated(void)
 	uint8_t buf[256];
 	size_t n, nk;
 
-	meta.flags |= WP_META_WAKEUPS | WP_META_WAKEUPS_GATED;
-	meta.events = &ev;
-	meta.nr_events = 1;
-	a = new_account(0, 0, 0);
-	meta.flags &= ~(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED);
-	meta.events = NULL;
-	meta.nr_events = 0;
-	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	a = wakeups_account(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED, buf);
 	wp_account_sched_switch(a, 0, 101, START + MS - 10 * us, UINT32_MAX);
 	feed(a, switch_rec(101, MS, false, false, buf));
 	for (uint64_t i = 0; i < 31; i++) {
@@ -521,7 +526,6 @@ static void test_wakeups_gated(void)
  */
 static void test_wakeups_dropped(void)
 {
-	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
 	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
 	const struct wp_thread_times *t;
 	struct wp_wakeup_estimate e;
@@ -529,14 +533,7 @@ static void test_wakeups_dropped(void)
 	uint8_t buf[256];
 	size_t n;
 
-	meta.flags |= WP_META_WAKEUPS;
-	meta.events = &ev;
-	meta.nr_events = 1;
-	a = new_account(0, 0, 0);
-	meta.flags &= ~WP_META_WAKEUPS;
-	meta.events = NULL;
-	meta.nr_events = 0;
-	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	a = wakeups_account(WP_META_WAKEUPS, buf);
 	feed(a, switch_rec(101, MS, false, false, buf));
 	for (uint64_t i = 0; i < 12; i++) {
 		uint64_t base = 10 * MS + i * 10 * MS;
@@ -626,19 +623,11 @@ static void test_anchors(void)
 {
 	const struct wp_thread_times *t;
 	struct wp_anchor_summary sum;
-	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
 	struct wp_account *a;
 	uint8_t buf[256];
 	size_t n;
 
-	meta.flags |= WP_META_WAKEUPS | WP_META_EXIT_CLOCKS;
-	meta.events = &ev;
-	meta.nr_events = 1;
-	a = new_account(0, 0, 0);
-	meta.flags &= ~(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS);
-	meta.events = NULL;
-	meta.nr_events = 0;
-	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
+	a = wakeups_account(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS, buf);
 	feed(a, task_rec(PERF_RECORD_FORK, 103, 0, buf));
 	{
 		struct wp_record_thread th = {
@@ -1271,23 +1260,15 @@ static void test_cpu_one_at_a_time(bool cpu_wide)
 	const uint32_t flags = WP_META_WAKEUPS | WP_META_WAKEUPS_GATED |
 			       (cpu_wide ? WP_META_CPU_WIDE : 0);
 	const char *what = cpu_wide ? "one CPU, -a" : "one CPU";
-	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
 	const uint64_t us = 1000;
 	const struct wp_thread_times *t;
 	struct wp_account *a;
 	uint8_t buf[256];
 	size_t n;
 
-	meta.flags |= flags;
 	meta.nr_cpus = 1;
-	meta.events = &ev;
-	meta.nr_events = 1;
-	a = new_account(0, 0, 0);
-	meta.flags &= ~flags;
+	a = wakeups_account(flags, buf);
 	meta.nr_cpus = 0;
-	meta.events = NULL;
-	meta.nr_events = 0;
-	feed(a, task_rec(PERF_RECORD_FORK, 101, 0, buf));
 	feed(a, task_rec(PERF_RECORD_FORK, 102, 0, buf));
 	feed(a, switch_rec(101, MS, false, false, buf));
 	for (uint64_t i = 0; i < 40; i++) {
