@@ -56,6 +56,8 @@ struct thread {
 struct wake_tally {
 	uint64_t seen_off_ns, seen_runnable_ns, seen_count;
 	uint64_t unsplit_ns, unsplit_count;
+	/* What estimate_wakeups moved, and of it and unsplit_ns, what no stack has yet. */
+	uint64_t moved_left_ns, unsplit_left_ns;
 };
 
 /*
@@ -1423,6 +1425,12 @@ static int weight_thread_cmp(const void *x, const void *y, void *arg)
 	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }
 
+/* x * num / den, rounded down (den > 0). */
+static uint64_t share_of(uint64_t x, uint64_t num, uint64_t den)
+{
+	return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
+}
+
 /* x times f >= 0, rounded down. */
 static uint64_t times(uint64_t x, double f)
 {
@@ -1480,13 +1488,14 @@ static void estimate_wakeups(struct wp_account *a)
 	e->gated = a->wakeups_gated;
 	for (size_t i = 0; a->wakeups && i < a->nr; i++) {
 		struct thread *t = &a->threads[i];
-		const struct wake_tally *y = t->tally;
+		struct wake_tally *y = t->tally;
 		uint64_t moved;
 
 		if (!y)
 			continue;
 		moved = runnable_part(a, t, y->unsplit_count, y->unsplit_ns);
-
+		y->moved_left_ns = moved;
+		y->unsplit_left_ns = y->unsplit_ns;
 		t->t.blocked_ns -= moved;
 		t->t.runnable_ns += moved;
 		t->t.wakeups += y->unsplit_count;
@@ -1494,12 +1503,28 @@ static void estimate_wakeups(struct wp_account *a)
 		e->waits_ns += y->unsplit_ns;
 		e->runnable_ns += moved;
 	}
+	/*
+	 * Each stack's part of its thread's move, in proportion to its
+	 * unsplit time, the last one the rest: the stacks add up to the
+	 * thread, which a split of their own (runnable_part is no linear
+	 * function) would not.
+	 */
 	for (size_t i = 0; i < a->nr_gaps; i++) {
 		const struct wake_gap *g = &a->gaps[i];
 		struct wp_stack_weight *w = &a->weights[g->weight];
-		uint64_t known = 0, count = 0, target, moved;
+		struct wake_tally *y = a->threads[w->thread].tally;
+		uint64_t known = 0, count = 0, target, moved = 0;
 
-		moved = runnable_part(a, &a->threads[w->thread], g->unsplit_count, g->unsplit_ns);
+		if (y && y->unsplit_left_ns) {
+			uint64_t ns = g->unsplit_ns < y->unsplit_left_ns ? g->unsplit_ns
+									 : y->unsplit_left_ns;
+
+			moved = ns == y->unsplit_left_ns ? y->moved_left_ns
+							 : share_of(y->moved_left_ns, ns,
+								    y->unsplit_left_ns);
+			y->moved_left_ns -= moved;
+			y->unsplit_left_ns -= ns;
+		}
 		if (moved > w->blocked_ns)
 			moved = w->blocked_ns;
 		w->blocked_ns -= moved;
@@ -1734,12 +1759,6 @@ static int64_t move_into_on_cpu(struct thread *t, int64_t moved, struct moves *m
 	}
 	t->t.on_cpu_ns += taken;
 	return (int64_t)taken;
-}
-
-/* x * num / den, rounded down (den > 0). */
-static uint64_t share_of(uint64_t x, uint64_t num, uint64_t den)
-{
-	return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
 }
 
 /*

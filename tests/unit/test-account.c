@@ -563,6 +563,52 @@ static void test_wakeups_dropped(void)
 }
 
 /*
+ * The estimate's stacks add up to their thread: 10 recorded waits of 4 ms
+ * (1 ms runnable), then two the kernel reported no wake-up of, 1 ms in
+ * stack B and 20 ms in stack C.  The thread moves the lesser of its share
+ * (a quarter of 21 ms) and the mean length (1 ms a wait): 2 ms, which its
+ * stacks share by their time; split stack by stack, the lesser of each
+ * would move 1.25 ms.
+ */
+static void test_wakeups_dropped_stacks(void)
+{
+	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
+	const uint64_t gap[2] = { MS, 20 * MS };
+	const struct wp_stack_weight *b, *c, *w;
+	const struct wp_thread_times *t;
+	uint64_t base = 10 * MS, stacks = 0;
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n;
+
+	a = wakeups_account(WP_META_WAKEUPS, buf);
+	feed(a, switch_rec(101, MS, false, false, buf));
+	for (uint64_t i = 0; i < 10; i++, base += 10 * MS) {
+		feed(a, switch_rec(101, base, true, false, buf));
+		wp_account_wakeup(a, 101, START + base + 3 * MS, &writer);
+		wp_account_enqueued(a, 101, START + base + 3 * MS);
+		feed(a, switch_rec(101, base + 4 * MS, false, false, buf));
+	}
+	for (int i = 0; i < 2; i++, base += 30 * MS) {
+		wp_account_sample(a, 100, 101, WP_NO_CPU, START + base, true, i ? STACK_C : STACK_B);
+		feed(a, switch_rec(101, base, true, false, buf));
+		feed(a, switch_rec(101, base + gap[i], false, false, buf));
+	}
+	wp_account_finish(a, START + base);
+	t = wp_account_threads(a, &n);
+	b = weight_of(a, STACK_B);
+	c = weight_of(a, STACK_C);
+	w = wp_account_stacks(a, &n);
+	for (size_t i = 0; i < n; i++)
+		stacks += w[i].runnable_ns;
+	ok(t && b && c && t->runnable_ns == MS + 10 * MS + 2 * MS && stacks == t->runnable_ns,
+	   "dropped, two stacks: the thread moves 2 ms, its stacks as much");
+	ok(b && c && b->runnable_ns == 2 * MS / 21 && c->runnable_ns == 2 * MS - 2 * MS / 21,
+	   "dropped, two stacks: by their time");
+	wp_account_free(a);
+}
+
+/*
  * sched_switch before the switch records: the records take its time when it
  * is the same switch (same direction, at most 2 ms before), else their own.
  */
@@ -1311,6 +1357,7 @@ int main(void)
 	test_wakeups_enqueued();
 	test_wakeups_gated();
 	test_wakeups_dropped();
+	test_wakeups_dropped_stacks();
 	test_sched_switch();
 	test_anchors();
 	test_exact_distribution();
