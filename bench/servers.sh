@@ -16,6 +16,8 @@
 #   wallprof-launch   wallprof record -- SERVER (its defaults)
 #   wallprof-off      wallprof record -p SERVER --wakeups=off
 #   wallprof-nostacks wallprof record -p SERVER --wakeups=nostacks
+#   wallprof-allstacks wallprof record -p SERVER --wakeups=all-stacks (the
+#                     clients' stacks too, as the default once took them)
 #   perf              perf record -p SERVER -e cpu-clock -e cs
 #                     --switch-events --call-graph dwarf (what perf needs
 #                     for on- and off-CPU stacks)
@@ -163,10 +165,11 @@ one() {
 	pid=$(find_server "$s")
 	server_pid=$pid
 	case $c in
-	wallprof-attach | wallprof-off | wallprof-nostacks)
+	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks)
 		local extra=()
 		[ "$c" = wallprof-off ] && extra=(--wakeups=off)
 		[ "$c" = wallprof-nostacks ] && extra=(--wakeups=nostacks)
+		[ "$c" = wallprof-allstacks ] && extra=(--wakeups=all-stacks)
 		/usr/bin/time -f '%U %S' -o "$work/time" "$wp" record -q -o "$work/W.data" \
 			"${extra[@]}" -p "$pid" >/dev/null 2>"$work/rec.err" &
 		rec_pid=$! ;;
