@@ -88,7 +88,7 @@ if [[ " $servers " == *" pgbench "* ]]; then
 	echo "bench: making a PostgreSQL cluster" >&2
 	install -d -o postgres -m 700 "$work/pg-template" "$work/pgsock"
 	runuser -u postgres -- "$pgbin/initdb" -D "$work/pg-template" -A trust >/dev/null
-	runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg-template" -w -l "$work/pg-init.log" \
+	runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg-template" -w -l "$work/pgsock/pg-init.log" \
 		-o "-k $work/pgsock -c listen_addresses=127.0.0.1 -p $port" start >/dev/null
 	runuser -u postgres -- pgbench -q -i -s 10 -h 127.0.0.1 -p "$port" postgres >/dev/null 2>&1
 	runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg-template" -w stop >/dev/null
