@@ -461,19 +461,12 @@ static bool near(uint64_t x, uint64_t y, uint64_t d)
  * the kernel did not report; the writer's share of blocked time covers
  * the 11 too.
  */
-static void test_wakeups_gated(void)
+/* The records of test_wakeups_gated, up to 320 ms. */
+static void feed_gated(struct wp_account *a, uint8_t *buf)
 {
 	struct wp_waker writer = { .pid = 100, .tid = 102, .stack = 20, .kind = WP_WAKER_THREAD };
-	const uint64_t us = 1000, off = 5 * MS - 5 * us, run = MS - 10 * us;
-	const struct wp_thread_times *t;
-	const struct wp_stack_weight *w;
-	const struct wp_wake_weight *k;
-	struct wp_wakeup_estimate e;
-	struct wp_account *a;
-	uint8_t buf[256];
-	size_t n, nk;
+	const uint64_t us = 1000;
 
-	a = wakeups_account(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED, buf);
 	wp_account_sched_switch(a, 0, 101, START + MS - 10 * us, UINT32_MAX);
 	feed(a, switch_rec(101, MS, false, false, buf));
 	for (uint64_t i = 0; i < 31; i++) {
@@ -493,6 +486,21 @@ static void test_wakeups_gated(void)
 						UINT32_MAX);
 		feed(a, switch_rec(101, base + 5 * MS, false, false, buf));
 	}
+}
+
+static void test_wakeups_gated(void)
+{
+	const uint64_t us = 1000, off = 5 * MS - 5 * us, run = MS - 10 * us;
+	const struct wp_thread_times *t;
+	const struct wp_stack_weight *w;
+	const struct wp_wake_weight *k;
+	struct wp_wakeup_estimate e;
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n, nk;
+
+	a = wakeups_account(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED, buf);
+	feed_gated(a, buf);
 	wp_account_finish(a, START + 320 * MS);
 	t = wp_account_threads(a, &n);
 	is_int((long long)n, 1, "gated: one thread");
@@ -515,6 +523,47 @@ static void test_wakeups_gated(void)
 	ok(nk == 1 && near(k[0].blocked_ns, 31 * (off - run), 20) && k[0].count == 31,
 	   "gated: the writer ends the 11 waits' blocked time too");
 	wp_account_free(a);
+}
+
+/*
+ * The kernel's run-queue figure moves a thread's runnable time only
+ * within the waits the wake-up estimate guessed at, and only when the
+ * budget closed the tracepoints during some of them: the records of
+ * test_wakeups_gated, with the kernel's figures at the end saying its
+ * on-CPU time was the records' and its run-queue time nothing, then a
+ * second; runnable time falls to the recorded waits', then rises by all
+ * of the 11 unrecorded waits' blocked time, no further.
+ */
+static const struct perf_event_header *clock_rec(uint32_t tid, uint64_t t, uint16_t when,
+						 uint64_t on, uint64_t rq, uint8_t *buf);
+
+static void test_wakeups_gated_anchor(void)
+{
+	const uint64_t us = 1000, off = 5 * MS - 5 * us, run = MS - 10 * us;
+	const uint64_t on = (10 * MS - 5 * us) - (MS - 10 * us) + 30 * (5 * MS + 5 * us) +
+			    (320 * MS - (315 * MS - 10 * us));
+	const uint64_t rq[2] = { 0, 1000 * MS };
+	const struct wp_thread_times *t;
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n;
+
+	for (int k = 0; k < 2; k++) {
+		a = wakeups_account(WP_META_WAKEUPS | WP_META_WAKEUPS_GATED | WP_META_EXIT_CLOCKS,
+				    buf);
+		feed_gated(a, buf);
+		feed(a, clock_rec(101, 320 * MS, WP_CLOCK_END, on, rq[k], buf));
+		wp_account_finish(a, START + 320 * MS);
+		t = wp_account_threads(a, &n);
+		if (!k)
+			ok(t && near(t->runnable_ns, run + 20 * run, 2) && t->on_cpu_ns == on,
+			   "gated, anchored: none of the unrecorded waits runnable at the kernel's 0");
+		else
+			ok(t && near(t->runnable_ns, run + 20 * run + 11 * off, 2) &&
+			   t->on_cpu_ns == on,
+			   "gated, anchored: all of them at the kernel's 1 s, no more");
+		wp_account_free(a);
+	}
 }
 
 /*
@@ -1356,6 +1405,7 @@ int main(void)
 	test_wakeups();
 	test_wakeups_enqueued();
 	test_wakeups_gated();
+	test_wakeups_gated_anchor();
 	test_wakeups_dropped();
 	test_wakeups_dropped_stacks();
 	test_sched_switch();
