@@ -85,6 +85,7 @@ struct wp_thread_times {
 	uint64_t runnable_ns;		/* woken, waiting for a CPU (wake-ups only) */
 	uint64_t preempted_ns;		/* involuntary switch-out until switch-in */
 	uint64_t wakeups;		/* blocked intervals that a wake-up ended */
+	uint64_t wakeups_unrecorded;	/* of them, those whose wake-up was not recorded */
 	uint64_t voluntary_switches;
 	uint64_t involuntary_switches;
 	uint64_t samples;		/* on-CPU samples */

@@ -1523,6 +1523,7 @@ static void estimate_wakeups(struct wp_account *a)
 		t->t.blocked_ns -= moved;
 		t->t.runnable_ns += moved;
 		t->t.wakeups += y->unsplit_count;
+		t->t.wakeups_unrecorded = y->unsplit_count;
 		e->waits += y->unsplit_count;
 		e->waits_ns += y->unsplit_ns;
 		e->runnable_ns += moved;

@@ -164,14 +164,15 @@ static void print_threads(const struct wp_view *v, FILE *out)
 			", \"wall_ns\": %" PRIu64 ", \"on_cpu_ns\": %" PRIu64
 			", \"off_cpu_ns\": %" PRIu64 ", \"blocked_ns\": %" PRIu64
 			", \"runnable_ns\": %" PRIu64 ", \"preempted_ns\": %" PRIu64
-			", \"wakeups\": %" PRIu64 ", \"voluntary_switches\": %" PRIu64
+			", \"wakeups\": %" PRIu64 ", \"wakeups_unrecorded\": %" PRIu64
+			", \"voluntary_switches\": %" PRIu64
 			", \"involuntary_switches\": %" PRIu64 ", \"samples\": %" PRIu64
 			", \"switch_samples\": %" PRIu64 ", \"switch_outs_unsampled\": %" PRIu64
 			", \"exited\": %s, \"approximate\": %s, \"on_cpu_source\": \"%s\""
 			", \"on_cpu_moved_ns\": %" PRId64,
 			t->start_ns, t->end_ns, t->wall_ns, t->on_cpu_ns,
 			t->blocked_ns + t->runnable_ns + t->preempted_ns, t->blocked_ns,
-			t->runnable_ns, t->preempted_ns, t->wakeups,
+			t->runnable_ns, t->preempted_ns, t->wakeups, t->wakeups_unrecorded,
 			t->voluntary_switches, t->involuntary_switches, t->samples,
 			t->switch_samples, t->switch_outs_unsampled, t->exited ? "true" : "false",
 			t->approximate ? "true" : "false",

@@ -5,7 +5,7 @@
 #	python3 report-json.py threads FILE   one line per thread, tab-separated:
 #		pid tid comm wall_ns on_cpu_ns off_cpu_ns blocked_ns preempted_ns
 #		voluntary_switches involuntary_switches samples approximate
-#		start_ns end_ns runnable_ns wakeups
+#		start_ns end_ns runnable_ns wakeups wakeups_unrecorded
 #	python3 report-json.py stacks FILE    one line per stack, tab-separated:
 #		pid tid comm kind ns samples frames
 #	    frames innermost first, joined by ';', kernel ones ending in _[k]
@@ -27,7 +27,8 @@ import sys
 
 THREAD_KEYS = ["pid", "tid", "comm", "wall_ns", "on_cpu_ns", "off_cpu_ns", "blocked_ns",
                "preempted_ns", "voluntary_switches", "involuntary_switches", "samples",
-               "approximate", "start_ns", "end_ns", "runnable_ns", "wakeups"]
+               "approximate", "start_ns", "end_ns", "runnable_ns", "wakeups",
+               "wakeups_unrecorded"]
 STACK_KEYS = ["pid", "tid", "comm", "kind", "ns", "samples", "frames"]
 WAKER_KEYS = ["pid", "tid", "comm", "kind", "ns", "count", "frames"]
 TOP_KEYS = ["header", "threads", "cpus", "mode", "stacks", "quality"]

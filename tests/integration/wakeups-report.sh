@@ -72,7 +72,7 @@ share() {
 tid_of() { wl_field "$1" "$2" tid; }
 jt() {
 	python3 "$J" threads "$1" | awk -F '\t' -v tid="$2" -v k="$3" 'BEGIN {
-		split("pid tid comm wall on off blocked preempted vol invol samples approximate start end runnable wakeups", n, " ")
+		split("pid tid comm wall on off blocked preempted vol invol samples approximate start end runnable wakeups wakeups_unrecorded", n, " ")
 		for (i in n) col[n[i]] = i
 	} $2 == tid { print $col[k]; exit }'
 }
@@ -298,7 +298,8 @@ print(sum(s["estimated_ns"] for s in json.load(open(sys.argv[1]))["stacks"]
 		# both: a perf that saw fewer of the hog's wake-ups than
 		# wallprof (2% and 2 spare) counts their waits as blocked, and
 		# its figure is no reference for this hog.
-		woken=$(jt overload.json "$tid" wakeups)
+		# (Recorded ones: perf has no estimate of the others.)
+		woken=$(($(jt overload.json "$tid" wakeups) - $(jt overload.json "$tid" wakeups_unrecorded)))
 		if [ "${perf_lost:-0}" -gt 0 ]; then
 			skip_reference "overload: hog $tid: waits as perf saw them" \
 				"perf's rings lost $perf_lost records"
