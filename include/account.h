@@ -190,7 +190,19 @@ struct wp_stack_weight {
 	 * thread's totals stay exact).
 	 */
 	uint64_t estimated_ns[3];
+	/*
+	 * The variance (ns squared) of each of those estimates, from the
+	 * spread of the sampled intervals they were shared by: its square
+	 * root is the estimate's standard error.
+	 */
+	float estimate_var[3];
 };
+
+/*
+ * Two standard errors of w's estimated_ns[k] (k: 0 blocked, 1 runnable,
+ * 2 preempted), at most the estimate; 0 when nothing was estimated.
+ */
+uint64_t wp_stack_weight_error_ns(const struct wp_stack_weight *w, int k);
 
 /*
  * Blocked time of one stack weight that one waker ended; the weight's
@@ -358,6 +370,8 @@ struct wp_switch_estimate {
 	uint64_t estimated_ns;
 	uint64_t unattributed_ns;
 	uint64_t threads;
+	/* The largest wp_stack_weight_error_ns() of any stack, and that part's ns. */
+	uint64_t max_error_ns, max_error_of_ns;
 };
 void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e);
 

@@ -239,6 +239,13 @@ const char *wp_part_marker(enum wp_part part, bool estimated);
 uint64_t wp_view_part_estimated_ns(const struct wp_stack_weight *w, enum wp_part part);
 
 /*
+ * How far that estimate may be off: two standard errors of the shared-out
+ * switch-out time (about 95% of recordings fall within), at most the
+ * estimate itself.  0 when nothing was shared out.
+ */
+uint64_t wp_view_part_estimate_error_ns(const struct wp_stack_weight *w, enum wp_part part);
+
+/*
  * Whether a time is marked as estimated: 1% of it or more is.  (Below the
  * --switch-stacks rate the kernel still skips a stack now and then; a
  * time it hardly changes keeps its plain name.)  Formats mark such times:

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* account.c: the ledger: the timeline's segments added up by thread, stack, waker and CPU. */
+#include <math.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -40,12 +41,20 @@ struct thread {
 	uint8_t last_off;		/* est_part of the last wait a switch-in ended */
 	uint32_t name;			/* its current name (struct name_span) + 1, or 0 */
 	bool forked_process;		/* a FORK made it a new process's main thread */
-	/*
-	 * Off-CPU time of its switch-outs without a sampled stack, by kind
-	 * and log2 bucket of the part's length (see strata_note); owned,
-	 * NULL until the first one.
-	 */
-	uint64_t *unsampled_by_bucket;
+	struct thread_strata *strata;	/* owned; NULL until its first unsampled switch-out */
+};
+
+/*
+ * Per thread with switch-outs without a sampled stack: their off-CPU time
+ * by kind and log2 bucket of the length of the wait it was part of (see
+ * strata_note), and the wait under way, whose length its end tells.
+ */
+struct thread_strata {
+	uint64_t unsampled[3 * 64];	/* EST_PARTS x EST_BUCKETS */
+	uint64_t wait_start;		/* off_start_ns of the wait under way */
+	uint64_t wait_ns[2];		/* its blocked and runnable time so far */
+	uint32_t wait_stack;
+	bool wait_open;
 };
 
 /*
@@ -106,6 +115,8 @@ struct wake_gap {
 /* Kinds of off-CPU time, as estimated: blocked, runnable, preempted. */
 #define EST_PARTS 3
 #define EST_BUCKETS 64
+_Static_assert(sizeof(((struct thread_strata *)0)->unsampled) ==
+	       EST_PARTS * EST_BUCKETS * sizeof(uint64_t), "thread_strata's room");
 /*
  * A recorded wait's runnable part counts up to this many times the mean
  * so far, once there are enough to have one.
@@ -133,6 +144,17 @@ struct wp_thread_hists {
 	struct hist_bin bin[];
 };
 
+/*
+ * One stack's sampled intervals in one stratum of its thread (strata_note):
+ * their time, how many, and the sum of their squared lengths, from which
+ * estimate_switch_stacks gives each estimate its standard error.
+ */
+struct stratum_cell {
+	uint64_t ns;
+	uint64_t n;
+	double sq;
+};
+
 struct wp_account {
 	struct wp_account_opts opts;
 	struct wp_timeline *tl;		/* owned: the model the segments come from */
@@ -143,7 +165,9 @@ struct wp_account {
 	struct wp_stack_weight *weights;	/* .thread holds the serial until finish */
 	size_t nr_weights, cap_weights;
 	struct wp_u64map weight_index;	/* thread serial << 32 | stack -> index in weights */
-	struct wp_u64map strata;	/* stratum_key() -> sampled ns (strata_note) */
+	struct wp_u64map strata;	/* stratum_key() -> index + 1 in cells (strata_note) */
+	struct stratum_cell *cells;	/* until estimate_switch_stacks */
+	size_t nr_cells, cap_cells;
 	uint64_t lost, lost_first, lost_last;
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
 	bool wakeups;			/* WP_META_WAKEUPS */
@@ -357,44 +381,110 @@ static uint64_t stratum_key(uint32_t serial, int part, unsigned int bucket, uint
 /* Threads past this many share the plain ratio estimate (the key's room). */
 #define STRATA_MAX_SERIAL (1U << 24)
 
+/* The log2 bucket of a length. */
+static unsigned int length_bucket(uint64_t ns)
+{
+	return ns ? 63 - (unsigned int)__builtin_clzll(ns) : 0;
+}
+
+/*
+ * The stratum a kind's unsampled time is shared in: a voluntary wait's
+ * blocked and runnable time together (a wait whose stack went unsampled
+ * usually had its wake-up gated too, so its runnable time is still in
+ * its blocked part: only the whole wait compares), preemptions apart.
+ */
+static int stratum_part(int p)
+{
+	return p == 2 ? 2 : 0;
+}
+
+/* One sampled interval of d ns of one stack in stratum (p, b). */
+static void stratum_add(struct wp_account *a, struct thread *t, int p, unsigned int b,
+			uint32_t stack, uint64_t d)
+{
+	uint64_t key = stratum_key(t->t.serial, p, b, stack), had = 0;
+
+	if (!d)
+		return;
+	if (!wp_u64map_get(&a->strata, key, &had) || !had) {
+		if (WP_GROW(a->cells, a->cap_cells, a->nr_cells + 1) ||
+		    wp_u64map_put(&a->strata, key, a->nr_cells + 1)) {
+			a->err = -ENOMEM;
+			return;
+		}
+		a->cells[a->nr_cells] = (struct stratum_cell){ 0 };
+		had = ++a->nr_cells;
+	}
+	a->cells[had - 1].ns += d;
+	a->cells[had - 1].n++;
+	a->cells[had - 1].sq += (double)d * (double)d;
+}
+
+/* The wait under way is over (or the recording is), whole ns long. */
+static void strata_wait_end(struct wp_account *a, struct thread *t, uint64_t whole)
+{
+	struct thread_strata *st = t->strata;
+	unsigned int b = length_bucket(whole);
+
+	if (!st->wait_open)
+		return;
+	st->wait_open = false;
+	if (st->wait_stack == a->opts.unsampled_switch_stack) {
+		st->unsampled[0 * EST_BUCKETS + b] += st->wait_ns[0];
+		st->unsampled[1 * EST_BUCKETS + b] += st->wait_ns[1];
+	} else {
+		stratum_add(a, t, 0, b, st->wait_stack, st->wait_ns[0] + st->wait_ns[1]);
+	}
+}
+
 /*
  * Above the --switch-stacks budget the kernel samples switch-outs by
  * count, blind to where the thread waits, so the sampled intervals of a
  * thread stand for the unsampled ones.  Each is counted by kind and by
- * log2 bucket of its length (a stratum): unsampled time is later shared
- * out in each stratum in proportion to the stacks' sampled time there
- * (estimate_switch_stacks).  Matching lengths keeps a program whose waits
- * alternate in step with the sampling period (two sites, one long, one
- * short) from lending one site's stack to the other's time.  A thread's
- * strata start with its first unsampled switch-out.
- * Returns whether the part was an unsampled one (d is then counted).
+ * log2 bucket of its wait's length (a stratum): unsampled time is later
+ * shared out in each stratum in proportion to the stacks' sampled time
+ * there (estimate_switch_stacks).  Matching lengths keeps a program whose
+ * waits alternate in step with the sampling period (two sites, one long,
+ * one short) from lending one site's stack to the other's time.  A
+ * thread's strata start with its first unsampled switch-out.
  */
-static bool strata_note(struct wp_account *a, struct thread *t, const struct wp_segment *s,
+static void strata_note(struct wp_account *a, struct thread *t, const struct wp_segment *s,
 			uint64_t full, uint64_t d)
 {
-	unsigned int b = full ? 63 - (unsigned int)__builtin_clzll(full) : 0;
-	int p = est_part(s->kind);
-	uint64_t key, had = 0;
+	bool unsampled = s->stack == a->opts.unsampled_switch_stack;
+	struct thread_strata *st;
 
 	if (!a->opts.switch_stacks_sampled || t->t.serial >= STRATA_MAX_SERIAL)
-		return false;
-	if (s->stack == a->opts.unsampled_switch_stack) {
-		if (!t->unsampled_by_bucket) {
-			t->unsampled_by_bucket = calloc(EST_PARTS * EST_BUCKETS, sizeof(uint64_t));
-			if (!t->unsampled_by_bucket)
-				return false;	/* the plain ratio estimate then */
-		}
-		t->unsampled_by_bucket[p * EST_BUCKETS + b] += d;
-		return true;
+		return;
+	if (!t->strata) {
+		if (!unsampled)
+			return;
+		t->strata = calloc(1, sizeof(*t->strata));
+		if (!t->strata)
+			return;	/* the plain ratio estimate then */
 	}
-	if (!t->unsampled_by_bucket || s->stack == a->opts.unknown_stack ||
-	    (a->opts.start_stack && s->stack == a->opts.start_stack))
-		return false;
-	key = stratum_key(t->t.serial, p, b, s->stack);
-	wp_u64map_get(&a->strata, key, &had);
-	if (wp_u64map_put(&a->strata, key, had + d))
-		a->err = -ENOMEM;
-	return false;
+	st = t->strata;
+	if (!unsampled && (s->stack == a->opts.unknown_stack ||
+			   (a->opts.start_stack && s->stack == a->opts.start_stack)))
+		return;
+	if (s->kind == WP_SEG_PREEMPTED) {
+		if (unsampled)
+			st->unsampled[2 * EST_BUCKETS + length_bucket(full)] += d;
+		else
+			stratum_add(a, t, 2, length_bucket(full), s->stack, d);
+		return;
+	}
+	if (st->wait_open && (st->wait_start != s->off_start_ns || st->wait_stack != s->stack))
+		strata_wait_end(a, t, st->wait_ns[0] + st->wait_ns[1]);
+	if (!st->wait_open) {
+		st->wait_open = true;
+		st->wait_start = s->off_start_ns;
+		st->wait_stack = s->stack;
+		st->wait_ns[0] = st->wait_ns[1] = 0;
+	}
+	st->wait_ns[s->kind == WP_SEG_BLOCKED ? 0 : 1] += d;
+	if (s->flags & WP_SEG_OFF_END)
+		strata_wait_end(a, t, s->end_ns - s->off_start_ns);
 }
 
 /*
@@ -1328,14 +1418,36 @@ static void split(uint64_t x, const uint64_t *basis, size_t n, uint64_t total, s
 	out[big] += x - given;
 }
 
-/* The sampled time of weight w in stratum (part p, bucket b) of its thread t. */
-static uint64_t stratum_ns(const struct wp_account *a, const struct thread *t, int p,
-			   unsigned int b, size_t w)
+/* The sampled intervals of weight w in stratum (part p, bucket b) of its thread t. */
+static struct stratum_cell stratum_of(const struct wp_account *a, const struct thread *t, int p,
+				      unsigned int b, size_t w)
 {
 	uint64_t v = 0;
 
-	wp_u64map_get(&a->strata, stratum_key(t->t.serial, p, b, a->weights[w].stack), &v);
-	return v;
+	if (!wp_u64map_get(&a->strata, stratum_key(t->t.serial, p, b, a->weights[w].stack), &v) ||
+	    !v || v > a->nr_cells)
+		return (struct stratum_cell){ 0 };
+	return a->cells[v - 1];
+}
+
+/*
+ * The variance of the share p of a stratum's time that one stack is
+ * estimated to have, from the stratum's n sampled intervals (sum of
+ * squared lengths sq_all, all_ns in all) and the stack's among them
+ * (sq_one): the ratio estimator's, taking the sampled intervals as drawn
+ * at random from the stratum's.  Under two intervals there is nothing to
+ * judge spread by: the variance of a single draw, p (1 - p).
+ */
+static double share_variance(double p, uint64_t n, double sq_one, double sq_all,
+			     uint64_t all_ns)
+{
+	double resid = sq_one * (1 - 2 * p) + p * p * sq_all;
+
+	if (n < 2 || !all_ns)
+		return p * (1 - p);
+	if (resid < 0)
+		resid = 0;
+	return (double)n / (double)(n - 1) * resid / ((double)all_ns * (double)all_ns);
 }
 
 /*
@@ -1345,28 +1457,46 @@ static uint64_t stratum_ns(const struct wp_account *a, const struct thread *t, i
  * the weights' whole time of that part.  Returns the sum.
  */
 static uint64_t share_basis(struct wp_account *a, const struct thread *t, uint64_t unsampled,
-			    int p, const size_t *idx, size_t n, uint64_t *basis)
+			    int p, const size_t *idx, size_t n, uint64_t *basis, double *var)
 {
 	uint64_t leftover = unsampled, total = 0, sum = 0;
 
 	memset(basis, 0, n * sizeof(*basis));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		total += *part_ns(&a->weights[idx[i]], p);
-	for (unsigned int b = 0; t->unsampled_by_bucket && b < EST_BUCKETS; b++) {
-		uint64_t u = t->unsampled_by_bucket[p * EST_BUCKETS + b], in_b = 0;
+		var[i] = 0;
+	}
+	for (unsigned int b = 0; t->strata && b < EST_BUCKETS; b++) {
+		uint64_t u = t->strata->unsampled[p * EST_BUCKETS + b], in_b = 0, count = 0;
+		double sq = 0;
 
 		if (!u)
 			continue;
-		for (size_t i = 0; i < n; i++)
-			in_b += stratum_ns(a, t, p, b, idx[i]);
+		for (size_t i = 0; i < n; i++) {
+			struct stratum_cell c = stratum_of(a, t, stratum_part(p), b, idx[i]);
+
+			in_b += c.ns;
+			count += c.n;
+			sq += c.sq;
+		}
 		if (!in_b)
 			continue;
-		for (size_t i = 0; i < n; i++)
-			basis[i] += scale(u, stratum_ns(a, t, p, b, idx[i]), in_b);
+		for (size_t i = 0; i < n; i++) {
+			struct stratum_cell c = stratum_of(a, t, stratum_part(p), b, idx[i]);
+			double share = (double)c.ns / (double)in_b;
+
+			basis[i] += scale(u, c.ns, in_b);
+			var[i] += (double)u * (double)u * share_variance(share, count, c.sq, sq, in_b);
+		}
 		leftover = leftover > u ? leftover - u : 0;
 	}
-	for (size_t i = 0; total && i < n; i++)
+	/* Strata where nothing was sampled: by the whole time, one draw's spread. */
+	for (size_t i = 0; total && i < n; i++) {
+		double share = (double)*part_ns(&a->weights[idx[i]], p) / (double)total;
+
 		basis[i] += scale(leftover, *part_ns(&a->weights[idx[i]], p), total);
+		var[i] += (double)leftover * (double)leftover * share * (1 - share);
+	}
 	for (size_t i = 0; i < n; i++)
 		sum += basis[i];
 	return sum;
@@ -1382,9 +1512,13 @@ static int spread_unsampled(struct wp_account *a, const struct thread *t, size_t
 			    const size_t *idx, size_t n)
 {
 	uint64_t *basis = malloc(2 * (n ? n : 1) * sizeof(*basis)), *out = basis + n;
+	double *var = malloc((n ? n : 1) * sizeof(*var));
 
-	if (!basis)
+	if (!basis || !var) {
+		free(basis);
+		free(var);
 		return -ENOMEM;
+	}
 	for (int p = 0; p < EST_PARTS; p++) {
 		uint64_t ns = *part_ns(&a->weights[u], p), cnt = *part_count(&a->weights[u], p);
 		uint64_t total;
@@ -1392,7 +1526,7 @@ static int spread_unsampled(struct wp_account *a, const struct thread *t, size_t
 
 		if (!n || (!ns && !cnt))
 			continue;
-		total = share_basis(a, t, ns, p, idx, n, basis);
+		total = share_basis(a, t, ns, p, idx, n, basis, var);
 		if (!total)
 			continue;
 		for (size_t i = 1; i < n; i++)
@@ -1405,6 +1539,7 @@ static int spread_unsampled(struct wp_account *a, const struct thread *t, size_t
 
 			if (!cnts) {
 				free(basis);
+				free(var);
 				return -ENOMEM;
 			}
 			/* Rounded down: a stack's wakers never end more than its time. */
@@ -1423,6 +1558,8 @@ static int spread_unsampled(struct wp_account *a, const struct thread *t, size_t
 		for (size_t i = 0; i < n; i++) {
 			*part_ns(&a->weights[idx[i]], p) += out[i];
 			a->weights[idx[i]].estimated_ns[p] += out[i];
+			/* (The shares' basis may fall short of ns by rounding only.) */
+			a->weights[idx[i]].estimate_var[p] += (float)var[i];
 		}
 		split(cnt, basis, n, total, big, out);
 		for (size_t i = 0; i < n; i++)
@@ -1431,6 +1568,7 @@ static int spread_unsampled(struct wp_account *a, const struct thread *t, size_t
 		*part_count(&a->weights[u], p) = 0;
 	}
 	free(basis);
+	free(var);
 	return 0;
 }
 
@@ -1595,6 +1733,11 @@ static int estimate_switch_stacks(struct wp_account *a)
 
 	if (!a->opts.switch_stacks_sampled || !a->nr_weights)
 		return 0;
+	/* Waits the recording's end cut short count as long as they were. */
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->threads[i].strata)
+			strata_wait_end(a, &a->threads[i], a->threads[i].strata->wait_ns[0] +
+							   a->threads[i].strata->wait_ns[1]);
 	order = malloc(a->nr_weights * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
@@ -1619,9 +1762,12 @@ static int estimate_switch_stacks(struct wp_account *a)
 				       kept);
 	}
 	free(order);
+	free(a->cells);
+	a->cells = NULL;
+	a->nr_cells = a->cap_cells = 0;
 	for (size_t i = 0; i < a->nr; i++) {
-		free(a->threads[i].unsampled_by_bucket);
-		a->threads[i].unsampled_by_bucket = NULL;
+		free(a->threads[i].strata);
+		a->threads[i].strata = NULL;
 	}
 	wp_u64map_release(&a->strata);
 	/* Drop what was wholly shared out. */
@@ -2289,6 +2435,16 @@ void wp_account_unsampled(const struct wp_account *a, uint64_t *ns, uint64_t *th
 	*threads = a->unsampled_threads;
 }
 
+uint64_t wp_stack_weight_error_ns(const struct wp_stack_weight *w, int k)
+{
+	double two_se;
+
+	if (k < 0 || k > 2 || !w->estimated_ns[k] || !(w->estimate_var[k] > 0))
+		return 0;
+	two_se = 2 * sqrt((double)w->estimate_var[k]);
+	return two_se >= (double)w->estimated_ns[k] ? w->estimated_ns[k] : (uint64_t)two_se;
+}
+
 void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_estimate *e)
 {
 	size_t n = a->result ? a->nr : 0;
@@ -2308,6 +2464,11 @@ void wp_account_switch_estimate(const struct wp_account *a, struct wp_switch_est
 		if (a->opts.switch_stacks_sampled && w->stack == a->opts.unsampled_switch_stack)
 			e->unattributed_ns += w->blocked_ns + w->runnable_ns + w->preempted_ns;
 		e->estimated_ns += w->estimated_ns[0] + w->estimated_ns[1] + w->estimated_ns[2];
+		for (int k = 0; k < 3; k++)
+			if (wp_stack_weight_error_ns(w, k) > e->max_error_ns) {
+				e->max_error_ns = wp_stack_weight_error_ns(w, k);
+				e->max_error_of_ns = *part_ns((struct wp_stack_weight *)w, k);
+			}
 	}
 	/* Of that, the runnable time the wake-up estimate moved (estimate_wakeups). */
 	e->estimated_ns -= e->estimated_ns > a->wake_est.runnable_ns ? a->wake_est.runnable_ns :
@@ -2339,7 +2500,7 @@ void wp_account_free(struct wp_account *a)
 		free((void *)a->result[i].hists);
 	for (size_t i = 0; a->threads && i < a->nr; i++) {
 		free(a->threads[i].hists);
-		free(a->threads[i].unsampled_by_bucket);
+		free(a->threads[i].strata);
 		free(a->threads[i].tally);
 		free(a->threads[i].anchor);
 	}
@@ -2348,6 +2509,7 @@ void wp_account_free(struct wp_account *a)
 	free(a->weights);
 	wp_u64map_release(&a->weight_index);
 	wp_u64map_release(&a->strata);
+	free(a->cells);
 	wp_u64map_release(&a->gap_index);
 	free(a->gaps);
 	free(a->wakes);

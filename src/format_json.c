@@ -316,8 +316,10 @@ static int print_stacks(struct wp_view *v, FILE *out)
 			i ? "," : "", th[sw->thread].pid, th[sw->thread].tid);
 		json_str(out, th[sw->thread].comm);
 		fprintf(out, ", \"kind\": \"%s\", \"ns\": %" PRIu64 ", \"samples\": %" PRIu64
-			", \"estimated_ns\": %" PRIu64 ", \"frames\": ", kinds[js[i].part], js[i].ns,
-			wp_view_part_count(sw, js[i].part), wp_view_part_estimated_ns(sw, js[i].part));
+			", \"estimated_ns\": %" PRIu64 ", \"estimate_error_ns\": %" PRIu64
+			", \"frames\": ", kinds[js[i].part], js[i].ns,
+			wp_view_part_count(sw, js[i].part), wp_view_part_estimated_ns(sw, js[i].part),
+			wp_view_part_estimate_error_ns(sw, js[i].part));
 		print_frames(an, sw->stack, out);
 		if (js[i].part == WP_PART_BLOCKED && wp_account_has_wakeups(an->account)) {
 			err = print_wakers(v, sw, out);
@@ -364,7 +366,8 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"switch_ins_untimed\": %" PRIu64 ", \"switch_stacks\": {\"rate\": %" PRIu64
 		", \"rate_per\": \"%s\", \"switch_outs\": %" PRIu64 ", \"unsampled\": %" PRIu64
 		", \"estimated_ns\": %" PRIu64 ", \"unattributed_ns\": %" PRIu64
-		", \"threads\": %" PRIu64 "}, \"wakeups_gated\": {\"gated\": %s"
+		", \"threads\": %" PRIu64 ", \"max_error_ns\": %" PRIu64
+		"}, \"wakeups_gated\": {\"gated\": %s"
 		", \"waits_unrecorded\": %" PRIu64 ", \"waits_unrecorded_ns\": %" PRIu64
 		", \"waits_dropped\": %" PRIu64 ", \"runnable_estimated_ns\": %" PRIu64 ", \"waits_recorded\": %" PRIu64
 		", \"unwoken_shared_ns\": %" PRIu64 "}, \"on_cpu_anchors\": {\"threads\": %" PRIu64
@@ -379,7 +382,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		unsampled_ns,
 		unsampled_threads, switch_ins, untimed_ins, wp_meta_switch_stack_rate(v->an->meta),
 		v->an->meta->switch_stack_budget ? "cpu" : "thread and cpu", se.switch_outs,
-		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads,
+		se.unsampled, se.estimated_ns, se.unattributed_ns, se.threads, se.max_error_ns,
 		we.gated ? "true" : "false", we.waits, we.waits_ns, we.dropped, we.runnable_ns, we.seen,
 		we.unwoken_ns, as.anchored, as.anchored_moved_ns, as.worst_share, as.estimated,
 		as.estimated_moved_abs_ns, as.late_starts, as.cpus_moved_ns, as.cpus_trimmed_ns,

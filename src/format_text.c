@@ -190,7 +190,7 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 {
 	uint64_t rate = wp_meta_switch_stack_rate(an->meta);
 	struct wp_switch_estimate e;
-	char a[16], b[16];
+	char a[16], b[16], c[16], d[16];
 
 	if (!rate)
 		return;
@@ -207,6 +207,9 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 		e.switch_outs, e.threads, DUR(e.estimated_ns, a));
 	if (e.unattributed_ns)
 		fprintf(out, ", %s left as [off-cpu: not sampled]", DUR(e.unattributed_ns, b));
+	if (e.max_error_ns)
+		fprintf(out, "; the largest bound, two standard errors, +-%s on a stack of %s",
+			DUR(e.max_error_ns, c), DUR(e.max_error_of_ns, d));
 	fprintf(out, " (--switch-stacks=all keeps every one)\n");
 }
 

@@ -412,6 +412,14 @@ uint64_t wp_view_part_estimated_ns(const struct wp_stack_weight *w, enum wp_part
 	}
 }
 
+uint64_t wp_view_part_estimate_error_ns(const struct wp_stack_weight *w, enum wp_part part)
+{
+	int k = part == WP_PART_BLOCKED ? 0 : part == WP_PART_RUNNABLE ? 1 :
+		part == WP_PART_PREEMPTED ? 2 : -1;
+
+	return k < 0 ? 0 : wp_stack_weight_error_ns(w, k);
+}
+
 bool wp_estimated_enough(uint64_t estimated_ns, uint64_t ns)
 {
 	return estimated_ns && estimated_ns >= ns / 100;

@@ -3,6 +3,7 @@
  * test-account.c: the on/off-CPU accounting on synthetic record sequences,
  * and the time ordering of records across rounds.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1338,6 +1339,67 @@ static void test_switch_estimate(void)
 	is_u64(e.unattributed_ns, 4 * MS, "estimate: 4 ms left unattributed");
 	is_u64(e.estimated_ns, 30 * 8 * MS + 30 * 2 * MS + 32 * MS - sampled_a - sampled_b,
 	       "estimate: the rest is estimated");
+	/*
+	 * The strata of 8 and 2 ms held one stack each: no doubt there.  The
+	 * 32 ms one had no sampled interval of its length: shared by the whole
+	 * sampled time, it may have gone to either, p (1 - p) of it squared.
+	 */
+	{
+		double p = (double)sampled_a / (double)(sampled_a + sampled_b);
+		uint64_t want = (uint64_t)(2 * 32.0 * MS * sqrt(p * (1 - p)));
+
+		ok(wa && near(wp_stack_weight_error_ns(wa, 0), want, want / 1000),
+		   "estimate: A's bound is the unmatched 32 ms one's spread (%" PRIu64 " ns, want %"
+		   PRIu64 ")", wa ? wp_stack_weight_error_ns(wa, 0) : 0, want);
+		ok(wb && near(wp_stack_weight_error_ns(wb, 0), want, want / 1000),
+		   "estimate: B's likewise");
+		is_u64(e.max_error_ns, want, "estimate: the largest bound, said in the summary");
+	}
+	wp_account_free(a);
+}
+
+/*
+ * Intervals of one length, A's and B's in turn, a quarter of each kept:
+ * how the unsampled half splits is known to within the spread of the
+ * draws, sqrt(n/(n-1) x 1/4 / n) of the unsampled time, where n = 18:
+ * the strata start at the first unsampled switch-out (strata_note).
+ */
+static void test_switch_estimate_bound(void)
+{
+	struct wp_account_opts o = {
+		.unsampled_stack = UNSAMPLED,
+		.unknown_stack = UNKNOWN,
+		.switch_stacks_sampled = true,
+		.unsampled_switch_stack = NOT_SAMPLED,
+	};
+	const struct wp_stack_weight *wa, *wb;
+	struct wp_account *a;
+	uint64_t t = MS, d = 4 * MS, want;
+	uint8_t buf[256];
+
+	if (wp_account_new(&meta, &o, &a)) {
+		ok(0, "bound: an account");
+		return;
+	}
+	for (int i = 0; i < 40; i++) {
+		if (i % 4 < 2)
+			wp_account_sample(a, 100, 101, WP_NO_CPU, START + t, true,
+					  i % 2 ? STACK_B : STACK_A);
+		feed(a, switch_rec(101, t, true, false, buf));
+		feed(a, switch_rec(101, t + d, false, false, buf));
+		t += d + MS;
+	}
+	wp_account_finish(a, START + t);
+	wa = weight_of(a, STACK_A);
+	wb = weight_of(a, STACK_B);
+	ok(wa && wb && wa->blocked_ns == 20 * d && wb->blocked_ns == 20 * d,
+	   "bound: the unsampled half shared evenly");
+	want = (uint64_t)(2 * 20.0 * (double)d * sqrt(18.0 / 17 * 0.25 / 18));
+	ok(wa && near(wp_stack_weight_error_ns(wa, 0), want, want / 1000),
+	   "bound: two standard errors of 18 draws (%" PRIu64 " ns, want %" PRIu64 ")",
+	   wa ? wp_stack_weight_error_ns(wa, 0) : 0, want);
+	ok(wb && wp_stack_weight_error_ns(wb, 0) == wp_stack_weight_error_ns(wa, 0),
+	   "bound: B's the same");
 	wp_account_free(a);
 }
 
@@ -1419,6 +1481,7 @@ int main(void)
 	test_order_span();
 	test_observer();
 	test_switch_estimate();
+	test_switch_estimate_bound();
 	test_cpu_one_at_a_time(true);
 	test_cpu_one_at_a_time(false);
 	return done_testing();
