@@ -68,20 +68,36 @@ check "other wakers' kernel frames are recorded" \
 
 # A program outside the recording (a writer started after it) wakes the
 # recorded reader of a FIFO: its wake-ups come without its stack memory,
-# with its kernel frames, naming it.
+# with its kernel frames, naming it.  It names itself with a terminal
+# title sequence and a raw C1 byte, which no output may carry raw.  It
+# starts once the recorder has its events open, and the recording stops
+# when it is done: a loaded machine only makes it slower.
 rm -f fifo && mkfifo fifo || exit 99
 cat fifo >/dev/null &
 reader=$!
 bg_pids="$bg_pids $reader"
-( sleep 0.3; exec python3 -c '
-import sys, time
+"$WALLPROF" record -o f.data -p "$reader" >wl.out 2>err &
+recorder=$!
+bg_pids="$bg_pids $recorder"
+i=0
+until ls -l "/proc/$recorder/fd" 2>/dev/null | grep -q 'perf_event'; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || { fail "the recorder opened no event in 60 s"; break; }
+	sleep 0.1
+done
+sleep 0.2
+python3 -c '
+import ctypes, sys, time
+ctypes.CDLL(None).prctl(15, b"\x1b]0;t\x07ev\x9bil", 0, 0, 0)
 with open(sys.argv[1], "w") as f:
     for i in range(100):
-        f.write("x\n"); f.flush(); time.sleep(0.005)' fifo ) &
+        f.write("x\n"); f.flush(); time.sleep(0.005)' fifo &
 writer=$!
-run wl.out err "$WALLPROF" record -o f.data -d 1.5 -p "$reader"
-check_num "another program's waker: record exits 0" "$rc" -eq 0
 wait "$writer"
+sleep 0.2
+kill -INT "$recorder"
+wait "$recorder"
+check_num "another program's waker: record exits 0" "$?" -eq 0
 dump f.data d
 check_num "another program's waker: its wake-ups, without its stack (of 100 writes)" \
 	"$(awk -v w="$writer" '$2 == "SAMPLE" && $3 ~ ("/" w "$") && $6 == "sched:sched_waking#3" &&
@@ -90,7 +106,17 @@ check "another program's waker: none of its stack memory" \
 	no_match " SAMPLE [0-9]+/$writer .* sched:sched_waking#2 " d
 run rep err "$WALLPROF" report -i f.data
 check "another program's waker: named as the reader's waker, by its kernel frames" \
-	grep -Eq "woken by python3 \($writer/$writer\)" rep
+	grep -Eq "woken by .*ev.*il \($writer/$writer\)" rep
+"$WALLPROF" report -i f.data --format folded --wakers >rep.folded 2>rep.err
+"$WALLPROF" report -i f.data --format json >rep.json 2>>rep.err
+check "another program's waker: its name reaches no output raw" python3 -c '
+import sys
+for p in sys.argv[1:]:
+    t = open(p, "rb").read().decode("utf-8")
+    bad = [c for c in t if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f]
+    if bad:
+        sys.exit("%s: %r" % (p, bad[:3]))' rep rep.folded rep.json rep.err d
+check "another program's waker: named in folded output" grep -q 'ev.*il' rep.folded
 
 run wl.out err "$WALLPROF" record -o n.data --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
 check_num "--wakeups=nostacks: exits 0" "$rc" -eq 0
