@@ -21,6 +21,7 @@ struct name_span {
 	uint32_t next;		/* the thread's next name + 1, or 0 */
 	uint32_t cmdline;	/* index + 1 in cmdlines, or 0 */
 	uint64_t on_at_start;	/* the thread's on-CPU time when it took the name */
+	uint32_t late_at_start;	/* and its late switch-ins (late_starts) */
 };
 
 /*
@@ -848,6 +849,7 @@ static void name_open(struct wp_account *a, struct thread *t, uint64_t time,
 		n->serial = t->t.serial;
 		n->pub.start_ns = time;
 		n->on_at_start = on_so_far(a, t, time);
+		n->late_at_start = t->late_starts;
 		if (t->name)
 			a->names[t->name - 1].next = (uint32_t)a->nr_names;
 		t->name = (uint32_t)a->nr_names;
@@ -901,15 +903,34 @@ static int account_cmdline(struct wp_account *a, const struct perf_event_header 
 	return a->err;
 }
 
-/* Each name's times, once every thread is closed (threads still by serial). */
-static void names_close(struct wp_account *a)
+/*
+ * Each name's times, once every thread is closed (threads still by serial).
+ * Its on-CPU time is the records' while it had the name, plus its part of
+ * what anchoring moved the thread's total by (anchor_times; pre_on[serial]
+ * is the total before): shared by the late switch-ins each name saw,
+ * which are what anchoring makes up for, or by on-CPU time when none was
+ * late.  The last name takes the rounding, so that the names add up to
+ * the thread.
+ */
+static int names_close(struct wp_account *a, const uint64_t *pre_on)
 {
+	struct name_sums {
+		uint64_t raw, given, first_at;
+		uint32_t late;
+		bool seen;
+	} *sum = calloc(a->nr ? a->nr : 1, sizeof(*sum));
+
+	if (!sum)
+		return -ENOMEM;
+	/* Each name's own records, and their sums by thread. */
 	for (size_t i = 0; i < a->nr_names; i++) {
 		struct name_span *n = &a->names[i];
 		const struct thread *t = &a->threads[n->serial];
 		const struct name_span *next = n->next ? &a->names[n->next - 1] : NULL;
 		uint64_t from = n->pub.start_ns, to = next ? next->pub.start_ns : t->t.end_ns;
-		uint64_t on_end = next ? next->on_at_start : t->t.on_cpu_ns;
+		uint64_t on_end = next ? next->on_at_start : pre_on[n->serial];
+		uint32_t late_end = next ? next->late_at_start : t->late_starts;
+		struct name_sums *ns = &sum[n->serial];
 
 		if (from < t->t.start_ns)
 			from = t->t.start_ns;
@@ -917,8 +938,34 @@ static void names_close(struct wp_account *a)
 			to = t->t.end_ns;
 		n->pub.start_ns = from;
 		n->pub.wall_ns = to > from ? to - from : 0;
+		if (!ns->seen) {
+			/* (The names are in the order taken: this is the thread's first.) */
+			ns->seen = true;
+			ns->first_at = n->on_at_start;
+		}
 		n->pub.on_cpu_ns = on_end > n->on_at_start ? on_end - n->on_at_start : 0;
+		n->late_at_start = late_end > n->late_at_start ? late_end - n->late_at_start : 0;
+		ns->raw += n->pub.on_cpu_ns;
+		ns->late += n->late_at_start;
 	}
+	/* Then what anchoring moved, in the order the names were taken. */
+	for (size_t i = 0; i < a->nr_names; i++) {
+		struct name_span *n = &a->names[i];
+		const struct thread *t = &a->threads[n->serial];
+		struct name_sums *ns = &sum[n->serial];
+		int64_t moved = (int64_t)t->t.on_cpu_ns - (int64_t)pre_on[n->serial], on;
+		double weight = ns->late ? (double)n->late_at_start / ns->late :
+				ns->raw ? (double)n->pub.on_cpu_ns / (double)ns->raw : 0;
+
+		if (!n->next)	/* the last: the thread's total less the names before it */
+			on = (int64_t)t->t.on_cpu_ns - (int64_t)ns->first_at - (int64_t)ns->given;
+		else
+			on = (int64_t)n->pub.on_cpu_ns + (int64_t)((double)moved * weight);
+		n->pub.on_cpu_ns = on > 0 ? (uint64_t)on : 0;
+		ns->given += n->pub.on_cpu_ns;
+	}
+	free(sum);
+	return 0;
 }
 
 /*
@@ -2377,6 +2424,7 @@ void wp_account_anchor_summary(const struct wp_account *a, struct wp_anchor_summ
 
 void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 {
+	uint64_t *pre_on;
 	size_t n;
 
 	if (a->result)
@@ -2389,12 +2437,17 @@ void wp_account_finish(struct wp_account *a, uint64_t end_ns)
 	if (n && !thread_at(a, (uint32_t)(n - 1)))
 		a->err = -ENOMEM;
 	estimate_wakeups(a);
+	pre_on = malloc((a->nr ? a->nr : 1) * sizeof(*pre_on));
+	for (size_t i = 0; pre_on && i < a->nr; i++)
+		pre_on[i] = a->threads[i].t.on_cpu_ns;
 	anchor_times(a);
 	for (size_t i = 0; i < a->nr; i++) {
 		free(a->threads[i].tally);
 		a->threads[i].tally = NULL;
 	}
-	names_close(a);
+	if (!pre_on || names_close(a, pre_on))
+		a->err = -ENOMEM;
+	free(pre_on);
 	distribute_on_cpu(a);
 	if (estimate_switch_stacks(a))
 		a->err = -ENOMEM;

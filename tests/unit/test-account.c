@@ -1403,6 +1403,80 @@ static void test_switch_estimate_bound(void)
 	wp_account_free(a);
 }
 
+/* A COMM record: tid of process pid takes comm at start + t, by exec or not. */
+static const struct perf_event_header *comm_rec(uint32_t pid, uint32_t tid, const char *comm,
+						uint64_t t, bool exec, uint8_t *buf)
+{
+	struct perf_event_header *h = (void *)buf;
+	uint32_t body[2] = { pid, tid };
+	char name[16] = { 0 };
+	struct wp_sample_id id = { .pid = pid, .tid = tid, .time = START + t, .id = 7 };
+
+	strncpy(name, comm, sizeof(name) - 1);
+	h->type = PERF_RECORD_COMM;
+	h->misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
+	h->size = (uint16_t)(sizeof(*h) + sizeof(body) + sizeof(name) + wp_sample_id_size(&fmt));
+	memcpy(h + 1, body, sizeof(body));
+	memcpy((uint8_t *)(h + 1) + sizeof(body), name, sizeof(name));
+	wp_sample_id_write(&fmt, &id, (uint8_t *)(h + 1) + sizeof(body) + sizeof(name));
+	return h;
+}
+
+/*
+ * A process's main thread execs once: 60 late switch-ins under its first
+ * name, 20 under its second, and the kernel's count at its exit 1.6 ms
+ * above the records'.  Anchoring makes up for late switch-ins: each name
+ * takes its share of the 1.6 ms by those it saw (1.2 and 0.4 ms), not the
+ * last name all of it, and the names still add up to the thread.
+ */
+static void test_names_anchored(void)
+{
+	const struct wp_thread_times *t = NULL, *all;
+	struct wp_account *a;
+	uint8_t buf[256];
+	uint64_t rec_on[2] = { 0, 0 }, now = MS;
+	size_t n;
+
+	a = wakeups_account(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS, buf);
+	if (!a) {
+		ok(0, "names anchored: an account");
+		return;
+	}
+	feed(a, comm_rec(100, 100, "one", 0, true, buf));
+	for (int i = 0; i < 80; i++) {
+		uint64_t on = i < 60 ? 100000 : 400000;
+
+		if (i == 60)
+			feed(a, comm_rec(100, 100, "two", now, true, buf));
+		feed(a, switch_rec(100, now, true, true, buf));		/* preempted */
+		feed(a, switch_rec(100, now + 50000, false, false, buf));	/* back */
+		rec_on[i >= 60] += on;
+		now += 50000 + on;
+	}
+	feed(a, task_rec(PERF_RECORD_EXIT, 100, now, buf));
+	feed(a, clock_rec(100, now + MS, WP_CLOCK_EXIT, 15 * MS + 1600000, 0, buf));
+	wp_account_finish(a, START + now + 2 * MS);
+	all = wp_account_threads(a, &n);
+	for (size_t i = 0; all && i < n; i++)
+		if (all[i].tid == 100)
+			t = &all[i];
+	ok(t && t->nr_names == 2, "names anchored: two names (%u)", t ? t->nr_names : 0);
+	if (t && t->nr_names == 2) {
+		diag("names: %s %" PRIu64 ", %s %" PRIu64 "; thread %" PRIu64 ", moved %lld",
+		     t->names[0].comm, t->names[0].on_cpu_ns, t->names[1].comm,
+		     t->names[1].on_cpu_ns, t->on_cpu_ns, (long long)t->on_cpu_moved_ns);
+		is_u64(t->names[0].on_cpu_ns + t->names[1].on_cpu_ns, t->on_cpu_ns,
+		       "names anchored: the names add up to the thread");
+		/* The first: 1 ms from the start and its 60 slices, and 3/4 of the move. */
+		ok(t->on_cpu_moved_ns > 0 &&
+		   near(t->names[0].on_cpu_ns, MS + rec_on[0] + (uint64_t)t->on_cpu_moved_ns * 3 / 4,
+			100000),
+		   "names anchored: the first name took the move of its 60 late switch-ins of 80");
+
+	}
+	wp_account_free(a);
+}
+
 /*
  * One CPU, two threads taking turns, gated: the first 20 rounds' switches
  * have sched_switch (the switch-ins' records 65 us after it, the
@@ -1482,6 +1556,7 @@ int main(void)
 	test_observer();
 	test_switch_estimate();
 	test_switch_estimate_bound();
+	test_names_anchored();
 	test_cpu_one_at_a_time(true);
 	test_cpu_one_at_a_time(false);
 	return done_testing();
