@@ -20,11 +20,13 @@
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
 void record_usage(FILE *out);
 void report_usage(FILE *out);
 void convert_usage(FILE *out);
+void export_usage(FILE *out);
 void top_usage(FILE *out);
 
 enum wp_color_mode { WP_COLOR_AUTO, WP_COLOR_ALWAYS, WP_COLOR_NEVER };

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * export.c: `wallprof export`: recordings into ClickHouse
+ * (export_clickhouse.h), each analysed as report analyses it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "builtin.h"
+#include "export_clickhouse.h"
+#include "log.h"
+#include "options.h"
+#include "quote.h"
+#include "util.h"
+
+enum {
+	OPT_CLICKHOUSE = 256,
+	OPT_HOST,
+	OPT_LABEL,
+	OPT_CREATE_TABLES,
+	OPT_COLOR,
+};
+
+static const struct cmd_option export_options[] = {
+	{ "clickhouse", OPT_CLICKHOUSE, OPTION_ARG, " <url>",
+	  "the server's HTTP interface: http://HOST:8123/[?database=DB]", NULL },
+	{ "host", OPT_HOST, OPTION_ARG, " <name>",
+	  "the host the rows name (default: the recording's host name)", NULL },
+	{ "label", OPT_LABEL, OPTION_ARG, " <key=value>",
+	  "a label of every row (repeat for more: deploy=v42, service=api)", NULL },
+	{ "create-tables", OPT_CREATE_TABLES, OPTION_NO_ARG, NULL,
+	  "create the tables that do not exist yet", NULL },
+	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no line per file", NULL },
+	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
+	  "colour messages: auto (default), always, never", NULL },
+	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
+	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
+};
+
+void export_usage(FILE *out)
+{
+	options_usage(out,
+		      "usage: wallprof export --clickhouse <url> [<options>] <file>...\n"
+		      "\n"
+		      "Every thread's ledger and every stack of recordings into ClickHouse,\n"
+		      "each file once.\n"
+		      "\n",
+		      export_options, ARRAY_SIZE(export_options));
+}
+
+/* A label key: what a query can name without quoting. */
+static bool label_key_ok(const char *k, size_t len)
+{
+	if (!len || len > WP_CH_LABEL_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-",
+			    k[i]))
+			return false;
+	return true;
+}
+
+static int parse_label(char *arg, struct wp_ch_label *labels, size_t *n)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || !label_key_ok(arg, (size_t)(eq - arg)) || strlen(eq + 1) > WP_CH_LABEL_MAX)
+		return usage_error("export", "--label: '%s' is not KEY=VALUE (a key of letters, "
+				   "digits and _.:-, each at most %d bytes)", arg, WP_CH_LABEL_MAX);
+	if (*n == WP_CH_LABELS_MAX)
+		return usage_error("export", "--label: more than %d labels", WP_CH_LABELS_MAX);
+	*eq = '\0';
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(labels[i].key, arg))
+			return usage_error("export", "--label: '%s' is given twice", arg);
+	labels[*n].key = arg;
+	labels[*n].value = eq + 1;
+	(*n)++;
+	return 0;
+}
+
+/* One file into the server; 0, or -errno (logged). */
+static int export_file(struct wp_ch *ch, const char *path, struct wp_ch_source *src, bool quiet)
+{
+	struct wp_analysis_opts ao = { .frame_info = true };
+	struct wp_analysis an;
+	uint64_t rows;
+	bool done;
+	int err;
+
+	src->path = path;
+	err = wp_ch_file_id(path, src->file_id);
+	if (!err)
+		err = wp_ch_file_done(ch, src->file_id, &done);
+	if (err)
+		return err;
+	if (done) {
+		if (!quiet)
+			fprintf(stderr, "wallprof: '%s' is in ClickHouse already (file %s)\n",
+				wp_quoted(path), src->file_id);
+		return 0;
+	}
+	err = wp_analysis_run(path, &ao, &an);
+	if (err)
+		return err;
+	if (!an.complete)
+		wp_warn("'%s' has no end (its recorder was killed, or still writes it): what it "
+			"holds now goes in, and the rest never will", wp_quoted(path));
+	err = wp_ch_export(ch, &an, src, &rows);
+	if (!err && !quiet)
+		fprintf(stderr, "wallprof: '%s' -> ClickHouse: %" PRIu64 " rows (file %s)\n",
+			wp_quoted(path), rows, src->file_id);
+	if (!err && an.damaged)
+		err = -EIO;
+	wp_analysis_release(&an);
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct wp_ch_label labels[WP_CH_LABELS_MAX];
+	struct wp_ch_source src = { .labels = labels };
+	const char *url = NULL;
+	struct option_parser parser;
+	bool create = false, quiet = false;
+	struct wp_ch *ch = NULL;
+	int c, ret, failed = 0;
+
+	if (options_parser_init(&parser, export_options, ARRAY_SIZE(export_options), ":"))
+		return WP_EXIT_FAILURE;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, parser.shortopts, parser.longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_CLICKHOUSE:
+			url = optarg;
+			break;
+		case OPT_HOST:
+			if (!optarg[0] || strlen(optarg) > 255)
+				return usage_error("export", "--host: the name must be 1 to 255 bytes");
+			src.host = optarg;
+			break;
+		case OPT_LABEL:
+			ret = parse_label(optarg, labels, &src.nr_labels);
+			if (ret)
+				return ret;
+			break;
+		case OPT_CREATE_TABLES:
+			create = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case OPT_COLOR:
+			if (parse_color(optarg) < 0)
+				return usage_error("export", "--color: '%s' is not auto, always or never",
+						   optarg);
+			use_color((enum wp_color_mode)parse_color(optarg), stderr);
+			break;
+		case 'v':
+			wp_log_set_level(WP_LOG_DEBUG);
+			break;
+		case 'h':
+			export_usage(stdout);
+			return WP_EXIT_OK;
+		case ':':
+			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("export", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!url)
+		return usage_error("export", "--clickhouse <url> is needed: where the rows go");
+	if (optind == argc && !create)
+		return usage_error("export", "no recording to export");
+	if (wp_ch_open(url, &ch))
+		return WP_EXIT_FAILURE;
+	if (create && wp_ch_create_tables(ch)) {
+		wp_ch_close(ch);
+		return WP_EXIT_FAILURE;
+	}
+	for (int i = optind; i < argc; i++) {
+		ret = export_file(ch, argv[i], &src, quiet);
+		if (ret)
+			failed++;
+		/* A server that cannot be reached will not be for the next file either. */
+		if (ret == -ECONNREFUSED)
+			break;
+	}
+	wp_ch_close(ch);
+	return failed ? WP_EXIT_FAILURE : WP_EXIT_OK;
+}
