@@ -29,6 +29,13 @@ void convert_usage(FILE *out);
 void export_usage(FILE *out);
 void top_usage(FILE *out);
 
+struct wp_ch_label;
+/*
+ * --label KEY=VALUE of export and report --from, into labels[*n]
+ * (WP_CH_LABELS_MAX of them): 0, or a usage error's status.  arg is
+ * split in place.
+ */
+int parse_label(const char *cmd, char *arg, struct wp_ch_label *labels, size_t *n);
 enum wp_color_mode { WP_COLOR_AUTO, WP_COLOR_ALWAYS, WP_COLOR_NEVER };
 
 /* "auto", "always" or "never" (NULL, as from a bare --color, is always); -1 else. */

@@ -65,19 +65,19 @@ static bool label_key_ok(const char *k, size_t len)
 	return true;
 }
 
-static int parse_label(char *arg, struct wp_ch_label *labels, size_t *n)
+int parse_label(const char *cmd, char *arg, struct wp_ch_label *labels, size_t *n)
 {
 	char *eq = strchr(arg, '=');
 
 	if (!eq || !label_key_ok(arg, (size_t)(eq - arg)) || strlen(eq + 1) > WP_CH_LABEL_MAX)
-		return usage_error("export", "--label: '%s' is not KEY=VALUE (a key of letters, "
+		return usage_error(cmd, "--label: '%s' is not KEY=VALUE (a key of letters, "
 				   "digits and _.:-, each at most %d bytes)", arg, WP_CH_LABEL_MAX);
 	if (*n == WP_CH_LABELS_MAX)
-		return usage_error("export", "--label: more than %d labels", WP_CH_LABELS_MAX);
+		return usage_error(cmd, "--label: more than %d labels", WP_CH_LABELS_MAX);
 	*eq = '\0';
 	for (size_t i = 0; i < *n; i++)
 		if (!strcmp(labels[i].key, arg))
-			return usage_error("export", "--label: '%s' is given twice", arg);
+			return usage_error(cmd, "--label: '%s' is given twice", arg);
 	labels[*n].key = arg;
 	labels[*n].value = eq + 1;
 	(*n)++;
@@ -146,7 +146,7 @@ int cmd_export(int argc, char **argv)
 			src.host = optarg;
 			break;
 		case OPT_LABEL:
-			ret = parse_label(optarg, labels, &src.nr_labels);
+			ret = parse_label("export", optarg, labels, &src.nr_labels);
 			if (ret)
 				return ret;
 			break;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "view.h"
 
 /* The id of a file: 32 hex digits of a 128-bit hash of its bytes, and a NUL. */
 #define WP_CH_FILE_ID_SIZE 33
@@ -83,6 +84,36 @@ int wp_ch_file_done(struct wp_ch *ch, const char *file_id, bool *done);
  */
 int wp_ch_export(struct wp_ch *ch, const struct wp_analysis *an, const struct wp_ch_source *src,
 		 uint64_t *rows);
+
+/* Which rows report --from reads: all, or those of these hosts, labels and times. */
+struct wp_ch_filter {
+	const char *const *hosts;	/* any of them */
+	size_t nr_hosts;
+	const struct wp_ch_label *labels;	/* all of them */
+	size_t nr_labels;
+	/*
+	 * Wall clock, UTC seconds, 0: open.  A file's rows are read when the
+	 * file's time meets [since, until): rows are a file's, not a moment's.
+	 */
+	uint64_t since_s, until_s;
+};
+
+/*
+ * A time of --since or --until as UTC seconds: seconds since the epoch,
+ * YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] or with a T (UTC), or -N followed by
+ * s, m, h or d (before now_s).  -EINVAL when it is none of these.
+ */
+int wp_ch_parse_time(const char *s, uint64_t now_s, uint64_t *out_s);
+
+/*
+ * report --from --format folded: the folded stacks of the rows that f
+ * selects, of the kinds of time that mode weighs, added up by the server
+ * (GROUP BY thread name, stack, kind and whether the time is estimated)
+ * and written as the folded format writes a file's: the same frames,
+ * quoting, markers and order, weights in units of unit_ns.
+ */
+int wp_ch_folded(struct wp_ch *ch, const struct wp_ch_filter *f, enum wp_mode mode,
+		 uint64_t unit_ns, bool thread_root, FILE *out);
 
 /* The tables' names, for messages and the test. */
 extern const char *const wp_ch_tables[];

@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "export_clickhouse.h"
+#include "format.h"
 #include "frameinfo.h"
 #include "log.h"
 #include "quote.h"
@@ -33,6 +35,9 @@
 /* Connecting, and then a transfer that moves not a byte for this long, fail. */
 #define CONNECT_TIMEOUT_S 10L
 #define STALL_TIMEOUT_S 120L
+
+/* A stack read back (report --from) has at most this many frames. */
+#define FRAMES_MAX 4096
 
 /* The stack hashes asked about in one query. */
 #define HASHES_PER_QUERY 20000
@@ -889,5 +894,265 @@ out:
 	free(r.wanted);
 	wp_u64map_release(&id_of);
 	wp_view_release(&r.v);
+	return err;
+}
+
+int wp_ch_parse_time(const char *s, uint64_t now_s, uint64_t *out_s)
+{
+	struct tm tm = { 0 };
+	const char *end;
+	uint64_t n;
+	char unit;
+	time_t t;
+
+	if (s[0] == '-') {
+		size_t len = strlen(s);
+		char digits[24];
+
+		if (len < 3 || len - 2 >= sizeof(digits))
+			return -EINVAL;
+		unit = s[len - 1];
+		memcpy(digits, s + 1, len - 2);
+		digits[len - 2] = '\0';
+		if (wp_parse_u64(digits, &n) || !strchr("smhd", unit))
+			return -EINVAL;
+		n *= unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 86400;
+		if (n > now_s)
+			return -EINVAL;
+		*out_s = now_s - n;
+		return 0;
+	}
+	if (!wp_parse_u64(s, &n)) {
+		*out_s = n;
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && (*end == ' ' || *end == 'T')) {
+		const char *hm = strptime(end + 1, "%H:%M", &tm);
+
+		end = hm && *hm == ':' ? strptime(hm, ":%S", &tm) : hm;
+	}
+	if (!end || *end)
+		return -EINVAL;
+	t = timegm(&tm);
+	if (t < 0)
+		return -EINVAL;
+	*out_s = (uint64_t)t;
+	return 0;
+}
+
+/* The WHERE clause of a filter, after "WHERE kind IN (...)". */
+static void put_filter(FILE *f, const struct wp_ch_filter *flt)
+{
+	for (size_t i = 0; i < flt->nr_hosts; i++) {
+		fputs(i ? ", '" : " AND host IN ('", f);
+		put_str(f, flt->hosts[i]);
+		fputc('\'', f);
+	}
+	if (flt->nr_hosts)
+		fputc(')', f);
+	for (size_t i = 0; i < flt->nr_labels; i++) {
+		fputs(" AND labels.value[indexOf(labels.key, '", f);
+		put_str(f, flt->labels[i].key);
+		fputs("')] = '", f);
+		put_str(f, flt->labels[i].value);
+		fputs("' AND has(labels.key, '", f);
+		put_str(f, flt->labels[i].key);
+		fputs("')", f);
+	}
+	if (flt->since_s)
+		fprintf(f, " AND end_time >= %" PRIu64, flt->since_s);
+	if (flt->until_s)
+		fprintf(f, " AND start_time < %" PRIu64, flt->until_s);
+}
+
+struct fold_line {
+	char *text;
+	uint64_t ns;
+};
+
+static int fold_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fold_line *)a)->text, ((const struct fold_line *)b)->text);
+}
+
+/* hex digits into bytes, in place; false when they are not hex. */
+static bool unhex(char *s, size_t len)
+{
+	size_t n = 0;
+
+	if (len % 2)
+		return false;
+	for (size_t i = 0; i < len; i += 2) {
+		int hi = s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10 : s[i] - '0';
+		int lo = s[i + 1] >= 'A' && s[i + 1] <= 'F' ? s[i + 1] - 'A' + 10 : s[i + 1] - '0';
+
+		if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
+			return false;
+		s[n++] = (char)(hi << 4 | lo);
+	}
+	s[n] = '\0';
+	return true;
+}
+
+/*
+ * The items of a TabSeparated array of hex strings or digits
+ * ("['4142','43']", "[0,1]"), in place: how many, or -EIO when it is
+ * not one, -E2BIG past max.
+ */
+static int array_items(char *s, char **items, unsigned int max)
+{
+	size_t len = strlen(s);
+	char *save, *it;
+	unsigned int n = 0;
+
+	if (len < 2 || s[0] != '[' || s[len - 1] != ']')
+		return -EIO;
+	s[len - 1] = '\0';
+	for (it = strtok_r(s + 1, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		size_t l = strlen(it);
+
+		if (it[0] == '\'') {
+			if (l < 2 || it[l - 1] != '\'')
+				return -EIO;
+			it[l - 1] = '\0';
+			it++;
+		}
+		if (n == max)
+			return -E2BIG;
+		items[n++] = it;
+	}
+	return (int)n;
+}
+
+/* One row of the answer: hex(comm), kind, estimated, ns, hex frames, kernel, inlined. */
+static int fold_row(char *row, bool thread_root, struct wp_buf *b, struct fold_line *line)
+{
+	static const char *const kinds[] = { "on-cpu", "blocked", "preempted", "runnable" };
+	static const enum wp_part parts[] = { WP_PART_ON, WP_PART_BLOCKED, WP_PART_PREEMPTED,
+					      WP_PART_RUNNABLE };
+	static char *names[FRAMES_MAX], *kflag[FRAMES_MAX], *iflag[FRAMES_MAX];
+	char *col[7], *save;
+	int n, nk, ni;
+	unsigned int k;
+	uint64_t est, ns;
+
+	for (int i = 0; i < 7; i++) {
+		col[i] = strtok_r(i ? NULL : row, "\t", &save);
+		if (!col[i])
+			return -EIO;
+	}
+	for (k = 0; k < 4 && strcmp(col[1], kinds[k]); k++)
+		;
+	if (k == 4 || wp_parse_u64(col[2], &est) || wp_parse_u64(col[3], &ns) ||
+	    !unhex(col[0], strlen(col[0])))
+		return -EIO;
+	n = array_items(col[4], names, FRAMES_MAX);
+	nk = array_items(col[5], kflag, FRAMES_MAX);
+	ni = array_items(col[6], iflag, FRAMES_MAX);
+	if (n < 0 || nk < 0 || ni < 0)
+		return n == -E2BIG ? -E2BIG : -EIO;
+	if (nk != n || ni != n)
+		return -EIO;
+	for (int i = 0; i < n; i++)
+		if (!unhex(names[i], strlen(names[i])))
+			return -EIO;
+	b->len = 0;
+	if (thread_root)
+		wp_folded_frame(b, col[0][0] ? col[0] : "?", 0);
+	for (int i = n; i-- > 0;)
+		wp_folded_stack_frame(b, names[i], (kflag[i][0] == '1' ? WP_FRAME_KERNEL : 0) |
+					 (iflag[i][0] == '1' ? WP_FRAME_INLINED : 0));
+	if (wp_part_marker(parts[k], est))
+		wp_folded_frame(b, wp_part_marker(parts[k], est), 0);
+	if (wp_buf_append(b, "", 1))
+		return -ENOMEM;
+	line->text = strdup((const char *)b->data);
+	if (!line->text)
+		return -ENOMEM;
+	line->ns = ns;
+	return 0;
+}
+
+int wp_ch_folded(struct wp_ch *ch, const struct wp_ch_filter *flt, enum wp_mode mode,
+		 uint64_t unit_ns, bool thread_root, FILE *out)
+{
+	static const char *const kinds[] = { "on-cpu", "blocked", "preempted", "runnable" };
+	static const enum wp_part parts[] = { WP_PART_ON, WP_PART_BLOCKED, WP_PART_PREEMPTED,
+					      WP_PART_RUNNABLE };
+	struct wp_view v = { .o = { .mode = mode } };
+	struct fold_line *lines = NULL;
+	size_t nl = 0, cap = 0, len = 0;
+	char *sql = NULL, *res = NULL, *row, *next;
+	struct wp_buf b = { 0 };
+	bool any = false;
+	FILE *f;
+	int err = 0;
+
+	f = open_memstream(&sql, &len);
+	if (!f)
+		return -ENOMEM;
+	/* The kinds the mode weighs, as the view says. */
+	fputs("SELECT hex(comm), kind, est, total, arrayMap(x -> hex(x), functions), kernel, "
+	      "inlined FROM (SELECT comm, stack, kind, "
+	      "estimated_ns > 0 AND estimated_ns >= intDiv(ns, 100) AS est, sum(ns) AS total "
+	      "FROM wallprof_samples WHERE kind IN (", f);
+	for (int k = 0; k < 4; k++)
+		if (wp_view_part(&v, parts[k])) {
+			fprintf(f, "%s'%s'", any ? ", " : "", kinds[k]);
+			any = true;
+		}
+	fputc(')', f);
+	put_filter(f, flt);
+	fputs(" GROUP BY comm, stack, kind, est) ANY LEFT JOIN (SELECT hash AS stack, "
+	      "frames.function AS functions, frames.kernel AS kernel, frames.inlined AS inlined "
+	      "FROM wallprof_stacks) USING stack", f);
+	if (fclose(f)) {
+		free(sql);
+		return -ENOMEM;
+	}
+	err = wp_ch_query(ch, sql, NULL, 0, &res);
+	free(sql);
+	if (err)
+		return err;
+	for (row = res; row && *row; row = next) {
+		next = strchr(row, '\n');
+		if (next)
+			*next++ = '\0';
+		err = WP_GROW(lines, cap, nl + 1);
+		if (!err)
+			err = fold_row(row, thread_root, &b, &lines[nl]);
+		if (err == -EIO)
+			wp_error("ClickHouse at %s answered a row that is not a stack's",
+				 wp_quoted(ch->shown));
+		if (err == -E2BIG)
+			wp_error("ClickHouse at %s holds a stack of more than %d frames",
+				 wp_quoted(ch->shown), FRAMES_MAX);
+		if (err)
+			goto out;
+		nl++;
+	}
+	if (!nl)
+		wp_warn("ClickHouse at %s holds no exported rows that match", wp_quoted(ch->shown));
+	/* Equal lines add up: stacks of threads of one name, of every file and host. */
+	if (nl)
+		qsort(lines, nl, sizeof(*lines), fold_cmp);
+	for (size_t i = 0; i < nl;) {
+		uint64_t ns = 0, weight;
+		size_t j = i;
+
+		while (j < nl && !strcmp(lines[j].text, lines[i].text))
+			ns += lines[j++].ns;
+		weight = (ns + unit_ns / 2) / unit_ns;
+		if (weight)
+			fprintf(out, "%s %" PRIu64 "\n", lines[i].text, weight);
+		i = j;
+	}
+out:
+	for (size_t i = 0; i < nl; i++)
+		free(lines[i].text);
+	free(lines);
+	free(res);
+	wp_buf_release(&b);
 	return err;
 }

@@ -142,6 +142,50 @@ for h in 1 2; do
 	py_check "stacks$h" "host $h" stacks "$url" "$(hex "$host")" "$h.json"
 done
 
+# --- report --from: folded stacks added up by the server ---------------
+# merged FILE...: folded lines (--unit ns) with equal stacks added up, sorted.
+merged() {
+	cat "$@" | awk '{ w = $NF; sub(/ [0-9]+$/, ""); s[$0] += w } END { for (k in s) print k " " s[k] }' |
+		sort
+}
+# from_check NAME FILES -- REPORT-OPTIONS...: report --from with those
+# options gives the folded output of FILES (each with the same options) merged.
+from_check() {
+	_n=$1 _files=''; shift
+	while [ "$1" != -- ]; do _files="$_files $1"; shift; done
+	shift
+	_want=''
+	for _f in $_files; do
+		_mode=$(echo "$*" | sed -n 's/.*--mode \([a-z]*\).*/--mode \1/p')
+		"$WALLPROF" report -q -i "$_f" --format folded --unit ns $_mode >"$_n.$_f.folded" ||
+			fail "$_n: report -i $_f --format folded"
+		_want="$_want $_n.$_f.folded"
+	done
+	merged $_want >"$_n.want"
+	run "$_n.out" "$_n.err" "$WALLPROF" report --from "$url" --unit ns "$@"
+	check_num "$_n: report --from exits 0" "$rc" -eq 0
+	sort "$_n.out" >"$_n.got"
+	check "$_n: $(wc -l <"$_n.got") lines, the folded stacks of$_files merged" \
+		cmp -s "$_n.want" "$_n.got"
+	[ -s "$_n.want" ] || fail "$_n: the files have folded stacks"
+	cmp -s "$_n.want" "$_n.got" || diff "$_n.want" "$_n.got" | head -n 6 | sed 's/^/# /'
+}
+from_check both-hosts wallclock.data hostile.data --
+from_check host1 wallclock.data -- --host "$host1"
+from_check host2 hostile.data -- --host "$host2"
+from_check both-named wallclock.data hostile.data -- --host "$host2" --host "$host1"
+from_check label wallclock.data -- --label deploy=v42 --since -1d --until 2100-01-01
+from_check blocked wallclock.data hostile.data -- --mode blocked
+from_check on-host2 hostile.data -- --mode on --host "$host2" --format folded
+run f1.out f1.err "$WALLPROF" report --from "$url" --since 2100-01-01
+check_num "report --from, files of 2100: exit 0" "$rc" -eq 0
+check_num "... no line" "$(nlines f1.out)" -eq 0
+check "... and a warning that no row matched" grep -q "no exported rows" f1.err
+run f2.out f2.err "$WALLPROF" report --from "$url" --format json
+check_num "report --from --format json (not computed in the server yet): exit 2" "$rc" -eq 2
+run f3.out f3.err "$WALLPROF" report --from "$url" --since yesterday
+check_num "report --from --since yesterday (not a time): exit 2" "$rc" -eq 2
+
 # --- the names, as their bytes --------------------------------------------
 H2=$(hex "$host2")
 comms=$(q "SELECT DISTINCT hex(comm) FROM wallprof_threads WHERE hex(host) = '$H2'")
