@@ -4,7 +4,7 @@
 
   query URL SQL          print the server's answer to SQL
   wait URL SECONDS       exit 0 once the server answers, 1 if it never did
-  ledger URL HOSTHEX JSON
+  ledger URL HOSTHEX JSON [FILE_ID]
                          the host's thread rows against the threads of
                          `report --format json`: the same threads, each
                          with the same times to the nanosecond and name
@@ -61,7 +61,7 @@ def diff(a, b):
     return 'only in the JSON report: %r\nonly in ClickHouse: %r' % (only_a, only_b)
 
 
-def ledger(url, hosthex, path):
+def ledger(url, hosthex, path, file_id=None):
     doc = json.load(open(path))
     times = ('start_ns', 'end_ns', 'wall_ns', 'on_cpu_ns', 'runnable_ns', 'preempted_ns',
              'blocked_ns')
@@ -70,12 +70,14 @@ def ledger(url, hosthex, path):
         want[(t['pid'], t['tid'], t['start_ns'])] = tuple(t[k] for k in times) + (t['comm'],)
     got = {}
     for r in rows(url, "SELECT pid, tid, %s, hex(comm) AS comm FROM wallprof_threads "
-                  "WHERE hex(host) = '%s'" % (', '.join(times), hosthex)):
+                  "WHERE hex(host) = '%s'%s" % (', '.join(times), hosthex,
+                                                 " AND file_id = '%s'" % file_id
+                                                 if file_id else '')):
         key = (int(r['pid']), int(r['tid']), int(r['start_ns']))
         check('thread %d/%d is one row' % key[:2], key not in got)
         got[key] = tuple(int(r[k]) for k in times) + (text(r['comm']),)
     check('%d threads in the JSON report, %d in ClickHouse' % (len(want), len(got)),
-          len(want) == len(got) and len(want) > 0)
+          len(want) == len(got) and (len(want) > 0 or file_id))
     for key in sorted(want):
         w, g = want[key], got.get(key)
         check('thread %d/%d %s: start, end, wall, on-CPU, runnable, preempted, blocked '
@@ -139,7 +141,7 @@ def main():
                 time.sleep(0.2)
         return 1
     if cmd == 'ledger':
-        ledger(*sys.argv[2:5])
+        ledger(*sys.argv[2:6])
     elif cmd == 'stacks':
         stacks(*sys.argv[2:5])
     else:

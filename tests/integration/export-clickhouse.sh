@@ -55,6 +55,18 @@ cat >"$chdir/users.xml" <<EOF
   </interval></default></quotas>
 </yandex>
 EOF
+# ch_run: the server of config.xml, its pid in ch_pid; 0 once it answers.
+ch_run() {
+	[ -n "$as_user" ] && chown -R nobody "$chdir"
+	# timeout: the server goes even if this script is killed too hard for its trap.
+	$as_user timeout -k 5 900 "$server" --config-file="$chdir/config.xml" \
+		>"$chdir/server.out" 2>&1 &
+	ch_pid=$!
+	url="http://127.0.0.1:$port/"
+	python3 "$PY" wait "$url" 60 && return 0
+	ch_stop
+	return 1
+}
 # ch_start: the server on a free port (three tries: another may take it first).
 ch_start() {
 	for _try in 1 2 3; do
@@ -78,14 +90,7 @@ ch_start() {
   <timezone>UTC</timezone>
 </yandex>
 EOF
-		[ -n "$as_user" ] && chown -R nobody "$chdir"
-		# timeout: the server goes even if this script is killed too hard for its trap.
-		$as_user timeout -k 5 900 "$server" --config-file="$chdir/config.xml" \
-			>"$chdir/server.out" 2>&1 &
-		ch_pid=$!
-		url="http://127.0.0.1:$port/"
-		python3 "$PY" wait "$url" 60 && return 0
-		ch_stop
+		ch_run && return 0
 	done
 	echo "# clickhouse-server did not start:"
 	tail -n 5 "$chdir/server.out" "$chdir/err.log" 2>/dev/null | sed 's/^/# /'
@@ -240,6 +245,42 @@ run ex5.out ex5.err "$WALLPROF" export --clickhouse "$url" --host "$host1" \
 check_num "the export cut short, again: exit 0" "$rc" -eq 0
 check "... completes it with no duplicate (files threads samples stacks: $before)" \
 	[ "$(counts)" = "$before" ]
+
+# --- record --rotate --export, the server stopped part of the time ------
+# 1-second files; the server stops after about 1.5 s and comes back 3 s
+# later on the same port: the files completed meanwhile wait on disk and
+# go once it answers; in the end every file is in the server once.
+"$WALLPROF" record -o rot.data --rotate 1 --export "$url" -- "$WORKLOADS/wallclock" 6 \
+	>rot.out 2>rot.err </dev/null &
+rec=$!
+bg_pids="$bg_pids $rec"
+sleep 1.5
+ch_stop
+down=$(date +%s)
+sleep 3
+up=$(date +%s)
+check "the server comes back on port $port" ch_run
+wait "$rec"
+rc=$?
+check_num "record --rotate 1 --export, the server stopped for 3 s: exit 0" "$rc" -eq 0
+sed 's/^/# /' rot.err | tail -n 6
+nrot=$(ls rot.*.data | wc -l)
+check_num "it wrote files ($nrot)" "$nrot" -ge 5
+check "... and says they are all in ClickHouse" grep -q "wallprof: $nrot files in ClickHouse" rot.err
+check_num "every file is in wallprof_files once" \
+	"$(q "SELECT count() FROM (SELECT path, count() AS n, uniqExact(file_id) AS ids
+		FROM wallprof_files WHERE path LIKE 'rot.%' GROUP BY path HAVING n = 1 AND ids = 1)")" \
+	-eq "$nrot"
+check_num "files that ended while it was down ($down-$up) went once it was back" \
+	"$(q "SELECT count() FROM wallprof_files WHERE path LIKE 'rot.%'
+		AND toUnixTimestamp(end_time) > $down AND toUnixTimestamp(end_time) < $up
+		AND toUnixTimestamp(exported_at) >= $up")" -gt 0
+rothost=$(q "SELECT DISTINCT hex(host) FROM wallprof_files WHERE path LIKE 'rot.%'")
+for f in rot.*.data; do
+	id=$(q "SELECT file_id FROM wallprof_files WHERE path = '$f'")
+	"$WALLPROF" report -q -i "$f" --format json >"$f.json" || fail "report -i $f"
+	py_check "ledger-$f" "$f" ledger "$url" "$rothost" "$f.json" "$id"
+done
 
 # --- errors -----------------------------------------------------------
 run e1.out e1.err "$WALLPROF" export --clickhouse "${url}?database=nowhere" wallclock.data
