@@ -39,8 +39,11 @@
 /* A stack read back (report --from) has at most this many frames. */
 #define FRAMES_MAX 4096
 
-/* The stack hashes asked about in one query. */
-#define HASHES_PER_QUERY 20000
+/*
+ * The stack hashes asked about in one query: some 100 KiB of SQL, well
+ * under the server's max_query_size (256 KiB by default).
+ */
+#define HASHES_PER_QUERY 5000
 
 /*
  * Rows of one table of one file are one INSERT, parsed as one block:
