@@ -331,7 +331,8 @@ static int report_from(const struct from_request *fr, const struct wp_view_opts 
 			return WP_EXIT_FAILURE;
 		}
 	}
-	if (!wp_ch_folded(ch, &fr->filter, vo->mode, vo->unit_ns, vo->thread_root, out))
+	if (!wp_ch_folded(ch, &fr->filter, vo->mode, vo->unit_ns, vo->thread_root, vo->wakers,
+			  out))
 		ret = WP_EXIT_OK;
 	if (out != stdout && fclose(out)) {
 		wp_error("cannot write '%s': %s", wp_quoted(output), strerror(errno));
@@ -650,10 +651,10 @@ int cmd_report(int argc, char **argv)
 			ret = usage_error("report", "--from: only --format folded is computed in "
 					  "the server");
 		else if (input_given || dump || base_input || cpr.given || vo.pids || vo.tids ||
-			 vo.comm || vo.grep || vo.waker_comm || vo.wakers || ao.has_window ||
+			 vo.comm || vo.grep || vo.waker_comm || ao.has_window ||
 			 ao.min_block_ns || ao.lines || ao.no_kernel || ao.no_user)
 			ret = usage_error("report", "--from reads no file: -i, --dump, --diff, "
-					  "--critical-path, --wakers, --lines and the filters "
+					  "--critical-path, --lines and the filters "
 					  "(--pid ... --no-user) are not for it");
 		else
 			ret = report_from(&fr, &vo, output);

@@ -108,12 +108,13 @@ int wp_ch_parse_time(const char *s, uint64_t now_s, uint64_t *out_s);
 /*
  * report --from --format folded: the folded stacks of the rows that f
  * selects, of the kinds of time that mode weighs, added up by the server
- * (GROUP BY thread name, stack, kind and whether the time is estimated)
- * and written as the folded format writes a file's: the same frames,
- * quoting, markers and order, weights in units of unit_ns.
+ * (GROUP BY thread name, stack, kind and whether the time is estimated;
+ * with wakers, blocked time also by waker) and written as the folded
+ * format writes a file's: the same frames, quoting, markers and order,
+ * weights in units of unit_ns.
  */
 int wp_ch_folded(struct wp_ch *ch, const struct wp_ch_filter *f, enum wp_mode mode,
-		 uint64_t unit_ns, bool thread_root, FILE *out);
+		 uint64_t unit_ns, bool thread_root, bool wakers, FILE *out);
 
 /* The tables' names, for messages and the test. */
 extern const char *const wp_ch_tables[];

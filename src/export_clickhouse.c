@@ -1028,31 +1028,13 @@ static int array_items(char *s, char **items, unsigned int max)
 	return (int)n;
 }
 
-/* One row of the answer: hex(comm), kind, estimated, ns, hex frames, kernel, inlined. */
-static int fold_row(char *row, bool thread_root, struct wp_buf *b, struct fold_line *line)
+/* Frames from three array columns (hex names, kernel and inlined marks): how many, or -errno. */
+static int row_frames(char **col, char **names, char **kflag, char **iflag)
 {
-	static const char *const kinds[] = { "on-cpu", "blocked", "preempted", "runnable" };
-	static const enum wp_part parts[] = { WP_PART_ON, WP_PART_BLOCKED, WP_PART_PREEMPTED,
-					      WP_PART_RUNNABLE };
-	static char *names[FRAMES_MAX], *kflag[FRAMES_MAX], *iflag[FRAMES_MAX];
-	char *col[7], *save;
-	int n, nk, ni;
-	unsigned int k;
-	uint64_t est, ns;
+	int n = array_items(col[0], names, FRAMES_MAX);
+	int nk = array_items(col[1], kflag, FRAMES_MAX);
+	int ni = array_items(col[2], iflag, FRAMES_MAX);
 
-	for (int i = 0; i < 7; i++) {
-		col[i] = strtok_r(i ? NULL : row, "\t", &save);
-		if (!col[i])
-			return -EIO;
-	}
-	for (k = 0; k < 4 && strcmp(col[1], kinds[k]); k++)
-		;
-	if (k == 4 || wp_parse_u64(col[2], &est) || wp_parse_u64(col[3], &ns) ||
-	    !unhex(col[0], strlen(col[0])))
-		return -EIO;
-	n = array_items(col[4], names, FRAMES_MAX);
-	nk = array_items(col[5], kflag, FRAMES_MAX);
-	ni = array_items(col[6], iflag, FRAMES_MAX);
 	if (n < 0 || nk < 0 || ni < 0)
 		return n == -E2BIG ? -E2BIG : -EIO;
 	if (nk != n || ni != n)
@@ -1060,14 +1042,65 @@ static int fold_row(char *row, bool thread_root, struct wp_buf *b, struct fold_l
 	for (int i = 0; i < n; i++)
 		if (!unhex(names[i], strlen(names[i])))
 			return -EIO;
+	return n;
+}
+
+static uint32_t frame_token(char *const *kflag, char *const *iflag, int i)
+{
+	return (kflag[i][0] == '1' ? WP_FRAME_KERNEL : 0) |
+	       (iflag[i][0] == '1' ? WP_FRAME_INLINED : 0);
+}
+
+/*
+ * One row of the answer: hex(comm), kind, estimated, ns, the stack's
+ * frames (three columns), whether it is a waker's share, hex(waker's
+ * name), the waker's frames (three columns).
+ */
+static int fold_row(char *row, bool thread_root, struct wp_buf *b, struct fold_line *line)
+{
+	static const char *const kinds[] = { "on-cpu", "blocked", "preempted", "runnable" };
+	static const enum wp_part parts[] = { WP_PART_ON, WP_PART_BLOCKED, WP_PART_PREEMPTED,
+					      WP_PART_RUNNABLE };
+	static char *names[FRAMES_MAX], *kflag[FRAMES_MAX], *iflag[FRAMES_MAX];
+	char *col[12], *rest = row;
+	int n;
+	unsigned int k;
+	uint64_t est, ns;
+
+	/* strsep, not strtok: an empty name is an empty column. */
+	for (int i = 0; i < 12; i++) {
+		col[i] = strsep(&rest, "\t");
+		if (!col[i])
+			return -EIO;
+	}
+	if (rest)
+		return -EIO;
+	for (k = 0; k < 4 && strcmp(col[1], kinds[k]); k++)
+		;
+	if (k == 4 || wp_parse_u64(col[2], &est) || wp_parse_u64(col[3], &ns) ||
+	    !unhex(col[0], strlen(col[0])) || !unhex(col[8], strlen(col[8])))
+		return -EIO;
+	n = row_frames(col + 4, names, kflag, iflag);
+	if (n < 0)
+		return n;
 	b->len = 0;
 	if (thread_root)
 		wp_folded_frame(b, col[0][0] ? col[0] : "?", 0);
 	for (int i = n; i-- > 0;)
-		wp_folded_stack_frame(b, names[i], (kflag[i][0] == '1' ? WP_FRAME_KERNEL : 0) |
-					 (iflag[i][0] == '1' ? WP_FRAME_INLINED : 0));
+		wp_folded_stack_frame(b, names[i], frame_token(kflag, iflag, i));
 	if (wp_part_marker(parts[k], est))
 		wp_folded_frame(b, wp_part_marker(parts[k], est), 0);
+	/* A waker's share: its frames after "--", leaf first, and its name (format_folded.c). */
+	if (!strcmp(col[7], "1")) {
+		n = row_frames(col + 9, names, kflag, iflag);
+		if (n < 0)
+			return n;
+		wp_folded_frame(b, "--", 0);
+		for (int i = 0; i < n; i++)
+			wp_folded_stack_frame(b, names[i], frame_token(kflag, iflag, i));
+		if (thread_root)
+			wp_folded_frame(b, col[8], 0);
+	}
 	if (wp_buf_append(b, "", 1))
 		return -ENOMEM;
 	line->text = strdup((const char *)b->data);
@@ -1077,39 +1110,86 @@ static int fold_row(char *row, bool thread_root, struct wp_buf *b, struct fold_l
 	return 0;
 }
 
-int wp_ch_folded(struct wp_ch *ch, const struct wp_ch_filter *flt, enum wp_mode mode,
-		 uint64_t unit_ns, bool thread_root, FILE *out)
+/* A row's own blocked time is an estimate, as the folded format's marker says. */
+#define EST_SQL "estimated_ns > 0 AND estimated_ns >= intDiv(ns, 100)"
+
+/*
+ * The SQL of report --from's folded stacks: one row per line to be (thread
+ * name, stack, kind, estimated or not; with wakers, each blocked line
+ * split by waker and the rest), with the stacks' frames.
+ */
+static void folded_sql(FILE *f, const struct wp_ch_filter *flt, const struct wp_view *v,
+		       bool wakers)
 {
 	static const char *const kinds[] = { "on-cpu", "blocked", "preempted", "runnable" };
 	static const enum wp_part parts[] = { WP_PART_ON, WP_PART_BLOCKED, WP_PART_PREEMPTED,
 					      WP_PART_RUNNABLE };
+	bool any = false;
+
+	wakers = wakers && wp_view_part(v, WP_PART_BLOCKED);
+	fputs("SELECT hex(comm), k, est, total, arrayMap(x -> hex(x), functions), kernel, "
+	      "inlined, wk, hex(waker_comm), arrayMap(x -> hex(x), wfunctions), wkernel, "
+	      "winlined FROM (SELECT * FROM (", f);
+	/* Each kind the mode weighs (as the view says), blocked apart with wakers. */
+	fputs("SELECT comm, stack, toString(kind) AS k, " EST_SQL " AS est, toUInt8(0) AS wk, "
+	      "toUInt64(0) AS waker_stack, '' AS waker_comm, sum(ns) AS total "
+	      "FROM wallprof_samples WHERE ", f);
+	for (int k = 0; k < 4; k++)
+		if (wp_view_part(v, parts[k]) && !(wakers && parts[k] == WP_PART_BLOCKED)) {
+			fprintf(f, "%s'%s'", any ? ", " : "kind IN (", kinds[k]);
+			any = true;
+		}
+	/* --mode blocked --wakers: only the blocked lines below. */
+	fputs(any ? ")" : "0", f);
+	put_filter(f, flt);
+	fputs(" GROUP BY comm, stack, k, est", f);
+	if (wakers) {
+		/* What no waker ended, weight by weight (a thread's stack in a file). */
+		fputs(" UNION ALL SELECT comm, stack, 'blocked' AS k, est, toUInt8(0) AS wk, "
+		      "toUInt64(0) AS waker_stack, '' AS waker_comm, "
+		      "sum(toUInt64(if(ns > woken, ns - woken, 0))) AS total FROM (SELECT file_id, serial, "
+		      "stack, comm, ns, " EST_SQL " AS est FROM wallprof_samples WHERE kind = "
+		      "'blocked'", f);
+		put_filter(f, flt);
+		fputs(") ANY LEFT JOIN (SELECT file_id, serial, stack, sum(ns) AS woken FROM "
+		      "wallprof_samples WHERE kind = 'woken'", f);
+		put_filter(f, flt);
+		fputs(" GROUP BY file_id, serial, stack) USING (file_id, serial, stack) "
+		      "GROUP BY comm, stack, est", f);
+		/* What each waker ended, marked as its blocked weight is. */
+		fputs(" UNION ALL SELECT comm, stack, 'blocked' AS k, est, toUInt8(1) AS wk, "
+		      "waker_stack, waker_comm, sum(ns) AS total FROM (SELECT file_id, serial, stack, "
+		      "comm, ns, waker_stack, waker_comm FROM wallprof_samples WHERE kind = 'woken'",
+		      f);
+		put_filter(f, flt);
+		fputs(") ANY LEFT JOIN (SELECT file_id, serial, stack, " EST_SQL " AS est FROM "
+		      "wallprof_samples WHERE kind = 'blocked'", f);
+		put_filter(f, flt);
+		fputs(") USING (file_id, serial, stack) GROUP BY comm, stack, est, waker_stack, "
+		      "waker_comm", f);
+	}
+	fputs(") ANY LEFT JOIN (SELECT hash AS stack, frames.function AS functions, "
+	      "frames.kernel AS kernel, frames.inlined AS inlined FROM wallprof_stacks) "
+	      "USING stack) ANY LEFT JOIN (SELECT hash AS waker_stack, frames.function AS "
+	      "wfunctions, frames.kernel AS wkernel, frames.inlined AS winlined FROM "
+	      "wallprof_stacks) USING waker_stack", f);
+}
+
+int wp_ch_folded(struct wp_ch *ch, const struct wp_ch_filter *flt, enum wp_mode mode,
+		 uint64_t unit_ns, bool thread_root, bool wakers, FILE *out)
+{
 	struct wp_view v = { .o = { .mode = mode } };
 	struct fold_line *lines = NULL;
 	size_t nl = 0, cap = 0, len = 0;
 	char *sql = NULL, *res = NULL, *row, *next;
 	struct wp_buf b = { 0 };
-	bool any = false;
 	FILE *f;
 	int err = 0;
 
 	f = open_memstream(&sql, &len);
 	if (!f)
 		return -ENOMEM;
-	/* The kinds the mode weighs, as the view says. */
-	fputs("SELECT hex(comm), kind, est, total, arrayMap(x -> hex(x), functions), kernel, "
-	      "inlined FROM (SELECT comm, stack, kind, "
-	      "estimated_ns > 0 AND estimated_ns >= intDiv(ns, 100) AS est, sum(ns) AS total "
-	      "FROM wallprof_samples WHERE kind IN (", f);
-	for (int k = 0; k < 4; k++)
-		if (wp_view_part(&v, parts[k])) {
-			fprintf(f, "%s'%s'", any ? ", " : "", kinds[k]);
-			any = true;
-		}
-	fputc(')', f);
-	put_filter(f, flt);
-	fputs(" GROUP BY comm, stack, kind, est) ANY LEFT JOIN (SELECT hash AS stack, "
-	      "frames.function AS functions, frames.kernel AS kernel, frames.inlined AS inlined "
-	      "FROM wallprof_stacks) USING stack", f);
+	folded_sql(f, flt, &v, wakers);
 	if (fclose(f)) {
 		free(sql);
 		return -ENOMEM;

@@ -162,6 +162,7 @@ from_check() {
 	_want=''
 	for _f in $_files; do
 		_mode=$(echo "$*" | sed -n 's/.*--mode \([a-z]*\).*/--mode \1/p')
+		case " $* " in *" --wakers "*) _mode="$_mode --wakers" ;; esac
 		"$WALLPROF" report -q -i "$_f" --format folded --unit ns $_mode >"$_n.$_f.folded" ||
 			fail "$_n: report -i $_f --format folded"
 		_want="$_want $_n.$_f.folded"
@@ -182,6 +183,8 @@ from_check both-named wallclock.data hostile.data -- --host "$host2" --host "$ho
 from_check label wallclock.data -- --label deploy=v42 --since -1d --until 2100-01-01
 from_check blocked wallclock.data hostile.data -- --mode blocked
 from_check on-host2 hostile.data -- --mode on --host "$host2" --format folded
+from_check wakers wallclock.data hostile.data -- --wakers
+from_check wakers-blocked wallclock.data -- --wakers --mode blocked --host "$host1"
 run f1.out f1.err "$WALLPROF" report --from "$url" --since 2100-01-01
 check_num "report --from, files of 2100: exit 0" "$rc" -eq 0
 check_num "... no line" "$(nlines f1.out)" -eq 0
