@@ -178,13 +178,14 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
 	struct answer *a = arg;
 
+	n *= size;	/* libcurl's size is 1 */
 	if (a->b.len + n > RESULT_MAX) {
 		a->too_big = true;
 		return 0;
 	}
 	if (wp_buf_append(&a->b, p, n))
 		return 0;
-	return n * size;
+	return n;
 }
 
 /*
