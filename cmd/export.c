@@ -314,7 +314,7 @@ static int follow(const char *url, const char *output, int fd, const struct time
 			 "'%s'): send them with wallprof export", waiting,
 			 wp_quoted(first ? first : output));
 		free(first);
-	} else if (!quiet) {
+	} else if (!quiet && sent) {
 		fprintf(stderr, "wallprof: %u files in ClickHouse\n", sent);
 	}
 	wp_ch_close(ch);
