@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
+#include <sys/types.h>
 #include "options.h"
 
 /* Exit statuses shared by every subcommand. */
@@ -20,13 +22,37 @@
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
 void record_usage(FILE *out);
 void report_usage(FILE *out);
 void convert_usage(FILE *out);
+void export_usage(FILE *out);
 void top_usage(FILE *out);
 
+struct wp_ch_label;
+/*
+ * --label KEY=VALUE of export and report --from, into labels[*n]
+ * (WP_CH_LABELS_MAX of them): 0, or a usage error's status.  arg is
+ * split in place.
+ */
+int parse_label(const char *cmd, char *arg, struct wp_ch_label *labels, size_t *n);
+/*
+ * record --rotate --export URL: a process that exports each file of the
+ * recording (output, numbered as rotation names them) once complete,
+ * started before the recording; export_follow_end, once its last file is
+ * complete, waits for the rest to go (or to be named as waiting on disk):
+ * 0, or -EIO when some wait.
+ */
+struct export_follower {
+	pid_t pid;
+	int fd;
+	struct timespec started;
+};
+int export_follow_start(const char *url, const char *output, bool quiet,
+			struct export_follower *f);
+int export_follow_end(struct export_follower *f);
 enum wp_color_mode { WP_COLOR_AUTO, WP_COLOR_ALWAYS, WP_COLOR_NEVER };
 
 /* "auto", "always" or "never" (NULL, as from a bare --color, is always); -1 else. */

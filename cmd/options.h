@@ -41,7 +41,7 @@ struct cmd_option {
 };
 
 /* Room for the getopt_long arrays of the largest table. */
-#define OPTIONS_MAX 40
+#define OPTIONS_MAX 48
 
 struct option_parser {
 	struct option longopts[OPTIONS_MAX + 1];

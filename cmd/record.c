@@ -34,6 +34,7 @@ enum {
 	OPT_NO_BUILDID_CACHE,
 	OPT_UNWIND,
 	OPT_ROTATE,
+	OPT_EXPORT,
 	OPT_FLIGHT_RECORDER,
 };
 
@@ -84,6 +85,9 @@ static const struct cmd_option record_options[] = {
 	{ "force", 'f', OPTION_NO_ARG, NULL, "overwrite an existing data file", NULL },
 	{ "rotate", OPT_ROTATE, OPTION_ARG, " <secs>",
 	  "a new complete file every <secs> seconds: <file>\nnumbered, e.g. out.0001.data", NULL },
+	{ "export", OPT_EXPORT, OPTION_ARG, " <url>",
+	  "with --rotate: each file into ClickHouse once complete\n(wallprof export; they wait on disk while it is down)",
+	  NULL },
 	{ "flight-recorder", OPT_FLIGHT_RECORDER, OPTION_ARG, " <secs>",
 	  "keep only the last <secs> seconds in memory; write\nthem on SIGUSR1 and at the end",
 	  NULL },
@@ -201,6 +205,8 @@ int cmd_record(int argc, char **argv)
 		.argc = argc + 1,
 	};
 	struct option_parser parser;
+	struct export_follower follower = { .pid = -1 };
+	const char *export_url = NULL;
 	uint64_t v;
 	int c, ret, verbose = 0;
 
@@ -303,6 +309,9 @@ int cmd_record(int argc, char **argv)
 		}
 		case 'o':
 			o.output = optarg;
+			break;
+		case OPT_EXPORT:
+			export_url = optarg;
 			break;
 		case 'f':
 			o.force = true;
@@ -414,7 +423,23 @@ int cmd_record(int argc, char **argv)
 		wp_log_set_level(WP_LOG_WARN);
 	o.progress = !o.quiet && isatty(STDERR_FILENO);
 
+	if (export_url && o.rotate <= 0) {
+		ret = usage_error("record", "--export needs --rotate: a file goes once complete");
+		goto out;
+	}
+	if (export_url && strncmp(export_url, "http://", 7) && strncmp(export_url, "https://", 8)) {
+		ret = usage_error("record", "--export: '%s' is not an http:// or https:// URL",
+				  export_url);
+		goto out;
+	}
+	/* Before the recording's threads: a fork of one thread. */
+	if (export_url && export_follow_start(export_url, o.output, o.quiet, &follower)) {
+		ret = WP_EXIT_FAILURE;
+		goto out;
+	}
 	ret = wp_record_run(&o);
+	/* The recording's status is the exit status; files that wait say so. */
+	export_follow_end(&follower);
 out:
 	free(o.pids);
 	free(o.tids);

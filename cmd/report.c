@@ -16,6 +16,7 @@
 #include "critpath.h"
 #include "datafile.h"
 #include "dump.h"
+#include "export_clickhouse.h"
 #include "format.h"
 #include "log.h"
 #include "options.h"
@@ -56,6 +57,11 @@ enum {
 	OPT_CRITICAL_PATH,
 	OPT_WAIT_THRESHOLD,
 	OPT_WAIT_GROUPS,
+	OPT_FROM,
+	OPT_HOST,
+	OPT_LABEL,
+	OPT_SINCE,
+	OPT_UNTIL,
 };
 
 /* The words of --format, --mode and --sort, from the tables that own them. */
@@ -128,6 +134,17 @@ static const struct cmd_option report_options[] = {
 	  "waitgraph: leave out edges under this share of the window (default 1)", NULL },
 	{ "wait-groups", OPT_WAIT_GROUPS, OPTION_ARG, " <how>",
 	  "waitgraph: threads as one node: stacks (default), name, none", NULL },
+	{ NULL, 0, 0, NULL, "From ClickHouse (wallprof export), instead of a file:", NULL },
+	{ "from", OPT_FROM, OPTION_ARG, " <url>",
+	  "folded: the rows exported there, added up by the server", NULL },
+	{ "host", OPT_HOST, OPTION_ARG, " <name>", "--from: only this host's rows (repeat for more)",
+	  NULL },
+	{ "label", OPT_LABEL, OPTION_ARG, " <key=value>",
+	  "--from: only rows with this label (repeat: all of them)", NULL },
+	{ "since", OPT_SINCE, OPTION_ARG, " <time>",
+	  "--from: files that end at or after: UTC date and time, epoch\nseconds, or -N{s,m,h,d} ago", NULL },
+	{ "until", OPT_UNTIL, OPTION_ARG, " <time>", "--from: files that begin before (as --since)",
+	  NULL },
 	{ NULL, 0, 0, NULL, "Filters (every format):", NULL },
 	{ "pid", OPT_PID, OPTION_ARG, " <pid,...>", "only these processes", NULL },
 	{ "tid", OPT_TID, OPTION_ARG, " <tid,...>", "only these threads", NULL },
@@ -289,6 +306,42 @@ static int report_diff(struct wp_view *v, struct wp_analysis *base_an,
 	return ret;
 }
 
+/* --from: the report computed by the server from exported rows. */
+struct from_request {
+	const char *url;
+	const char *hosts[WP_CH_LABELS_MAX];
+	struct wp_ch_label labels[WP_CH_LABELS_MAX];
+	struct wp_ch_filter filter;
+};
+
+static int report_from(const struct from_request *fr, const struct wp_view_opts *vo,
+		       const char *output)
+{
+	struct wp_ch *ch;
+	FILE *out = stdout;
+	int ret = WP_EXIT_FAILURE;
+
+	if (wp_ch_open(fr->url, &ch))
+		return WP_EXIT_FAILURE;
+	if (output) {
+		out = fopen(output, "we");
+		if (!out) {
+			wp_error("cannot create '%s': %s", wp_quoted(output), strerror(errno));
+			wp_ch_close(ch);
+			return WP_EXIT_FAILURE;
+		}
+	}
+	if (!wp_ch_folded(ch, &fr->filter, vo->mode, vo->unit_ns, vo->thread_root, vo->wakers,
+			  out))
+		ret = WP_EXIT_OK;
+	if (out != stdout && fclose(out)) {
+		wp_error("cannot write '%s': %s", wp_quoted(output), strerror(errno));
+		ret = WP_EXIT_FAILURE;
+	}
+	wp_ch_close(ch);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const char *const units[] = { "ns", "us", "ms", NULL };
@@ -322,6 +375,8 @@ int cmd_report(int argc, char **argv)
 	struct wp_waits waits = { 0 };
 	bool have_waits = false;
 	double pct;
+	struct from_request fr = { 0 };
+	bool input_given = false, format_given = false;
 
 	if (options_parser_init(&parser, report_options, ARRAY_SIZE(report_options), ":"))
 		return WP_EXIT_FAILURE;
@@ -331,12 +386,43 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			input = optarg;
+			input_given = true;
+			break;
+		case OPT_FROM:
+			fr.url = optarg;
+			break;
+		case OPT_HOST:
+			if (!optarg[0] || strlen(optarg) > 255 ||
+			    fr.filter.nr_hosts == WP_CH_LABELS_MAX) {
+				ret = usage_error("report", "--host: a name of 1 to 255 bytes, at most "
+						  "%d of them", WP_CH_LABELS_MAX);
+				goto out_free;
+			}
+			fr.hosts[fr.filter.nr_hosts++] = optarg;
+			break;
+		case OPT_LABEL:
+			ret = parse_label("report", optarg, fr.labels, &fr.filter.nr_labels);
+			if (ret)
+				goto out_free;
+			break;
+		case OPT_SINCE:
+		case OPT_UNTIL:
+			if (wp_ch_parse_time(optarg, wp_clock_ns(CLOCK_REALTIME) / NSEC_PER_SEC,
+					     c == OPT_SINCE ? &fr.filter.since_s :
+							      &fr.filter.until_s)) {
+				ret = usage_error("report", "%s: '%s' is not a UTC date "
+						  "(YYYY-MM-DD[ HH:MM[:SS]]), seconds since 1970, or "
+						  "-N followed by s, m, h or d",
+						  c == OPT_SINCE ? "--since" : "--until", optarg);
+				goto out_free;
+			}
 			break;
 		case 'o':
 			output = optarg;
 			break;
 		case OPT_FORMAT:
 			format = wp_format_find(optarg);
+			format_given = true;
 			if (!format) {
 				ret = unknown_word("report", "--format", "format", format_word, optarg);
 				goto out_free;
@@ -548,6 +634,30 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc) {
 		ret = usage_error("report", "unexpected argument '%s'", argv[optind]);
+		goto out_free;
+	}
+	if (!fr.url && (fr.filter.nr_hosts || fr.filter.nr_labels || fr.filter.since_s ||
+			fr.filter.until_s)) {
+		ret = usage_error("report", "--host, --label, --since and --until choose rows of "
+				  "--from");
+		goto out_free;
+	}
+	if (fr.url) {
+		fr.filter.hosts = fr.hosts;
+		fr.filter.labels = fr.labels;
+		if (!format_given)
+			format = wp_format_find("folded");
+		if (!format || format->write != wp_format_folded)
+			ret = usage_error("report", "--from: only --format folded is computed in "
+					  "the server");
+		else if (input_given || dump || base_input || cpr.given || vo.pids || vo.tids ||
+			 vo.comm || vo.grep || vo.waker_comm || ao.has_window ||
+			 ao.min_block_ns || ao.lines || ao.no_kernel || ao.no_user)
+			ret = usage_error("report", "--from reads no file: -i, --dump, --diff, "
+					  "--critical-path, --lines and the filters "
+					  "(--pid ... --no-user) are not for it");
+		else
+			ret = report_from(&fr, &vo, output);
 		goto out_free;
 	}
 	if (base_input && (dump || !wp_format_can_diff(format))) {

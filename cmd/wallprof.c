@@ -33,6 +33,7 @@ static const struct cmd_struct commands[] = {
 	{ "record", cmd_record, record_usage, "Run a command or attach to processes and record on-CPU and off-CPU events", true },
 	{ "report", cmd_report, report_usage, "Read a recording and print what it holds", false },
 	{ "convert", cmd_convert, convert_usage, "Rewrite a recording with its stacks unwound: a much smaller file", false },
+	{ "export", cmd_export, export_usage, "Write recordings into ClickHouse, for queries across hosts", false },
 	{ "top", cmd_top, top_usage, "Show every thread's time live: on-CPU, waiting for a CPU, blocked, and who it waits for", true },
 };
 

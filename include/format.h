@@ -17,11 +17,23 @@
 #include "analysis.h"
 #include "view.h"
 
+struct wp_buf;
+
 /* The text report: header, per-process and per-thread times, top stacks, footer. */
 int wp_format_text(struct wp_view *v, FILE *out);
 
 /* Folded stacks: "root;outer;...;leaf weight" lines. */
 int wp_format_folded(struct wp_view *v, FILE *out);
+
+/*
+ * One frame of a folded line, appended to b after a ';' (when b is not
+ * empty), quoted, with FlameGraph's _[k] or _[i] by the token's
+ * WP_FRAME_KERNEL and WP_FRAME_INLINED bits: the folded format's own,
+ * for folded lines made elsewhere (report --from).  The stack_frame form
+ * is for a stack's frames (it renames the off-CPU pseudo-frames).
+ */
+void wp_folded_frame(struct wp_buf *b, const char *name, uint32_t token);
+void wp_folded_stack_frame(struct wp_buf *b, const char *name, uint32_t token);
 
 /* log2 histograms of on-CPU slices, off-CPU intervals and preemption waits. */
 int wp_format_hist(struct wp_view *v, FILE *out);

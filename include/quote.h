@@ -30,10 +30,18 @@
  *                     &quot; &apos;.  XML 1.0 allows no control character
  *                     other than tab, newline and return, not even as a
  *                     character reference, so TEXT's escapes are kept.
+ *   WP_QUOTE_CLICKHOUSE  a string value of ClickHouse's TabSeparated
+ *                     format, bare or single-quoted inside an array: as
+ *                     TEXT, but with the escapes ClickHouse reads back to
+ *                     the very bytes (its strings are bytes): \t \n \r by
+ *                     name, ' and \ after a backslash, and every other
+ *                     byte TEXT escapes as \xHH (ClickHouse reads \0 as
+ *                     NUL, so never octal).  The table holds the names as
+ *                     recorded.
  *
  * Every output and every message that shows such a name goes through this
- * family of functions; none escapes by itself.  TEXT, FOLDED and XML can
- * be read back unambiguously; nothing is ever dropped.
+ * family of functions; none escapes by itself.  TEXT, FOLDED, XML and CLICKHOUSE
+ * can be read back unambiguously; nothing is ever dropped.
  */
 #ifndef WALLPROF_QUOTE_H
 #define WALLPROF_QUOTE_H
@@ -49,6 +57,7 @@ enum wp_quote_mode {
 	WP_QUOTE_JSON,
 	WP_QUOTE_MESSAGE,
 	WP_QUOTE_XML,
+	WP_QUOTE_CLICKHOUSE,
 };
 
 /* Room for the quoted form of n bytes in any mode, with its NUL. */

@@ -22,7 +22,7 @@ struct folded_line {
  * A frame, quoted: no ';' (the separator) and no byte that ends a line or
  * upsets a terminal or the XML of a flame graph built from the output.
  */
-static void put_frame(struct wp_buf *b, const char *name, uint32_t token)
+void wp_folded_frame(struct wp_buf *b, const char *name, uint32_t token)
 {
 	if (b->len)
 		wp_buf_append(b, ";", 1);
@@ -40,7 +40,7 @@ static void put_frame(struct wp_buf *b, const char *name, uint32_t token)
  * "off-cpu: ": in this format only the last frame, the marker of the
  * kind of time, starts with "[off-cpu", and the marker follows them too.
  */
-static void put_stack_frame(struct wp_buf *b, const char *name, uint32_t token)
+void wp_folded_stack_frame(struct wp_buf *b, const char *name, uint32_t token)
 {
 	static const char pseudo[] = "[off-cpu: ";
 	char plain[128];
@@ -51,7 +51,7 @@ static void put_stack_frame(struct wp_buf *b, const char *name, uint32_t token)
 		snprintf(plain, sizeof(plain), "[%s", name + sizeof(pseudo) - 1);
 		name = plain;
 	}
-	put_frame(b, name, token);
+	wp_folded_frame(b, name, token);
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -110,12 +110,12 @@ static int add_waker_lines(struct wp_view *v, struct folded *fo, struct wp_buf *
 		if (!wp_view_waker(v, k[i - 1].waker))
 			continue;
 		b->len = base;
-		put_frame(b, "--", 0);
+		wp_folded_frame(b, "--", 0);
 		frames = wp_stacks_get(v->an->stacks, a->stack, &n);
 		for (unsigned int f = 0; f < n; f++)
-			put_stack_frame(b, wp_analysis_frame_name(v->an, frames[f]), frames[f]);
+			wp_folded_stack_frame(b, wp_analysis_frame_name(v->an, frames[f]), frames[f]);
 		if (v->o.thread_root)
-			put_frame(b, wp_waker_name(v->an, a, name, sizeof(name)), 0);
+			wp_folded_frame(b, wp_waker_name(v->an, a, name, sizeof(name)), 0);
 		err = add_line(fo, b, k[i - 1].blocked_ns);
 		if (err)
 			return err;
@@ -154,11 +154,11 @@ int wp_format_folded(struct wp_view *v, FILE *out)
 				continue;
 			b.len = 0;
 			if (v->o.thread_root)
-				put_frame(&b, th[w[i].thread].comm[0] ? th[w[i].thread].comm : "?", 0);
+				wp_folded_frame(&b, th[w[i].thread].comm[0] ? th[w[i].thread].comm : "?", 0);
 			for (unsigned int f = n; f-- > 0;)
-				put_stack_frame(&b, wp_analysis_frame_name(an, frames[f]), frames[f]);
+				wp_folded_stack_frame(&b, wp_analysis_frame_name(an, frames[f]), frames[f]);
 			if (marker)
-				put_frame(&b, marker, 0);
+				wp_folded_frame(&b, marker, 0);
 			if (v->o.wakers && part == WP_PART_BLOCKED)
 				err = add_waker_lines(v, &fo, &b, &w[i], ns);
 			else

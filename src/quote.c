@@ -83,6 +83,8 @@ static bool is_plain(unsigned char c, enum wp_quote_mode mode)
 		return mode != WP_QUOTE_JSON;
 	if (c == ';')
 		return mode != WP_QUOTE_FOLDED;
+	if (c == '\'')
+		return mode != WP_QUOTE_CLICKHOUSE;
 	return true;
 }
 
@@ -95,8 +97,19 @@ static size_t plain_run(const unsigned char *s, size_t n, enum wp_quote_mode mod
 	return i;
 }
 
-static size_t octal(char *o, unsigned char c)
+/* One byte as an escape: \ooo, or \xHH for ClickHouse. */
+static size_t byte_escape(char *o, unsigned char c, enum wp_quote_mode mode)
 {
+	static const char hex[] = "0123456789abcdef";
+
+	/* ClickHouse reads "\0" as NUL and the digits after it as themselves. */
+	if (mode == WP_QUOTE_CLICKHOUSE) {
+		o[0] = '\\';
+		o[1] = 'x';
+		o[2] = hex[c >> 4];
+		o[3] = hex[c & 0xf];
+		return 4;
+	}
 	o[0] = '\\';
 	o[1] = (char)('0' + (c >> 6));
 	o[2] = (char)('0' + ((c >> 3) & 7));
@@ -148,7 +161,7 @@ static size_t quote_one(const unsigned char *s, size_t n, enum wp_quote_mode mod
 
 	*used = len ? len : 1;
 	if (!len)
-		return mode == WP_QUOTE_JSON ? json_u(o, 0xfffd) : octal(o, s[0]);
+		return mode == WP_QUOTE_JSON ? json_u(o, 0xfffd) : byte_escape(o, s[0], mode);
 	if (len == 1) {
 		if (s[0] >= 0x20 && s[0] < 0x7f) {
 			/* A plain character that mode reserves. */
@@ -158,7 +171,7 @@ static size_t quote_one(const unsigned char *s, size_t n, enum wp_quote_mode mod
 				return strlen(named);
 			}
 			if (s[0] == ';')
-				return octal(o, s[0]);
+				return byte_escape(o, s[0], mode);
 			o[0] = '\\';
 			o[1] = (char)s[0];
 			return 2;
@@ -173,12 +186,13 @@ static size_t quote_one(const unsigned char *s, size_t n, enum wp_quote_mode mod
 			}
 			return json_u(o, s[0]);
 		}
-		if (named) {
+		/* ClickHouse knows \t \n \r by name; the others read as letters. */
+		if (named && (mode != WP_QUOTE_CLICKHOUSE || strchr("tnr", c_letters[named - c_names]))) {
 			o[0] = '\\';
 			o[1] = c_letters[named - c_names];
 			return 2;
 		}
-		return octal(o, s[0]);
+		return byte_escape(o, s[0], mode);
 	}
 	cp = utf8_decode(s, len);
 	if (!is_format_char(cp)) {
@@ -188,7 +202,7 @@ static size_t quote_one(const unsigned char *s, size_t n, enum wp_quote_mode mod
 	if (mode == WP_QUOTE_JSON)
 		return json_u(o, cp);
 	for (size_t i = 0; i < len; i++)
-		k += octal(o + k, s[i]);
+		k += byte_escape(o + k, s[i], mode);
 	return k;
 }
 

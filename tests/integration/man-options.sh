@@ -82,6 +82,7 @@ fi
 compare record
 compare report
 compare convert
+compare export
 compare top
 
 # The words of the options that take one of a set, from their tables.

@@ -5,7 +5,8 @@
  * file paths, cuts at whole escapes, the per-thread buffers of messages,
  * and, over every byte value and many random strings, outputs that hold no
  * control byte, only well-formed UTF-8, in FOLDED no ';', in XML no
- * markup character, and (TEXT, FOLDED, XML) read back to the input.
+ * markup character, in CLICKHOUSE no quote, and (TEXT, FOLDED, XML,
+ * CLICKHOUSE) read back to the input.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,8 +17,9 @@
 #include "util.h"
 #include "tap.h"
 
-static const char *const mode_names[] = { "text", "folded", "json", "message", "xml" };
-#define LAST_MODE WP_QUOTE_XML
+static const char *const mode_names[] = { "text", "folded", "json", "message", "xml",
+					  "clickhouse" };
+#define LAST_MODE WP_QUOTE_CLICKHOUSE
 
 /* Not a mode: q_write quotes with wp_quote_shell_word (s whole, len unused). */
 #define SHELL_WORD (LAST_MODE + 1)
@@ -131,6 +133,13 @@ static void test_modes(void)
 	quoted("\xed\xa0\x80\xc0\xaf", WP_QUOTE_TEXT, "\\355\\240\\200\\300\\257",
 	       "a surrogate and an overlong '/'");
 	quoted("", WP_QUOTE_TEXT, "", "the empty string");
+	/* ClickHouse reads \\0 as NUL: bytes as \\xHH, never octal. */
+	quoted(title, WP_QUOTE_CLICKHOUSE, "\\x1b]2;pwn\\x07", "an OSC title sequence");
+	quoted("a\\b'c\"d;\t\n\r\v", WP_QUOTE_CLICKHOUSE, "a\\\\b\\'c\"d;\\t\\n\\r\\x0b",
+	       "backslash, quotes, tab, newline, return, vertical tab");
+	quoted("a\x9b" "2J\x85" "b", WP_QUOTE_CLICKHOUSE, "a\\x9b2J\\x85b", "raw C1 bytes");
+	quoted("x\xe2\x80\xaey \xc3\xa9", WP_QUOTE_CLICKHOUSE, "x\\xe2\\x80\\xaey \xc3\xa9",
+	       "U+202E escaped, U+00E9 kept");
 }
 
 /* XML: markup characters as entities, and TEXT's escapes for the rest. */
@@ -210,7 +219,12 @@ static int oct(char c)
 	return c >= '0' && c <= '7' ? c - '0' : -1;
 }
 
-/* Undo TEXT/FOLDED (or XML) quoting; the length read back, or -1 if malformed. */
+static int hexdigit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Undo TEXT/FOLDED/CLICKHOUSE (or XML) quoting; the length read back, or -1 if malformed. */
 static long unquote(const char *q, char *out, bool xml)
 {
 	static const char letters[] = "abtnvfr", bytes[] = "\a\b\t\n\v\f\r";
@@ -240,6 +254,11 @@ static long unquote(const char *q, char *out, bool xml)
 		} else if (*q && (l = strchr(letters, *q))) {
 			out[n++] = bytes[l - letters];
 			q++;
+		} else if (*q == '\'') {
+			out[n++] = *q++;
+		} else if (*q == 'x' && hexdigit(q[1]) >= 0 && hexdigit(q[2]) >= 0) {
+			out[n++] = (char)(hexdigit(q[1]) << 4 | hexdigit(q[2]));
+			q += 3;
 		} else if (oct(q[0]) >= 0 && oct(q[1]) >= 0 && oct(q[2]) >= 0) {
 			out[n++] = (char)(oct(q[0]) << 6 | oct(q[1]) << 3 | oct(q[2]));
 			q += 3;
@@ -248,6 +267,20 @@ static long unquote(const char *q, char *out, bool xml)
 		}
 	}
 	return n;
+}
+
+/* Whether a quote in q is not after a backslash that escapes it (CLICKHOUSE). */
+static bool unescaped_quote(const char *q)
+{
+	for (; *q; q++) {
+		if (*q == '\\' && q[1]) {
+			q++;
+			continue;
+		}
+		if (*q == '\'')
+			return true;
+	}
+	return false;
 }
 
 static void test_properties(void)
@@ -284,7 +317,8 @@ static void test_properties(void)
 			wp_quote(dst, sizeof(dst), in, (enum wp_quote_mode)m);
 			if (!a || !b || strcmp(a, b) || strcmp(a, dst))
 				differ++;
-			if (!a || !terminal_safe(a, m != WP_QUOTE_FOLDED, m != WP_QUOTE_XML))
+			if (!a || !terminal_safe(a, m != WP_QUOTE_FOLDED, m != WP_QUOTE_XML) ||
+			    (m == WP_QUOTE_CLICKHOUSE && unescaped_quote(a)))
 				bad[m]++;
 			if (a && m != WP_QUOTE_JSON && m != WP_QUOTE_MESSAGE &&
 			    (unquote(a, back, m == WP_QUOTE_XML) != (long)len ||
@@ -296,10 +330,12 @@ static void test_properties(void)
 	for (int m = WP_QUOTE_TEXT; m <= LAST_MODE; m++)
 		is_int(bad[m], 0, "%s: never a control byte, C1 character or bad UTF-8%s",
 		       mode_names[m], m == WP_QUOTE_FOLDED ? " or ';'" :
-		       m == WP_QUOTE_XML ? " or < > \" '" : "");
+		       m == WP_QUOTE_XML ? " or < > \" '" :
+		       m == WP_QUOTE_CLICKHOUSE ? " or an unescaped '" : "");
 	is_int(unround[WP_QUOTE_TEXT], 0, "text reads back to the same bytes");
 	is_int(unround[WP_QUOTE_FOLDED], 0, "folded reads back to the same bytes");
 	is_int(unround[WP_QUOTE_XML], 0, "xml reads back to the same bytes");
+	is_int(unround[WP_QUOTE_CLICKHOUSE], 0, "clickhouse reads back to the same bytes");
 }
 
 /* A command line's argument as a shell word. */
