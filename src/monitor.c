@@ -771,16 +771,27 @@ static int one_record(struct wp_monitor *m, const struct perf_event_header *rec)
 		if (err)
 			return err;
 	}
-	if (rec->type == WP_RECORD_STACK_SAMPLE)
+	switch (rec->type) {
+	case WP_RECORD_STACK_SAMPLE:
 		return stack_sample(m, rec, time);
-	/* The process model names the stacks: mappings, forks, execs. */
-	pthread_mutex_lock(&m->lock);
-	err = wp_procmap_record(m->pm, rec);
-	pthread_mutex_unlock(&m->lock);
-	if (err)
-		return err;
-	if (rec->type == PERF_RECORD_SAMPLE)
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* Most records, in a storm: straight to the timeline, no lock. */
+		return wp_timeline_record(m->tl, rec, time);
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case WP_RECORD_BUILD_ID:
+		/* The process model names the stacks: mappings, forks, execs. */
+		pthread_mutex_lock(&m->lock);
+		err = wp_procmap_record(m->pm, rec);
+		pthread_mutex_unlock(&m->lock);
+		if (err)
+			return err;
+		break;
+	case PERF_RECORD_SAMPLE:
 		return raw_sample(m, rec, time);
+	}
 	return wp_timeline_record(m->tl, rec, time);
 }
 
