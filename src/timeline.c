@@ -1387,7 +1387,7 @@ uint64_t wp_timeline_lost(const struct wp_timeline *tl)
 static int forget_wakers(struct wp_timeline *tl)
 {
 	uint32_t *to = tl->nr_wakers ? calloc(tl->nr_wakers, sizeof(*to)) : NULL;
-	size_t kept = 0;
+	size_t kept = 0, old = tl->nr_wakers;
 
 	if (tl->nr_wakers && !to)
 		return -ENOMEM;
@@ -1420,10 +1420,8 @@ static int forget_wakers(struct wp_timeline *tl)
 
 		if (t->forgotten)
 			continue;
-		if (t->waker != WP_NO_WAKER)
-			t->waker = to[t->waker] - 1;
-		if (t->early_waker != WP_NO_WAKER)
-			t->early_waker = to[t->early_waker] - 1;
+		t->waker = t->waker < old ? to[t->waker] - 1 : WP_NO_WAKER;
+		t->early_waker = t->early_waker < old ? to[t->early_waker] - 1 : WP_NO_WAKER;
 	}
 	free(to);
 	return 0;
