@@ -17,7 +17,10 @@
  * named (symbols.h) only for what is shown.  Runs on the thread that
  * feeds it; a snapshot is handed to the caller at each close.  Memory: the
  * rows of the last interval, a few stacks each, and the timeline's and
- * names' tables.  Owns its timeline, process model and names.
+ * names' tables; the timeline forgets the threads that exited before the
+ * interval last shown began (wp_timeline_forget), so that it holds the
+ * threads alive and no more however long it runs.  Owns its timeline,
+ * process model and names.
  */
 #ifndef WALLPROF_MONITOR_H
 #define WALLPROF_MONITOR_H

@@ -33,7 +33,9 @@
  * The sinks (the ledger, a timeline store for the trace format, a live
  * monitor) only read; none keeps a thread model of its own.  Stacks and
  * wakers' stacks are the caller's handles (stack ids in reports, anything
- * that fits 32 bits elsewhere).  Owns its threads, CPUs and wakers.
+ * that fits 32 bits elsewhere).  Owns its threads, CPUs and wakers, all
+ * of them for the recording's life unless a live user forgets the exited
+ * (wp_timeline_forget).
  */
 #ifndef WALLPROF_TIMELINE_H
 #define WALLPROF_TIMELINE_H
@@ -255,7 +257,10 @@ int wp_timeline_sched_switch(struct wp_timeline *tl, uint32_t prev, uint32_t nex
 /* Close every open thread at end_ns (the recording's end) and every CPU. */
 int wp_timeline_finish(struct wp_timeline *tl, uint64_t end_ns);
 
-/* The thread of a serial (valid until the next input), and how many there are. */
+/*
+ * The thread of a serial (valid until the next input), and how many there
+ * are (slots, the forgotten ones' included: see wp_timeline_forget).
+ */
 const struct wp_tl_thread *wp_timeline_thread(const struct wp_timeline *tl, uint32_t serial);
 size_t wp_timeline_nr_threads(const struct wp_timeline *tl);
 
@@ -325,6 +330,21 @@ uint64_t wp_timeline_lost(const struct wp_timeline *tl);
  * are counted (a report's --time); 0 = unbounded.
  */
 void wp_timeline_set_window(struct wp_timeline *tl, uint64_t start, uint64_t end);
+
+/*
+ * Forget the threads whose window closed before `before` (their exit),
+ * for a live model that runs for hours (the monitor): they are found no
+ * more by their tid, their slots (and serials) go to threads made after,
+ * and of the wakers only those that a remaining thread's wait still
+ * refers to stay, renumbered (the sinks read a waker at its segment, and
+ * none kept an index since).  Their segments have all been handed out;
+ * a record of such a thread that still comes makes a new thread, so
+ * before should lie well after the exits that records of the exited may
+ * still follow (an interval).  What was forgotten, as wp_timeline_thread
+ * returns it, is stale.  A recording that is reported never calls it.
+ * 0 or -ENOMEM; *forgotten: how many (may be NULL).
+ */
+int wp_timeline_forget(struct wp_timeline *tl, uint64_t before, size_t *forgotten);
 
 void wp_timeline_free(struct wp_timeline *tl);
 

@@ -14,9 +14,20 @@
 #include "order.h"
 #include "util.h"
 
+/*
+ * Blocks kept for reuse, at most: a block of a busy recording is a MiB
+ * or more, which glibc maps afresh each time (session.c), so that a copy
+ * into a new one faults every page in and its free unmaps them, shooting
+ * the TLB down on every CPU: beside a switch storm that was most of a
+ * live recording's own CPU time.  One taken while the last is unwound,
+ * one more for a burst.
+ */
+#define SPARE_QBLOCKS 2
+
 struct qblock {
 	struct qblock *next;
 	size_t len;
+	size_t cap;			/* bytes of data[] */
 	uint64_t round_ns;		/* the start of the last drain pass in it, 0: unknown */
 	uint8_t data[];
 };
@@ -26,6 +37,7 @@ struct wp_livestage {
 	pthread_cond_t work_cond, space_cond;
 	struct qblock *head, *tail;
 	size_t queued;			/* bytes of the blocks in the queue */
+	struct qblock *spare[SPARE_QBLOCKS];	/* freed blocks to fill again, or NULL */
 	bool done;			/* no more blocks will come */
 	int err;			/* the first error */
 	pthread_t thread;
@@ -48,6 +60,46 @@ struct wp_livestage {
 	long delay_us;
 	size_t behind_bytes;		/* WP_LIVE_BEHIND, or 0 when slowed for a test */
 };
+
+/* A taken block back, under ls->lock: kept in place of a smaller spare, or freed. */
+static void spare_put(struct wp_livestage *ls, struct qblock *b)
+{
+	struct qblock **min = &ls->spare[0];
+
+	for (unsigned int i = 1; i < SPARE_QBLOCKS && *min; i++)
+		if (!ls->spare[i] || ls->spare[i]->cap < (*min)->cap)
+			min = &ls->spare[i];
+	if (*min && (*min)->cap >= b->cap) {
+		free(b);
+		return;
+	}
+	free(*min);
+	*min = b;
+}
+
+/* A block for len bytes: a spare large enough, or a new one. */
+static struct qblock *spare_get(struct wp_livestage *ls, size_t len)
+{
+	struct qblock *b = NULL;
+	size_t cap;
+
+	pthread_mutex_lock(&ls->lock);
+	for (unsigned int i = 0; i < SPARE_QBLOCKS; i++)
+		if (ls->spare[i] && ls->spare[i]->cap >= len) {
+			b = ls->spare[i];
+			ls->spare[i] = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&ls->lock);
+	if (b)
+		return b;
+	/* Rounded up, so that the drain's blocks, of varying lengths, fit the spares. */
+	cap = len < ((size_t)1 << 20) ? len : (len + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+	b = malloc(sizeof(*b) + cap);
+	if (b)
+		b->cap = cap;
+	return b;
+}
 
 static void set_error(struct wp_livestage *ls, int err)
 {
@@ -147,7 +199,7 @@ static void *stage_main(void *arg)
 		if (err && !ls->err)
 			ls->err = err;
 		ls->queued -= b->len;
-		free(b);
+		spare_put(ls, b);
 		pthread_cond_broadcast(&ls->space_cond);
 	}
 	pthread_mutex_unlock(&ls->lock);
@@ -209,7 +261,7 @@ int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len, uin
 
 	if (!len)
 		return 0;
-	b = malloc(sizeof(*b) + len);
+	b = spare_get(ls, len);
 	if (!b)
 		return -ENOMEM;
 	b->next = NULL;
@@ -289,6 +341,8 @@ void wp_livestage_free(struct wp_livestage *ls)
 		ls->head = b->next;
 		free(b);
 	}
+	for (unsigned int i = 0; i < SPARE_QBLOCKS; i++)
+		free(ls->spare[i]);
 	wp_order_free(ls->order);
 	wp_liveunwind_free(ls->lu);
 	wp_buf_release(&ls->out);

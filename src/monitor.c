@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* monitor.c: every thread's time, interval by interval, from the timeline's segments. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
+#include "log.h"
 #include "monitor.h"
 #include "procmap.h"
 #include "rotate.h"
@@ -53,6 +55,7 @@ struct wp_monitor {
 	size_t nr_rows, cap_rows;
 	struct wp_u64map row_of;	/* serial -> index + 1 */
 	uint64_t lost;
+	uint64_t forgotten;		/* exited threads the timeline let go */
 	bool stopped;
 };
 
@@ -569,7 +572,8 @@ static void finish_row(struct wp_mon_row *r)
 static int close_interval(struct wp_monitor *m)
 {
 	struct wp_mon_snapshot snap;
-	int ret;
+	size_t forgotten;
+	int ret, err;
 
 	wp_timeline_each_live(m->tl, count_open, m);
 	for (size_t i = 0; i < m->nr_rows; i++) {
@@ -588,6 +592,17 @@ static int close_interval(struct wp_monitor *m)
 	m->nr_rows = 0;
 	wp_u64map_release(&m->row_of);
 	m->lost = 0;
+	/*
+	 * Threads that exited before this interval began were shown exiting
+	 * in the one before, and no row holds their serials now: the
+	 * timeline forgets them, so that hours of threads coming and going
+	 * keep what their number at once takes.  An interval's margin: the
+	 * records the kernel writes of a task after its exit are in by now.
+	 */
+	err = wp_timeline_forget(m->tl, m->start_ns, &forgotten);
+	if (err && !ret)
+		ret = err;
+	m->forgotten += forgotten;
 	m->start_ns = m->end_ns;
 	m->end_ns += m->interval_ns;
 	if (ret)
@@ -756,16 +771,27 @@ static int one_record(struct wp_monitor *m, const struct perf_event_header *rec)
 		if (err)
 			return err;
 	}
-	if (rec->type == WP_RECORD_STACK_SAMPLE)
+	switch (rec->type) {
+	case WP_RECORD_STACK_SAMPLE:
 		return stack_sample(m, rec, time);
-	/* The process model names the stacks: mappings, forks, execs. */
-	pthread_mutex_lock(&m->lock);
-	err = wp_procmap_record(m->pm, rec);
-	pthread_mutex_unlock(&m->lock);
-	if (err)
-		return err;
-	if (rec->type == PERF_RECORD_SAMPLE)
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* Most records, in a storm: straight to the timeline, no lock. */
+		return wp_timeline_record(m->tl, rec, time);
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case WP_RECORD_BUILD_ID:
+		/* The process model names the stacks: mappings, forks, execs. */
+		pthread_mutex_lock(&m->lock);
+		err = wp_procmap_record(m->pm, rec);
+		pthread_mutex_unlock(&m->lock);
+		if (err)
+			return err;
+		break;
+	case PERF_RECORD_SAMPLE:
 		return raw_sample(m, rec, time);
+	}
 	return wp_timeline_record(m->tl, rec, time);
 }
 
@@ -796,6 +822,8 @@ void wp_monitor_free(struct wp_monitor *m)
 {
 	if (!m)
 		return;
+	if (m->forgotten)
+		wp_debug("top: %" PRIu64 " exited threads forgotten", m->forgotten);
 	wp_timeline_free(m->tl);
 	wp_symbols_free(m->symbols);
 	wp_stacktable_free(m->table);

@@ -194,38 +194,43 @@ static bool before(const struct queued *a, const struct queued *b)
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
+/* Sift o->heap[i] up: moved into a hole, not swapped (a queued entry is 40 bytes). */
 static void heap_up(struct wp_order *o, size_t i)
 {
+	struct queued q = o->heap[i];
+
 	while (i) {
 		size_t parent = (i - 1) / 2;
-		struct queued tmp;
 
-		if (!before(&o->heap[i], &o->heap[parent]))
+		if (!before(&q, &o->heap[parent]))
 			break;
-		tmp = o->heap[i];
 		o->heap[i] = o->heap[parent];
-		o->heap[parent] = tmp;
 		i = parent;
 	}
+	o->heap[i] = q;
 }
 
-static void heap_down(struct wp_order *o, size_t i)
+/*
+ * Take the root out: the hole goes down to a leaf by the smaller child,
+ * one comparison a level, and the last entry goes in from there, up.
+ * Records come in time order per ring, so the last entry is one of the
+ * newest and seldom rises: about half the comparisons of sifting it
+ * down from the root, the most of a live recording's ordering.
+ */
+static void heap_pop(struct wp_order *o)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		struct queued tmp;
+	size_t i = 0, c;
 
-		if (l < o->len && before(&o->heap[l], &o->heap[m]))
-			m = l;
-		if (r < o->len && before(&o->heap[r], &o->heap[m]))
-			m = r;
-		if (m == i)
-			break;
-		tmp = o->heap[i];
-		o->heap[i] = o->heap[m];
-		o->heap[m] = tmp;
-		i = m;
+	if (!--o->len)
+		return;
+	while ((c = 2 * i + 1) < o->len) {
+		if (c + 1 < o->len && before(&o->heap[c + 1], &o->heap[c]))
+			c++;
+		o->heap[i] = o->heap[c];
+		i = c;
 	}
+	o->heap[i] = o->heap[o->len];
+	heap_up(o, i);
 }
 
 /* Deliver the oldest queued record. */
@@ -236,8 +241,7 @@ static int deliver_one(struct wp_order *o)
 	bool parsed;
 	int ret;
 
-	o->heap[0] = o->heap[--o->len];
-	heap_down(o, 0);
+	heap_pop(o);
 	/* Timeless records (build ids) are no breach of order. */
 	if (q.time && q.time < o->last_delivered)
 		o->late++;

@@ -66,6 +66,7 @@ struct thread {
 	uint8_t initial_off;		/* what an off-CPU start counts as */
 	bool woken_early;		/* waker is the early one: see thread_switch_out */
 	bool sched_switch_in;		/* that sched_switch switched it in */
+	bool forgotten;			/* a free slot (wp_timeline_forget): closed, unfound */
 	bool start_stack_due;		/* off-CPU at a rotated file's start: its stack may follow */
 	bool exiting;			/* -a: after its EXIT, before its last switch-out */
 };
@@ -105,6 +106,9 @@ struct wp_timeline {
 	bool wakeups, enqueues, wakeups_gated;
 	struct thread *threads;
 	size_t nr, cap;
+	/* Slots of forgotten threads, for new ones (wp_timeline_forget). */
+	uint32_t *free_slots;
+	size_t nr_free, cap_free;
 	struct wp_u64map thread_index;	/* tid -> its latest thread */
 	struct cpu *cpus;
 	uint32_t nr_cpus;
@@ -167,16 +171,22 @@ static struct thread *thread_add(struct wp_timeline *tl, uint32_t pid, uint32_t 
 				 uint64_t start, enum run_state initial)
 {
 	struct thread *t;
+	size_t slot = tl->nr;
 
-	if (tl->nr >= UINT32_MAX - 1)
-		return NULL;	/* serials are 32 bits */
-	if (WP_GROW(tl->threads, tl->cap, tl->nr + 1))
-		return NULL;
+	/* A forgotten thread's slot first: the array stays as large as the most alive. */
+	if (tl->nr_free) {
+		slot = tl->free_slots[--tl->nr_free];
+	} else {
+		if (tl->nr >= UINT32_MAX - 1)
+			return NULL;	/* serials are 32 bits */
+		if (WP_GROW(tl->threads, tl->cap, tl->nr + 1))
+			return NULL;
+	}
 	if (tl->no_switches)
 		initial = STATE_UNKNOWN;
-	t = &tl->threads[tl->nr];
+	t = &tl->threads[slot];
 	memset(t, 0, sizeof(*t));
-	t->pub.serial = (uint32_t)tl->nr;
+	t->pub.serial = (uint32_t)slot;
 	t->pub.pid = pid;
 	t->pub.tid = tid;
 	t->pub.start_ns = start;
@@ -189,9 +199,16 @@ static struct thread *thread_add(struct wp_timeline *tl, uint32_t pid, uint32_t 
 	t->pending_stack = WP_NO_STACK;
 	t->off_stack = tl->opts.unknown_stack;
 	/* A reused tid now means this thread. */
-	if (wp_u64map_put(&tl->thread_index, tid, tl->nr))
+	if (wp_u64map_put(&tl->thread_index, tid, slot)) {
+		/* Not made: its slot stays free. */
+		if (slot < tl->nr) {
+			t->forgotten = t->pub.closed = true;
+			tl->nr_free++;
+		}
 		return NULL;
-	tl->nr++;
+	}
+	if (slot == tl->nr)
+		tl->nr++;
 	return t;
 }
 
@@ -1363,11 +1380,90 @@ uint64_t wp_timeline_lost(const struct wp_timeline *tl)
 	return tl->lost;
 }
 
+/*
+ * Keep only the wakers that a thread not forgotten still refers to (of a
+ * wait not ended yet, or a wake-up seen while it still ran), renumbered.
+ */
+static int forget_wakers(struct wp_timeline *tl)
+{
+	uint32_t *to = tl->nr_wakers ? calloc(tl->nr_wakers, sizeof(*to)) : NULL;
+	size_t kept = 0, old = tl->nr_wakers;
+
+	if (tl->nr_wakers && !to)
+		return -ENOMEM;
+	/* to[i]: the new index + 1 of waker i, 0 when nothing refers to it. */
+	for (size_t i = 0; i < tl->nr; i++) {
+		const struct thread *t = &tl->threads[i];
+
+		if (t->forgotten)
+			continue;
+		if (t->waker < tl->nr_wakers)
+			to[t->waker] = 1;
+		if (t->early_waker < tl->nr_wakers)
+			to[t->early_waker] = 1;
+	}
+	wp_u64map_release(&tl->waker_index);
+	for (size_t i = 0; i < tl->nr_wakers; i++) {
+		const struct wp_waker *w = &tl->wakers[i];
+		uint64_t key = ((uint64_t)w->kind << 62) ^ ((uint64_t)w->tid << 30) ^ w->stack;
+
+		if (!to[i])
+			continue;
+		tl->wakers[kept] = *w;
+		to[i] = (uint32_t)++kept;
+		/* Out of memory, it is only not found: a new entry is made at its next wake-up. */
+		wp_u64map_put(&tl->waker_index, key, kept - 1);
+	}
+	tl->nr_wakers = kept;
+	for (size_t i = 0; i < tl->nr; i++) {
+		struct thread *t = &tl->threads[i];
+
+		if (t->forgotten)
+			continue;
+		t->waker = t->waker < old ? to[t->waker] - 1 : WP_NO_WAKER;
+		t->early_waker = t->early_waker < old ? to[t->early_waker] - 1 : WP_NO_WAKER;
+	}
+	free(to);
+	return 0;
+}
+
+int wp_timeline_forget(struct wp_timeline *tl, uint64_t before, size_t *forgotten)
+{
+	size_t n = 0;
+	uint64_t at;
+
+	if (forgotten)
+		*forgotten = 0;
+	if (tl->err)
+		return tl->err;
+	for (size_t i = 0; i < tl->nr; i++) {
+		struct thread *t = &tl->threads[i];
+
+		if (t->forgotten || !t->pub.closed || t->pub.end_ns >= before)
+			continue;
+		if (WP_GROW(tl->free_slots, tl->cap_free, tl->nr_free + 1))
+			return -ENOMEM;
+		/* Found no more by its tid: a record of it now would make a new thread. */
+		if (wp_u64map_get(&tl->thread_index, t->pub.tid, &at) && at == i)
+			wp_u64map_del(&tl->thread_index, t->pub.tid);
+		for (uint32_t c = 0; c < tl->nr_cpus; c++)
+			if (tl->cpus[c].occupant == i + 1)
+				tl->cpus[c].occupant = 0;
+		t->forgotten = true;
+		tl->free_slots[tl->nr_free++] = (uint32_t)i;
+		n++;
+	}
+	if (forgotten)
+		*forgotten = n;
+	return forget_wakers(tl);
+}
+
 void wp_timeline_free(struct wp_timeline *tl)
 {
 	if (!tl)
 		return;
 	free(tl->threads);
+	free(tl->free_slots);
 	wp_u64map_release(&tl->thread_index);
 	free(tl->cpus);
 	free(tl->wakers);

@@ -271,6 +271,90 @@ static void test_new_thread_during_switch_in(void)
 	wp_timeline_free(tl);
 }
 
+/* A FORK (or EXIT) record of thread tid of process pid at START + t. */
+static void feed_task(struct wp_timeline *tl, uint16_t type, uint32_t pid, uint32_t tid,
+		      uint64_t t)
+{
+	uint8_t buf[256];
+	struct perf_event_header *h = (void *)buf;
+	struct wp_task_event te = { .pid = pid, .ppid = pid, .tid = tid, .ptid = pid,
+				    .time = START + t };
+	struct wp_sample_id id = { .pid = pid, .tid = tid, .time = START + t, .id = 7 };
+
+	h->type = type;
+	h->misc = 0;
+	h->size = (uint16_t)(sizeof(*h) + sizeof(te) + wp_sample_id_size(&fmt));
+	memcpy(h + 1, &te, sizeof(te));
+	wp_sample_id_write(&fmt, &id, (uint8_t *)(h + 1) + sizeof(te));
+	wp_timeline_record(tl, h, wp_record_time(&fmt, h));
+}
+
+/*
+ * Hours of threads coming and going, as top sees them: forgetting the
+ * exited ones keeps the model to the threads alive, and changes nothing
+ * of the segments of the one that stays, whose pending wait keeps its
+ * waker through the renumbering.
+ */
+static void test_forget_exited(void)
+{
+	struct wp_event_desc ev = { .role = WP_EVENT_ENQUEUED };
+	struct wp_timeline *tl;
+	uint64_t sum[5], first, last, ended_by = 0;
+	size_t nw, forgotten, total = 0;
+	const struct wp_waker *w;
+	unsigned int wakers_ok = 1, slots_ok = 1;
+
+	setup(WP_META_WAKEUPS, 2);
+	meta.events = &ev;
+	meta.nr_events = 1;
+	tl = new_timeline();
+	/* Thread 50 (process 100) on CPU 1, blocked from 1 ms. */
+	feed_switch(tl, 50, 1, 0, false, false, false, 0);
+	feed_switch(tl, 50, 1, MS, true, false, false, 0);
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint64_t t = 2 * MS + i * MS;
+		uint32_t tid = 1000 + i;
+		struct wp_waker wk = { .pid = 100, .tid = tid, .stack = 5 + i % 3,
+				       .kind = WP_WAKER_THREAD };
+
+		feed_task(tl, PERF_RECORD_FORK, 100, tid, t);
+		feed_switch(tl, tid, 0, t + 10 * US, false, false, false, 0);
+		/* Each wakes 50 but the last; the next wake-up is the last one's. */
+		wp_timeline_wakeup(tl, 50, t + 100 * US, &wk);
+		feed_task(tl, PERF_RECORD_EXIT, 100, tid, t + 200 * US);
+		feed_switch(tl, tid, 0, t + 210 * US, true, false, false, 0);
+		/* Every 10 ms, an interval: those that exited before it began go. */
+		if (i % 10 == 9) {
+			if (wp_timeline_forget(tl, START + t - 10 * MS, &forgotten))
+				slots_ok = 0;
+			total += forgotten;
+			w = wp_timeline_wakers(tl, &nw);
+			if (nw > 1 || (nw == 1 && w[0].tid != tid))
+				wakers_ok = 0;
+			if (wp_timeline_nr_threads(tl) > 30)
+				slots_ok = 0;
+		}
+	}
+	ok(slots_ok, "forget: at most 30 slots for 1000 threads, those of the last 20 ms");
+	ok(total >= 970, "forget: %zu of the 1000 exited threads forgotten", total);
+	ok(wakers_ok, "forget: only the waker of the pending wait is kept");
+	/* 50's wake-up reaches the run queue: its blocked time ends with the last waker. */
+	wp_timeline_enqueued(tl, 50, START + 1002 * MS);
+	feed_switch(tl, 50, 1, 1003 * MS, false, false, false, 0);
+	w = wp_timeline_wakers(tl, &nw);
+	for (unsigned int i = 0; i < seen.n; i++)
+		if (seen.s[i].kind == WP_SEG_BLOCKED && seen.s[i].thread == 0 &&
+		    seen.s[i].waker < nw)
+			ended_by = w[seen.s[i].waker].tid;
+	is_int((long long)ended_by, 1999, "forget: the blocked wait ends with its waker, renumbered");
+	wp_timeline_finish(tl, START + 1010 * MS);
+	ok(back_to_back(0, sum, &first, &last) && first == START && last == START + 1010 * MS,
+	   "forget: the thread that stays has its segments back to back");
+	is_int((long long)sum[WP_SEG_BLOCKED], (long long)(1001 * MS),
+	       "forget: its blocked time is what it was");
+	wp_timeline_free(tl);
+}
+
 int main(void)
 {
 	test_switch_in_ends_occupant();
@@ -278,5 +362,6 @@ int main(void)
 	test_sample_names_occupant();
 	test_named_next_starts_at_switch();
 	test_new_thread_during_switch_in();
+	test_forget_exited();
 	return done_testing();
 }
