@@ -151,16 +151,10 @@ static int id_role_cmp(const void *a, const void *b)
 /* The role of a sample's event (a raw sample, or a live recording's STACK_SAMPLE), or -1. */
 static int sample_role(const struct wp_rotate *r, const struct perf_event_header *h)
 {
-	struct wp_stack_sample ss;
 	struct id_role key, *hit;
 
-	if (h->type == WP_RECORD_STACK_SAMPLE) {
-		if (wp_stack_sample_parse(h, &ss))
-			return -1;
-		key.id = ss.id;
-	} else if (wp_sample_event_id(&r->fmt, h, &key.id)) {
+	if (wp_record_event_id(&r->fmt, h, &key.id))
 		return -1;
-	}
 	hit = r->nr_roles ? bsearch(&key, r->roles, r->nr_roles, sizeof(key), id_role_cmp) : NULL;
 	return hit ? (int)hit->role : -1;
 }
@@ -175,12 +169,10 @@ static uint64_t record_time(const struct wp_rotate *r, const struct perf_event_h
 static void count_record(const struct wp_rotate *r, struct wp_summary *c,
 			 const struct perf_event_header *h)
 {
-	if (h->type == WP_RECORD_ROUND)
-		return;
 	/* A live recording's sample left for report to unwind (its unwinder fell behind). */
 	if (h->type == PERF_RECORD_SAMPLE && (r->meta->flags & WP_META_STACK_TABLE))
 		c->raw_samples++;
-	wp_summary_count(c, h, h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE ?
+	wp_summary_count(c, h, wp_record_kind_has(h->type, WP_KIND_SAMPLE) ?
 			 sample_role(r, h) : -1);
 }
 
@@ -426,11 +418,10 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 	struct wp_mmap2 mm;
 	struct wp_comm c;
 
-	switch (h->type) {
-	case WP_RECORD_DSO:
-	case WP_RECORD_PLACE:
-	case WP_RECORD_STACK:
+	/* The stack table, kept whole: every file begins with it. */
+	if (wp_record_kind_has(h->type, WP_KIND_STACK_DEF))
 		return wp_buf_append(&m->defs, h, h->size);
+	switch (h->type) {
 	case WP_RECORD_THREAD:
 		if (!wp_thread_parse(h, &th))
 			thread_get(m, th.pid, th.tid, time);
@@ -495,44 +486,32 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 }
 
 /*
- * The records that tell what lives: every thread is announced by one of
- * them (a FORK, an exec's COMM, or a THREAD or COMM written at attach),
- * so switches and samples need not be kept aside.  And the stack table's.
- */
-static bool is_state_record(const struct perf_event_header *h)
-{
-	const struct wp_record_kind *k = wp_record_kind_of(h->type);
-
-	return k && (k->flags & WP_KIND_STATE) && h->type != PERF_RECORD_MMAP;
-}
-
-/*
  * Records that every file begins with.  They come through
  * wp_rotate_prelude(), or, from a live recording's unwinder, among the
  * records: taken aside then, so that no file has them twice.
  */
 static bool is_prelude_record(const struct perf_event_header *h)
 {
-	const struct wp_record_kind *k = wp_record_kind_of(h->type);
-
-	return k && (k->flags & WP_KIND_PRELUDE);
+	return wp_record_kind_has(h->type, WP_KIND_PRELUDE);
 }
 
 /*
- * The records the model follows: the state's, and who is off-CPU since
- * when (switch records).  And in which stack: of the switch-out samples
- * of a buffer only each thread's latest is kept, so they are put aside
+ * The records the model follows: those that tell what lives (every
+ * thread is announced by one of them: a FORK, an exec's COMM, or a
+ * THREAD or COMM written at attach, so that switches and samples need
+ * not be kept aside), the stack table's, and who is off-CPU since when
+ * (switch records).  And in which stack: of the switch-out samples of a
+ * buffer only each thread's latest is kept, so they are put aside
  * (model_defer) and applied once the buffer is done (model_apply_deferred).
  */
 static bool is_model_record(const struct perf_event_header *h)
 {
-	return is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
-	       h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+	return wp_record_kind_has(h->type, WP_KIND_STATE | WP_KIND_SWITCH);
 }
 
 static bool is_switch_stack(const struct wp_rotate *r, const struct perf_event_header *h)
 {
-	return (h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE) &&
+	return wp_record_kind_has(h->type, WP_KIND_SAMPLE) &&
 	       sample_role(r, h) == WP_EVENT_SWITCH_OUT;
 }
 
