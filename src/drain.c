@@ -64,7 +64,7 @@ struct id_role {
 
 struct wp_drain {
 	struct wp_evlist *ev;
-	struct wp_writer *w;
+	struct wp_sink *sink;		/* where the blocks go (sink.h) */
 	int epfd, wakefd;
 	pthread_t drain_thread, writer_thread;
 	bool drain_started, writer_started;
@@ -77,9 +77,7 @@ struct wp_drain {
 	unsigned int nr_free_blocks;
 	uint64_t queued_bytes;
 	bool writer_done;		/* no more blocks will come */
-	bool writer_held;		/* the caller still writes to w itself */
-	wp_drain_sink_fn sink;		/* takes the blocks instead of w, or NULL */
-	void *sink_arg;
+	bool writer_held;		/* the caller still writes to the sink itself */
 	int write_err;			/* the first one: nothing is written after it */
 	uint64_t write_err_ns;		/* the file holds every record before it */
 	struct wp_summary written;	/* the counts of what was written */
@@ -1169,19 +1167,14 @@ static void *writer_main(void *arg)
 		if (!d->queue_head)
 			d->queue_tail = NULL;
 		if (!d->write_err) {
-			uint64_t bytes = 0;
+			struct wp_sink_progress p;
 
 			pthread_mutex_unlock(&d->lock);
 			note_kernel_ips(d, b->data, b->len);
-			if (d->sink) {
-				err = d->sink(d->sink_arg, b->data, b->len, b->round_ns, &bytes);
-			} else {
-				err = wp_writer_write_records(d->w, b->data, b->len);
-				kept = wp_writer_kept(d->w);
-				bytes = wp_writer_bytes(d->w);
-			}
+			err = wp_sink_records(d->sink, b->data, b->len, b->round_ns, &p);
+			kept = p.kept;
 			pthread_mutex_lock(&d->lock);
-			d->bytes_written = bytes;
+			d->bytes_written = p.bytes;
 		}
 		if (err && !d->write_err) {
 			d->write_err = err;	/* keep consuming so draining never stalls */
@@ -1210,7 +1203,7 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **out)
+int wp_drain_start(struct wp_evlist *ev, struct wp_sink *sink, struct wp_drain **out)
 {
 	struct epoll_event e = { .events = EPOLLIN };
 	struct wp_drain *d;
@@ -1222,7 +1215,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 		return -ENOMEM;
 	d->ev = ev;
 	wp_hashmap_init(&d->file_by_path, file_has_path, d);
-	d->w = w;
+	d->sink = sink;
 	d->epfd = d->wakefd = -1;
 	d->writer_held = true;
 	d->anchoring = !(ev->meta_flags & WP_META_CPU_WIDE);
@@ -1298,14 +1291,6 @@ void wp_drain_release_writer(struct wp_drain *d)
 	pthread_mutex_lock(&d->lock);
 	d->writer_held = false;
 	pthread_cond_signal(&d->queue_cond);
-	pthread_mutex_unlock(&d->lock);
-}
-
-void wp_drain_divert(struct wp_drain *d, wp_drain_sink_fn fn, void *arg)
-{
-	pthread_mutex_lock(&d->lock);
-	d->sink = fn;
-	d->sink_arg = arg;
 	pthread_mutex_unlock(&d->lock);
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "closing.h"
 #include "layout.h"
 #include "log.h"
 #include "quote.h"
@@ -89,6 +90,7 @@ struct id_role {
 };
 
 struct wp_rotate {
+	struct wp_sink sink;		/* first: the sink is the rotation */
 	struct wp_rotate_opts o;
 	const struct wp_meta *meta;
 	struct wp_sample_format fmt;
@@ -739,7 +741,7 @@ static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summar
 	char *where = NULL;
 	int err, e, werr;
 
-	err = r->o.finish ? r->o.finish(r->o.arg, w) : 0;
+	err = r->o.closing ? wp_closing_write(r->o.closing, w) : 0;
 	c->exit_status = -1;
 	c->stop_reason = reason;
 	if (last) {
@@ -1330,4 +1332,86 @@ void wp_rotate_free(struct wp_rotate *r)
 	free(r->first_name);
 	free(r->last_name);
 	free(r);
+}
+
+/* The sink (sink.h). */
+
+static struct wp_rotate *rotate_of(const struct wp_sink *k)
+{
+	return (struct wp_rotate *)k;
+}
+
+static int sink_start(struct wp_sink *k, const struct wp_meta *meta)
+{
+	return wp_rotate_start(rotate_of(k), meta);
+}
+
+static int sink_prelude(struct wp_sink *k, const void *buf, size_t len)
+{
+	return wp_rotate_prelude(rotate_of(k), buf, len);
+}
+
+static int sink_records(struct wp_sink *k, const void *buf, size_t len, uint64_t round_ns,
+			struct wp_sink_progress *p)
+{
+	/* Its files hold whole blocks: after an error, the blocks before (p->kept 0). */
+	return wp_rotate_records(rotate_of(k), buf, len, round_ns, &p->bytes);
+}
+
+static int sink_request_dump(struct wp_sink *k, uint64_t now)
+{
+	struct wp_rotate *r = rotate_of(k);
+
+	if (!r->o.window_ns)
+		return -EOPNOTSUPP;
+	wp_rotate_request_dump(r, now);
+	return 0;
+}
+
+static int sink_end(struct wp_sink *k, struct wp_summary *whole, int *write_err)
+{
+	struct wp_rotate *r = rotate_of(k);
+	int err = wp_rotate_end(r, whole);
+
+	if (err && !*write_err) {
+		wp_error("cannot write the last file: %s", strerror(-err));
+		*write_err = err;
+	}
+	if (r->o.window_ns && r->evicted)
+		wp_info("the flight recorder let %llu older records go (not lost: recorded, "
+			"then dropped by age)", (unsigned long long)r->evicted);
+	return err;
+}
+
+static unsigned int sink_files(const struct wp_sink *k, const char **first, const char **last)
+{
+	return wp_rotate_nr_files(rotate_of(k), first, last);
+}
+
+static uint64_t sink_bytes(const struct wp_sink *k)
+{
+	return wp_rotate_bytes(rotate_of(k));
+}
+
+static void sink_free(struct wp_sink *k)
+{
+	wp_rotate_free(rotate_of(k));
+}
+
+static const struct wp_sink_ops rotate_ops = {
+	.start = sink_start,
+	.prelude = sink_prelude,
+	.records = sink_records,
+	.request_dump = sink_request_dump,
+	.end = sink_end,
+	.files = sink_files,
+	.bytes = sink_bytes,
+	.free = sink_free,
+};
+
+struct wp_sink *wp_rotate_sink(struct wp_rotate *r)
+{
+	/* Each file that a write error cuts short says so as it closes (file_close). */
+	r->sink = (struct wp_sink){ .ops = &rotate_ops, .closing = r->o.closing, .says_cut = true };
+	return &r->sink;
 }
