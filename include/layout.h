@@ -10,7 +10,11 @@
  * record body by offset: the recorder and the reader side go through the
  * decoders here, and synthesized records through the encoders.  Which
  * frames of a sample are the kernel's is told here too, by the record's
- * cpumode and the callchain's context markers.  Parsed structures borrow
+ * cpumode and the callchain's context markers.  And what each record type
+ * is, in one table (wp_record_kind_of): its name, where its time is, whether
+ * it tells what lives (rotation restates it in every file), begins every
+ * file, is a switch or a sample, is wallprof's own, and how a summary counts
+ * it; no other stage keeps a list of types.  Parsed structures borrow
  * pointers into the record; they stay valid as long as the record bytes do.
  */
 #ifndef WALLPROF_LAYOUT_H
