@@ -194,7 +194,8 @@ struct wp_summary {
 /*
  * Count one record into a summary, as the drain counts what it writes:
  * role is the sample's event role (enum wp_event_role; -1 when unknown),
- * for samples and stack samples only.  ROUND records are not counted.
+ * for records of kind WP_KIND_SAMPLE only.  What each type counts as is
+ * layout.h's table (WP_COUNT_*); a ROUND is not counted at all.
  */
 void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role);
 

@@ -19,6 +19,7 @@
 
 #include "datafile.h"
 #include "event.h"
+#include "sink.h"
 
 #define WP_DRAIN_QUEUE_MAX (1ULL << 30)
 
@@ -57,32 +58,22 @@ struct wp_anon_code {
 };
 
 /*
- * Start both threads over ev's rings, writing to w.  Neither ev nor w may
- * be freed before wp_drain_stop().  Signals should be blocked in the
- * calling thread first so the new threads inherit the mask.  The rings
- * are drained at once, but the writer thread writes nothing to w until
+ * Start both threads over ev's rings, writing to sink (sink.h: the plain
+ * file, rotation, the live unwinder).  Neither ev nor sink may be freed
+ * before wp_drain_stop().  Signals should be blocked in the calling
+ * thread first so the new threads inherit the mask.  The rings are
+ * drained at once, but the writer thread gives the sink nothing until
  * wp_drain_release_writer() (or wp_drain_stop()): until then the caller
- * may write records that must come first in the file (the state of what
- * already ran) to w itself.
+ * may give it records that must come first (the state of what already
+ * ran) itself.  The writer thread gives the sink each block of whole
+ * records with round_ns, the start of the last drain pass whose ROUND
+ * record the block holds (0 for none); a sink's error stops the writing
+ * as the file's own would.
  */
-int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **out);
+int wp_drain_start(struct wp_evlist *ev, struct wp_sink *sink, struct wp_drain **out);
 
 /* Let the writer thread write what was drained, and from now on. */
 void wp_drain_release_writer(struct wp_drain *d);
-
-/*
- * Where the writer thread sends each block instead of the file (rotate.h, livestage.h):
- * buf holds len bytes of whole records; round_ns is when the last drain
- * pass whose ROUND record the block holds began (CLOCK_MONOTONIC; 0 for
- * none): every record dated before it is in this block or an earlier one.
- * fn returns 0 or -errno (a write error, as the file's own) and sets
- * *bytes to what it wrote so far (0 when another thread writes: the live
- * unwinder, livestage.h).  Set before wp_drain_release_writer();
- * w may then be NULL.
- */
-typedef int (*wp_drain_sink_fn)(void *arg, const void *buf, size_t len, uint64_t round_ns,
-				uint64_t *bytes);
-void wp_drain_divert(struct wp_drain *d, wp_drain_sink_fn fn, void *arg);
 
 /* Hand the records drained so far to the writer at the next pass. */
 void wp_drain_flush(struct wp_drain *d);

@@ -10,7 +10,11 @@
  * record body by offset: the recorder and the reader side go through the
  * decoders here, and synthesized records through the encoders.  Which
  * frames of a sample are the kernel's is told here too, by the record's
- * cpumode and the callchain's context markers.  Parsed structures borrow
+ * cpumode and the callchain's context markers.  And what each record type
+ * is, in one table (wp_record_kind_of): its name, where its time is, whether
+ * it tells what lives (rotation restates it in every file), begins every
+ * file, is a switch or a sample, is wallprof's own, and how a summary counts
+ * it; no other stage keeps a list of types.  Parsed structures borrow
  * pointers into the record; they stay valid as long as the record bytes do.
  */
 #ifndef WALLPROF_LAYOUT_H
@@ -59,33 +63,86 @@ enum wp_record_type {
 	WP_RECORD_TASK_NAME = 111,
 };
 
-/* What each record type is, for every stage that needs to know (layout.c's table). */
+/*
+ * What each record type is, for every stage that needs to know: one
+ * table (layout.c's record_kinds), asked by type.  No stage keeps a list
+ * of types of its own, nor tells wallprof's records by their number.
+ */
 enum {
-	/* It tells what lives (a thread, a process, a mapping, a stack table entry). */
+	/*
+	 * It tells what lives (a thread, a process, an executable mapping,
+	 * a command line, a stack table entry): rotation's model follows it,
+	 * and every file of a rotating recording restates it at its start.
+	 */
 	WP_KIND_STATE = 1U << 0,
 	/* Every file of a rotating recording begins with it (once per file). */
 	WP_KIND_PRELUDE = 1U << 1,
-	/* A summary counts it as synthesized (read from /proc or the kernel, not a ring). */
-	WP_KIND_SYNTHESIZED = 1U << 2,
+	/* A context switch: who is on a CPU since when (rotation's model follows it). */
+	WP_KIND_SWITCH = 1U << 2,
 	/* wallprof's own: its time, if any, is a field of its own, not a sample_id. */
 	WP_KIND_OWN = 1U << 3,
 	/* A stack table definition (taken as read, never time-ordered). */
 	WP_KIND_STACK_DEF = 1U << 4,
+	/* A sample of an event (wp_record_event_id): its event's role says what it is. */
+	WP_KIND_SAMPLE = 1U << 5,
+};
+
+/* Where a record type's time is (wp_record_time). */
+enum wp_record_clock {
+	WP_TIME_NONE = 0,	/* none: it belongs with the records around it */
+	WP_TIME_SAMPLE,		/* a PERF_RECORD_SAMPLE's time field */
+	WP_TIME_SAMPLE_ID,	/* the kernel's other records: their sample_id trailer */
+	WP_TIME_FIELD,		/* wallprof's own: a field of its body (the kind's time()) */
+};
+
+/* What a summary counts a record of the type as (wp_summary_count). */
+enum wp_record_count {
+	WP_COUNT_RECORD = 0,	/* a record, and nothing more */
+	WP_COUNT_NOTHING,	/* not even a record: a marker between drain passes */
+	WP_COUNT_SAMPLE,	/* by its event's role: a sample, a switch-out stack, a wake-up */
+	WP_COUNT_SWITCH,
+	WP_COUNT_LOST,		/* the records the rings lost, as it says */
+	WP_COUNT_LOST_SAMPLES,	/* the samples the kernel lost, as it says */
+	WP_COUNT_THROTTLE,
+	/* read from /proc or the kernel apart from the rings */
+	WP_COUNT_SYNTHESIZED,
 };
 
 struct wp_record_kind {
 	uint32_t type;
 	const char *name;
 	unsigned int flags;	/* WP_KIND_* */
+	uint8_t clock;		/* enum wp_record_clock */
+	uint8_t count;		/* enum wp_record_count */
+	/* WP_TIME_FIELD: the record's time, or 0 when it is too short to hold it. */
+	uint64_t (*time)(const struct perf_event_header *h);
 };
 
 /* The kind of a record type, or NULL for a type wallprof does not know. */
 const struct wp_record_kind *wp_record_kind_of(uint32_t type);
 
+/* Whether records of this type are of a known kind with any of these WP_KIND_* flags. */
+bool wp_record_kind_has(uint32_t type, unsigned int flags);
+
+/*
+ * Whether a record type is wallprof's own: a known one, or, unknown, in
+ * wallprof's range (WP_RECORD_ROUND and above: a later version's), which
+ * has no sample_id trailer to read.
+ */
+bool wp_record_is_own(uint32_t type);
+
 struct wp_sample_format;
 
 /* The time of a record: its sample time, its own field's, its sample_id's, or 0. */
 uint64_t wp_record_time(const struct wp_sample_format *fmt, const struct perf_event_header *rec);
+
+/*
+ * The event id of a record of kind WP_KIND_SAMPLE (a kernel sample, or a
+ * live recording's STACK_SAMPLE): 0, or -EBADMSG for another kind or a
+ * record too short.
+ */
+int wp_record_event_id(const struct wp_sample_format *fmt, const struct perf_event_header *rec,
+		       uint64_t *id);
 
 /*
  * Records that wallprof synthesizes from /proc (COMM, MMAP2) carry event

@@ -11,7 +11,10 @@
  * WP_LIVE_BEHIND bytes wait, the samples of the blocks taken meanwhile
  * are written raw (still followed for the process model), and counted;
  * only past WP_LIVE_QUEUE_MAX bytes does taking wait, as the drain's own
- * writer would for a slow disk.  Owns its thread, queue and unwinder.
+ * writer would for a slow disk.  It is a sink (sink.h) in front of
+ * another, which it owns: the plain file or rotation, and adds the NAMES
+ * block to that sink's closing blocks (closing.h).  Owns its thread,
+ * queue and unwinder.
  */
 #ifndef WALLPROF_LIVESTAGE_H
 #define WALLPROF_LIVESTAGE_H
@@ -22,6 +25,7 @@
 
 #include "datafile.h"
 #include "liveunwind.h"
+#include "sink.h"
 
 #define WP_LIVE_BEHIND (8U << 20)
 #define WP_LIVE_QUEUE_MAX (256U << 20)
@@ -29,20 +33,23 @@
 struct wp_livestage;
 
 /*
- * Where the stage's records go, in time order, a batch at a time closed
- * by a ROUND: round_ns is the start of a drain pass all of whose records
- * (and all before) are in this batch or earlier ones, 0 when not known
- * (as the drain's sink is told).  0 or -errno, which stops the stage.
+ * Start the thread for a recording with meta m (borrowed until
+ * wp_livestage_free()), writing to the sink inner in time order, a
+ * batch at a time closed by a ROUND (round_ns: the start of a drain pass
+ * all of whose records, and all before, are in this batch or earlier
+ * ones, 0 when not known).  Signals should be blocked in the calling
+ * thread.  Returns 0 or -errno; then inner is still the caller's.
  */
-typedef int (*wp_live_out_fn)(void *arg, const void *buf, size_t len, uint64_t round_ns);
+int wp_livestage_start(const struct wp_meta *m, struct wp_sink *inner,
+		       struct wp_livestage **out);
 
 /*
- * Start the thread for a recording with meta m (borrowed until
- * wp_livestage_free()), writing through out_fn.  Signals should be
- * blocked in the calling thread.  Returns 0 or -errno.
+ * The stage as a sink, which owns it from then on (and inner with it):
+ * its records are taken as wp_livestage_write takes them, its finish is
+ * wp_livestage_finish's (what the unwinder fell behind on, said and
+ * counted), the rest is inner's.
  */
-int wp_livestage_start(const struct wp_meta *m, wp_live_out_fn out_fn, void *out_arg,
-		       struct wp_livestage **out);
+struct wp_sink *wp_livestage_sink(struct wp_livestage *ls);
 
 /*
  * Take len bytes of whole records (copied), drained in passes the last of
@@ -60,15 +67,16 @@ int wp_livestage_finish(struct wp_livestage *ls);
 /*
  * Write to w the NAMES block of the places the stack table has used so
  * far (named now, while the files are certainly there; each place once,
- * the block holds them all).  Call it from out_fn while the stage runs,
- * or after wp_livestage_finish().  0 or -errno.
+ * the block holds them all).  Called as each of inner's files closes
+ * (from inner's records while the stage runs, or after
+ * wp_livestage_finish()).  0 or -errno.
  */
 int wp_livestage_names(struct wp_livestage *ls, struct wp_writer *w);
 
 /* The unwinder's counts: after wp_livestage_finish(). */
 const struct wp_liveunwind_stats *wp_livestage_stats(const struct wp_livestage *ls);
 
-/* Finish (when not done) and free.  NULL is fine. */
+/* Finish (when not done) and free, with inner.  NULL is fine. */
 void wp_livestage_free(struct wp_livestage *ls);
 
 #endif

@@ -8,8 +8,8 @@
  * the recorded threads and processes (names, command lines, executable
  * mappings, a live recording's stack table, and which threads are off-CPU
  * in which stack) built from the records that came before each file's
- * start.  It sits behind the drain's writer thread (wp_drain_divert), or
- * behind the live unwinder (livestage.h).
+ * start.  It is a sink (sink.h: wp_rotate_sink), behind the drain's
+ * writer thread or behind the live unwinder (livestage.h).
  *
  * Every file is complete on its own: the meta with the file's own start,
  * the records every file repeats (trace formats, ATTACH), the state of
@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "datafile.h"
+#include "sink.h"
 
 /*
  * A file is complete once a drain pass that began this long after its end
@@ -42,14 +43,6 @@
  * it, the oldest blocks go before their time is up.
  */
 #define WP_FLIGHT_MEMORY_MAX ((size_t)256 << 20)
-
-/*
- * Called before the SUMMARY of every file, to add the blocks that close
- * a recording (build ids, kernel symbols, JIT names): 0 or -errno.  Runs
- * on the drain's writer thread during the recording, on the caller's in
- * wp_rotate_end().
- */
-typedef int (*wp_rotate_finish_fn)(void *arg, struct wp_writer *w);
 
 struct wp_rotate_opts {
 	const char *output;		/* -o: the files are named after it */
@@ -66,8 +59,12 @@ struct wp_rotate_opts {
 	 * gets the next free one.
 	 */
 	bool skip_existing;
-	wp_rotate_finish_fn finish;
-	void *arg;
+	/*
+	 * The blocks that close every file, before its SUMMARY (closing.h),
+	 * or NULL: written on the thread that gives the records during the
+	 * recording, on the caller's in wp_rotate_end().
+	 */
+	struct wp_closing *closing;
 };
 
 struct wp_rotate;
@@ -86,8 +83,8 @@ int wp_rotate_prelude(struct wp_rotate *r, const void *buf, size_t len);
 
 /*
  * Whole records in drain order, with the start of the last drain pass
- * they include (0: not known); a wp_drain_sink_fn.  *bytes gets the bytes
- * of all the files so far.  0 or the first write error.
+ * they include (0: not known), as wp_sink_records takes them.  *bytes
+ * gets the bytes of all the files so far.  0 or the first write error.
  */
 int wp_rotate_records(void *r, const void *buf, size_t len, uint64_t round_ns,
 		      uint64_t *bytes);
@@ -124,5 +121,12 @@ uint64_t wp_rotate_bytes(const struct wp_rotate *r);
 char *wp_rotate_name(const char *path, unsigned int n);
 
 void wp_rotate_free(struct wp_rotate *r);
+
+/*
+ * r as a sink (sink.h), which owns it from then on: wp_sink_free() frees
+ * it; its end (wp_rotate_end) says a write error that cut the last file
+ * short, and what the flight recorder let go.
+ */
+struct wp_sink *wp_rotate_sink(struct wp_rotate *r);
 
 #endif

@@ -62,7 +62,7 @@ bool wp_coverage_keep(struct wp_coverage *c, const struct perf_event_header *rec
 		note_attach(c, rec);
 		return true;
 	}
-	if (!c->any || rec->type >= WP_RECORD_ROUND)
+	if (!c->any || wp_record_is_own(rec->type))
 		return true;
 	if (rec->type == PERF_RECORD_SAMPLE) {
 		if (!s)

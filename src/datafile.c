@@ -1755,15 +1755,14 @@ void wp_reader_close(struct wp_reader *r)
 
 void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role)
 {
-	const struct wp_record_kind *k;
+	const struct wp_record_kind *k = wp_record_kind_of(h->type);
 	uint64_t id, lost;
 
-	if (h->type == WP_RECORD_ROUND)
+	if (k && k->count == WP_COUNT_NOTHING)
 		return;
 	c->records++;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-	case WP_RECORD_STACK_SAMPLE:
+	switch (k ? k->count : WP_COUNT_RECORD) {
+	case WP_COUNT_SAMPLE:
 		switch (role) {
 		case WP_EVENT_SWITCH_OUT:
 			c->switch_samples++;
@@ -1778,24 +1777,23 @@ void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, i
 		default:
 			c->samples++;
 		}
-		return;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
+		break;
+	case WP_COUNT_SWITCH:
 		c->switches++;
-		return;
-	case PERF_RECORD_LOST:
+		break;
+	case WP_COUNT_LOST:
 		if (!wp_lost_parse(h, &id, &lost))
 			c->lost_records += lost;
-		return;
-	case PERF_RECORD_LOST_SAMPLES:
+		break;
+	case WP_COUNT_LOST_SAMPLES:
 		if (!wp_lost_parse(h, &id, &lost))
 			c->lost_samples += lost;
-		return;
-	case PERF_RECORD_THROTTLE:
+		break;
+	case WP_COUNT_THROTTLE:
 		c->throttles++;
-		return;
-	}
-	k = wp_record_kind_of(h->type);
-	if (k && (k->flags & WP_KIND_SYNTHESIZED))
+		break;
+	case WP_COUNT_SYNTHESIZED:
 		c->synthesized++;
+		break;
+	}
 }

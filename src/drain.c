@@ -64,7 +64,7 @@ struct id_role {
 
 struct wp_drain {
 	struct wp_evlist *ev;
-	struct wp_writer *w;
+	struct wp_sink *sink;		/* where the blocks go (sink.h) */
 	int epfd, wakefd;
 	pthread_t drain_thread, writer_thread;
 	bool drain_started, writer_started;
@@ -77,9 +77,7 @@ struct wp_drain {
 	unsigned int nr_free_blocks;
 	uint64_t queued_bytes;
 	bool writer_done;		/* no more blocks will come */
-	bool writer_held;		/* the caller still writes to w itself */
-	wp_drain_sink_fn sink;		/* takes the blocks instead of w, or NULL */
-	void *sink_arg;
+	bool writer_held;		/* the caller still writes to the sink itself */
 	int write_err;			/* the first one: nothing is written after it */
 	uint64_t write_err_ns;		/* the file holds every record before it */
 	struct wp_summary written;	/* the counts of what was written */
@@ -134,7 +132,13 @@ struct wp_drain {
 	bool warned_corrupt;
 	bool final_pass;		/* the first pass after the events stopped */
 
-	/* Under lock: the threads whose wake-ups are kept. */
+	/*
+	 * The threads whose wake-ups are kept, under wakees_lock (their own:
+	 * the drain thread asks at every wake-up, and must not wait on the
+	 * queue's lock); track_wakees is also read without it (atomic), so
+	 * that -a takes no lock at all.
+	 */
+	pthread_mutex_t wakees_lock;
 	bool track_wakees;
 	struct wp_u64map wakees;	/* tid -> 1 */
 	/* Scheduler records of other programs' threads left out (atomic). */
@@ -497,17 +501,15 @@ static void note_wakee(struct wp_drain *d, const struct perf_event_header *h)
 {
 	struct wp_task_event te;
 
-	if (wp_task_event_parse(h, &te))
-		return;
-	pthread_mutex_lock(&d->lock);
 	/* Not tracking: -a, or no wake-ups (every thread's are kept, or none). */
-	if (d->track_wakees) {
-		if (h->type == PERF_RECORD_FORK)
-			wp_u64map_put(&d->wakees, te.tid, 1);
-		else
-			wp_u64map_del(&d->wakees, te.tid);
-	}
-	pthread_mutex_unlock(&d->lock);
+	if (!__atomic_load_n(&d->track_wakees, __ATOMIC_ACQUIRE) || wp_task_event_parse(h, &te))
+		return;
+	pthread_mutex_lock(&d->wakees_lock);
+	if (h->type == PERF_RECORD_FORK)
+		wp_u64map_put(&d->wakees, te.tid, 1);
+	else
+		wp_u64map_del(&d->wakees, te.tid);
+	pthread_mutex_unlock(&d->wakees_lock);
 }
 
 /*
@@ -551,6 +553,24 @@ static void note_task(struct wp_drain *d, const struct perf_event_header *h)
 }
 
 /*
+ * A scheduler sample decoded once for every question asked of it (its
+ * wakee, its waker): a wake-up storm brings hundreds of thousands a
+ * second to the drain thread.
+ */
+struct parsed {
+	struct wp_sample s;
+	int state;		/* 0: not yet, 1: decoded, -1: malformed */
+};
+
+static const struct wp_sample *parse_once(struct wp_drain *d, const struct perf_event_header *h,
+					  struct parsed *p)
+{
+	if (!p->state)
+		p->state = wp_sample_parse(&d->ev->fmt, h, &p->s) ? -1 : 1;
+	return p->state > 0 ? &p->s : NULL;
+}
+
+/*
  * The kernel's filter on wake-ups is coarse (it also lets through threads
  * other processes create): keep a wake-up only when its wakee is one of
  * the recording's threads, a sched_switch when either thread is.  -1: not
@@ -560,29 +580,30 @@ static void note_task(struct wp_drain *d, const struct perf_event_header *h)
  * threads to come) counts as foreign too: the filters are made again
  * (refilter_step), and that waker's stack is no longer copied.
  */
-static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, int role)
+static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, int role,
+		       struct parsed *p)
 {
 	const struct wp_trace_field *f = &d->ev->sched_pid_field[role - WP_EVENT_WAKEUP];
-	struct wp_sample s;
+	const struct wp_sample *s;
 	int64_t pid;
-	int known = 1;
+	int known;
 
-	pthread_mutex_lock(&d->lock);
-	if (d->track_wakees) {
-		if (wp_sample_parse(&d->ev->fmt, h, &s) ||
-		    !wp_trace_field_int(f, s.raw, s.raw_size, &pid))
-			known = 0;
-		else if (wp_u64map_get(&d->wakees, (uint64_t)pid, NULL))
-			known = 1;
-		else if (role == WP_EVENT_SCHED_SWITCH)
-			known = wp_u64map_get(&d->wakees, s.tid, NULL) ? 1 : -1;
-		else
-			known = -1;
-		if (known == 1 && role == WP_EVENT_WAKEUP && s.stack_dyn_size && s.tid &&
-		    !wp_u64map_get(&d->wakees, s.tid, NULL))
-			__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&d->lock);
+	if (!__atomic_load_n(&d->track_wakees, __ATOMIC_ACQUIRE))
+		return 1;
+	s = parse_once(d, h, p);
+	if (!s || !wp_trace_field_int(f, s->raw, s->raw_size, &pid))
+		return 0;
+	pthread_mutex_lock(&d->wakees_lock);
+	if (wp_u64map_get(&d->wakees, (uint64_t)pid, NULL))
+		known = 1;
+	else if (role == WP_EVENT_SCHED_SWITCH)
+		known = wp_u64map_get(&d->wakees, s->tid, NULL) ? 1 : -1;
+	else
+		known = -1;
+	if (known == 1 && role == WP_EVENT_WAKEUP && s->stack_dyn_size && s->tid &&
+	    !wp_u64map_get(&d->wakees, s->tid, NULL))
+		__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&d->wakees_lock);
 	return known;
 }
 
@@ -590,11 +611,11 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
 {
 	int err = 0;
 
-	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->wakees_lock);
 	for (size_t i = 0; !err && i < n; i++)
 		err = wp_u64map_put(&d->wakees, tids[i], 1);
-	d->track_wakees = true;
-	pthread_mutex_unlock(&d->lock);
+	__atomic_store_n(&d->track_wakees, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&d->wakees_lock);
 	return err;
 }
 
@@ -607,16 +628,16 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
  * kernel thread), of which report would know no name; read off the
  * draining path by the command line reader.
  */
-static void note_waker(struct wp_drain *d, const struct perf_event_header *h)
+static void note_waker(struct wp_drain *d, const struct perf_event_header *h, struct parsed *p)
 {
-	struct wp_sample s;
+	const struct wp_sample *s;
 
 	if (!d->cmdlines || d->wakers_named.len >= WAKERS_NAMED_MAX ||
-	    wp_sample_parse(&d->ev->fmt, h, &s) || !s.tid ||
-	    wp_u64map_get(&d->wakers_named, s.tid, NULL) ||
-	    wp_u64map_put(&d->wakers_named, s.tid, 1))
+	    !(s = parse_once(d, h, p)) || !s->tid ||
+	    wp_u64map_get(&d->wakers_named, s->tid, NULL) ||
+	    wp_u64map_put(&d->wakers_named, s->tid, 1))
 		return;
-	wp_cmdline_request_name(d->cmdlines, s.pid, s.tid);
+	wp_cmdline_request_name(d->cmdlines, s->pid, s->tid);
 }
 
 /* A kept sample of a scheduler tracepoint: switch times are no wake-ups. */
@@ -654,11 +675,12 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		const struct perf_event_header *h = (const void *)(held->data + off);
 		uint64_t canon;
 		int role = sample_role(d, h, &canon);	/* ids are the file's by now */
+		struct parsed p = { .state = 0 };
 		uint8_t *dst;
 
 		off += h->size;
 		if (role == WP_EVENT_SWITCH_OUT ? switch_out_recorded(d, h) != 1 :
-		    wakee_known(d, h, role) != 1) {
+		    wakee_known(d, h, role, &p) != 1) {
 			if (role != WP_EVENT_SWITCH_OUT)
 				__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
 			continue;
@@ -671,7 +693,7 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		d->counts.records++;
 		count_sched_sample(d, role);
 		if (role != WP_EVENT_SWITCH_OUT && role != WP_EVENT_SCHED_SWITCH)
-			note_waker(d, h);
+			note_waker(d, h, &p);
 	}
 	held->len = 0;
 	return 0;
@@ -818,6 +840,7 @@ static bool stub_record(struct wp_drain *d, const struct perf_event_header *h)
 /* Count one record and copy it (stack trimmed) into the current block. */
 static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 {
+	struct parsed p;
 	uint64_t id, lost, canon;
 	uint8_t *dst;
 	size_t n;
@@ -825,6 +848,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 
 	if (stub_record(d, h))
 		return 0;
+	p.state = 0;	/* decoded only when asked (not the whole struct: every record passes) */
 	dst = drain_room(d, h->size);
 	if (!dst)
 		return -ENOMEM;
@@ -848,7 +872,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		case WP_EVENT_WAKEUP_NEW:
 		case WP_EVENT_ENQUEUED:
 		case WP_EVENT_SCHED_SWITCH:
-			switch (wakee_known(d, h, role)) {
+			switch (wakee_known(d, h, role, &p)) {
 			case 0:
 				d->counts.records--;	/* not ours: as if never read */
 				__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
@@ -859,7 +883,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 			}
 			count_sched_sample(d, role);
 			if (role != WP_EVENT_SCHED_SWITCH)
-				note_waker(d, h);
+				note_waker(d, h, &p);
 			break;
 		case WP_EVENT_ONCPU:
 			d->counts.samples++;
@@ -1169,19 +1193,14 @@ static void *writer_main(void *arg)
 		if (!d->queue_head)
 			d->queue_tail = NULL;
 		if (!d->write_err) {
-			uint64_t bytes = 0;
+			struct wp_sink_progress p;
 
 			pthread_mutex_unlock(&d->lock);
 			note_kernel_ips(d, b->data, b->len);
-			if (d->sink) {
-				err = d->sink(d->sink_arg, b->data, b->len, b->round_ns, &bytes);
-			} else {
-				err = wp_writer_write_records(d->w, b->data, b->len);
-				kept = wp_writer_kept(d->w);
-				bytes = wp_writer_bytes(d->w);
-			}
+			err = wp_sink_records(d->sink, b->data, b->len, b->round_ns, &p);
+			kept = p.kept;
 			pthread_mutex_lock(&d->lock);
-			d->bytes_written = bytes;
+			d->bytes_written = p.bytes;
 		}
 		if (err && !d->write_err) {
 			d->write_err = err;	/* keep consuming so draining never stalls */
@@ -1210,7 +1229,7 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **out)
+int wp_drain_start(struct wp_evlist *ev, struct wp_sink *sink, struct wp_drain **out)
 {
 	struct epoll_event e = { .events = EPOLLIN };
 	struct wp_drain *d;
@@ -1222,12 +1241,13 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_writer *w, struct wp_drain **
 		return -ENOMEM;
 	d->ev = ev;
 	wp_hashmap_init(&d->file_by_path, file_has_path, d);
-	d->w = w;
+	d->sink = sink;
 	d->epfd = d->wakefd = -1;
 	d->writer_held = true;
 	d->anchoring = !(ev->meta_flags & WP_META_CPU_WIDE);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_mutex_init(&d->state_lock, NULL);
+	pthread_mutex_init(&d->wakees_lock, NULL);
 	pthread_mutex_init(&d->kips_lock, NULL);
 	pthread_cond_init(&d->queue_cond, NULL);
 	pthread_cond_init(&d->space_cond, NULL);
@@ -1298,14 +1318,6 @@ void wp_drain_release_writer(struct wp_drain *d)
 	pthread_mutex_lock(&d->lock);
 	d->writer_held = false;
 	pthread_cond_signal(&d->queue_cond);
-	pthread_mutex_unlock(&d->lock);
-}
-
-void wp_drain_divert(struct wp_drain *d, wp_drain_sink_fn fn, void *arg)
-{
-	pthread_mutex_lock(&d->lock);
-	d->sink = fn;
-	d->sink_arg = arg;
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -1447,7 +1459,7 @@ int wp_drain_wakees(struct wp_drain *d, struct wp_buf *out)
 	int err = 0;
 
 	out->len = 0;
-	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->wakees_lock);
 	if (!d->track_wakees)
 		err = -ENOENT;
 	while (!err && wp_u64map_next(&d->wakees, &pos, &tid, &one)) {
@@ -1455,7 +1467,7 @@ int wp_drain_wakees(struct wp_drain *d, struct wp_buf *out)
 
 		err = wp_buf_append(out, &t, sizeof(t));
 	}
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->wakees_lock);
 	return err;
 }
 
@@ -1531,6 +1543,7 @@ void wp_drain_free(struct wp_drain *d)
 		close(d->wakefd);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->state_lock);
+	pthread_mutex_destroy(&d->wakees_lock);
 	pthread_mutex_destroy(&d->kips_lock);
 	pthread_cond_destroy(&d->queue_cond);
 	pthread_cond_destroy(&d->space_cond);

@@ -458,7 +458,7 @@ int wp_dump_reader(struct wp_reader *r, const char *path, FILE *out)
 	while ((ret = wp_reader_next(r, &h)) > 0) {
 		if (h->type == PERF_RECORD_SAMPLE)
 			print_sample(&d, h);
-		else if (h->type >= WP_RECORD_ROUND)
+		else if (wp_record_is_own(h->type))
 			print_wp_record(&d, h);
 		else
 			print_other(&d, h);

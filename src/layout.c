@@ -469,47 +469,94 @@ bool wp_callchain_walk_next(struct wp_callchain_walk *w, uint64_t *ip, bool *ker
 	return false;
 }
 
+/* The time fields of wallprof's timed records (WP_TIME_FIELD). */
+static uint64_t thread_time(const struct perf_event_header *h)
+{
+	struct wp_record_thread t;
+
+	return wp_thread_parse(h, &t) ? 0 : t.time;
+}
+
+static uint64_t cmdline_time(const struct perf_event_header *h)
+{
+	struct wp_cmdline c;
+
+	return wp_cmdline_parse(h, &c) ? 0 : c.time;
+}
+
+static uint64_t stack_sample_time(const struct perf_event_header *h)
+{
+	struct wp_stack_sample ss;
+
+	return wp_stack_sample_parse(h, &ss) ? 0 : ss.time;
+}
+
+static uint64_t thread_clock_time(const struct perf_event_header *h)
+{
+	struct wp_record_thread_clock tc;
+
+	return wp_thread_clock_parse(h, &tc) ? 0 : tc.time;
+}
+
+/* Short names for the table's columns. */
+#define KERNEL(flags) (flags), WP_TIME_SAMPLE_ID
+#define OWN(flags) WP_KIND_OWN | (flags), WP_TIME_NONE
+#define OWN_TIMED(flags) WP_KIND_OWN | (flags), WP_TIME_FIELD
+
 /*
- * Every record type a recording holds, and what it is.  The one list:
- * names for dumps, which records tell what lives (rotation carries them
- * into each file), which every file begins with, which are wallprof's
- * own, which a summary counts as synthesized.
+ * Every record type a recording holds, and what it is: its name for
+ * dumps; which tell what lives (rotation's model follows them, and each
+ * rotated file restates them), which are switches, which every file
+ * begins with, which are wallprof's own; where its time is; what a
+ * summary counts it as.  MMAP is not state: wallprof asks for MMAP2.  A
+ * TASK_NAME's time is when the name was read, not an event's: it is
+ * ordered with the records around it.
  */
 static const struct wp_record_kind record_kinds[] = {
-	{ PERF_RECORD_MMAP, "MMAP", WP_KIND_STATE },
-	{ PERF_RECORD_LOST, "LOST", 0 },
-	{ PERF_RECORD_COMM, "COMM", WP_KIND_STATE },
-	{ PERF_RECORD_EXIT, "EXIT", WP_KIND_STATE },
-	{ PERF_RECORD_THROTTLE, "THROTTLE", 0 },
-	{ PERF_RECORD_UNTHROTTLE, "UNTHROTTLE", 0 },
-	{ PERF_RECORD_FORK, "FORK", WP_KIND_STATE },
-	{ PERF_RECORD_READ, "READ", 0 },
-	{ PERF_RECORD_SAMPLE, "SAMPLE", 0 },
-	{ PERF_RECORD_MMAP2, "MMAP2", WP_KIND_STATE },
-	{ PERF_RECORD_AUX, "AUX", 0 },
-	{ PERF_RECORD_ITRACE_START, "ITRACE_START", 0 },
-	{ PERF_RECORD_LOST_SAMPLES, "LOST_SAMPLES", 0 },
-	{ PERF_RECORD_SWITCH, "SWITCH", 0 },
-	{ PERF_RECORD_SWITCH_CPU_WIDE, "SWITCH_CPU_WIDE", 0 },
-	{ PERF_RECORD_NAMESPACES, "NAMESPACES", 0 },
-	{ PERF_RECORD_KSYMBOL, "KSYMBOL", 0 },
-	{ PERF_RECORD_BPF_EVENT, "BPF_EVENT", 0 },
-	{ PERF_RECORD_CGROUP, "CGROUP", 0 },
-	{ PERF_RECORD_TEXT_POKE, "TEXT_POKE", 0 },
-	{ PERF_RECORD_AUX_OUTPUT_HW_ID, "AUX_OUTPUT_HW_ID", 0 },
-	{ WP_RECORD_ROUND, "ROUND", WP_KIND_OWN },
-	{ WP_RECORD_BUILD_ID, "BUILD_ID", WP_KIND_OWN },
-	{ WP_RECORD_THREAD, "THREAD", WP_KIND_OWN | WP_KIND_STATE },
-	{ WP_RECORD_ATTACH, "ATTACH", WP_KIND_OWN | WP_KIND_PRELUDE },
-	{ WP_RECORD_TRACE_FORMAT, "TRACE_FORMAT", WP_KIND_OWN | WP_KIND_PRELUDE },
-	{ WP_RECORD_CMDLINE, "CMDLINE", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_SYNTHESIZED },
-	{ WP_RECORD_DSO, "DSO", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_STACK_DEF },
-	{ WP_RECORD_PLACE, "PLACE", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_STACK_DEF },
-	{ WP_RECORD_STACK, "STACK", WP_KIND_OWN | WP_KIND_STATE | WP_KIND_STACK_DEF },
-	{ WP_RECORD_STACK_SAMPLE, "STACK_SAMPLE", WP_KIND_OWN },
-	{ WP_RECORD_THREAD_CLOCK, "THREAD_CLOCK", WP_KIND_OWN | WP_KIND_SYNTHESIZED },
-	{ WP_RECORD_TASK_NAME, "TASK_NAME", WP_KIND_OWN | WP_KIND_SYNTHESIZED },
+	{ PERF_RECORD_MMAP, "MMAP", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_LOST, "LOST", KERNEL(0), WP_COUNT_LOST, NULL },
+	{ PERF_RECORD_COMM, "COMM", KERNEL(WP_KIND_STATE), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_EXIT, "EXIT", KERNEL(WP_KIND_STATE), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_THROTTLE, "THROTTLE", KERNEL(0), WP_COUNT_THROTTLE, NULL },
+	{ PERF_RECORD_UNTHROTTLE, "UNTHROTTLE", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_FORK, "FORK", KERNEL(WP_KIND_STATE), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_READ, "READ", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_SAMPLE, "SAMPLE", WP_KIND_SAMPLE, WP_TIME_SAMPLE, WP_COUNT_SAMPLE, NULL },
+	{ PERF_RECORD_MMAP2, "MMAP2", KERNEL(WP_KIND_STATE), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_AUX, "AUX", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_ITRACE_START, "ITRACE_START", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_LOST_SAMPLES, "LOST_SAMPLES", KERNEL(0), WP_COUNT_LOST_SAMPLES, NULL },
+	{ PERF_RECORD_SWITCH, "SWITCH", KERNEL(WP_KIND_SWITCH), WP_COUNT_SWITCH, NULL },
+	{ PERF_RECORD_SWITCH_CPU_WIDE, "SWITCH_CPU_WIDE", KERNEL(WP_KIND_SWITCH), WP_COUNT_SWITCH,
+	  NULL },
+	{ PERF_RECORD_NAMESPACES, "NAMESPACES", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_KSYMBOL, "KSYMBOL", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_BPF_EVENT, "BPF_EVENT", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_CGROUP, "CGROUP", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_TEXT_POKE, "TEXT_POKE", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ PERF_RECORD_AUX_OUTPUT_HW_ID, "AUX_OUTPUT_HW_ID", KERNEL(0), WP_COUNT_RECORD, NULL },
+	{ WP_RECORD_ROUND, "ROUND", OWN(0), WP_COUNT_NOTHING, NULL },
+	{ WP_RECORD_BUILD_ID, "BUILD_ID", OWN(0), WP_COUNT_RECORD, NULL },
+	{ WP_RECORD_THREAD, "THREAD", OWN_TIMED(WP_KIND_STATE), WP_COUNT_RECORD, thread_time },
+	{ WP_RECORD_ATTACH, "ATTACH", OWN(WP_KIND_PRELUDE), WP_COUNT_RECORD, NULL },
+	{ WP_RECORD_TRACE_FORMAT, "TRACE_FORMAT", OWN(WP_KIND_PRELUDE), WP_COUNT_RECORD, NULL },
+	{ WP_RECORD_CMDLINE, "CMDLINE", OWN_TIMED(WP_KIND_STATE), WP_COUNT_SYNTHESIZED,
+	  cmdline_time },
+	{ WP_RECORD_DSO, "DSO", OWN(WP_KIND_STATE | WP_KIND_STACK_DEF), WP_COUNT_RECORD, NULL },
+	{ WP_RECORD_PLACE, "PLACE", OWN(WP_KIND_STATE | WP_KIND_STACK_DEF), WP_COUNT_RECORD,
+	  NULL },
+	{ WP_RECORD_STACK, "STACK", OWN(WP_KIND_STATE | WP_KIND_STACK_DEF), WP_COUNT_RECORD,
+	  NULL },
+	{ WP_RECORD_STACK_SAMPLE, "STACK_SAMPLE", OWN_TIMED(WP_KIND_SAMPLE), WP_COUNT_SAMPLE,
+	  stack_sample_time },
+	{ WP_RECORD_THREAD_CLOCK, "THREAD_CLOCK", OWN_TIMED(0), WP_COUNT_SYNTHESIZED,
+	  thread_clock_time },
+	{ WP_RECORD_TASK_NAME, "TASK_NAME", OWN(0), WP_COUNT_SYNTHESIZED, NULL },
 };
+
+#undef KERNEL
+#undef OWN
+#undef OWN_TIMED
 
 /* Record types below this index the table directly (kinds_by_type). */
 #define KIND_INDEX_MAX 128
@@ -529,34 +576,50 @@ const struct wp_record_kind *wp_record_kind_of(uint32_t type)
 	return type < KIND_INDEX_MAX ? by_type[type] : NULL;
 }
 
+bool wp_record_kind_has(uint32_t type, unsigned int flags)
+{
+	const struct wp_record_kind *k = wp_record_kind_of(type);
+
+	return k && (k->flags & flags);
+}
+
+bool wp_record_is_own(uint32_t type)
+{
+	const struct wp_record_kind *k = wp_record_kind_of(type);
+
+	return k ? (k->flags & WP_KIND_OWN) != 0 : type >= WP_RECORD_ROUND;
+}
+
 uint64_t wp_record_time(const struct wp_sample_format *fmt, const struct perf_event_header *rec)
 {
-	const struct wp_record_kind *k;
-	struct wp_record_thread_clock tc;
-	struct wp_record_thread t;
-	struct wp_stack_sample ss;
+	const struct wp_record_kind *k = wp_record_kind_of(rec->type);
 	struct wp_sample_id id;
-	struct wp_cmdline c;
 	uint64_t time;
 
-	/* Only the time is read here; the sample is parsed once, at delivery. */
-	if (rec->type == PERF_RECORD_SAMPLE)
+	/* An unknown type: the kernel's has a sample_id, a later wallprof's no time. */
+	switch (k ? k->clock : wp_record_is_own(rec->type) ? WP_TIME_NONE : WP_TIME_SAMPLE_ID) {
+	case WP_TIME_SAMPLE:
+		/* Only the time is read here; the sample is parsed once, at delivery. */
 		return wp_sample_time(fmt, rec, &time) ? 0 : time;
-	switch (rec->type) {
-	case WP_RECORD_THREAD:
-		return wp_thread_parse(rec, &t) ? 0 : t.time;
-	case WP_RECORD_CMDLINE:
-		return wp_cmdline_parse(rec, &c) ? 0 : c.time;
-	case WP_RECORD_STACK_SAMPLE:
-		return wp_stack_sample_parse(rec, &ss) ? 0 : ss.time;
-	case WP_RECORD_THREAD_CLOCK:
-		return wp_thread_clock_parse(rec, &tc) ? 0 : tc.time;
+	case WP_TIME_SAMPLE_ID:
+		return wp_sample_id_parse(fmt, rec, &id) ? 0 : id.time;
+	case WP_TIME_FIELD:
+		return k->time(rec);
 	}
-	/* wallprof's other records have no time; an unknown type is the kernel's. */
-	k = wp_record_kind_of(rec->type);
-	if ((k && (k->flags & WP_KIND_OWN)) || rec->type >= WP_RECORD_ROUND)
-		return 0;
-	return wp_sample_id_parse(fmt, rec, &id) ? 0 : id.time;
+	return 0;
+}
+
+int wp_record_event_id(const struct wp_sample_format *fmt, const struct perf_event_header *rec,
+		       uint64_t *id)
+{
+	struct wp_stack_sample ss;
+
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return wp_sample_event_id(fmt, rec, id);
+	if (rec->type != WP_RECORD_STACK_SAMPLE || wp_stack_sample_parse(rec, &ss))
+		return -EBADMSG;
+	*id = ss.id;
+	return 0;
 }
 
 const char *wp_record_type_name(uint32_t type)

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "closing.h"
+#include "fdlimit.h"
 #include "livestage.h"
 #include "log.h"
 #include "order.h"
@@ -33,6 +35,8 @@ struct qblock {
 };
 
 struct wp_livestage {
+	struct wp_sink sink;		/* first: the stage as a sink */
+	struct wp_sink *inner;		/* where its records go */
 	pthread_mutex_t lock;
 	pthread_cond_t work_cond, space_cond;
 	struct qblock *head, *tail;
@@ -42,8 +46,6 @@ struct wp_livestage {
 	int err;			/* the first error */
 	pthread_t thread;
 	/* The thread's own: */
-	wp_live_out_fn out_fn;
-	void *out_arg;
 	uint64_t out_round_ns;		/* every record of the passes begun by then is out */
 	uint64_t told_round_ns;		/* the last out_round_ns the output was given */
 	struct wp_sample_format fmt;
@@ -132,7 +134,7 @@ static int flush(struct wp_livestage *ls)
 	ls->told_round_ns = ls->out_round_ns;
 	err = wp_buf_append(&ls->out, &round, sizeof(round));
 	if (!err)
-		err = ls->out_fn(ls->out_arg, ls->out.data, ls->out.len, ls->out_round_ns);
+		err = wp_sink_records(ls->inner, ls->out.data, ls->out.len, ls->out_round_ns, NULL);
 	ls->out.len = 0;
 	return err;
 }
@@ -214,7 +216,13 @@ static void *stage_main(void *arg)
 	return NULL;
 }
 
-int wp_livestage_start(const struct wp_meta *m, wp_live_out_fn out_fn, void *out_arg,
+/* Its NAMES block, among the closing blocks of inner's files. */
+static int names_closing(void *arg, struct wp_writer *w)
+{
+	return wp_livestage_names(arg, w);
+}
+
+int wp_livestage_start(const struct wp_meta *m, struct wp_sink *inner,
 		       struct wp_livestage **out)
 {
 	struct wp_livestage *ls = calloc(1, sizeof(*ls));
@@ -224,8 +232,7 @@ int wp_livestage_start(const struct wp_meta *m, wp_live_out_fn out_fn, void *out
 	*out = NULL;
 	if (!ls)
 		return -ENOMEM;
-	ls->out_fn = out_fn;
-	ls->out_arg = out_arg;
+	ls->inner = inner;
 	ls->behind_bytes = WP_LIVE_BEHIND;
 	if (delay)
 		ls->delay_us = strtol(delay, NULL, 10);
@@ -239,8 +246,14 @@ int wp_livestage_start(const struct wp_meta *m, wp_live_out_fn out_fn, void *out
 	err = wp_liveunwind_new(m, &ls->lu);
 	if (!err)
 		err = wp_order_new(&ls->fmt, deliver, ls, NULL, &ls->order);
-	if (!err)
+	/* Before the thread: its records may close a file at once. */
+	if (!err && inner->closing)
+		err = wp_closing_add(inner->closing, names_closing, ls);
+	if (!err) {
 		err = -pthread_create(&ls->thread, NULL, stage_main, ls);
+		if (err && inner->closing)
+			wp_closing_remove(inner->closing, names_closing, ls);
+	}
 	if (err) {
 		wp_order_free(ls->order);
 		wp_liveunwind_free(ls->lu);
@@ -349,5 +362,89 @@ void wp_livestage_free(struct wp_livestage *ls)
 	pthread_cond_destroy(&ls->work_cond);
 	pthread_cond_destroy(&ls->space_cond);
 	pthread_mutex_destroy(&ls->lock);
+	wp_sink_free(ls->inner);
 	free(ls);
+}
+
+/* The sink (sink.h). */
+
+static struct wp_livestage *stage_of(const struct wp_sink *k)
+{
+	return (struct wp_livestage *)k;
+}
+
+/* The unwinder needs the prelude too, and passes it on among the records. */
+static int sink_prelude(struct wp_sink *k, const void *buf, size_t len)
+{
+	return wp_livestage_write(stage_of(k), buf, len, 0);
+}
+
+static int sink_records(struct wp_sink *k, const void *buf, size_t len, uint64_t round_ns,
+			struct wp_sink_progress *p)
+{
+	p->bytes = 0;	/* the files are the unwinder's, on its thread */
+	return wp_livestage_write(stage_of(k), buf, len, round_ns);
+}
+
+static int sink_request_dump(struct wp_sink *k, uint64_t now)
+{
+	return wp_sink_request_dump(stage_of(k)->inner, now);
+}
+
+static int sink_finish(struct wp_sink *k, struct wp_summary *whole)
+{
+	struct wp_livestage *ls = stage_of(k);
+	int err = wp_livestage_finish(ls);
+	uint64_t raw = wp_livestage_stats(ls)->raw_samples;
+	int e;
+
+	whole->raw_samples = raw;
+	if (raw)
+		wp_warn("%" PRIu64 " samples were written with their stack copies: the "
+			"unwinder fell behind (report unwinds them)", raw);
+	/* The names saved are for good: say why some are not there. */
+	if (wp_fd_starved())
+		wp_warn("some frames were saved unnamed for lack of file descriptors (the "
+			"limit is %u): raise it ('ulimit -n') for a recording that names "
+			"them", wp_fdlimit());
+	e = wp_sink_finish(ls->inner, whole);
+	return err ? err : e;
+}
+
+static int sink_end(struct wp_sink *k, struct wp_summary *whole, int *write_err)
+{
+	return wp_sink_end(stage_of(k)->inner, whole, write_err);
+}
+
+static unsigned int sink_files(const struct wp_sink *k, const char **first, const char **last)
+{
+	return wp_sink_files(stage_of(k)->inner, first, last);
+}
+
+static uint64_t sink_bytes(const struct wp_sink *k)
+{
+	return wp_sink_bytes(stage_of(k)->inner);
+}
+
+static void sink_free(struct wp_sink *k)
+{
+	wp_livestage_free(stage_of(k));
+}
+
+static const struct wp_sink_ops live_ops = {
+	.prelude = sink_prelude,
+	.records = sink_records,
+	.request_dump = sink_request_dump,
+	.finish = sink_finish,
+	.end = sink_end,
+	.files = sink_files,
+	.bytes = sink_bytes,
+	.free = sink_free,
+};
+
+struct wp_sink *wp_livestage_sink(struct wp_livestage *ls)
+{
+	ls->sink = (struct wp_sink){ .ops = &live_ops, .closing = ls->inner->closing,
+				     .says_cut = ls->inner->says_cut };
+	return &ls->sink;
 }

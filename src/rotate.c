@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "closing.h"
 #include "layout.h"
 #include "log.h"
 #include "quote.h"
@@ -89,6 +90,7 @@ struct id_role {
 };
 
 struct wp_rotate {
+	struct wp_sink sink;		/* first: the sink is the rotation */
 	struct wp_rotate_opts o;
 	const struct wp_meta *meta;
 	struct wp_sample_format fmt;
@@ -151,16 +153,10 @@ static int id_role_cmp(const void *a, const void *b)
 /* The role of a sample's event (a raw sample, or a live recording's STACK_SAMPLE), or -1. */
 static int sample_role(const struct wp_rotate *r, const struct perf_event_header *h)
 {
-	struct wp_stack_sample ss;
 	struct id_role key, *hit;
 
-	if (h->type == WP_RECORD_STACK_SAMPLE) {
-		if (wp_stack_sample_parse(h, &ss))
-			return -1;
-		key.id = ss.id;
-	} else if (wp_sample_event_id(&r->fmt, h, &key.id)) {
+	if (wp_record_event_id(&r->fmt, h, &key.id))
 		return -1;
-	}
 	hit = r->nr_roles ? bsearch(&key, r->roles, r->nr_roles, sizeof(key), id_role_cmp) : NULL;
 	return hit ? (int)hit->role : -1;
 }
@@ -175,12 +171,10 @@ static uint64_t record_time(const struct wp_rotate *r, const struct perf_event_h
 static void count_record(const struct wp_rotate *r, struct wp_summary *c,
 			 const struct perf_event_header *h)
 {
-	if (h->type == WP_RECORD_ROUND)
-		return;
 	/* A live recording's sample left for report to unwind (its unwinder fell behind). */
 	if (h->type == PERF_RECORD_SAMPLE && (r->meta->flags & WP_META_STACK_TABLE))
 		c->raw_samples++;
-	wp_summary_count(c, h, h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE ?
+	wp_summary_count(c, h, wp_record_kind_has(h->type, WP_KIND_SAMPLE) ?
 			 sample_role(r, h) : -1);
 }
 
@@ -426,11 +420,10 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 	struct wp_mmap2 mm;
 	struct wp_comm c;
 
-	switch (h->type) {
-	case WP_RECORD_DSO:
-	case WP_RECORD_PLACE:
-	case WP_RECORD_STACK:
+	/* The stack table, kept whole: every file begins with it. */
+	if (wp_record_kind_has(h->type, WP_KIND_STACK_DEF))
 		return wp_buf_append(&m->defs, h, h->size);
+	switch (h->type) {
 	case WP_RECORD_THREAD:
 		if (!wp_thread_parse(h, &th))
 			thread_get(m, th.pid, th.tid, time);
@@ -495,44 +488,32 @@ static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, u
 }
 
 /*
- * The records that tell what lives: every thread is announced by one of
- * them (a FORK, an exec's COMM, or a THREAD or COMM written at attach),
- * so switches and samples need not be kept aside.  And the stack table's.
- */
-static bool is_state_record(const struct perf_event_header *h)
-{
-	const struct wp_record_kind *k = wp_record_kind_of(h->type);
-
-	return k && (k->flags & WP_KIND_STATE) && h->type != PERF_RECORD_MMAP;
-}
-
-/*
  * Records that every file begins with.  They come through
  * wp_rotate_prelude(), or, from a live recording's unwinder, among the
  * records: taken aside then, so that no file has them twice.
  */
 static bool is_prelude_record(const struct perf_event_header *h)
 {
-	const struct wp_record_kind *k = wp_record_kind_of(h->type);
-
-	return k && (k->flags & WP_KIND_PRELUDE);
+	return wp_record_kind_has(h->type, WP_KIND_PRELUDE);
 }
 
 /*
- * The records the model follows: the state's, and who is off-CPU since
- * when (switch records).  And in which stack: of the switch-out samples
- * of a buffer only each thread's latest is kept, so they are put aside
+ * The records the model follows: those that tell what lives (every
+ * thread is announced by one of them: a FORK, an exec's COMM, or a
+ * THREAD or COMM written at attach, so that switches and samples need
+ * not be kept aside), the stack table's, and who is off-CPU since when
+ * (switch records).  And in which stack: of the switch-out samples of a
+ * buffer only each thread's latest is kept, so they are put aside
  * (model_defer) and applied once the buffer is done (model_apply_deferred).
  */
 static bool is_model_record(const struct perf_event_header *h)
 {
-	return is_state_record(h) || h->type == PERF_RECORD_SWITCH ||
-	       h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+	return wp_record_kind_has(h->type, WP_KIND_STATE | WP_KIND_SWITCH);
 }
 
 static bool is_switch_stack(const struct wp_rotate *r, const struct perf_event_header *h)
 {
-	return (h->type == PERF_RECORD_SAMPLE || h->type == WP_RECORD_STACK_SAMPLE) &&
+	return wp_record_kind_has(h->type, WP_KIND_SAMPLE) &&
 	       sample_role(r, h) == WP_EVENT_SWITCH_OUT;
 }
 
@@ -760,7 +741,7 @@ static int file_close(struct wp_rotate *r, struct wp_writer *w, struct wp_summar
 	char *where = NULL;
 	int err, e, werr;
 
-	err = r->o.finish ? r->o.finish(r->o.arg, w) : 0;
+	err = r->o.closing ? wp_closing_write(r->o.closing, w) : 0;
 	c->exit_status = -1;
 	c->stop_reason = reason;
 	if (last) {
@@ -1351,4 +1332,86 @@ void wp_rotate_free(struct wp_rotate *r)
 	free(r->first_name);
 	free(r->last_name);
 	free(r);
+}
+
+/* The sink (sink.h). */
+
+static struct wp_rotate *rotate_of(const struct wp_sink *k)
+{
+	return (struct wp_rotate *)k;
+}
+
+static int sink_start(struct wp_sink *k, const struct wp_meta *meta)
+{
+	return wp_rotate_start(rotate_of(k), meta);
+}
+
+static int sink_prelude(struct wp_sink *k, const void *buf, size_t len)
+{
+	return wp_rotate_prelude(rotate_of(k), buf, len);
+}
+
+static int sink_records(struct wp_sink *k, const void *buf, size_t len, uint64_t round_ns,
+			struct wp_sink_progress *p)
+{
+	/* Its files hold whole blocks: after an error, the blocks before (p->kept 0). */
+	return wp_rotate_records(rotate_of(k), buf, len, round_ns, &p->bytes);
+}
+
+static int sink_request_dump(struct wp_sink *k, uint64_t now)
+{
+	struct wp_rotate *r = rotate_of(k);
+
+	if (!r->o.window_ns)
+		return -EOPNOTSUPP;
+	wp_rotate_request_dump(r, now);
+	return 0;
+}
+
+static int sink_end(struct wp_sink *k, struct wp_summary *whole, int *write_err)
+{
+	struct wp_rotate *r = rotate_of(k);
+	int err = wp_rotate_end(r, whole);
+
+	if (err && !*write_err) {
+		wp_error("cannot write the last file: %s", strerror(-err));
+		*write_err = err;
+	}
+	if (r->o.window_ns && r->evicted)
+		wp_info("the flight recorder let %llu older records go (not lost: recorded, "
+			"then dropped by age)", (unsigned long long)r->evicted);
+	return err;
+}
+
+static unsigned int sink_files(const struct wp_sink *k, const char **first, const char **last)
+{
+	return wp_rotate_nr_files(rotate_of(k), first, last);
+}
+
+static uint64_t sink_bytes(const struct wp_sink *k)
+{
+	return wp_rotate_bytes(rotate_of(k));
+}
+
+static void sink_free(struct wp_sink *k)
+{
+	wp_rotate_free(rotate_of(k));
+}
+
+static const struct wp_sink_ops rotate_ops = {
+	.start = sink_start,
+	.prelude = sink_prelude,
+	.records = sink_records,
+	.request_dump = sink_request_dump,
+	.end = sink_end,
+	.files = sink_files,
+	.bytes = sink_bytes,
+	.free = sink_free,
+};
+
+struct wp_sink *wp_rotate_sink(struct wp_rotate *r)
+{
+	/* Each file that a write error cuts short says so as it closes (file_close). */
+	r->sink = (struct wp_sink){ .ops = &rotate_ops, .closing = r->o.closing, .says_cut = true };
+	return &r->sink;
 }

@@ -19,18 +19,16 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "buildid.h"
+#include "closing.h"
 #include "drain.h"
-#include "fdlimit.h"
 #include "filecache.h"
-#include "jitmap.h"
-#include "kallsyms.h"
 #include "layout.h"
 #include "livestage.h"
 #include "log.h"
 #include "quote.h"
 #include "rotate.h"
 #include "session.h"
+#include "sink.h"
 #include "stackgate.h"
 #include "cgroup.h"
 #include "synth.h"
@@ -58,10 +56,13 @@ struct session {
 	const struct wp_record_opts *opts;
 	struct wp_priv priv;
 	struct wp_evlist ev;
-	struct wp_writer *writer;
-	struct wp_rotate *rot;		/* --rotate or --flight-recorder: the files, not writer */
+	/*
+	 * Where the records go (sink.h): the file, or the rotating files,
+	 * with the live unwinder and a monitor in front when asked for.
+	 */
+	struct wp_sink *sink;
+	struct wp_closing *closing;	/* the blocks that close each file */
 	struct wp_drain *drain;
-	struct wp_livestage *live;	/* --unwind=live: takes every record, or NULL */
 	struct wp_child child;
 	bool have_child;
 	int child_status;	/* wait status, -1 while running */
@@ -89,17 +90,6 @@ struct session {
 	uint64_t refilter_seen, refilter_next_ns, refilter_since_ns, refilter_gap_ns;
 	uint32_t refilter_last_pid;
 	struct wp_cgroup cgroup;	/* the command's, for its switch-out stacks */
-	struct wp_anon_code *synth_anon;	/* anonymous code of the existing processes */
-	/* A rotating recording's closing blocks warn once, not at every file. */
-	bool warned_closing;
-	/*
-	 * /proc/kallsyms as last read for a file's closing blocks, and the
-	 * modules it was read with: read again only when they change.
-	 */
-	struct wp_kallsyms ksyms;
-	bool have_ksyms;
-	uint64_t ksyms_key;
-	size_t nr_synth_anon, cap_synth_anon;
 	/*
 	 * The kernel's own figures of the threads' time (threadclock.h): the
 	 * recording's processes (not -a), the listener of their exits (root
@@ -366,61 +356,131 @@ static int attach_processes(struct session *s)
 	return err;
 }
 
-/*
- * Records that come before the drain's: through the live unwinder when
- * there is one, to the rotating files' model, or to the file.
- */
+/* Records that come before the drain's, to the sink. */
 static int write_records(struct session *s, const void *buf, size_t len)
 {
-	uint64_t bytes;
+	return wp_sink_records(s->sink, buf, len, 0, NULL);
+}
 
-	if (s->live)
-		return wp_livestage_write(s->live, buf, len, 0);
-	if (s->rot)
-		return wp_rotate_records(s->rot, buf, len, 0, &bytes);
-	return wp_writer_write_records(s->writer, buf, len);
+/* Records that every file of a rotating recording repeats. */
+static int write_prelude(struct session *s, const void *buf, size_t len)
+{
+	return wp_sink_prelude(s->sink, buf, len);
 }
 
 /*
- * Records that every file of a rotating recording repeats (a live
- * recording's unwinder needs them too, and passes them on).
+ * A monitor (wallprof top) beside the files: a sink that passes the
+ * live unwinder's records on to the files' sink, when there is one, then
+ * to the monitor, and names to it each file the flight recorder writes.
  */
-static int write_prelude(struct session *s, const void *buf, size_t len)
+struct monitor_tee {
+	struct wp_sink sink;		/* first */
+	struct wp_sink *inner;		/* or NULL: no file */
+	const struct wp_record_monitor *mon;
+};
+
+static struct monitor_tee *tee_of(const struct wp_sink *k)
 {
-	if (s->rot && !s->live)
-		return wp_rotate_prelude(s->rot, buf, len);
-	return write_records(s, buf, len);
+	return (struct monitor_tee *)k;
 }
 
-/* The drain's blocks, to the live unwinder. */
-static int live_sink(void *arg, const void *buf, size_t len, uint64_t round_ns, uint64_t *bytes)
+static int tee_prelude(struct wp_sink *k, const void *buf, size_t len)
 {
-	*bytes = 0;	/* the files are the unwinder's, on its thread */
-	return wp_livestage_write(arg, buf, len, round_ns);
+	struct monitor_tee *t = tee_of(k);
+
+	return t->inner ? wp_sink_prelude(t->inner, buf, len) : 0;
 }
 
-/* The live unwinder's records: to the rotating files, or to the file. */
-static int live_out(void *arg, const void *buf, size_t len, uint64_t round_ns)
+static int tee_records(struct wp_sink *k, const void *buf, size_t len, uint64_t round_ns,
+		       struct wp_sink_progress *p)
 {
-	struct session *s = arg;
-	uint64_t bytes;
-
+	struct monitor_tee *t = tee_of(k);
 	int err = 0;
 
-	if (s->rot) {
+	if (t->inner) {
 		const char *first, *last;
-		unsigned int files = wp_rotate_nr_files(s->rot, &first, &last);
+		unsigned int files = wp_sink_files(t->inner, &first, &last);
 
-		err = wp_rotate_records(s->rot, buf, len, round_ns, &bytes);
+		err = wp_sink_records(t->inner, buf, len, round_ns, p);
 		/* A file the flight recorder wrote on request: the monitor names it. */
-		if (s->opts->monitor && s->opts->monitor->saved &&
-		    wp_rotate_nr_files(s->rot, &first, &last) != files && last)
-			s->opts->monitor->saved(s->opts->monitor->arg, last);
-	} else if (s->writer)
-		err = wp_writer_write_records(s->writer, buf, len);
-	if (!err && s->opts->monitor)
-		err = s->opts->monitor->records(s->opts->monitor->arg, buf, len, round_ns);
+		if (t->mon->saved && wp_sink_files(t->inner, &first, &last) != files && last)
+			t->mon->saved(t->mon->arg, last);
+	}
+	if (!err)
+		err = t->mon->records(t->mon->arg, buf, len, round_ns);
 	return err;
+}
+
+static int tee_request_dump(struct wp_sink *k, uint64_t now)
+{
+	struct monitor_tee *t = tee_of(k);
+
+	return t->inner ? wp_sink_request_dump(t->inner, now) : -EOPNOTSUPP;
+}
+
+static int tee_finish(struct wp_sink *k, struct wp_summary *whole)
+{
+	struct monitor_tee *t = tee_of(k);
+
+	return t->inner ? wp_sink_finish(t->inner, whole) : 0;
+}
+
+static int tee_end(struct wp_sink *k, struct wp_summary *whole, int *write_err)
+{
+	struct monitor_tee *t = tee_of(k);
+
+	return t->inner ? wp_sink_end(t->inner, whole, write_err) : 0;
+}
+
+static unsigned int tee_files(const struct wp_sink *k, const char **first, const char **last)
+{
+	const struct monitor_tee *t = tee_of(k);
+
+	*first = *last = NULL;
+	return t->inner ? wp_sink_files(t->inner, first, last) : 0;
+}
+
+static uint64_t tee_bytes(const struct wp_sink *k)
+{
+	const struct monitor_tee *t = tee_of(k);
+
+	return t->inner ? wp_sink_bytes(t->inner) : 0;
+}
+
+static void tee_free(struct wp_sink *k)
+{
+	struct monitor_tee *t = tee_of(k);
+
+	wp_sink_free(t->inner);
+	free(t);
+}
+
+static const struct wp_sink_ops tee_ops = {
+	.prelude = tee_prelude,
+	.records = tee_records,
+	.request_dump = tee_request_dump,
+	.finish = tee_finish,
+	.end = tee_end,
+	.files = tee_files,
+	.bytes = tee_bytes,
+	.free = tee_free,
+};
+
+/* inner (or NULL) with mon beside it; the tee owns inner once made. */
+static int monitor_tee_new(struct wp_sink *inner, const struct wp_record_monitor *mon,
+			   struct wp_sink **out)
+{
+	struct monitor_tee *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->sink = (struct wp_sink){ .ops = &tee_ops, .closing = inner ? inner->closing : NULL,
+				    .says_cut = inner && inner->says_cut };
+	t->inner = inner;
+	t->mon = mon;
+	*out = &t->sink;
+	return 0;
 }
 
 /*
@@ -692,35 +752,6 @@ static int start_clocks(struct session *s)
 	return 0;
 }
 
-static int anon_pid_cmp(const void *a, const void *b)
-{
-	const struct wp_anon_code *x = a, *y = b;
-
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-/* The anonymous code regions among synthesized records (the drain sees only the rings'). */
-static void note_synth_anon_code(struct session *s, const struct wp_buf *buf)
-{
-	for (size_t off = 0; off + sizeof(struct perf_event_header) <= buf->len;) {
-		const struct perf_event_header *h = (const void *)(buf->data + off);
-		struct wp_mmap2 m;
-
-		if (h->size < sizeof(*h) || h->size > buf->len - off)
-			break;
-		off += h->size;
-		if (h->type != PERF_RECORD_MMAP2 || wp_mmap2_parse(h, &m) ||
-		    !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename) ||
-		    WP_GROW(s->synth_anon, s->cap_synth_anon, s->nr_synth_anon + 1))
-			continue;
-		s->synth_anon[s->nr_synth_anon] = (struct wp_anon_code){
-			.pid = m.pid, .start = m.addr, .end = m.addr + m.len };
-		s->synth_anon[s->nr_synth_anon].users_known =
-			wp_jitmap_process_users(m.pid, s->synth_anon[s->nr_synth_anon].users);
-		s->nr_synth_anon++;
-	}
-}
-
 /* The id the file knows thread tid's switch-out event by (its own, else any), or 0. */
 static uint64_t switch_out_id(const struct wp_evlist *ev, pid_t tid)
 {
@@ -877,7 +908,7 @@ static int write_existing(struct session *s)
 			return err;
 		}
 	}
-	note_synth_anon_code(s, &buf);
+	wp_closing_note_existing(s->closing, &buf);
 	err = buf.len ? write_records(s, buf.data, buf.len) : 0;
 	wp_buf_release(&buf);
 	return err;
@@ -1233,13 +1264,13 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 			*signo = sig;
 			return WP_STOP_SIGNAL;
 		}
-		if (sig == SIGUSR1 && s->rot) {
-			/*
-			 * Written once the drain hands over a pass begun a little
-			 * after now: every record dated before now is in it.
-			 */
-			now = wp_clock_ns(CLOCK_MONOTONIC);
-			wp_rotate_request_dump(s->rot, now);
+		/*
+		 * The flight recorder's file, written once the drain hands over a
+		 * pass begun a little after now: every record dated before now is
+		 * in it.
+		 */
+		if (sig == SIGUSR1 &&
+		    !wp_sink_request_dump(s->sink, now = wp_clock_ns(CLOCK_MONOTONIC))) {
 			dump_flush_ns = now + WP_ROTATE_SLACK_NS + WP_ROTATE_SLACK_NS / 2;
 			continue;
 		}
@@ -1274,68 +1305,6 @@ static void end_child(struct session *s)
 		kill(s->child.pid, SIGKILL);
 		reap_child(s, 0);
 	}
-}
-
-/*
- * One BUILD_ID record per executable file mapped during the recording (so
- * far, for a rotating recording's file: the drain may be running).
- */
-static int write_build_ids(struct session *s, struct wp_writer *w)
-{
-	const struct wp_mapped_file *files;
-	struct wp_buf buf = { 0 };
-	size_t n;
-	int err = 0;
-
-	wp_drain_lock_state(s->drain);
-	files = wp_drain_mapped_files(s->drain, &n);
-	for (size_t i = 0; !err && i < n; i++) {
-		const struct wp_mapped_file *f = &files[i];
-		size_t len = sizeof(struct wp_record_build_id) +
-			     ALIGN_UP(strlen(f->path) + 1, (size_t)8);
-		struct wp_record_build_id *r;
-		uint8_t id[24];
-		int idlen;
-
-		if (len > UINT16_MAX)
-			continue;
-		if (f->build_id_size) {
-			memcpy(id, f->build_id, f->build_id_size);
-			idlen = f->build_id_size;
-		} else {
-			struct stat st;
-
-			/* The file may have been replaced: only trust the same inode. */
-			if (stat(f->path, &st) || (f->ino && (st.st_ino != f->ino ||
-							      major(st.st_dev) != f->maj ||
-							      minor(st.st_dev) != f->min)))
-				continue;
-			idlen = wp_build_id_read(f->path, id, sizeof(id));
-			if (idlen <= 0)
-				continue;
-		}
-		r = wp_buf_reserve(&buf, len);
-		if (!r) {
-			err = -ENOMEM;
-			break;
-		}
-		memset(r, 0, len);
-		r->header.type = WP_RECORD_BUILD_ID;
-		r->header.size = (uint16_t)len;
-		r->pid = f->pid;
-		r->size = (uint8_t)idlen;
-		memcpy(r->build_id, id, (size_t)idlen);
-		r->maj = f->maj;
-		r->min = f->min;
-		r->ino = f->ino;
-		memcpy(r->filename, f->path, strlen(f->path) + 1);
-		buf.len += len;
-	}
-	wp_drain_unlock_state(s->drain);
-	if (!err)
-		err = wp_writer_write_records(w, buf.data, buf.len);
-	wp_buf_release(&buf);
-	return err;
 }
 
 /*
@@ -1421,195 +1390,6 @@ static void keep_foreign_files(struct session *s)
 			(double)pruned.freed / (1 << 20), (double)pruned.left / (1 << 20));
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Save the names of JIT code: the perf map (/tmp/perf-PID.map) of every
- * process that ran code in anonymous memory, read at the end, when the
- * JITs have written what they compiled (after their last mmap too), and
- * cut to the entries inside those regions.  A map older than the program
- * that ran under its pid in the recording is an earlier process's.
- */
-static int write_jit_names(struct session *s, struct wp_writer *w)
-{
-	/* Kernel file times are coarse (a tick): a map written at once may look older. */
-	const uint64_t slack_ns = 50 * 1000000ULL;
-	const struct wp_anon_code *drained;
-	struct wp_anon_code *all;
-	struct wp_jit_range *ranges = NULL;
-	struct wp_jitmap jm = { 0 };
-	size_t nr_drained, n, over = 0, procs = 0;
-	char *text = NULL;
-	size_t len;
-	int err = 0;
-
-	wp_drain_lock_state(s->drain);
-	drained = wp_drain_anon_code(s->drain, &nr_drained);
-	n = nr_drained + s->nr_synth_anon;
-	all = n ? malloc(n * sizeof(*all)) : NULL;
-	if (all && nr_drained)
-		memcpy(all, drained, nr_drained * sizeof(*all));
-	wp_drain_unlock_state(s->drain);
-	if (!n)
-		return 0;
-	ranges = malloc(n * sizeof(*ranges));
-	if (!all || !ranges) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (s->nr_synth_anon)
-		memcpy(all + nr_drained, s->synth_anon, s->nr_synth_anon * sizeof(*all));
-	qsort(all, n, sizeof(*all), anon_pid_cmp);
-	for (size_t i = 0, j; i < n && !err; i = j) {
-		uint32_t pid = all[i].pid;
-		uint64_t since = wp_drain_program_start(s->drain, pid), not_before = 0;
-		uint32_t users[2];
-		size_t nr_users = 0;
-		struct wp_jit_read st;
-		int ret;
-
-		for (j = i; j < n && all[j].pid == pid; j++) {
-			ranges[j - i] = (struct wp_jit_range){ all[j].start, all[j].end };
-			if (all[j].users_known && !nr_users) {
-				memcpy(users, all[j].users, sizeof(users));
-				nr_users = 2;
-			}
-		}
-		/* Not seen while it ran, but alive now (read before it exits). */
-		if (!nr_users && wp_jitmap_process_users(pid, users))
-			nr_users = 2;
-		if (since > s->meta.start_clock_ns + slack_ns)
-			not_before = since - slack_ns - s->meta.start_clock_ns +
-				     s->meta.start_realtime_ns;
-		ret = wp_jitmap_read_perf_map(&jm, pid, not_before, users, nr_users, ranges, j - i,
-					      &st);
-		if (ret == -ENOMEM) {
-			err = ret;
-		} else if (ret == -ESTALE && !s->warned_closing) {
-			wp_info("/tmp/perf-%u.map was written before process %u started: "
-				"not its JIT names", pid, pid);
-		} else if (ret == -EPERM && !s->warned_closing) {
-			wp_warn("/tmp/perf-%u.map belongs to user %u, neither root nor process "
-				"%u's user%s: its JIT names are not trusted, nor saved", pid,
-				st.owner, pid, nr_users ? "" : " (unknown: it was gone)");
-		} else if (ret && ret != -ENOENT && ret != -ESTALE && !s->warned_closing) {
-			wp_warn("cannot read /tmp/perf-%u.map: %s", pid, strerror(-ret));
-		} else if (!ret) {
-			procs++;
-			over += st.over_limit;
-			if (st.cut && !s->warned_closing)
-				wp_warn("/tmp/perf-%u.map is larger than %u MiB: only its first %u MiB "
-					"were read", pid, WP_PERF_MAP_MAX_READ >> 20,
-					WP_PERF_MAP_MAX_READ >> 20);
-			wp_debug("/tmp/perf-%u.map: %zu entries kept, %zu outside its anonymous code, "
-				 "%zu malformed lines", pid, st.kept, st.outside, st.malformed);
-		}
-	}
-	if (over && !s->warned_closing)
-		wp_warn("%zu JIT names were not saved: the recording keeps at most %u MiB of them",
-			over, WP_JITMAP_MAX_TEXT >> 20);
-	if (!err && jm.n) {
-		err = wp_jitmap_format(&jm, &text, &len);
-		if (!err)
-			err = wp_writer_write_jitmap(w, text, len);
-		if (!err)
-			wp_debug("saved %zu JIT names of %zu processes", jm.n, procs);
-	}
-out:
-	free(text);
-	wp_jitmap_release(&jm);
-	free(ranges);
-	free(all);
-	return err;
-}
-
-/*
- * Save the kernel symbols that the recorded stacks use: kernel addresses
- * change at every boot, so /proc/kallsyms at report time may not fit.
- */
-static int write_kernel_symbols(struct session *s, struct wp_writer *w)
-{
-	size_t n = wp_drain_nr_kernel_ips(s->drain);
-	struct wp_buf text = { 0 };
-	const struct wp_kallsyms *k = &s->ksyms;
-	uint64_t *ips, key;
-	long last = -1;
-	int err = 0;
-
-	if (!n)
-		return 0;
-	ips = malloc(n * sizeof(*ips));
-	if (!ips)
-		return -ENOMEM;
-	n = wp_drain_kernel_ips(s->drain, ips, n);
-	qsort(ips, n, sizeof(*ips), u64_cmp);
-	/* Each file of a rotating recording would read it again: some 0.1 s. */
-	key = wp_kallsyms_modules_key();
-	if (!s->have_ksyms || !key || key != s->ksyms_key) {
-		if (s->have_ksyms)
-			wp_kallsyms_release(&s->ksyms);
-		s->have_ksyms = false;
-		err = wp_kallsyms_load(&s->ksyms);
-		s->have_ksyms = !err;
-		s->ksyms_key = key;
-	}
-	if (err) {
-		free(ips);
-		/* Not fatal: report falls back to /proc/kallsyms on this boot. */
-		if (err == -EPERM && !s->warned_closing)
-			wp_kallsyms_warn_hidden("kernel stacks were recorded without their symbols");
-		else
-			wp_debug("kernel symbols not saved: %s", strerror(-err));
-		return 0;
-	}
-	for (size_t i = 0; i < n && !err; i++) {
-		long idx = wp_kallsyms_find(k, ips[i]);
-		char line[320];
-		int len;
-
-		if (idx < 0 || idx == last)
-			continue;	/* sorted: each symbol once */
-		last = idx;
-		len = snprintf(line, sizeof(line), "%llx %s\n",
-			       (unsigned long long)k->syms[idx].addr, wp_kallsyms_name(k, (size_t)idx));
-		if (len > 0 && (size_t)len < sizeof(line))
-			err = wp_buf_append(&text, line, (size_t)len);
-	}
-	if (!err)
-		err = wp_writer_write_ksyms(w, (const char *)text.data, text.len);
-	wp_buf_release(&text);
-	free(ips);
-	return err;
-}
-
-/*
- * The blocks that close each file of a rotating recording (wp_rotate_finish_fn):
- * on the drain's writer thread while it records, whose own are the kernel
- * addresses.  The build ids and JIT names are those of the whole recording
- * so far.
- */
-static int finish_rotated_file(void *arg, struct wp_writer *w)
-{
-	struct session *s = arg;
-	int err;
-
-	wp_writer_closing(w);
-	err = write_build_ids(s, w);
-	if (!err)
-		err = write_kernel_symbols(s, w);
-	if (!err)
-		err = write_jit_names(s, w);
-	if (!err && s->live)
-		err = wp_livestage_names(s->live, w);
-	s->warned_closing = true;
-	return err;
-}
-
 /* After the commit: a message that cannot be written never costs the data. */
 /*
  * Off-CPU stacks a second above which record suggests --switch-stacks: a
@@ -1646,7 +1426,7 @@ static void print_gate(struct session *s)
 			strerror(-wp_stackgate_error(s->gate)));
 }
 
-static void print_summary(struct session *s, const char *where, uint64_t bytes)
+static void print_summary(struct session *s, uint64_t bytes)
 {
 	const struct wp_summary *c = &s->summary;
 	uint64_t lost = c->lost_records + c->lost_samples + c->lost_unreported;
@@ -1664,24 +1444,19 @@ static void print_summary(struct session *s, const char *where, uint64_t bytes)
 			secs, (unsigned long long)c->samples,
 			(unsigned long long)c->switch_samples, (unsigned long long)c->switches,
 			wakeups, (unsigned long long)lost, pct);
-		if (s->rot) {
-			const char *first, *last;
-			unsigned int n = wp_rotate_nr_files(s->rot, &first, &last);
+		const char *first, *last;
+		unsigned int n = wp_sink_files(s->sink, &first, &last);
 
-			if (n > 1 && first && last)
-				wp_info("wrote %.2f MiB to %u files, '%s' to '%s'",
-					(double)bytes / (1 << 20), n, wp_quoted(first),
-					wp_quoted(last));
-			else if (first)
-				wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20),
-					wp_quoted(first));
-		} else if (s->write_err)
+		if (n > 1 && first && last)
+			wp_info("wrote %.2f MiB to %u files, '%s' to '%s'",
+				(double)bytes / (1 << 20), n, wp_quoted(first), wp_quoted(last));
+		else if (first && s->write_err && !s->sink->says_cut)
 			wp_info("wrote %.2f MiB to '%s', cut short at %.3f s by a write error (%s)",
-				(double)bytes / (1 << 20), wp_quoted(where), secs,
+				(double)bytes / (1 << 20), wp_quoted(first), secs,
 				strerror(-s->write_err));
-		else
+		else if (first)
 			wp_info("wrote %.2f MiB to '%s'", (double)bytes / (1 << 20),
-				wp_quoted(where));
+				wp_quoted(first));
 		if (s->gate)
 			print_gate(s);
 		/* A switch storm: its stacks are what slowed the program most. */
@@ -1771,34 +1546,6 @@ static int exit_status_of(const struct session *s, uint32_t reason, int signo)
 	return 1;
 }
 
-/*
- * The end of a rotating recording: the last file (or the flight
- * recorder's), its name, and what was kept.
- */
-static int end_rotated(struct session *s)
-{
-	int err;
-
-	if (s->write_err) {
-		/* The recording ends where the error cut it. */
-		s->summary.stop_reason = WP_STOP_ERROR;
-		s->summary.cut_short_errno = (uint32_t)-s->write_err;
-		if (s->cut_ns < s->summary.end_clock_ns) {
-			s->summary.end_realtime_ns -= s->summary.end_clock_ns - s->cut_ns;
-			s->summary.end_clock_ns = s->cut_ns;
-		}
-	}
-	err = wp_rotate_end(s->rot, &s->summary);
-	if (err && !s->write_err) {
-		wp_error("cannot write the last file: %s", strerror(-err));
-		s->write_err = err;
-	}
-	if (s->opts->flight_recorder > 0 && wp_rotate_evicted(s->rot))
-		wp_info("the flight recorder let %llu older records go (not lost: recorded, "
-			"then dropped by age)", (unsigned long long)wp_rotate_evicted(s->rot));
-	return err;
-}
-
 int wp_record_run(const struct wp_record_opts *opts)
 {
 	struct session s = { .opts = opts, .child_status = -1,
@@ -1806,8 +1553,6 @@ int wp_record_run(const struct wp_record_opts *opts)
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_xfsz;
 	uint32_t reason = WP_STOP_ERROR;
 	bool ignoring = false;
-	char *where = NULL;
-	uint64_t bytes = 0;
 	sigset_t old;
 	int err, signo = 0, ret = 1;
 
@@ -1845,7 +1590,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = wp_evlist_init(&s.ev, &opts->events, &s.priv);
 	if (err)
 		goto out;
-	if (opts->rotate > 0 || opts->flight_recorder > 0) {
+	err = wp_closing_new(&s.meta, &s.closing);
+	if (!err && (opts->rotate > 0 || opts->flight_recorder > 0)) {
 		struct wp_rotate_opts ro = {
 			.output = opts->output, .force = opts->force,
 			.compress_level = opts->compress_level,
@@ -1854,12 +1600,16 @@ int wp_record_run(const struct wp_record_opts *opts)
 			.memory_max = opts->flight_memory_max,
 			.no_final_dump = opts->flight_no_final,
 			.skip_existing = opts->flight_no_final,
-			.finish = finish_rotated_file, .arg = &s,
+			.closing = s.closing,
 		};
+		struct wp_rotate *rot;
 
-		err = wp_rotate_open(&ro, &s.rot);
-	} else if (opts->output || !opts->monitor) {
-		err = wp_writer_open(opts->output, opts->force, opts->compress_level, &s.writer);
+		err = wp_rotate_open(&ro, &rot);
+		if (!err)
+			s.sink = wp_rotate_sink(rot);
+	} else if (!err && (opts->output || !opts->monitor)) {
+		err = wp_file_sink_open(opts->output, opts->force, opts->compress_level, s.closing,
+					&s.sink);
 	}
 	/* Records reach a monitor only through the live unwinder. */
 	if (!err && opts->monitor && !opts->unwind_live)
@@ -1914,20 +1664,29 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.meta.flags |= WP_META_STACK_TABLE;
 	if (s.exits)
 		s.meta.flags |= WP_META_EXIT_CLOCKS;
-	err = s.rot ? wp_rotate_start(s.rot, &s.meta) :
-	      s.writer ? wp_writer_write_meta(s.writer, &s.meta) : 0;
+	err = s.sink ? wp_sink_start(s.sink, &s.meta) : 0;
 	if (!err && opts->monitor)
 		err = opts->monitor->start(opts->monitor->arg, &s.meta);
-	if (!err && opts->unwind_live)
-		err = wp_livestage_start(&s.meta, live_out, &s, &s.live);
+	/* Live: drain -> unwinder -> [the monitor beside] the file or the rotating files. */
+	if (!err && opts->monitor) {
+		struct wp_sink *tee;
+
+		err = monitor_tee_new(s.sink, opts->monitor, &tee);
+		if (!err)
+			s.sink = tee;
+	}
+	if (!err && opts->unwind_live) {
+		struct wp_livestage *live;
+
+		err = wp_livestage_start(&s.meta, s.sink, &live);
+		if (!err)
+			s.sink = wp_livestage_sink(live);
+	}
 	if (err)
 		goto out;
-	err = wp_drain_start(&s.ev, s.writer, &s.drain);
-	/* Live: drain -> unwinder -> the file or the rotating files. */
-	if (!err && s.live)
-		wp_drain_divert(s.drain, live_sink, s.live);
-	else if (!err && s.rot)
-		wp_drain_divert(s.drain, wp_rotate_records, s.rot);
+	err = wp_drain_start(&s.ev, s.sink, &s.drain);
+	if (!err)
+		wp_closing_set_drain(s.closing, s.drain);
 	if (!err && s.have_child)
 		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
 	if (!err)
@@ -2021,24 +1780,12 @@ int wp_record_run(const struct wp_record_opts *opts)
 				lost);
 		wp_debug("exits: %" PRIu64 " heard, %" PRIu64 " of the recording's", heard, kept);
 	}
-	if (s.live) {
-		int lerr = wp_livestage_finish(s.live);
-		uint64_t raw = wp_livestage_stats(s.live)->raw_samples;
+	{
+		/* What waits (the live unwinder's queue), written now. */
+		int ferr = wp_sink_finish(s.sink, &s.summary);
 
-		/* A rotating recording's files are named as each one closes. */
-		if (!lerr && s.writer)
-			lerr = wp_livestage_names(s.live, s.writer);
-		s.summary.raw_samples = raw;
-		if (raw)
-			wp_warn("%" PRIu64 " samples were written with their stack copies: the "
-				"unwinder fell behind (report unwinds them)", raw);
-		/* The names saved are for good: say why some are not there. */
-		if (wp_fd_starved())
-			wp_warn("some frames were saved unnamed for lack of file descriptors (the "
-				"limit is %u): raise it ('ulimit -n') for a recording that names "
-				"them", wp_fdlimit());
-		if (lerr && !err) {
-			err = lerr;
+		if (ferr && !err) {
+			err = ferr;
 			cut_short(&s, err, s.summary.end_clock_ns);
 		}
 	}
@@ -2065,30 +1812,9 @@ int wp_record_run(const struct wp_record_opts *opts)
 		if (counted > s.summary.lost_records)
 			s.summary.lost_unreported = counted - s.summary.lost_records;
 	}
-	/* Even after an error: they are small, and name what was recorded. */
-	if (s.rot) {
-		/* The last file, whose closing blocks and summary wp_rotate_end writes. */
+	/* Files that name mapped files (a monitor's recording may write none). */
+	if (s.sink->closing)
 		keep_foreign_files(&s);
-		err = end_rotated(&s);
-		goto print;
-	}
-	/* A monitor's recording without a file: nothing to close. */
-	if (!s.writer)
-		goto print;
-	wp_writer_closing(s.writer);
-	err = write_build_ids(&s, s.writer);
-	if (!err)
-		err = write_kernel_symbols(&s, s.writer);
-	keep_foreign_files(&s);
-	if (!err)
-		err = write_jit_names(&s, s.writer);
-	if (err && !s.write_err) {
-		if (!wp_writer_error(s.writer))
-			wp_error("cannot save the build IDs, kernel and JIT symbols: %s",
-				 strerror(-err));
-		s.write_err = err;
-		s.cut_ns = s.summary.end_clock_ns;
-	}
 	if (s.write_err) {
 		/* The recording ends where the error cut it. */
 		s.summary.stop_reason = WP_STOP_ERROR;
@@ -2098,18 +1824,13 @@ int wp_record_run(const struct wp_record_opts *opts)
 			s.summary.end_clock_ns = s.cut_ns;
 		}
 	}
-	/* Without its summary the file still reads, as a recording that did not finish. */
-	err = wp_writer_write_summary(s.writer, &s.summary);
-	if (err && !s.write_err)
-		s.write_err = err;
-	/* Commit first, then talk: from here on the data is never deleted. */
-	bytes = wp_writer_bytes(s.writer);
-	err = wp_writer_commit_where(s.writer, &where);
-	s.writer = NULL;
-print:
-	if (s.rot)
-		bytes = wp_rotate_bytes(s.rot);
-	print_summary(&s, where ? where : opts->output, bytes);
+	/*
+	 * Even after an error: the closing blocks are small, and name what
+	 * was recorded.  Then the summary, and the files' names: from here on
+	 * the data is never deleted.
+	 */
+	err = wp_sink_end(s.sink, &s.summary, &s.write_err);
+	print_summary(&s, wp_sink_bytes(s.sink));
 	explain_failure(&s);
 	ret = exit_status_of(&s, reason, signo);
 	if ((err || s.write_err) && ret == 0)
@@ -2130,20 +1851,16 @@ out:
 	wp_procset_free(s.procs);
 	wp_buf_release(&s.clock_records);
 	pthread_mutex_destroy(&s.clock_lock);
-	wp_livestage_free(s.live);
-	wp_rotate_free(s.rot);
-	if (s.have_ksyms)
-		wp_kallsyms_release(&s.ksyms);
-	wp_writer_abort(s.writer);
+	/* After the drain, whose writer thread gives it records until stopped. */
+	wp_sink_free(s.sink);
+	wp_closing_free(s.closing);
 	wp_evlist_release(&s.ev);
 	wp_cgroup_remove(&s.cgroup);
 	free(s.attached);
-	free(s.synth_anon);
 	wp_buf_release(&s.wakees);
 	s.meta.argv = NULL;	/* borrowed from opts */
 	s.meta.argc = 0;
 	wp_meta_release(&s.meta);
-	free(where);
 	if (ignoring) {
 		sigaction(SIGPIPE, &old_pipe, NULL);
 		sigaction(SIGXFSZ, &old_xfsz, NULL);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datafile.h"
 #include "layout.h"
 #include "util.h"
 #include "tap.h"
@@ -703,6 +704,57 @@ static void test_record_type_names(void)
 	   (wp_record_kind_of(WP_RECORD_ATTACH)->flags & WP_KIND_PRELUDE),
 	   "kind: ATTACH begins every file");
 	ok(!wp_record_kind_of(99), "kind: 99 is none");
+	ok(!wp_record_kind_has(PERF_RECORD_MMAP, WP_KIND_STATE) &&
+	   wp_record_kind_has(PERF_RECORD_MMAP2, WP_KIND_STATE),
+	   "kind: MMAP2 tells what lives, MMAP (never asked for) not");
+	ok(wp_record_kind_has(PERF_RECORD_SWITCH_CPU_WIDE, WP_KIND_SWITCH) &&
+	   !wp_record_kind_has(PERF_RECORD_SWITCH, WP_KIND_STATE),
+	   "kind: switches are switches, not state");
+	ok(wp_record_kind_has(PERF_RECORD_SAMPLE, WP_KIND_SAMPLE) &&
+	   wp_record_kind_has(WP_RECORD_STACK_SAMPLE, WP_KIND_SAMPLE) &&
+	   !wp_record_kind_has(WP_RECORD_STACK, WP_KIND_SAMPLE),
+	   "kind: both sample types have an event id");
+	ok(wp_record_is_own(WP_RECORD_ROUND) && wp_record_is_own(WP_RECORD_TASK_NAME) &&
+	   wp_record_is_own(200) && !wp_record_is_own(99) &&
+	   !wp_record_is_own(PERF_RECORD_SWITCH), "own: wallprof's types and range only");
+	ok(wp_record_kind_of(WP_RECORD_ROUND)->count == WP_COUNT_NOTHING &&
+	   wp_record_kind_of(WP_RECORD_CMDLINE)->count == WP_COUNT_SYNTHESIZED &&
+	   wp_record_kind_of(PERF_RECORD_LOST)->count == WP_COUNT_LOST,
+	   "count: ROUND is nothing, CMDLINE synthesized, LOST a loss");
+	/* Every timed own kind has its reader; no kernel kind has one. */
+	{
+		bool fine = true;
+
+		for (uint32_t t = 0; t < 128; t++) {
+			const struct wp_record_kind *k = wp_record_kind_of(t);
+
+			if (k && (k->clock == WP_TIME_FIELD) != (k->time != NULL))
+				fine = false;
+			if (k && (k->flags & WP_KIND_OWN) && k->clock == WP_TIME_SAMPLE_ID)
+				fine = false;
+		}
+		ok(fine, "kinds: a time reader exactly where the time is a field");
+	}
+}
+
+/* A later version's own record has no time; the round counts as nothing. */
+static void test_record_unknown_own(void)
+{
+	struct wp_sample_format f;
+	struct wp_summary c = { 0 };
+	uint64_t rec[4] = { 0 };
+	struct perf_event_header *h = (void *)rec;
+
+	wp_sample_format_init(&f, PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 0);
+	h->type = 150;
+	h->size = sizeof(rec);
+	rec[3] = 777;	/* where a sample_id's time would be */
+	is_u64(wp_record_time(&f, h), 0, "unknown own type: no time");
+	wp_summary_count(&c, h, -1);
+	h->type = WP_RECORD_ROUND;
+	h->size = sizeof(*h);
+	wp_summary_count(&c, h, -1);
+	is_u64(c.records, 1, "summary: an unknown type is a record, a ROUND none");
 }
 
 /* THREAD_CLOCK: appended, parsed back, timed by its own field; bad misc refused. */
@@ -884,5 +936,6 @@ int main(void)
 	test_record_type_names();
 	test_thread_clock();
 	test_record_next();
+	test_record_unknown_own();
 	return done_testing();
 }
