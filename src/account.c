@@ -2350,21 +2350,21 @@ static void anchor_times(struct wp_account *a)
 			/*
 			 * The span between the figures may not be the whole
 			 * window (the first read after the file began, the last
-			 * before it ended): outside it, the thread ran at the
-			 * rate the kernel counted inside, whatever its records
-			 * say there (they drift, or were lost, as inside).  Not
+			 * before it ended): outside it the records tell what
+			 * the thread did (a server idle when the recording
+			 * began ran nothing there, whatever its rate inside),
+			 * short by as much a late switch-in as inside.  Not
 			 * from a sliver: a span of half the window at least.
 			 */
 			uint64_t from = base.time > t->t.start_ns ? base.time : t->t.start_ns;
 			uint64_t to = an->end.time < t->t.end_ns ? an->end.time : t->t.end_ns;
 			/* After its exit figure, a thread whose EXIT was lost ran no more. */
 			uint64_t wall = (an->end.exit ? to : t->t.end_ns) - t->t.start_ns;
+			uint32_t late_out = t->late_starts > late ? t->late_starts - late : 0;
 
-			if (to > from && to - from < wall && (to - from) * 2 >= wall) {
-				double on = (double)kernel * (double)wall / (double)(to - from);
-
-				diff = (int64_t)on - (int64_t)t->on_all_ns;
-			}
+			if (late && late_out && to > from && to - from < wall &&
+			    (to - from) * 2 >= wall)
+				diff += (int64_t)((double)diff * late_out / late);
 		}
 		moved = move_into_on_cpu(t, diff, &mv[i]);
 		t->t.on_cpu_source = WP_ON_CPU_KERNEL;

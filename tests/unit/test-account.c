@@ -1403,6 +1403,50 @@ static void test_switch_estimate_bound(void)
 	wp_account_free(a);
 }
 
+/*
+ * Attached to a thread idle at first: its first figure is read 100 ms
+ * into the recording, it sleeps to 300 ms, runs 400 ms, sleeps to the end
+ * at 1 s.  The kernel counts 400 ms between its figures, as the records
+ * do: its on-CPU time is 400 ms, not the kernel's rate over the span
+ * stretched over the whole second (444 ms).
+ */
+static void test_anchor_idle_start(void)
+{
+	const struct wp_thread_times *t = NULL, *all;
+	struct wp_account *a;
+	uint8_t buf[256];
+	size_t n;
+
+	a = wakeups_account(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS, buf);
+	if (!a) {
+		ok(0, "idle start: an account");
+		return;
+	}
+	{
+		struct wp_record_thread th = {
+			.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
+			.pid = 100, .tid = 102, .time = START,
+		};
+
+		feed(a, &th.header);	/* alive when recording began */
+	}
+	feed(a, switch_rec(102, 1 * MS, true, false, buf));
+	feed(a, clock_rec(102, 100 * MS, WP_CLOCK_START, 50 * MS, 0, buf));
+	feed(a, switch_rec(102, 300 * MS, false, false, buf));
+	feed(a, switch_rec(102, 700 * MS, true, false, buf));
+	feed(a, clock_rec(102, 1000 * MS, WP_CLOCK_END, 50 * MS + 400 * MS, 0, buf));
+	wp_account_finish(a, START + 1000 * MS);
+	all = wp_account_threads(a, &n);
+	for (size_t i = 0; all && i < n; i++)
+		if (all[i].tid == 102)
+			t = &all[i];
+	ok(t && t->on_cpu_ns >= 400 * MS && t->on_cpu_ns <= 401 * MS,
+	   "idle start: on-CPU is the 400 ms it ran (and the 1 ms before its first switch), %" PRIu64,
+	   t ? t->on_cpu_ns : 0);
+	ok(t && t->kernel_on_cpu_ns == 400 * MS, "idle start: the kernel's 400 ms between its figures");
+	wp_account_free(a);
+}
+
 /* A COMM record: tid of process pid takes comm at start + t, by exec or not. */
 static const struct perf_event_header *comm_rec(uint32_t pid, uint32_t tid, const char *comm,
 						uint64_t t, bool exec, uint8_t *buf)
@@ -1557,6 +1601,7 @@ int main(void)
 	test_switch_estimate();
 	test_switch_estimate_bound();
 	test_names_anchored();
+	test_anchor_idle_start();
 	test_cpu_one_at_a_time(true);
 	test_cpu_one_at_a_time(false);
 	return done_testing();
