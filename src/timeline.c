@@ -68,7 +68,7 @@ struct thread {
 	bool sched_switch_in;		/* that sched_switch switched it in */
 	bool forgotten;			/* a free slot (wp_timeline_forget): closed, unfound */
 	bool start_stack_due;		/* off-CPU at a rotated file's start: its stack may follow */
-	bool exiting;			/* -a: after its EXIT, before its last switch-out */
+	bool exiting;			/* after its EXIT, before its last switch-out */
 };
 
 /*
@@ -103,6 +103,11 @@ struct wp_timeline {
 	uint64_t start_ns;
 	bool no_switches;		/* --no-off-cpu: only samples tell */
 	bool cpu_wide;			/* -a: every task's switches */
+	/*
+	 * Switch records per CPU (-a, or a launched command's cgroup): they
+	 * go on after a task's EXIT, while it tears its memory down.
+	 */
+	bool switches_after_exit;
 	bool wakeups, enqueues, wakeups_gated;
 	struct thread *threads;
 	size_t nr, cap;
@@ -987,6 +992,8 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 	uint32_t serial;
 	bool late;
 
+	if (sw->cpu_wide)
+		tl->switches_after_exit = true;
 	if (tl->cpu_wide && c) {
 		if (sw->out)
 			c->last_next = sw->next_prev_tid;
@@ -1214,10 +1221,14 @@ int wp_timeline_record(struct wp_timeline *tl, const struct perf_event_header *r
 							    t->counted_at > t->since ? t->counted_at :
 							    t->since);
 			/*
-			 * -a: until its last switch-out, which the CPU's
-			 * ledger counts as its time (its tid is gone by then).
+			 * Switch records per CPU: until its last switch-out,
+			 * which the CPU's ledger counts as its time (with -a
+			 * its tid may be gone by then).  An exit that frees
+			 * much memory runs tens of ms past its EXIT (and past
+			 * the kernel's exit figure, taken before): 80 ms of
+			 * 2.86 s for a process that touched 512 MiB.
 			 */
-			if (tl->cpu_wide && t->state == STATE_ON) {
+			if ((tl->cpu_wide || tl->switches_after_exit) && t->state == STATE_ON) {
 				t->exiting = true;
 				t->exit_time = time;
 				return 0;
