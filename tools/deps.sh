@@ -9,7 +9,7 @@ debuginfod libdebuginfod1
 clang libclang-rt-dev linux-perf
 chromium libxml2-utils libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 nodejs
-postgresql-15 openjdk-17-jdk-headless
+postgresql-15 redis-server redis-tools openjdk-17-jdk-headless
 libcurl4-openssl-dev clickhouse-server clickhouse-client"
 [ "${1:-}" = "--with-bench" ] && pkgs="$pkgs time bc"
 
