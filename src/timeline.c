@@ -93,6 +93,12 @@ struct cpu {
 	uint64_t idle_since;	/* of the current idle stretch (-a) */
 	uint8_t state;		/* enum cpu_state (-a) */
 	bool idle_sampled;	/* a sample of the idle task came from it */
+	/*
+	 * Not -a: a thread past its EXIT running there (serial + 1), or 0,
+	 * which its last switch-out (its tid gone, perhaps) or the next
+	 * recorded thread's switch-in there ends.
+	 */
+	uint32_t exiting;
 };
 
 struct wp_timeline {
@@ -1012,11 +1018,24 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 			return tl->err;
 		}
 	}
+	if (!tl->cpu_wide && c && c->exiting) {
+		struct thread *x = thread_of(tl, c->exiting - 1);
+
+		/* Its last switch-out, its tid gone; or another's switch-in there. */
+		if (x->exiting && !x->pub.closed && x->state == STATE_ON && x->cpu == id->cpu &&
+		    ((id->tid == UINT32_MAX && sw->out) ||
+		     (!sw->out && id->tid && id->tid != x->pub.tid)))
+			exit_switch_out(tl, id->cpu, x, time);
+		if (!x->exiting || x->pub.closed)
+			c->exiting = 0;
+	}
 	if (!id->tid || id->tid == UINT32_MAX)
 		return 0;
 	t = thread_get(tl, id->pid, id->tid);
 	if (!t)
 		return -ENOMEM;
+	if (t->exiting && !sw->out && c && !tl->cpu_wide)
+		c->exiting = t->pub.serial + 1;	/* preempted on its way out, back here */
 	if (t->pub.closed)
 		return 0;	/* the last switch-out, after its EXIT */
 	/* Preempted on its exit path (freeing a large memory, say), it runs again. */
@@ -1229,8 +1248,12 @@ int wp_timeline_record(struct wp_timeline *tl, const struct perf_event_header *r
 			 * 2.86 s for a process that touched 512 MiB.
 			 */
 			if ((tl->cpu_wide || tl->switches_after_exit) && t->state == STATE_ON) {
+				struct cpu *c = cpu_of(tl, t->cpu);
+
 				t->exiting = true;
 				t->exit_time = time;
+				if (c && !tl->cpu_wide)
+					c->exiting = t->pub.serial + 1;
 				return 0;
 			}
 			thread_close(tl, t, time);
