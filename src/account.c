@@ -915,7 +915,7 @@ static int account_cmdline(struct wp_account *a, const struct perf_event_header 
 static int names_close(struct wp_account *a, const uint64_t *pre_on)
 {
 	struct name_sums {
-		uint64_t raw, given, first_at;
+		uint64_t raw, given;
 		uint32_t late;
 		bool seen;
 	} *sum = calloc(a->nr ? a->nr : 1, sizeof(*sum));
@@ -939,9 +939,16 @@ static int names_close(struct wp_account *a, const uint64_t *pre_on)
 		n->pub.start_ns = from;
 		n->pub.wall_ns = to > from ? to - from : 0;
 		if (!ns->seen) {
-			/* (The names are in the order taken: this is the thread's first.) */
+			/*
+			 * (The names are in the order taken: this is the
+			 * thread's first.)  It starts with the thread, and so
+			 * does its on-CPU time: what ran before it took the
+			 * name (a launched command before its exec) is no
+			 * other name's, and the names add up to the thread.
+			 */
 			ns->seen = true;
-			ns->first_at = n->on_at_start;
+			n->on_at_start = 0;
+			n->late_at_start = 0;
 		}
 		n->pub.on_cpu_ns = on_end > n->on_at_start ? on_end - n->on_at_start : 0;
 		n->late_at_start = late_end > n->late_at_start ? late_end - n->late_at_start : 0;
@@ -958,7 +965,7 @@ static int names_close(struct wp_account *a, const uint64_t *pre_on)
 				ns->raw ? (double)n->pub.on_cpu_ns / (double)ns->raw : 0;
 
 		if (!n->next)	/* the last: the thread's total less the names before it */
-			on = (int64_t)t->t.on_cpu_ns - (int64_t)ns->first_at - (int64_t)ns->given;
+			on = (int64_t)t->t.on_cpu_ns - (int64_t)ns->given;
 		else
 			on = (int64_t)n->pub.on_cpu_ns + (int64_t)((double)moved * weight);
 		n->pub.on_cpu_ns = on > 0 ? (uint64_t)on : 0;

@@ -62,8 +62,14 @@ dump x.data x.dump
 # When each name began, from the dump's COMM records (its exec; the first
 # name from the process's FORK, the launch), and when the last one ended
 # (the thread's EXIT): "NAME start_ns", then "end NS".
-awk '$2 == "COMM" && $5 == "exec" { print $4, $1 } $2 == "FORK" || $2 == "EXIT" { print $2, $1 }' x.dump |
-	sort -n -k2,2 | awk '{ split($2, t, "."); printf "%s %.0f\n", $1, t[1] * 1e9 + t[2] }' >execs
+# A thread runs its exit on past its EXIT, to its last switch-out (which
+# the cgroup's switch records show): that is its end.
+awk '$2 == "COMM" && $5 == "exec" { print $4, $1 } $2 == "FORK" { print $2, $1 }
+	$2 == "EXIT" { exit_tid = $3; exit_at = $1; print $2, $1 }
+	exit_tid && $2 == "SWITCH_OUT" && $3 == exit_tid && $1 > exit_at { last = $1 }
+	END { if (last) print "EXIT", last }' x.dump |
+	sort -n -k2,2 | awk '{ split($2, t, "."); printf "%s %.0f\n", $1, t[1] * 1e9 + t[2] }' |
+	awk '$1 != "EXIT" { print; next } { ex = $0 } END { if (ex) print ex }' >execs
 sed 's/^/# exec: /' execs
 prev_c1=0
 for n in stage-one stage-two stage-three; do

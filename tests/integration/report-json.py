@@ -106,6 +106,10 @@ def invariants(doc):
         if t["start_ns"] < start or t["end_ns"] > end:
             problems.append("%s: [%d, %d] outside the window [%d, %d]" %
                             (who, t["start_ns"], t["end_ns"], start, end))
+        names = t.get("names") or []
+        if names and sum(n["on_cpu_ns"] for n in names) != t["on_cpu_ns"]:
+            problems.append("%s: its names' on-CPU %d != its %d" %
+                            (who, sum(n["on_cpu_ns"] for n in names), t["on_cpu_ns"]))
         by_tid.setdefault(t["tid"], []).append(t)
     for tid, ts in by_tid.items():
         ts.sort(key=lambda t: t["start_ns"])
