@@ -898,7 +898,7 @@ static void cpu_span(struct wp_timeline *tl, uint32_t cpu, enum wp_cpu_span_kind
  * cpu, its tid already gone): it ran its exit path until now.
  */
 static void exit_switch_out(struct wp_timeline *tl, uint32_t cpu, struct thread *t,
-			    uint64_t time)
+			    uint32_t next, uint64_t time)
 {
 	struct cpu *c = cpu_of(tl, cpu);
 
@@ -907,7 +907,10 @@ static void exit_switch_out(struct wp_timeline *tl, uint32_t cpu, struct thread 
 	if (!t || !t->exiting || t->pub.closed)
 		return;
 	if (c)
-		time = cpu_sched_switch_time(c, UINT32_MAX, UINT32_MAX, time);
+		time = cpu_sched_switch_time(c, UINT32_MAX, next, time);
+	/* It ran to its EXIT at least (that sched_switch may be an older one). */
+	if (time < t->exit_time)
+		time = t->exit_time;
 	thread_close(tl, t, time);
 	if (c) {
 		c->last_out = t->pub.end_ns;
@@ -1014,7 +1017,7 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 			c->state = CPU_BUSY;	/* not idle so far */
 		}
 		if (id->tid == UINT32_MAX && sw->out) {
-			exit_switch_out(tl, id->cpu, NULL, time);
+			exit_switch_out(tl, id->cpu, NULL, UINT32_MAX, time);
 			return tl->err;
 		}
 	}
@@ -1023,9 +1026,11 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 
 		/* Its last switch-out, its tid gone; or another's switch-in there. */
 		if (x->exiting && !x->pub.closed && x->state == STATE_ON && x->cpu == id->cpu &&
-		    ((id->tid == UINT32_MAX && sw->out) ||
-		     (!sw->out && id->tid && id->tid != x->pub.tid)))
-			exit_switch_out(tl, id->cpu, x, time);
+		    id->tid == UINT32_MAX && sw->out)
+			exit_switch_out(tl, id->cpu, x, UINT32_MAX, time);
+		else if (x->exiting && !x->pub.closed && x->state == STATE_ON &&
+			 x->cpu == id->cpu && !sw->out && id->tid && id->tid != x->pub.tid)
+			exit_switch_out(tl, id->cpu, x, id->tid, time);	/* the switch to it */
 		if (!x->exiting || x->pub.closed)
 			c->exiting = 0;
 	}
@@ -1040,7 +1045,7 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 		return 0;	/* the last switch-out, after its EXIT */
 	/* Preempted on its exit path (freeing a large memory, say), it runs again. */
 	if (t->exiting && sw->out && !sw->preempted) {
-		exit_switch_out(tl, id->cpu, t, time);
+		exit_switch_out(tl, id->cpu, t, UINT32_MAX, time);
 		return tl->err;
 	}
 	serial = t->pub.serial;

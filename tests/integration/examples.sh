@@ -59,6 +59,9 @@
 #   go tool pprof ARGS	run as written (an absolute file name under $ABS, as
 #			for -o) when go is installed, with its cache in $tmp
 #			and no network; else a skip ("go is missing") is counted
+#   wallprof export ..., report --from ...	not run (they need a ClickHouse
+#			server, which export-clickhouse.sh starts): the
+#			subcommand's --help must name --clickhouse or --from
 #   tools/NAME		only checked to exist and be executable: tools/setup
 #			installs packages and tools/check runs this test suite,
 #			so running them here is not wanted
@@ -426,6 +429,9 @@ function map_left(    k, w, sub1, p, j, last) {
 					T[SW[p]] = "\"$WORKLOADS\"/" w
 				}
 			}
+		} else if (sub1 == "export" || (sub1 == "report" && has_word("--from", k + 2))) {
+			KIND = "server"
+			CHECK = sub1
 		} else if (sub1 == "report") {
 			KIND = "report"
 			INPUT = "wallprof.data"
@@ -454,6 +460,12 @@ function map_left(    k, w, sub1, p, j, last) {
 		CHECK = w
 	} else
 		bad("no mapping for the command '" w "'")
+}
+function has_word(x, from,    j) {
+	for (j = from; j <= NSW; j++)
+		if (unq(T[SW[j]]) == x)
+			return 1
+	return 0
 }
 function map_right(s,    w, j) {
 	stage(s)
@@ -789,6 +801,14 @@ while IFS='	' read -r n block src kind chk inp outp jq note display; do
 		say "# $src: $chk exists and is executable (not run)"
 		if [ -f "$top/$chk" ] && [ -x "$top/$chk" ]; then ex_ok "$display"
 		else ex_notok "$display (no executable $chk)"; fi
+		continue
+	fi
+	if [ "$kind" = server ]; then
+		# Not run: it needs a ClickHouse server, which export-clickhouse.sh
+		# starts to run export and report --from against.
+		say "# $src: needs a ClickHouse server (export-clickhouse.sh runs it); wallprof $chk knows its options"
+		if "$WALLPROF" "$chk" --help 2>&1 | grep -Eq -- '--(clickhouse|from)'; then ex_ok "$display"
+		else ex_notok "$display (wallprof $chk --help names neither --clickhouse nor --from)"; fi
 		continue
 	fi
 	if [ -n "$anyone_skip" ] && grep -q 'WORKLOADS_ANYONE' "$f.left"; then
