@@ -66,16 +66,28 @@ check "the wakers' stacks are recorded" \
 check "other wakers' kernel frames are recorded" \
 	grep -Eq ' SAMPLE .* sched:sched_waking#3 ip 0x[0-9a-f]+ period 1 callchain [1-9]' d
 
-# A program outside the recording (a writer started after it) wakes the
-# recorded reader of a FIFO: its wake-ups come without its stack memory,
-# with its kernel frames, naming it.  It names itself with a terminal
-# title sequence and a raw C1 byte, which no output may carry raw.  It
-# starts once the recorder has its events open, and the recording stops
-# when it is done: a loaded machine only makes it slower.
-rm -f fifo && mkfifo fifo || exit 99
+# A program outside the recording wakes the recorded reader of a FIFO:
+# its wake-ups come without its stack memory, with its kernel frames,
+# naming it.  It names itself with a terminal title sequence and a raw C1
+# byte, which no output may carry raw.  It is there before the recording
+# (a program started after it passes the kernel's filter as one of the
+# recording's until the filters are renewed: see the closing note of
+# this change) and writes once the recorder has its events open; the
+# recording stops when it is done: a loaded machine only makes it slower.
+rm -f fifo go && mkfifo fifo || exit 99
 cat fifo >/dev/null &
 reader=$!
 bg_pids="$bg_pids $reader"
+python3 -c '
+import ctypes, os, sys, time
+ctypes.CDLL(None).prctl(15, b"\x1b]0;t\x07ev\x9bil", 0, 0, 0)
+while not os.path.exists("go"):
+    time.sleep(0.05)
+with open(sys.argv[1], "w") as f:
+    for i in range(100):
+        f.write("x\n"); f.flush(); time.sleep(0.005)' fifo &
+writer=$!
+bg_pids="$bg_pids $writer"
 "$WALLPROF" record -o f.data -p "$reader" >wl.out 2>err &
 recorder=$!
 bg_pids="$bg_pids $recorder"
@@ -86,13 +98,7 @@ until ls -l "/proc/$recorder/fd" 2>/dev/null | grep -q 'perf_event'; do
 	sleep 0.1
 done
 sleep 0.2
-python3 -c '
-import ctypes, sys, time
-ctypes.CDLL(None).prctl(15, b"\x1b]0;t\x07ev\x9bil", 0, 0, 0)
-with open(sys.argv[1], "w") as f:
-    for i in range(100):
-        f.write("x\n"); f.flush(); time.sleep(0.005)' fifo &
-writer=$!
+: >go
 wait "$writer"
 sleep 0.2
 kill -INT "$recorder"
