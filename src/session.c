@@ -1080,10 +1080,15 @@ static uint64_t refilter_step(struct session *s, uint64_t now)
 	if (now < s->refilter_next_ns)
 		return s->refilter_next_ns - now;
 	if (foreign - s->refilter_seen < REFILTER_MIN_FOREIGN) {
-		/* A few: a storm may be starting, look again soon. */
+		/*
+		 * A few: a storm may be starting, look again soon.  They add
+		 * up from look to look: a program that wakes the recording's
+		 * threads 200 times a second, started after the recording,
+		 * never brought 16 in one look, and its wake-ups kept passing
+		 * as the recording's, with its stack, for as long as it ran.
+		 */
 		uint64_t next = foreign > s->refilter_seen ? REFILTER_SOON_NS : REFILTER_LOOK_NS;
 
-		s->refilter_seen = foreign;
 		s->refilter_next_ns = now + next;
 		s->refilter_gap_ns = 0;
 		return next;
