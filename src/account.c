@@ -2360,18 +2360,30 @@ static void anchor_times(struct wp_account *a)
 			 * before it ended): outside it the records tell what
 			 * the thread did (a server idle when the recording
 			 * began ran nothing there, whatever its rate inside),
-			 * short by as much a late switch-in as inside.  Not
+			 * short by the same share as inside.  Not
 			 * from a sliver: a span of half the window at least.
 			 */
 			uint64_t from = base.time > t->t.start_ns ? base.time : t->t.start_ns;
 			uint64_t to = an->end.time < t->t.end_ns ? an->end.time : t->t.end_ns;
 			/* After its exit figure, a thread whose EXIT was lost ran no more. */
 			uint64_t wall = (an->end.exit ? to : t->t.end_ns) - t->t.start_ns;
-			uint32_t late_out = t->late_starts > late ? t->late_starts - late : 0;
+			uint64_t rec_in = an->end.records_ns - base.records_ns;
+			uint64_t rec_out = t->on_all_ns > rec_in ? t->on_all_ns - rec_in : 0;
 
-			if (late && late_out && to > from && to - from < wall &&
-			    (to - from) * 2 >= wall)
-				diff += (int64_t)((double)diff * late_out / late);
+			/*
+			 * (By the records' share outside: a count of late
+			 * switch-ins, a few inside, would multiply the move.)
+			 */
+			if (rec_in && rec_out && to > from && to - from < wall &&
+			    (to - from) * 2 >= wall) {
+				double out = (double)diff * (double)rec_out / (double)rec_in;
+
+				if (out > (double)rec_out)
+					out = (double)rec_out;
+				if (out < -(double)rec_out)
+					out = -(double)rec_out;
+				diff += (int64_t)out;
+			}
 		}
 		moved = move_into_on_cpu(t, diff, &mv[i]);
 		t->t.on_cpu_source = WP_ON_CPU_KERNEL;
