@@ -90,6 +90,7 @@ struct wp_quality {
 	uint64_t samples;		/* samples with a stack to unwind */
 	uint64_t unwind_failed;		/* not even one user frame */
 	uint64_t truncated;		/* ended by the end of the stack copy */
+	uint64_t unreadable;		/* ended where the kernel could not read the stack */
 	uint64_t too_deep;		/* stopped at the frame limit */
 	uint64_t truncated_needed;	/* largest stack size that would have done */
 	uint64_t truncated_in_reach;	/* of them, those that needed a copy the kernel makes */

@@ -276,6 +276,11 @@ struct wp_sample_format {
 	uint64_t sample_type;
 	uint64_t regs_mask;	/* attr.sample_regs_user */
 	unsigned int nr_regs;	/* popcount(regs_mask) */
+	/*
+	 * attr.sample_stack_user, 0 when unknown: a copy shorter than asked
+	 * for stopped where the kernel could not read the stack.
+	 */
+	uint32_t stack_request;
 };
 
 void wp_sample_format_init(struct wp_sample_format *fmt, uint64_t sample_type,

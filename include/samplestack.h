@@ -31,7 +31,8 @@
 #define WP_SSTACK_FAILED	2U	/* not even one user frame */
 #define WP_SSTACK_TRUNCATED	4U	/* ended by the end of the stack copy */
 #define WP_SSTACK_TOO_DEEP	8U	/* stopped at the unwinder's frame limit */
-#define WP_SSTACK_FLAGS		15U
+#define WP_SSTACK_UNREADABLE	16U	/* truncated where the kernel could not read the stack */
+#define WP_SSTACK_FLAGS		31U
 
 struct wp_sample_stack {
 	uint32_t flags;		/* WP_SSTACK_* */

@@ -34,6 +34,7 @@ struct wp_ucache_stack {
 	const uint32_t *tokens;
 	unsigned int len;
 	bool truncated;		/* the stack copy ended before the outermost frame */
+	bool unreadable;	/* ... where the kernel could not read the stack */
 	bool too_deep;		/* the unwinder stopped at its frame limit */
 	uint64_t needed;	/* stack bytes that would have sufficed, when known */
 };

@@ -28,6 +28,7 @@ struct wp_ustack {
 	bool activation[WP_MAX_FRAMES];	/* pc is not a return address */
 	unsigned int n;
 	bool truncated;		/* the stack copy ended before the outermost frame */
+	bool unreadable;	/* ... where the kernel could not read the stack */
 	bool too_deep;		/* stopped at WP_MAX_FRAMES */
 	bool failed;		/* not even the first frame */
 	uint64_t needed;	/* stack bytes that would have sufficed, when known */

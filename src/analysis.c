@@ -59,6 +59,7 @@ struct pipeline {
 	uint32_t no_stack_marker;
 	struct wp_sample_kinds kinds;
 	uint32_t truncated_marker;
+	uint32_t unreadable_marker;
 	uint64_t last_time;
 	struct wp_sample_stack sstack;	/* the stack of the sample being delivered */
 	struct wp_deferred *held;	/* deliveries waiting for debug files */
@@ -138,13 +139,22 @@ static unsigned int user_frames(struct pipeline *p, const struct wp_sample_stack
 		st.len += place_frames(p, ss->user[i], p->user_tokens + st.len,
 				       USER_TOKENS - st.len);
 	st.truncated = ss->flags & WP_SSTACK_TRUNCATED;
+	st.unreadable = ss->flags & WP_SSTACK_UNREADABLE;
 	st.too_deep = ss->flags & WP_SSTACK_TOO_DEEP;
 	st.needed = ss->needed;
-	n += wp_ucache_emit(&st, p->truncated_marker, p->tokens + n, MAX_STACK_TOKENS - n, &cut);
+	/*
+	 * A copy the kernel cut short at a page it could not read (the
+	 * sample came in a page fault on the stack) is no matter of the
+	 * copy's size: its own marker, and no advice to copy more.
+	 */
+	n += wp_ucache_emit(&st, st.unreadable && !st.too_deep ? p->unreadable_marker :
+			    p->truncated_marker, p->tokens + n, MAX_STACK_TOKENS - n, &cut);
 	/* Frames left out for want of room: deeper than shown, as at the frame limit. */
 	if (st.too_deep || cut)
 		q->too_deep++;
-	if (st.truncated) {
+	if (st.unreadable)
+		q->unreadable++;
+	else if (st.truncated) {
 		q->truncated++;
 		if (st.needed > q->truncated_needed)
 			q->truncated_needed = st.needed;
@@ -199,7 +209,8 @@ static void count_frames(struct pipeline *p, unsigned int n)
 		uint32_t tok = p->tokens[i];
 		uint64_t where, count = 0;
 
-		if (tok == p->truncated_marker || tok == p->no_stack_marker)
+		if (tok == p->truncated_marker || tok == p->unreadable_marker ||
+		    tok == p->no_stack_marker)
 			continue;
 		q->frames++;
 		if (!(tok & WP_FRAME_UNNAMED))
@@ -893,6 +904,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 			wp_symbols_use_cache(p->symbols, dir);
 	}
 	p->truncated_marker = wp_symbols_marker(p->symbols, "[truncated]");
+	p->unreadable_marker = wp_symbols_marker(p->symbols, "[stack unreadable]");
 	p->no_stack_marker = wp_symbols_marker(p->symbols, "[no stack]");
 	frame = wp_symbols_marker(p->symbols, "[unsampled]");
 	ao.unsampled_stack = wp_stacks_intern(an->stacks, &frame, 1);

@@ -357,7 +357,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		return err;
 	fprintf(out, "  \"quality\": {\"records\": %" PRIu64 ", \"unwound_samples\": %" PRIu64
 		", \"truncated_stacks\": %" PRIu64 ", \"truncated_needed_bytes\": %" PRIu64
-		", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
+		", \"unreadable_stacks\": %" PRIu64 ", \"unwind_failed\": %" PRIu64 ", \"frames\": %" PRIu64
 		", \"unnamed_frames\": %" PRIu64 ", \"out_of_order\": %" PRIu64
 		", \"unwind_cache_hits\": %" PRIu64 ", \"live_raw_samples\": %" PRIu64
 		", \"unknown_event_samples\": %" PRIu64
@@ -376,7 +376,8 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"cpus_moved_ns\": %" PRId64 ", \"cpus_trimmed_ns\": %" PRIu64
 		", \"exit_tails\": %" PRIu64 ", \"exit_tails_ns\": %" PRIu64 "}, "
 		"\"unnamed_files\": [",
-		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unwind_failed,
+		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unreadable,
+		q->unwind_failed,
 		q->frames, q->unnamed, v->an->out_of_order, q->cache_hits,
 		v->an->summary.raw_samples, q->unknown_samples + v->an->summary.unknown_samples,
 		unsampled_ns,

@@ -440,6 +440,9 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 		fprintf(out, "# stacks: %" PRIu64 " unwound, %.1f%% cut short by the stack copy",
 			q->samples, 100.0 * (double)q->truncated / (double)q->samples);
 		print_stack_copy_advice(an, out);
+		if (q->unreadable)
+			fprintf(out, ", %.1f%% where the kernel could not read the stack",
+				100.0 * (double)q->unreadable / (double)q->samples);
 		if (q->too_deep)
 			fprintf(out, ", %.1f%% stopped at the frame limit",
 				100.0 * (double)q->too_deep / (double)q->samples);

@@ -13,6 +13,7 @@ void wp_sample_format_init(struct wp_sample_format *fmt, uint64_t sample_type,
 	fmt->sample_type = sample_type;
 	fmt->regs_mask = (sample_type & PERF_SAMPLE_REGS_USER) ? regs_mask : 0;
 	fmt->nr_regs = (unsigned int)__builtin_popcountll(fmt->regs_mask);
+	fmt->stack_request = 0;
 }
 
 /* A bounds-checked cursor over one record. */

@@ -46,6 +46,7 @@ int wp_liveunwind_new(const struct wp_meta *m, struct wp_liveunwind **out)
 	if (!lu)
 		return -ENOMEM;
 	wp_sample_format_init(&lu->fmt, m->sample_type, m->regs_mask);
+	lu->fmt.stack_request = m->stack_size;
 	err = wp_sample_kinds_init(&lu->kinds, m);
 	if (!err)
 		err = wp_procmap_new(wp_same_kernel(m), &lu->pm);

@@ -81,6 +81,7 @@ int wp_resolver_new(struct wp_procmap *pm, const struct wp_meta *m, struct wp_re
 		return -ENOMEM;
 	r->pm = pm;
 	wp_sample_format_init(&r->fmt, m->sample_type, m->regs_mask);
+	r->fmt.stack_request = m->stack_size;
 	err = wp_stacks_new(&r->places);
 	if (!err)
 		err = unwinder_for(r, m);
@@ -181,6 +182,7 @@ static void unwind_user(struct wp_resolver *r, const struct wp_process *proc,
 						       r->ustack.activation[i]);
 	st.len = out->nr_user;
 	st.truncated = r->ustack.truncated;
+	st.unreadable = r->ustack.unreadable;
 	st.too_deep = r->ustack.too_deep;
 	st.needed = r->ustack.needed;
 	if (r->ucache)
@@ -189,6 +191,8 @@ static void unwind_user(struct wp_resolver *r, const struct wp_process *proc,
 flags:
 	if (st.truncated)
 		out->flags |= WP_SSTACK_TRUNCATED;
+	if (st.unreadable)
+		out->flags |= WP_SSTACK_UNREADABLE;
 	if (st.too_deep)
 		out->flags |= WP_SSTACK_TOO_DEEP;
 	out->needed = st.truncated ? st.needed : 0;

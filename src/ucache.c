@@ -17,7 +17,7 @@ struct ucache_entry {
 	uint32_t read_bytes;
 	uint32_t dyn_size;	/* for truncated stacks only, else 0 */
 	uint32_t off, len;	/* in tokens[] */
-	bool used, truncated, too_deep;
+	bool used, truncated, unreadable, too_deep;
 };
 
 /*
@@ -86,6 +86,7 @@ bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stac
 	out->tokens = c->tokens + e->off;
 	out->len = e->len;
 	out->truncated = e->truncated;
+	out->unreadable = e->unreadable;
 	out->too_deep = e->too_deep;
 	out->needed = e->needed;
 	return true;
@@ -123,6 +124,7 @@ int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
 	e->off = (uint32_t)c->nr_tokens;
 	e->len = st->len;
 	e->truncated = st->truncated;
+	e->unreadable = st->unreadable;
 	e->too_deep = st->too_deep;
 	e->needed = st->needed;
 	e->used = true;

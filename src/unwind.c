@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
+#include "datafile.h"
 #include "debuginfo.h"
 #include "fdlimit.h"
 #include "log.h"
@@ -22,6 +23,8 @@
  * of that).
  */
 #define LIVE_PROCS 64
+/* Room a sample's other fields take at most beside its stack copy. */
+#define UNWIND_RECORD_SLACK 8192
 
 struct proc_unwind {
 	Dwfl *dwfl;
@@ -53,6 +56,7 @@ struct wp_unwinder {
 	uint64_t sp;
 	uint64_t last_sp;
 	bool out_of_stack;
+	bool unreadable;	/* out of a copy the kernel cut short */
 	uint64_t deepest_read;	/* highest address read (or attempted) */
 };
 
@@ -105,8 +109,20 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 		return true;
 	}
 	/* Above the copy: the stack went on further than we copied. */
-	if (addr >= u->sp + s->stack_dyn_size && addr - u->sp < (1ULL << 24))
+	if (addr >= u->sp + s->stack_dyn_size && addr - u->sp < (1ULL << 24)) {
 		u->out_of_stack = true;
+		/*
+		 * A copy shorter than asked for ended at a page the kernel
+		 * could not read without faulting (one being faulted in, as
+		 * the sample interrupted that fault): no larger copy helps.
+		 * The kernel also shortens a copy that would overflow the
+		 * record's 16-bit size, which only a request near the most
+		 * it copies meets.
+		 */
+		if (s->stack_dyn_size < u->fmt->stack_request &&
+		    u->fmt->stack_request + UNWIND_RECORD_SLACK <= WP_STACK_COPY_MAX)
+			u->unreadable = true;
+	}
 	return false;
 }
 
@@ -375,6 +391,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	memset(out, 0, offsetof(struct wp_ustack, n));
 	out->n = 0;
 	out->truncated = false;
+	out->unreadable = false;
 	out->too_deep = false;
 	out->failed = true;
 	out->needed = 0;
@@ -401,6 +418,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 		pu->attached = true;
 	}
 	u->out_of_stack = false;
+	u->unreadable = false;
 	u->deepest_read = 0;
 	u->last_sp = 0;
 	dwfl_errno();	/* clear the sticky error */
@@ -412,6 +430,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 				  u->deepest_read - u->sp : s->stack_dyn_size;
 	if (u->out_of_stack) {
 		out->truncated = true;
+		out->unreadable = u->unreadable;
 		out->needed = u->deepest_read > u->sp ? u->deepest_read - u->sp : 0;
 	}
 }

@@ -95,7 +95,8 @@ def main():
     # A stack reaches where its thread began when one of its outermost user
     # frames is a thread's first function: a stripped program's _start has
     # no name, but __libc_start_main_impl, its callee, does.  A stack cut
-    # by the stack copy's size is marked [truncated]: counted apart.
+    # by the stack copy's size is marked [truncated], one whose copy the
+    # kernel could not read to the end [stack unreadable]: counted apart.
     user_ns = reach_ns = trunc_ns = 0
     worst = {}
     for s in on["stacks"]:
@@ -104,7 +105,7 @@ def main():
         if a.stacks_of and s["comm"] not in a.stacks_of:
             continue
         names = [f["name"] for f in s["frames"] if not f.get("kernel")]
-        if "[truncated]" in names:
+        if "[truncated]" in names or "[stack unreadable]" in names:
             trunc_ns += s["ns"]
             continue
         user = [n for n in names if not n.startswith("[")]

@@ -1,7 +1,9 @@
 # recursion.sh: a direct recursion (the same return address at every level,
 # no frame pointers) is unwound level by level through DWARF CFI: every
 # level shows, the stack reaches main, and a recursion deeper than the
-# stack copy ends in [truncated] rather than looking complete.
+# stack copy ends in [truncated] rather than looking complete.  A copy the
+# kernel cut short at a page it could not read ends in [stack unreadable]
+# instead: no larger copy would have helped.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 core_test unwinding
@@ -41,4 +43,23 @@ check "1 KiB copy: the heaviest stack ends in [truncated] at the root side" \
 	sh -c 'printf "%s\n" "$1" | grep -Eq "^recurse;\[truncated\];(rc_recurse;)+rc_leaf [0-9]+$"' - "$line"
 n=$(levels "$line")
 check_range "1 KiB copy: the levels that fit in the copy were unwound" "$n" 20 254
+
+# A frame of three pages, given back and touched again: samples in those
+# page faults have copies that stop at the page being faulted in.  The
+# copy asked for holds the whole stack, so nothing is [truncated].
+run wl.out rec.err "$WALLPROF" record -q -f -g dwarf,32768 -o r.data -- "$WORKLOADS/stackfault" 0.5
+check_num "stack faults: record exits 0" "$rc" -eq 0
+run f.out f.err "$WALLPROF" report -i r.data --format folded --mode on
+check "stack faults: no stack is marked [truncated]" no_match '\[truncated\]' f.out
+check "stack faults: a stack in a fault on the stack ends in [stack unreadable]" \
+	grep -Eq '^stackfault;\[stack unreadable\];sf_frame;sf_touch;.*asm_exc_page_fault_\[k\]' f.out
+check "stack faults: [stack unreadable] is never anywhere else" \
+	no_match '^[^;]*;.+;\[stack unreadable\](;| )' f.out
+run t.out t.err "$WALLPROF" report -i r.data
+line=$(grep '^# stacks:' t.out)
+echo "# $line"
+check "stack faults: the footer says the kernel could not read some stacks" \
+	sh -c 'printf "%s\n" "$1" | grep -Eq "[0-9.]+% where the kernel could not read the stack"' - "$line"
+check "stack faults: and does not advise a larger copy" \
+	sh -c '! printf "%s\n" "$1" | grep -q "dwarf,"' - "$line"
 finish

@@ -179,7 +179,7 @@ check_num "(h) report exits 0" "$rc" -eq 0
 user=$(grep -c ';wc_' h.folded)
 check_num "(h) stacks with workload frames" "$user" -ge 5
 check_num "(h) ...all of them start (outermost) with [truncated]" \
-	"$(grep ';wc_' h.folded | grep -vc '^[^;]*;\[truncated\];')" -eq 0
+	"$(grep ';wc_' h.folded | grep -vEc '^[^;]*;\[(truncated|stack unreadable)\];')" -eq 0
 check "(h) [truncated] is never anywhere else" \
 	no_match '^[^;]*;.+;\[truncated\](;| )' h.folded
 run h.text h.err "$WALLPROF" report -i G
