@@ -397,6 +397,14 @@ size_t wp_sample_copy_trimmed(const struct wp_sample_format *fmt,
 			      const struct perf_event_header *hdr, void *dst);
 
 /*
+ * Zero a sample's user registers and user stack copy in place, and mark
+ * the copy empty (dyn_size 0); the record keeps its size.  For the user
+ * state of a thread the recording must not keep.  0, or -EBADMSG for a
+ * malformed sample (left as it was).
+ */
+int wp_sample_scrub_user(const struct wp_sample_format *fmt, struct perf_event_header *hdr);
+
+/*
  * Typed decoders of the kernel's non-sample records (the bodies after the
  * header; the sample_id trailer is wp_sample_id_parse's).  Each returns 0,
  * or -EBADMSG when the record is shorter than its fields; strings are

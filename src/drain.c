@@ -560,6 +560,7 @@ static void note_task(struct wp_drain *d, const struct perf_event_header *h)
 struct parsed {
 	struct wp_sample s;
 	int state;		/* 0: not yet, 1: decoded, -1: malformed */
+	bool foreign_waker;	/* a kept wake-up whose waker's user state is not ours */
 };
 
 static const struct wp_sample *parse_once(struct wp_drain *d, const struct perf_event_header *h,
@@ -578,7 +579,8 @@ static const struct wp_sample *parse_once(struct wp_drain *d, const struct perf_
  * 1: ours.  A kept wake-up with the waker's user stack whose waker is
  * another program's thread (one the filter took for the recording's
  * threads to come) counts as foreign too: the filters are made again
- * (refilter_step), and that waker's stack is no longer copied.
+ * (refilter_step), and that waker's stack is no longer copied; until then
+ * its user registers and stack are zeroed before they are kept.
  */
 static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, int role,
 		       struct parsed *p)
@@ -601,8 +603,10 @@ static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, in
 	else
 		known = -1;
 	if (known == 1 && role == WP_EVENT_WAKEUP && s->stack_dyn_size && s->tid &&
-	    !wp_u64map_get(&d->wakees, s->tid, NULL))
+	    !wp_u64map_get(&d->wakees, s->tid, NULL)) {
 		__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
+		p->foreign_waker = true;
+	}
 	pthread_mutex_unlock(&d->wakees_lock);
 	return known;
 }
@@ -689,6 +693,8 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		if (!dst)
 			return -ENOMEM;
 		memcpy(dst, h, h->size);
+		if (p.foreign_waker)
+			wp_sample_scrub_user(&d->ev->fmt, (struct perf_event_header *)dst);
 		d->cur->len += h->size;
 		d->counts.records++;
 		count_sched_sample(d, role);
@@ -849,6 +855,7 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	if (stub_record(d, h))
 		return 0;
 	p.state = 0;	/* decoded only when asked (not the whole struct: every record passes) */
+	p.foreign_waker = false;
 	dst = drain_room(d, h->size);
 	if (!dst)
 		return -ENOMEM;
@@ -900,6 +907,8 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
 		if (canon)
 			wp_sample_set_event_id(&d->ev->fmt, (struct perf_event_header *)dst, canon);
+		if (p.foreign_waker)
+			wp_sample_scrub_user(&d->ev->fmt, (struct perf_event_header *)dst);
 		d->counts.stack_bytes_trimmed += h->size - n;
 		d->cur->len += n;
 		return 0;

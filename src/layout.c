@@ -407,6 +407,26 @@ copy_whole:
 	return hdr->size;
 }
 
+int wp_sample_scrub_user(const struct wp_sample_format *fmt, struct perf_event_header *hdr)
+{
+	uint8_t *base = (uint8_t *)hdr;
+	struct wp_sample s;
+	uint64_t zero = 0;
+
+	if (wp_sample_parse(fmt, hdr, &s))
+		return -EBADMSG;
+	/* The parsed pointers point into hdr: the same bytes, writable. */
+	if (s.regs)
+		memset(base + ((const uint8_t *)s.regs - base), 0, (size_t)fmt->nr_regs * 8);
+	if (s.stack) {
+		uint8_t *stack = base + (s.stack - (const uint8_t *)base);
+
+		memset(stack, 0, (size_t)s.stack_size);
+		memcpy(stack + s.stack_size, &zero, 8);	/* dyn_size */
+	}
+	return 0;
+}
+
 int wp_sample_event_id(const struct wp_sample_format *fmt,
 		       const struct perf_event_header *hdr, uint64_t *id)
 {

@@ -258,6 +258,9 @@ void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *r
 	}
 	if (!r->unwinder || !user || s->regs_abi == 0)
 		return;	/* no DWARF stacks, or a kernel thread: no user stack */
+	/* Zeroed by record (another program's waker): nothing to unwind. */
+	if (!s->stack_dyn_size && (!wp_unwind_user_ip(r->unwinder, &r->fmt, s, &ip) || !ip))
+		return;
 	unwind_user(r, proc, s, out);
 }
 

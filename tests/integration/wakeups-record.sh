@@ -69,16 +69,70 @@ check "other wakers' kernel frames are recorded" \
 # A program outside the recording wakes the recorded reader of a FIFO:
 # its wake-ups come without its stack memory, with its kernel frames,
 # naming it.  It names itself with a terminal title sequence and a raw C1
-# byte, which no output may carry raw.  It is there before the recording
-# (a program started after it passes the kernel's filter as one of the
-# recording's until the filters are renewed: see the closing note of
-# this change) and writes once the recorder has its events open; the
-# recording stops when it is done: a loaded machine only makes it slower.
-rm -f fifo go && mkfifo fifo || exit 99
-cat fifo >/dev/null &
-reader=$!
-bg_pids="$bg_pids $reader"
-python3 -c '
+# byte, which no output may carry raw.  Started before the recording, the
+# kernel's filter leaves its stack out from the start; started after it,
+# the filter takes it for one of the recording's threads to come until
+# the filters are renewed, and record zeroes what the kernel copied of
+# its registers and stack meanwhile.  It writes once the recorder has its
+# events open; the recording stops when it is done: a loaded machine only
+# makes it slower.
+# foreign_waker WHEN: WHEN is before or after (the recording starts).
+foreign_waker() {
+	rm -f fifo go f.data && mkfifo fifo || exit 99
+	cat fifo >/dev/null &
+	reader=$!
+	bg_pids="$bg_pids $reader"
+	if [ "$1" = before ]; then
+		start_writer
+	fi
+	"$WALLPROF" record -o f.data -p "$reader" >wl.out 2>err &
+	recorder=$!
+	bg_pids="$bg_pids $recorder"
+	i=0
+	until ls -l "/proc/$recorder/fd" 2>/dev/null | grep -q 'perf_event'; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || { fail "$1: the recorder opened no event in 60 s"; break; }
+		sleep 0.1
+	done
+	sleep 0.2
+	if [ "$1" = after ]; then
+		start_writer
+	fi
+	: >go
+	wait "$writer"
+	sleep 0.2
+	kill -INT "$recorder"
+	wait "$recorder"
+	check_num "$1: another program's waker: record exits 0" "$?" -eq 0
+	dump f.data d
+	check_num "$1: another program's waker: its wake-ups, without its stack (of 100 writes)" \
+		"$(awk -v w="$writer" '$2 == "SAMPLE" && $3 ~ ("/" w "$") && $6 ~ /^sched:sched_waking#[23]$/ &&
+			/ callchain [1-9]/ && / stack 0\// { n++ } END { print n + 0 }' d)" -ge 50
+	check "$1: another program's waker: none of its stack memory" \
+		no_match " SAMPLE [0-9]+/$writer .* stack [1-9]" d
+	echo "# $1: $(grep -c " SAMPLE [0-9]*/$writer .* sched:sched_waking#2 " d) of its wake-ups came with the stack asked for, zeroed"
+	if [ "$1" = before ]; then
+		check "$1: another program's waker: its stack never asked for" \
+			no_match " SAMPLE [0-9]+/$writer .* sched:sched_waking#2 " d
+	fi
+	run rep err "$WALLPROF" report -i f.data
+	check "$1: another program's waker: named as the reader's waker, by its kernel frames" \
+		grep -Eq "woken by .*ev.*il \($writer/$writer\)" rep
+	"$WALLPROF" report -i f.data --format folded --wakers >rep.folded 2>rep.err
+	"$WALLPROF" report -i f.data --format json >rep.json 2>>rep.err
+	check "$1: another program's waker: its name reaches no output raw" python3 -c '
+import sys
+for p in sys.argv[1:]:
+    t = open(p, "rb").read().decode("utf-8")
+    bad = [c for c in t if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f]
+    if bad:
+        sys.exit("%s: %r" % (p, bad[:3]))' rep rep.folded rep.json rep.err d
+	check "$1: another program's waker: named in folded output" grep -q 'ev.*il' rep.folded
+	kill "$reader" 2>/dev/null
+	wait "$reader" 2>/dev/null
+}
+start_writer() {
+	python3 -c '
 import ctypes, os, sys, time
 ctypes.CDLL(None).prctl(15, b"\x1b]0;t\x07ev\x9bil", 0, 0, 0)
 while not os.path.exists("go"):
@@ -86,43 +140,11 @@ while not os.path.exists("go"):
 with open(sys.argv[1], "w") as f:
     for i in range(100):
         f.write("x\n"); f.flush(); time.sleep(0.005)' fifo &
-writer=$!
-bg_pids="$bg_pids $writer"
-"$WALLPROF" record -o f.data -p "$reader" >wl.out 2>err &
-recorder=$!
-bg_pids="$bg_pids $recorder"
-i=0
-until ls -l "/proc/$recorder/fd" 2>/dev/null | grep -q 'perf_event'; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || { fail "the recorder opened no event in 60 s"; break; }
-	sleep 0.1
-done
-sleep 0.2
-: >go
-wait "$writer"
-sleep 0.2
-kill -INT "$recorder"
-wait "$recorder"
-check_num "another program's waker: record exits 0" "$?" -eq 0
-dump f.data d
-check_num "another program's waker: its wake-ups, without its stack (of 100 writes)" \
-	"$(awk -v w="$writer" '$2 == "SAMPLE" && $3 ~ ("/" w "$") && $6 == "sched:sched_waking#3" &&
-		/ callchain [1-9]/ && / stack 0\// { n++ } END { print n + 0 }' d)" -ge 50
-check "another program's waker: none of its stack memory" \
-	no_match " SAMPLE [0-9]+/$writer .* sched:sched_waking#2 " d
-run rep err "$WALLPROF" report -i f.data
-check "another program's waker: named as the reader's waker, by its kernel frames" \
-	grep -Eq "woken by .*ev.*il \($writer/$writer\)" rep
-"$WALLPROF" report -i f.data --format folded --wakers >rep.folded 2>rep.err
-"$WALLPROF" report -i f.data --format json >rep.json 2>>rep.err
-check "another program's waker: its name reaches no output raw" python3 -c '
-import sys
-for p in sys.argv[1:]:
-    t = open(p, "rb").read().decode("utf-8")
-    bad = [c for c in t if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f]
-    if bad:
-        sys.exit("%s: %r" % (p, bad[:3]))' rep rep.folded rep.json rep.err d
-check "another program's waker: named in folded output" grep -q 'ev.*il' rep.folded
+	writer=$!
+	bg_pids="$bg_pids $writer"
+}
+foreign_waker before
+foreign_waker after
 
 run wl.out err "$WALLPROF" record -o n.data --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
 check_num "--wakeups=nostacks: exits 0" "$rc" -eq 0

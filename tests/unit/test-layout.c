@@ -521,6 +521,43 @@ static void test_truncated_samples(void)
  * size_t, a stack size of 2^32 + 64 narrowed to size_t is 64, exactly the
  * bytes that follow: every such size must be refused before any narrowing.
  */
+/* Scrubbing keeps every field but the user registers and stack, and the size. */
+static void test_scrub_user(void)
+{
+	struct wp_sample_format fmt = full_format();
+	struct sample_spec spec = default_spec;
+	struct wp_sample after;
+	size_t size;
+	bool zero = true;
+
+	spec.stack_dyn_size = 4096;
+	size = build_sample(&spec, FULL_TYPE, NR_REGS, rec_buf);
+	is_int(wp_sample_scrub_user(&fmt, (void *)rec_buf), 0, "scrub: returns 0");
+	{
+		struct perf_event_header h;
+
+		memcpy(&h, rec_buf, sizeof(h));
+		is_u64(h.size, size, "scrub: size kept");
+	}
+	is_int(wp_sample_parse(&fmt, (const void *)rec_buf, &after), 0, "scrub: still parses");
+	ok(fixed_fields_match(&after, &spec) && callchain_matches(&after, spec.nr_callchain) &&
+	   after.regs_abi == spec.regs_abi,
+	   "scrub: same id, ip, pid, tid, time, cpu, period, callchain, regs abi");
+	for (unsigned int i = 0; i < NR_REGS; i++)
+		zero = zero && after.regs[i] == 0;
+	for (uint64_t i = 0; i < after.stack_size; i++)
+		zero = zero && after.stack[i] == 0;
+	ok(zero, "scrub: every register and stack byte is zero");
+	ok(after.stack_size == 8192 && after.stack_dyn_size == 0,
+	   "scrub: the copy keeps its size, and none of it counts");
+	{
+		struct perf_event_header *h = exact_copy(rec_buf, size - 8);
+
+		is_int(wp_sample_scrub_user(&fmt, h), -EBADMSG, "scrub: a cut sample is refused");
+		free(h);
+	}
+}
+
 static void test_huge_sizes(void)
 {
 	static const struct {
@@ -930,6 +967,7 @@ int main(void)
 	test_empty_callchain();
 	test_truncated_samples();
 	test_huge_sizes();
+	test_scrub_user();
 	test_sample_id_size();
 	test_sample_id_round_trip();
 	test_sample_id_all_fields();
