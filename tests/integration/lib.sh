@@ -274,9 +274,12 @@ switch_ins() {
 		function ns(s,  x) { split(s, x, "."); return x[1] * 1000000000 + x[2] }
 		$2 == "SAMPLE" && $6 == ev { at[$5] = ns($1); seen = 1; next }
 		# (A thread preempted on its exit path runs again after its
-		# EXIT: the ledger counts the switches of live threads.)
-		$2 == "EXIT" { gone[$3] = 1; next }
-		$2 == "FORK" { delete gone[$3]; next }
+		# EXIT: a recording with CPU-wide switch records, as a
+		# cgroup recording has, keeps it until its last switch-out,
+		# the first one not preempted.)
+		$2 == "EXIT" { exiting[$3] = 1; next }
+		$2 == "FORK" { delete exiting[$3]; delete gone[$3]; next }
+		$2 == "SWITCH_OUT" && ($3 in exiting) && $6 != "preempted" { gone[$3] = 1; next }
 		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ && !($3 in gone) {
 			t = ns($1); ins++
 			if (($5 in at) && t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
