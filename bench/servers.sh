@@ -18,6 +18,12 @@
 #   wallprof-nostacks wallprof record -p SERVER --wakeups=nostacks
 #   wallprof-allstacks wallprof record -p SERVER --wakeups=all-stacks (the
 #                     clients' stacks too, as the default once took them)
+#   wallprof-noswitch wallprof record -p SERVER --switch-stacks=1 (one
+#                     switch-out stack a second per CPU: almost none)
+#   wallprof-nooff    wallprof record -p SERVER --no-off-cpu (on-CPU samples
+#                     only: no switch records, stacks or wake-ups)
+#   wallprof-nostack  wallprof record -p SERVER -g none (no stack copies)
+# (the last three, not run by default, take the default apart)
 #   perf              perf record -p SERVER -e cpu-clock -e cs
 #                     --switch-events --call-graph dwarf (what perf needs
 #                     for on- and off-CPU stacks)
@@ -165,8 +171,12 @@ one() {
 	pid=$(find_server "$s")
 	server_pid=$pid
 	case $c in
-	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks)
+	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks | \
+	wallprof-noswitch | wallprof-nooff | wallprof-nostack)
 		local extra=()
+		[ "$c" = wallprof-noswitch ] && extra=(--switch-stacks=1)
+		[ "$c" = wallprof-nooff ] && extra=(--no-off-cpu)
+		[ "$c" = wallprof-nostack ] && extra=(-g none)
 		[ "$c" = wallprof-off ] && extra=(--wakeups=off)
 		[ "$c" = wallprof-nostacks ] && extra=(--wakeups=nostacks)
 		[ "$c" = wallprof-allstacks ] && extra=(--wakeups=all-stacks)
