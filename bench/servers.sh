@@ -24,6 +24,7 @@
 #   wallprof-nooff    wallprof record -p SERVER --no-off-cpu (on-CPU samples
 #                     only: no switch records, stacks or wake-ups)
 #   wallprof-nostack  wallprof record -p SERVER -g none (no stack copies)
+#   wallprof-switchN  wallprof record -p SERVER --switch-stacks=N
 # (the last three, not run by default, take the default apart)
 #   perf              perf record -p SERVER -e cpu-clock -e cs
 #                     --switch-events --call-graph dwarf (what perf needs
@@ -181,8 +182,9 @@ one() {
 	server_pid=$pid
 	case $c in
 	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks | \
-	wallprof-noswitch | wallprof-nooff | wallprof-nostack)
+	wallprof-noswitch | wallprof-nooff | wallprof-nostack | wallprof-switch[0-9]*)
 		local extra=()
+		[[ "$c" == wallprof-switch[0-9]* ]] && extra=(--switch-stacks="${c#wallprof-switch}")
 		[ "$c" = wallprof-noswitch ] && extra=(--switch-stacks=1)
 		[ "$c" = wallprof-nooff ] && extra=(--no-off-cpu)
 		[ "$c" = wallprof-nostack ] && extra=(-g none)
