@@ -186,14 +186,17 @@ else
 fi
 kill "$py" 2>/dev/null
 
-# -a: every CPU while xz works.
+# -a: every CPU while xz works: on a stream it compresses until killed,
+# so that however slowly a loaded machine starts the recording, xz works
+# all through it.
 if command -v xz >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
-	xz -T2 -6 -k -f -c some.txt >/dev/null &
+	(while cat some.txt; do :; done) 2>/dev/null | xz -T2 -6 -c >/dev/null &
 	xzp=$!
 	bg_pids="$bg_pids $xzp"
 	"$WALLPROF" record -q -o all.data -a -d 1 2>all.err
 	check_num "-a: record exits 0" $? -eq 0
-	wait "$xzp"
+	kill "$xzp" 2>/dev/null
+	wait "$xzp" 2>/dev/null
 	if report_json all all.data; then
 		# (-a also sees whatever else runs, gcc's driver of another test
 		# among them, whose stacks need more than the default copy, and

@@ -121,6 +121,26 @@ window() {
 # stamp WHAT: the time, for the log.
 stamp() { echo "# $(date +%T.%N | cut -c1-12) $*"; }
 
+# record_and_check PREFIX MODE TARGET WATCHED: with the load stopped,
+# watch WATCHED's threads, record -p TARGET (MODE attached) or -a (MODE
+# system) while the load runs, check the report against schedstat, and
+# end the load.
+record_and_check() {
+	watch_start "$1" "$4"
+	if [ "$2" = attached ]; then
+		"$WALLPROF" record -q -o "$1.data" -p "$3" -d "$rec_d" >"$1.out" 2>"$1.err" &
+	else
+		"$WALLPROF" record -q -o "$1.data" -a -d "$rec_d" >"$1.out" 2>"$1.err" &
+	fi
+	rec=$!
+	rec_pids=$rec
+	window "$1" "$load" "$rec" && report_check "$1" "$2"
+	rec_pids=''
+	kill -KILL "$load" 2>/dev/null
+	wait "$load_t" 2>/dev/null
+	load_pids=''
+}
+
 # report_check PREFIX MODE: the report's JSON against schedstat.
 report_check() {
 	stamp "$1: report"
@@ -179,19 +199,7 @@ redis_tests() {
 		load_of $!
 		sleep 0.3
 		kill -STOP "$load" 2>/dev/null
-		watch_start $pre "$rpid"
-		if [ "$m" = attached ]; then
-			"$WALLPROF" record -q -o $pre.data -p "$rpid" -d "$rec_d" >$pre.out 2>$pre.err &
-		else
-			"$WALLPROF" record -q -o $pre.data -a -d "$rec_d" >$pre.out 2>$pre.err &
-		fi
-		rec=$!
-		rec_pids=$rec
-		window $pre "$load" "$rec" && report_check $pre "$m"
-		rec_pids=''
-		kill -KILL "$load" 2>/dev/null
-		wait "$load_t" 2>/dev/null
-		load_pids=''
+		record_and_check $pre "$m" "$rpid" "$rpid"
 		redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1
 		wait "$srv_pids"
 		srv_pids=''
@@ -331,19 +339,7 @@ pg_tests() {
 		pg_start $pre plain || { fail "postgresql $m: the server answers"; pg_stop; continue; }
 		pgbench_bg $pre
 		kill -STOP "$load" 2>/dev/null
-		watch_start $pre "$pg_pid"
-		if [ "$m" = attached ]; then
-			"$WALLPROF" record -q -o $pre.data -p "$(pg_procs ,)" -d "$rec_d" >$pre.out 2>$pre.err &
-		else
-			"$WALLPROF" record -q -o $pre.data -a -d "$rec_d" >$pre.out 2>$pre.err &
-		fi
-		rec=$!
-		rec_pids=$rec
-		window $pre "$load" "$rec" && report_check $pre "$m"
-		rec_pids=''
-		kill -KILL "$load" 2>/dev/null
-		wait "$load_t" 2>/dev/null
-		load_pids=''
+		record_and_check $pre "$m" "$(pg_procs ,)" "$pg_pid"
 		pg_stop
 	done
 }
