@@ -499,6 +499,28 @@ static void note_program_start(struct wp_drain *d, const struct perf_event_heade
 }
 
 /*
+ * A process's main thread exited: its start is only asked for when it
+ * ran anonymous code (a JIT's names, closing.c), else it goes, so that
+ * hours of processes coming and going do not keep one each.  (A main
+ * thread going first, whose process maps such code after, has its
+ * perf map taken whatever its age.)
+ */
+static void note_program_end(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_task_event te;
+	bool jit = false;
+
+	if (wp_task_event_parse(h, &te) || te.pid != te.tid)
+		return;
+	pthread_mutex_lock(&d->state_lock);
+	for (size_t i = 0; i < d->nr_anon && !jit; i++)
+		jit = d->anon[i].pid == te.pid;
+	if (!jit)
+		wp_u64map_del(&d->program_start, te.pid);
+	pthread_mutex_unlock(&d->state_lock);
+}
+
+/*
  * A thread of the recording born or gone: the wake-ups the drain keeps
  * are those of the threads alive in the recording (see wakee_kept).
  */
@@ -964,8 +986,10 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	case PERF_RECORD_EXIT:
 		note_wakee(d, h);
 		note_task(d, h);
-		if (h->type == PERF_RECORD_EXIT)
+		if (h->type == PERF_RECORD_EXIT) {
 			note_waker_exit(d, h);
+			note_program_end(d, h);
+		}
 		break;
 	}
 	memcpy(dst, h, h->size);
