@@ -6,8 +6,9 @@
 # loopback, each run alone and under every profiler configuration in turn
 # (alternating, BENCH_RUNS rounds), a fresh server for every run.  Prints
 # one table: the medians of throughput, its ratio to the same round's
-# server alone, and the recorder's CPU seconds (user + system) per second
-# of benchmark.  A benchmark, not a test: it prints figures and never fails
+# server alone, the recorder's CPU seconds (user + system) per second of
+# benchmark, and the server's own CPU per operation (its threads' and its
+# reaped children's, from /proc) with its ratio to the round's alone.  A benchmark, not a test: it prints figures and never fails
 # on them.
 #
 # Configurations (BENCH_CONFIGS, in this order by default):
@@ -18,6 +19,13 @@
 #   wallprof-nostacks wallprof record -p SERVER --wakeups=nostacks
 #   wallprof-allstacks wallprof record -p SERVER --wakeups=all-stacks (the
 #                     clients' stacks too, as the default once took them)
+#   wallprof-noswitch wallprof record -p SERVER --switch-stacks=1 (one
+#                     switch-out stack a second per CPU: almost none)
+#   wallprof-nooff    wallprof record -p SERVER --no-off-cpu (on-CPU samples
+#                     only: no switch records, stacks or wake-ups)
+#   wallprof-nostack  wallprof record -p SERVER -g none (no stack copies)
+#   wallprof-switchN  wallprof record -p SERVER --switch-stacks=N
+# (the last three, not run by default, take the default apart)
 #   perf              perf record -p SERVER -e cpu-clock -e cs
 #                     --switch-events --call-graph dwarf (what perf needs
 #                     for on- and off-CPU stacks)
@@ -139,6 +147,14 @@ stop_server() {
 	esac
 }
 
+# server_cpu PID: the server's CPU seconds so far (user + system, its
+# threads' and its reaped children's: PostgreSQL's backends).
+tck=$(getconf CLK_TCK)
+server_cpu() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null |
+		awk -v t="$tck" '{ printf "%.3f", ($12 + $13 + $14 + $15) / t }' || echo 0
+}
+
 # cpu_of TIMEFILE: user + system seconds from /usr/bin/time -f '%U %S'.
 cpu_of() { awk 'END { printf "%.3f", $1 + $2 }' "$1" 2>/dev/null || echo 0; }
 
@@ -165,8 +181,13 @@ one() {
 	pid=$(find_server "$s")
 	server_pid=$pid
 	case $c in
-	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks)
+	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks | \
+	wallprof-noswitch | wallprof-nooff | wallprof-nostack | wallprof-switch[0-9]*)
 		local extra=()
+		[[ "$c" == wallprof-switch[0-9]* ]] && extra=(--switch-stacks="${c#wallprof-switch}")
+		[ "$c" = wallprof-noswitch ] && extra=(--switch-stacks=1)
+		[ "$c" = wallprof-nooff ] && extra=(--no-off-cpu)
+		[ "$c" = wallprof-nostack ] && extra=(-g none)
 		[ "$c" = wallprof-off ] && extra=(--wakeups=off)
 		[ "$c" = wallprof-nostacks ] && extra=(--wakeups=nostacks)
 		[ "$c" = wallprof-allstacks ] && extra=(--wakeups=all-stacks)
@@ -185,9 +206,14 @@ one() {
 	esac
 	# Attached recorders start before the benchmark does.
 	[ "$c" = alone ] || [ "$c" = wallprof-launch ] || sleep 1
+	c0=$(server_cpu "$pid")
 	t0=$(date +%s.%N)
 	tput=$(load "$s")
 	t1=$(date +%s.%N)
+	# (The backends exit as pgbench disconnects; their time is the
+	# postmaster's once it has reaped them.)
+	sleep 0.5
+	c1=$(server_cpu "$pid")
 	if [ "$c" = wallprof-launch ]; then
 		stop_server "$s"
 		wait "$rec_pid" || true
@@ -204,7 +230,8 @@ one() {
 	[ "$c" = alone ] || rc_cpu=$(cpu_of "$work/time")
 	rec_pid='' server_pid=''
 	rm -f "$work/W.data" "$work/P.data" "$work/time"
-	echo "${tput:-0} $rc_cpu $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+	echo "${tput:-0} $rc_cpu $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
+		"$(awk -v a="${c0:-0}" -v b="${c1:-0}" 'BEGIN { printf "%.3f", b - a }')"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -215,9 +242,9 @@ for s in $servers; do
 	for r in $(seq "$runs"); do
 		for c in $configs; do
 			[ "$c" = offcputime ] && [ -z "$offcpu" ] && continue
-			read -r tput cpu secs_run < <(one "$s" "$c")
-			echo "bench: $s round $r $c: $tput/s, recorder ${cpu}s CPU in ${secs_run}s" >&2
-			echo "$s $r $c $tput $cpu $secs_run" >>"$res"
+			read -r tput cpu secs_run scpu < <(one "$s" "$c")
+			echo "bench: $s round $r $c: $tput/s, recorder ${cpu}s CPU in ${secs_run}s, server ${scpu}s" >&2
+			echo "$s $r $c $tput $cpu $secs_run $scpu" >>"$res"
 		done
 	done
 done
@@ -229,16 +256,22 @@ echo
 for s in $servers; do
 	echo "$s ($(unit "$s"))"
 	echo
-	echo "| configuration | throughput | against alone | recorder CPU s per s |"
-	echo "|---|---|---|---|"
+	echo "| configuration | throughput | against alone | recorder CPU s per s | server CPU us per op | against alone |"
+	echo "|---|---|---|---|---|---|"
 	for c in $configs; do
 		grep -q " $c " "$res" || continue
 		t=$(awk -v s="$s" -v c="$c" '$1 == s && $3 == c { print $4 }' "$res" | median)
 		ratio=$(awk -v s="$s" -v c="$c" '$1 == s && $3 == "alone" { a[$2] = $4 }
 			$1 == s && $3 == c { v[$2] = $4 } END { for (r in v) if (a[r] > 0) print v[r] / a[r] }' "$res" | median)
 		cpu=$(awk -v s="$s" -v c="$c" '$1 == s && $3 == c && $6 > 0 { print $5 / $6 }' "$res" | median)
-		printf '| %s | %s | %.3fx | %s |\n' "$c" "$t" "$ratio" \
-			"$([ "$c" = alone ] && echo - || printf '%.3f' "$cpu")"
+		# Server CPU per operation: what profiling adds to each request,
+		# steadier than throughput on a machine that other work shares.
+		sop=$(awk -v s="$s" -v c="$c" '$1 == s && $3 == c && $4 * $6 > 0 { print $7 / ($4 * $6) * 1e6 }' "$res" | median)
+		sratio=$(awk -v s="$s" -v c="$c" '$4 * $6 > 0 { o = $7 / ($4 * $6) }
+			$1 == s && $3 == "alone" && $4 * $6 > 0 { a[$2] = o }
+			$1 == s && $3 == c && $4 * $6 > 0 { v[$2] = o } END { for (r in v) if (a[r] > 0) print v[r] / a[r] }' "$res" | median)
+		printf '| %s | %s | %.3fx | %s | %.1f | %.3fx |\n' "$c" "$t" "$ratio" \
+			"$([ "$c" = alone ] && echo - || printf '%.3f' "$cpu")" "${sop:-0}" "${sratio:-0}"
 	done
 	echo
 done

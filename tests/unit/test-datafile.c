@@ -49,10 +49,10 @@
  * them all.
  */
 #if defined(__SANITIZE_ADDRESS__)
-#define SWEEP_STRIDE 7
+#define SWEEP_STRIDE 31
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define SWEEP_STRIDE 7
+#define SWEEP_STRIDE 31
 #endif
 #endif
 #ifndef SWEEP_STRIDE
