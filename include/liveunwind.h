@@ -39,6 +39,8 @@ struct wp_liveunwind_stats {
 	uint64_t stacks, places, dsos;	/* definitions written */
 	uint64_t dropped;	/* duplicates (coverage.h) */
 	uint64_t named;		/* places named (wp_liveunwind_names) */
+	/* Exited ones let go, a second after their exit (records in time order). */
+	uint64_t processes_forgotten, threads_forgotten;
 };
 
 /* For the records of a recording with meta m (borrowed).  0 or -errno. */

@@ -9,7 +9,11 @@
  * replaces whatever it overlaps (the kernel reports no munmap); an exec
  * starts an empty address space; a forked process starts with a copy of
  * its parent's.  Each process carries a generation number that changes
- * whenever its mappings change, so the unwinder knows when to rebuild.
+ * whenever its mappings change, so the unwinder knows when to rebuild;
+ * generations are never given twice in one model, to processes that
+ * reuse a pid included.  An EXIT of a process's main thread marks it
+ * exited; a long-running reader lets such processes go
+ * (wp_procmap_forget).
  */
 #ifndef WALLPROF_PROCMAP_H
 #define WALLPROF_PROCMAP_H
@@ -69,6 +73,14 @@ struct wp_process {
 	 * keeps the old image's registers while the new one is mapped.
 	 */
 	bool in_exec;
+	/*
+	 * The time of its main thread's EXIT (or of a thread's after it),
+	 * 0 while it lives: a process model that is told to
+	 * (wp_procmap_forget) lets it go some time after, unless a record
+	 * shows it alive again.
+	 */
+	uint64_t exited_ns;
+	bool leader_gone;	/* its main thread's EXIT came */
 	void *unwind_state;	/* owned by the unwinder */
 };
 
@@ -85,6 +97,32 @@ int wp_procmap_record(struct wp_procmap *pm, const struct perf_event_header *rec
 
 /* The process, created empty if unknown.  NULL only on allocation failure. */
 struct wp_process *wp_procmap_process(struct wp_procmap *pm, uint32_t pid);
+
+/* The process if known (a record made it), else NULL: nothing is created. */
+struct wp_process *wp_procmap_find(const struct wp_procmap *pm, uint32_t pid);
+
+/*
+ * A sample of process p at time: one well after its main thread's exit
+ * (WP_PROCMAP_EXIT_GRACE_NS) is of a thread that goes on without it
+ * (pthread_exit), and keeps the process.
+ */
+#define WP_PROCMAP_EXIT_GRACE_NS (100ULL * 1000 * 1000)
+void wp_procmap_seen(struct wp_procmap *pm, struct wp_process *p, uint64_t time);
+
+/*
+ * Let go of the processes whose main thread exited before time before
+ * (their EXIT records fed) and that no record showed alive since (a
+ * mapping, an exec, a new thread, a fork reusing the pid): their
+ * mappings and unwind_state (released first), so that a model fed for
+ * hours holds the processes alive and not every one it has seen.  For a
+ * reader of records in time order: nothing of the process's should come
+ * after before.  The number let go is added to *forgotten (may be NULL).
+ * Dsos stay: other processes share them.  0 or -ENOMEM.
+ */
+int wp_procmap_forget(struct wp_procmap *pm, uint64_t before, size_t *forgotten);
+
+/* Processes held. */
+size_t wp_procmap_nr_processes(const struct wp_procmap *pm);
 
 /* The mapping that contains addr, or NULL. */
 const struct wp_map *wp_process_find_map(const struct wp_process *p, uint64_t addr);

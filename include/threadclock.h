@@ -55,7 +55,7 @@ int wp_threadclock_all(enum wp_clock_when when, clockid_t clock,
 /*
  * The recording's processes: those given (wp_procset_add), and their
  * descendants, found by walking /proc's parent links (at most 64 levels),
- * with every verdict kept.  Thread safe.
+ * with every verdict kept until the process ends.  Thread safe.
  */
 struct wp_procset;
 
@@ -63,6 +63,16 @@ int wp_procset_new(struct wp_procset **out);
 int wp_procset_add(struct wp_procset *ps, pid_t pid);
 /* Whether process pid is one given, or a descendant (ppid: its parent if known, else 0). */
 bool wp_procset_has(struct wp_procset *ps, pid_t pid, pid_t ppid);
+/*
+ * Process pid ended (group_dead: its last thread exited; else its main
+ * thread did, maybe first): its verdict goes, as its pid may come back,
+ * another process's, and hours of processes coming and going would keep
+ * one each.  A given process's stays until its group is dead; a
+ * descendant's is found again from its parent when asked.
+ */
+void wp_procset_gone(struct wp_procset *ps, pid_t pid, bool group_dead);
+/* Verdicts held. */
+size_t wp_procset_size(struct wp_procset *ps);
 void wp_procset_free(struct wp_procset *ps);
 
 struct wp_exitclock;

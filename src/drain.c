@@ -143,7 +143,12 @@ struct wp_drain {
 	struct wp_u64map wakees;	/* tid -> 1 */
 	/* Scheduler records of other programs' threads left out (atomic). */
 	uint64_t foreign;
-	struct wp_u64map wakers_named;	/* tid -> 1: wakers whose name was asked for */
+	/*
+	 * Drain thread only: tid -> 1, wakers whose name was asked for; a
+	 * thread of the recording's leaves at its EXIT (its tid may come
+	 * back, another thread), the others when it is full.
+	 */
+	struct wp_u64map wakers_named;
 	/* Drain thread only: wake-ups of threads not known yet (see held_resolve). */
 	struct wp_buf held;
 
@@ -494,6 +499,28 @@ static void note_program_start(struct wp_drain *d, const struct perf_event_heade
 }
 
 /*
+ * A process's main thread exited: its start is only asked for when it
+ * ran anonymous code (a JIT's names, closing.c), else it goes, so that
+ * hours of processes coming and going do not keep one each.  (A main
+ * thread going first, whose process maps such code after, has its
+ * perf map taken whatever its age.)
+ */
+static void note_program_end(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_task_event te;
+	bool jit = false;
+
+	if (wp_task_event_parse(h, &te) || te.pid != te.tid)
+		return;
+	pthread_mutex_lock(&d->state_lock);
+	for (size_t i = 0; i < d->nr_anon && !jit; i++)
+		jit = d->anon[i].pid == te.pid;
+	if (!jit)
+		wp_u64map_del(&d->program_start, te.pid);
+	pthread_mutex_unlock(&d->state_lock);
+}
+
+/*
  * A thread of the recording born or gone: the wake-ups the drain keeps
  * are those of the threads alive in the recording (see wakee_kept).
  */
@@ -623,8 +650,12 @@ int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
 	return err;
 }
 
-/* Names asked for at most: the distinct wakers of a recording are fewer. */
-#define WAKERS_NAMED_MAX 65536
+/*
+ * Wakers remembered at most: past it they are asked for again, as for
+ * hours of threads and processes coming and going from outside the
+ * recording (whose exits it does not see) the map would only grow.
+ */
+#define WAKERS_NAMED_MAX 16384
 
 /*
  * A kept wake-up: ask for its waker's name, once per thread.  The waker
@@ -636,12 +667,22 @@ static void note_waker(struct wp_drain *d, const struct perf_event_header *h, st
 {
 	const struct wp_sample *s;
 
-	if (!d->cmdlines || d->wakers_named.len >= WAKERS_NAMED_MAX ||
-	    !(s = parse_once(d, h, p)) || !s->tid ||
-	    wp_u64map_get(&d->wakers_named, s->tid, NULL) ||
-	    wp_u64map_put(&d->wakers_named, s->tid, 1))
+	if (!d->cmdlines || !(s = parse_once(d, h, p)) || !s->tid ||
+	    wp_u64map_get(&d->wakers_named, s->tid, NULL))
 		return;
-	wp_cmdline_request_name(d->cmdlines, s->pid, s->tid);
+	if (d->wakers_named.len >= WAKERS_NAMED_MAX)
+		wp_u64map_release(&d->wakers_named);
+	if (!wp_u64map_put(&d->wakers_named, s->tid, 1))
+		wp_cmdline_request_name(d->cmdlines, s->pid, s->tid);
+}
+
+/* A thread of the recording exited: a waker with its tid later is another thread. */
+static void note_waker_exit(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_task_event te;
+
+	if (d->wakers_named.len && !wp_task_event_parse(h, &te))
+		wp_u64map_del(&d->wakers_named, te.tid);
 }
 
 /* A kept sample of a scheduler tracepoint: switch times are no wake-ups. */
@@ -945,6 +986,10 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	case PERF_RECORD_EXIT:
 		note_wakee(d, h);
 		note_task(d, h);
+		if (h->type == PERF_RECORD_EXIT) {
+			note_waker_exit(d, h);
+			note_program_end(d, h);
+		}
 		break;
 	}
 	memcpy(dst, h, h->size);

@@ -395,10 +395,14 @@ static int sink_finish(struct wp_sink *k, struct wp_summary *whole)
 {
 	struct wp_livestage *ls = stage_of(k);
 	int err = wp_livestage_finish(ls);
-	uint64_t raw = wp_livestage_stats(ls)->raw_samples;
+	const struct wp_liveunwind_stats *st = wp_livestage_stats(ls);
+	uint64_t raw = st->raw_samples;
 	int e;
 
 	whole->raw_samples = raw;
+	if (st->processes_forgotten || st->threads_forgotten)
+		wp_debug("unwinder: %" PRIu64 " exited processes and %" PRIu64 " threads' entries "
+			 "let go", st->processes_forgotten, st->threads_forgotten);
 	if (raw)
 		wp_warn("%" PRIu64 " samples were written with their stack copies: the "
 			"unwinder fell behind (report unwinds them)", raw);

@@ -16,6 +16,13 @@
 
 /* A stack's words, as interned: flags, ip, needed (two), nr_chain, nr_user, places. */
 #define HEAD_WORDS 6
+/*
+ * How long after an exit the process model and the coverage table let
+ * the thread or process go, and how often they are asked to: ample for
+ * the records the kernel writes of a task after its EXIT (its last
+ * switch-out), which the time ordering has put before later ones.
+ */
+#define FORGET_AFTER_NS (1000ULL * 1000 * 1000)
 
 struct wp_liveunwind {
 	struct wp_sample_format fmt;
@@ -32,6 +39,7 @@ struct wp_liveunwind {
 	uint32_t words[HEAD_WORDS + WP_SSTACK_CHAIN + WP_MAX_FRAMES];
 	struct wp_liveunwind_stats stats;
 	struct wp_placenames *names;	/* the places named so far, or NULL */
+	uint64_t next_forget;		/* record time of the next wp_procmap_forget */
 };
 
 #define PLACE_OUT 1	/* its PLACE record is out */
@@ -251,6 +259,24 @@ static int take(struct wp_liveunwind *lu, const struct perf_event_header *rec, u
 	err = wp_procmap_record(lu->pm, rec);
 	if (err)
 		return err;
+	/*
+	 * A flight recorder runs for hours beside threads and processes
+	 * coming and going: what was held for the exited ones goes, so that
+	 * what is held follows those alive, not all those ever seen.
+	 */
+	if (time >= lu->next_forget) {
+		if (lu->next_forget) {
+			size_t n = 0;
+
+			err = wp_procmap_forget(lu->pm, time - FORGET_AFTER_NS, &n);
+			if (err)
+				return err;
+			lu->stats.processes_forgotten += n;
+			lu->stats.threads_forgotten +=
+				wp_coverage_forget(lu->coverage, time - FORGET_AFTER_NS);
+		}
+		lu->next_forget = time + FORGET_AFTER_NS;
+	}
 	if (parsed && unwind) {
 		err = convert_sample(lu, rec, &s, out);
 		if (err)

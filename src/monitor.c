@@ -56,6 +56,7 @@ struct wp_monitor {
 	struct wp_u64map row_of;	/* serial -> index + 1 */
 	uint64_t lost;
 	uint64_t forgotten;		/* exited threads the timeline let go */
+	size_t processes_forgotten;	/* exited processes the process model let go */
 	bool stopped;
 };
 
@@ -603,6 +604,16 @@ static int close_interval(struct wp_monitor *m)
 	if (err && !ret)
 		ret = err;
 	m->forgotten += forgotten;
+	/*
+	 * And the processes that exited then, with their copies of the
+	 * mappings: what names the stacks already defined is the files'
+	 * (dsos stay), only a JIT's anonymous code needs its process.
+	 */
+	pthread_mutex_lock(&m->lock);
+	err = wp_procmap_forget(m->pm, m->start_ns, &m->processes_forgotten);
+	pthread_mutex_unlock(&m->lock);
+	if (err && !ret)
+		ret = err;
 	m->start_ns = m->end_ns;
 	m->end_ns += m->interval_ns;
 	if (ret)
@@ -781,8 +792,9 @@ static int one_record(struct wp_monitor *m, const struct perf_event_header *rec)
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
 	case WP_RECORD_BUILD_ID:
-		/* The process model names the stacks: mappings, forks, execs. */
+		/* The process model names the stacks: mappings, forks, execs, exits. */
 		pthread_mutex_lock(&m->lock);
 		err = wp_procmap_record(m->pm, rec);
 		pthread_mutex_unlock(&m->lock);
@@ -823,7 +835,8 @@ void wp_monitor_free(struct wp_monitor *m)
 	if (!m)
 		return;
 	if (m->forgotten)
-		wp_debug("top: %" PRIu64 " exited threads forgotten", m->forgotten);
+		wp_debug("top: %" PRIu64 " exited threads and %zu processes forgotten", m->forgotten,
+			 m->processes_forgotten);
 	wp_timeline_free(m->tl);
 	wp_symbols_free(m->symbols);
 	wp_stacktable_free(m->table);

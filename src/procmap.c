@@ -36,6 +36,8 @@ struct wp_procmap {
 	unsigned int nr_open, max_open;
 	uint64_t tick;
 	struct wp_dso *busy;		/* the one handed out last: never closed */
+	uint64_t generations;		/* given so far: each process change takes the next */
+	size_t nr_exited;		/* processes with exited_ns set */
 };
 
 /* Close the descriptor of a dso that can open its file again. */
@@ -121,6 +123,27 @@ void wp_procmap_set_release(struct wp_procmap *pm, wp_procmap_release_fn fn, voi
 	pm->release_arg = arg;
 }
 
+struct wp_process *wp_procmap_find(const struct wp_procmap *pm, uint32_t pid)
+{
+	uint64_t found;
+
+	return wp_u64map_get(&pm->procs, pid, &found) ? (struct wp_process *)(uintptr_t)found : NULL;
+}
+
+size_t wp_procmap_nr_processes(const struct wp_procmap *pm)
+{
+	return pm->procs.len;
+}
+
+/* A record shows the process alive (again): it is not let go. */
+static void process_alive(struct wp_procmap *pm, struct wp_process *p)
+{
+	if (p->exited_ns) {
+		p->exited_ns = 0;
+		pm->nr_exited--;
+	}
+}
+
 struct wp_process *wp_procmap_process(struct wp_procmap *pm, uint32_t pid)
 {
 	struct wp_process *p;
@@ -141,7 +164,12 @@ struct wp_process *wp_procmap_process(struct wp_procmap *pm, uint32_t pid)
 
 static void process_changed(struct wp_procmap *pm, struct wp_process *p)
 {
-	p->generation++;
+	/*
+	 * Unique in the model, not per process: a process let go and a new
+	 * one with its pid must not share a generation (ucache.h's keys).
+	 */
+	p->generation = ++pm->generations;
+	process_alive(pm, p);
 	if (pm->release && p->unwind_state)
 		pm->release(p, pm->release_arg);
 }
@@ -291,8 +319,13 @@ static int record_fork(struct wp_procmap *pm, const struct perf_event_header *re
 
 	if (wp_task_event_parse(rec, &te))
 		return 0;
-	if (te.pid == te.ppid)
-		return 0;	/* a new thread shares its process' maps */
+	if (te.pid == te.ppid) {
+		/* A new thread shares its process' maps, and shows it alive. */
+		child = wp_procmap_find(pm, te.pid);
+		if (child)
+			process_alive(pm, child);
+		return 0;
+	}
 	parent = wp_procmap_process(pm, te.ppid);
 	child = wp_procmap_process(pm, te.pid);
 	if (!parent || !child)
@@ -300,6 +333,7 @@ static int record_fork(struct wp_procmap *pm, const struct perf_event_header *re
 	free(child->maps);
 	child->maps = NULL;
 	child->nr_maps = child->cap_maps = 0;
+	child->leader_gone = false;	/* a new process, maybe on a pid let go or reused */
 	if (parent->nr_maps) {
 		child->maps = malloc(parent->nr_maps * sizeof(*child->maps));
 		if (!child->maps)
@@ -308,6 +342,76 @@ static int record_fork(struct wp_procmap *pm, const struct perf_event_header *re
 		child->nr_maps = child->cap_maps = parent->nr_maps;
 	}
 	process_changed(pm, child);
+	return 0;
+}
+
+/*
+ * The main thread's exit marks the process, and so does every exit of a
+ * thread after it: an exit_group's threads all go within a moment of
+ * each other, the last one's exit is the process's.  One whose main
+ * thread calls pthread_exit while others go on is shown alive again by
+ * their records (new threads, mappings, samples: wp_procmap_seen), and
+ * marked again by their exits.  Only processes already known are marked:
+ * an unknown one has nothing to let go.
+ */
+static void record_exit(struct wp_procmap *pm, const struct perf_event_header *rec)
+{
+	struct wp_task_event te;
+	struct wp_process *p;
+
+	if (wp_task_event_parse(rec, &te) || !(p = wp_procmap_find(pm, te.pid)))
+		return;
+	if (te.pid == te.tid)
+		p->leader_gone = true;
+	if (!p->leader_gone)
+		return;
+	if (!p->exited_ns)
+		pm->nr_exited++;
+	/* Time 0 would read as alive: a recording starts well after boot. */
+	p->exited_ns = te.time ? te.time : 1;
+}
+
+void wp_procmap_seen(struct wp_procmap *pm, struct wp_process *p, uint64_t time)
+{
+	if (p->exited_ns && time > p->exited_ns + WP_PROCMAP_EXIT_GRACE_NS)
+		process_alive(pm, p);
+}
+
+static void process_free(struct wp_procmap *pm, struct wp_process *p)
+{
+	if (pm->release && p->unwind_state)
+		pm->release(p, pm->release_arg);
+	free(p->maps);
+	free(p);
+}
+
+int wp_procmap_forget(struct wp_procmap *pm, uint64_t before, size_t *forgotten)
+{
+	uint64_t pid, found, *gone;
+	size_t pos = 0, n = 0;
+
+	if (!pm->nr_exited)
+		return 0;
+	gone = malloc(pm->nr_exited * sizeof(*gone));
+	if (!gone)
+		return -ENOMEM;
+	/* Collected first: a deletion moves entries the walk has yet to see. */
+	while (n < pm->nr_exited && wp_u64map_next(&pm->procs, &pos, &pid, &found)) {
+		const struct wp_process *p = (const struct wp_process *)(uintptr_t)found;
+
+		if (p->exited_ns && p->exited_ns < before)
+			gone[n++] = pid;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct wp_process *p = wp_procmap_find(pm, (uint32_t)gone[i]);
+
+		wp_u64map_del(&pm->procs, gone[i]);
+		pm->nr_exited--;
+		process_free(pm, p);
+	}
+	free(gone);
+	if (forgotten)
+		*forgotten += n;
 	return 0;
 }
 
@@ -343,12 +447,16 @@ int wp_procmap_record(struct wp_procmap *pm, const struct perf_event_header *rec
 		p = wp_procmap_process(pm, c.pid);
 		if (!p)
 			return -ENOMEM;
-		/* A new program: its old mappings are gone. */
+		/* A new program: its old mappings are gone; the exec'ing thread leads. */
 		process_clear(pm, p);
 		p->in_exec = true;
+		p->leader_gone = false;
 		return 0;
 	case PERF_RECORD_FORK:
 		return record_fork(pm, rec);
+	case PERF_RECORD_EXIT:
+		record_exit(pm, rec);
+		return 0;
 	case WP_RECORD_BUILD_ID:
 		record_build_id(pm, rec);
 		return 0;
@@ -768,14 +876,8 @@ void wp_procmap_free(struct wp_procmap *pm)
 	if (!pm)
 		return;
 	wp_fd_reclaim_unregister(procmap_reclaim, pm);
-	while (wp_u64map_next(&pm->procs, &pos, &pid, &found)) {
-		struct wp_process *p = (struct wp_process *)(uintptr_t)found;
-
-		if (pm->release && p->unwind_state)
-			pm->release(p, pm->release_arg);
-		free(p->maps);
-		free(p);
-	}
+	while (wp_u64map_next(&pm->procs, &pos, &pid, &found))
+		process_free(pm, (struct wp_process *)(uintptr_t)found);
 	for (size_t i = 0; pm->dsos && i < pm->nr_dsos; i++) {
 		struct wp_dso *d = pm->dsos[i];
 

@@ -229,7 +229,8 @@ static bool user_state_unknown(struct wp_resolver *r, struct wp_process *proc,
 void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *rec,
 			const struct wp_sample *s, bool user, struct wp_sample_stack *out)
 {
-	struct wp_process *proc = wp_procmap_process(r->pm, s->pid);
+	/* Not made when unknown: an empty process names nothing either. */
+	struct wp_process *proc = wp_procmap_find(r->pm, s->pid);
 	struct wp_callchain_walk walk;
 	bool kernel, first_user = true;
 	uint64_t ip;
@@ -238,6 +239,8 @@ void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *r
 	out->needed = 0;
 	out->nr_chain = out->nr_user = 0;
 	out->ip = WP_NO_PLACE;
+	if (proc && (r->fmt.sample_type & PERF_SAMPLE_TIME))
+		wp_procmap_seen(r->pm, proc, s->time);
 	if (user_state_unknown(r, proc, rec, s))
 		user = false;
 	/* The sampled address stands for the stack when nothing else does. */

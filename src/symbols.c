@@ -771,7 +771,7 @@ static unsigned int kept_chain(struct wp_symbols *s, struct wp_symcache *kept, u
 /* The mapping of process pid that holds pc, when it has no file. */
 static const struct wp_map *anon_map(struct wp_symbols *s, uint32_t pid, uint64_t pc)
 {
-	const struct wp_process *p = wp_procmap_process(s->pm, pid);
+	const struct wp_process *p = wp_procmap_find(s->pm, pid);
 	const struct wp_map *m = p ? wp_process_find_map(p, pc) : NULL;
 
 	return m && m->dso == WP_DSO_NONE ? m : NULL;

@@ -111,9 +111,14 @@ int wp_threadclock_all(enum wp_clock_when when, clockid_t clock,
 /* Verdicts on processes that are not, kept at most this many before starting over. */
 #define MAX_NOT_IN 65536
 
+/* Verdicts. */
+#define IN 1		/* a descendant */
+#define NOT_IN 2
+#define GIVEN 3		/* given (wp_procset_add) */
+
 struct wp_procset {
 	pthread_mutex_t lock;
-	struct wp_u64map verdict;	/* pid -> 1 in the set, 2 not */
+	struct wp_u64map verdict;	/* pid -> IN, NOT_IN or GIVEN */
 	size_t not_in;
 };
 
@@ -133,7 +138,7 @@ int wp_procset_add(struct wp_procset *ps, pid_t pid)
 	int err;
 
 	pthread_mutex_lock(&ps->lock);
-	err = wp_u64map_put(&ps->verdict, (uint64_t)pid, 1);
+	err = wp_u64map_put(&ps->verdict, (uint64_t)pid, GIVEN);
 	pthread_mutex_unlock(&ps->lock);
 	return err;
 }
@@ -165,7 +170,7 @@ bool wp_procset_has(struct wp_procset *ps, pid_t pid, pid_t ppid)
 	pthread_mutex_lock(&ps->lock);
 	while (pid > 1 && n < MAX_DEPTH) {
 		if (wp_u64map_get(&ps->verdict, (uint64_t)pid, &v)) {
-			yes = v == 1;
+			yes = v != NOT_IN;
 			break;
 		}
 		chain[n++] = pid;
@@ -179,17 +184,40 @@ bool wp_procset_has(struct wp_procset *ps, pid_t pid, pid_t ppid)
 		size_t it = 0;
 
 		while (wp_u64map_next(&ps->verdict, &it, &key, &val))
-			if (val == 1)
-				wp_u64map_put(&keep, key, 1);
+			if (val != NOT_IN)
+				wp_u64map_put(&keep, key, val);
 		wp_u64map_release(&ps->verdict);
 		ps->verdict = keep;
 		ps->not_in = 0;
 	}
 	for (unsigned int i = 0; i < n; i++)
-		if (!wp_u64map_put(&ps->verdict, (uint64_t)chain[i], yes ? 1 : 2) && !yes)
+		if (!wp_u64map_put(&ps->verdict, (uint64_t)chain[i], yes ? IN : NOT_IN) && !yes)
 			ps->not_in++;
 	pthread_mutex_unlock(&ps->lock);
 	return yes;
+}
+
+void wp_procset_gone(struct wp_procset *ps, pid_t pid, bool group_dead)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&ps->lock);
+	if (wp_u64map_get(&ps->verdict, (uint64_t)pid, &v) && (group_dead || v != GIVEN)) {
+		wp_u64map_del(&ps->verdict, (uint64_t)pid);
+		if (v == NOT_IN && ps->not_in)
+			ps->not_in--;
+	}
+	pthread_mutex_unlock(&ps->lock);
+}
+
+size_t wp_procset_size(struct wp_procset *ps)
+{
+	size_t n;
+
+	pthread_mutex_lock(&ps->lock);
+	n = ps->verdict.len;
+	pthread_mutex_unlock(&ps->lock);
+	return n;
 }
 
 void wp_procset_free(struct wp_procset *ps)
@@ -221,8 +249,8 @@ struct wp_exitclock {
 	uint64_t heard, kept, lost;
 };
 
-/* One thread's exit figures (an AGGR_PID attribute). */
-static void exit_heard(struct wp_exitclock *x, struct nlattr *aggr)
+/* One thread's exit figures (an AGGR_PID attribute); group_dead: its process's last. */
+static void exit_heard(struct wp_exitclock *x, struct nlattr *aggr, bool group_dead)
 {
 	struct nlattr *a[TASKSTATS_TYPE_MAX + 1];
 	struct taskstats ts;
@@ -244,6 +272,14 @@ static void exit_heard(struct wp_exitclock *x, struct nlattr *aggr)
 	if ((pid_t)tgid == getpid())
 		return;		/* wallprof's own threads */
 	keep = !x->ps || wp_procset_has(x->ps, (pid_t)tgid, (pid_t)ts.ac_ppid);
+	/*
+	 * The process's end (see wp_procset_gone): its pid may come back,
+	 * another process's.  The main thread's exit without the group's
+	 * figures is a single-threaded process's end, or a main thread going
+	 * first (its verdict is found again from its parent).
+	 */
+	if (x->ps && (group_dead || tid == tgid))
+		wp_procset_gone(x->ps, (pid_t)tgid, group_dead);
 	pthread_mutex_lock(&x->lock);
 	x->heard++;
 	if (keep && !wp_thread_clock_append(&x->records, WP_CLOCK_EXIT, tgid, tid, now,
@@ -262,7 +298,7 @@ static int message_heard(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	/* AGGR_TGID: a whole process's, when it dies: its threads came one by one. */
 	if (a[TASKSTATS_TYPE_AGGR_PID])
-		exit_heard(x, a[TASKSTATS_TYPE_AGGR_PID]);
+		exit_heard(x, a[TASKSTATS_TYPE_AGGR_PID], a[TASKSTATS_TYPE_AGGR_TGID] != NULL);
 	return NL_OK;
 }
 

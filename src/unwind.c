@@ -190,6 +190,9 @@ static void release_proc(struct wp_process *p, void *arg)
 		free(pu);
 	}
 	p->unwind_state = NULL;
+	/* The process may be let go next (wp_procmap_forget): hold no pointer to it. */
+	if (u->proc == p)
+		u->proc = NULL;
 }
 
 /* The least recently used live process but the one being unwound, or NULL. */
@@ -403,7 +406,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 		return;		/* a kernel thread, or a task past its exit */
 	if (!perf_reg(u, u->arch->perf_sp, &u->sp) || !perf_reg(u, u->arch->perf_ip, &ip))
 		return;
-	u->proc = wp_procmap_process(u->pm, s->pid);
+	u->proc = wp_procmap_find(u->pm, s->pid);
 	if (!u->proc)
 		return;
 	pu = proc_state(u, u->proc);

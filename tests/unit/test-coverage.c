@@ -44,6 +44,23 @@ static const struct perf_event_header *fork_rec(uint32_t parent, uint32_t child,
 	return h;
 }
 
+/* The EXIT of tid, written by event id. */
+static const struct perf_event_header *exit_rec(uint32_t tid, uint64_t id, uint64_t t,
+						uint8_t *buf)
+{
+	struct perf_event_header *h = (void *)buf;
+	uint32_t body[4] = { 100, 100, tid, tid };
+	struct wp_sample_id sid = { .pid = 100, .tid = tid, .time = t, .id = id };
+
+	h->type = PERF_RECORD_EXIT;
+	h->misc = 0;
+	h->size = (uint16_t)(sizeof(*h) + sizeof(body) + 8 + wp_sample_id_size(&fmt));
+	memcpy(h + 1, body, sizeof(body));
+	memcpy((uint8_t *)(h + 1) + sizeof(body), &t, 8);
+	wp_sample_id_write(&fmt, &sid, (uint8_t *)(h + 1) + sizeof(body) + 8);
+	return h;
+}
+
 /* An ATTACH record: tid's own events ids[0..n), all set up at done. */
 static const struct perf_event_header *attach_rec(uint32_t tid, uint64_t done,
 						  const uint64_t *ids, uint32_t n, uint8_t *buf)
@@ -57,6 +74,56 @@ static const struct perf_event_header *attach_rec(uint32_t tid, uint64_t done,
 	memcpy(buf, &a, sizeof(a));
 	memcpy(buf + sizeof(a), ids, n * sizeof(uint64_t));
 	return (const void *)buf;
+}
+
+/*
+ * Hours of threads coming and going under an attached thread, as top's
+ * unwinder sees them: forgetting the exited ones keeps the table to
+ * those alive, and a thread that reuses an attached thread's tid is
+ * judged as itself.
+ */
+static void test_forget(void)
+{
+	const uint64_t main_ids[] = { 1, 2 }, t5_ids[] = { 5, 6 };
+	bool kept = true, dup = true;
+	size_t most = 0, total = 0;
+	struct wp_coverage *c;
+	uint8_t buf[256];
+
+	wp_coverage_new(&fmt, &c);
+	wp_coverage_keep(c, attach_rec(100, 1 * MS, main_ids, 2, buf), NULL, 0);
+	wp_coverage_keep(c, attach_rec(101, 1 * MS, t5_ids, 2, buf), NULL, 0);
+	/* 1000 threads made by 100, each living a millisecond; forgotten 10 ms after. */
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint32_t tid = 1000 + i;
+		uint64_t t = 10 * MS + i * MS;
+
+		kept &= wp_coverage_keep(c, fork_rec(100, tid, 1, t, buf), NULL, t);
+		kept &= wp_coverage_keep(c, switch_rec(tid, 1, t + 1, buf), NULL, t + 1);
+		dup &= !wp_coverage_keep(c, switch_rec(tid, 5, t + 1, buf), NULL, t + 1);
+		kept &= wp_coverage_keep(c, exit_rec(tid, 1, t + MS, buf), NULL, t + MS);
+		if (i % 10 == 9) {
+			total += wp_coverage_forget(c, t - 10 * MS);
+			if (wp_coverage_threads(c) > most)
+				most = wp_coverage_threads(c);
+		}
+	}
+	ok(kept && dup, "forget: the threads' own records kept, the others' dropped");
+	ok(most <= 30, "forget: at most %zu threads held for 1000, those of the last 20 ms", most);
+	ok(total >= 970, "forget: %zu of the 1000 exited threads let go", total);
+	/* Attached 101 exits; a thread 100 makes later has its tid. */
+	wp_coverage_keep(c, exit_rec(101, 5, 2000 * MS, buf), NULL, 2000 * MS);
+	/* Before the forget: its tid comes back at once, under 100's events. */
+	wp_coverage_keep(c, fork_rec(100, 1000, 1, 2000 * MS, buf), NULL, 2000 * MS);
+	wp_coverage_keep(c, exit_rec(1000, 1, 2000 * MS + 1, buf), NULL, 2000 * MS + 1);
+	wp_coverage_keep(c, fork_rec(100, 1000, 1, 2000 * MS + 2, buf), NULL, 2000 * MS + 2);
+	wp_coverage_forget(c, 3000 * MS);
+	ok(!wp_coverage_keep(c, switch_rec(1000, 5, 3001 * MS, buf), NULL, 3001 * MS),
+	   "forget: a tid reused before the forget keeps its entry");
+	wp_coverage_keep(c, fork_rec(100, 101, 1, 3002 * MS, buf), NULL, 3002 * MS);
+	ok(wp_coverage_keep(c, switch_rec(101, 1, 3003 * MS, buf), NULL, 3003 * MS),
+	   "forget: a new thread with an exited attached thread's tid counts its own events");
+	wp_coverage_free(c);
 }
 
 int main(void)
@@ -105,5 +172,6 @@ int main(void)
 	   "102 by the copies of 100's: a duplicate");
 	is_u64(wp_coverage_dropped(c), 4, "four duplicates dropped");
 	wp_coverage_free(c);
+	test_forget();
 	return done_testing();
 }

@@ -183,10 +183,43 @@ static void test_procset_descendants(void)
 	wp_procset_free(ps);
 }
 
+/*
+ * Hours of processes coming and going, each judged at its exit and then
+ * gone: the verdicts held stay few.  Pids past any pid_max (2^22), which
+ * /proc knows nothing of: a process without a known parent.
+ */
+static void test_procset_bounded(void)
+{
+	const pid_t given = 5000000;
+	struct wp_procset *ps;
+	size_t most = 0;
+	bool judged = true;
+
+	if (!ok(!wp_procset_new(&ps) && !wp_procset_add(ps, given), "procset: made, one given"))
+		return;
+	for (pid_t i = 1; i <= 10000; i++) {
+		judged &= wp_procset_has(ps, given + i, given);
+		judged &= !wp_procset_has(ps, given + 20000 + i, 0);
+		if (wp_procset_size(ps) > most)
+			most = wp_procset_size(ps);
+		wp_procset_gone(ps, given + i, i % 2);
+		wp_procset_gone(ps, given + 20000 + i, i % 2);
+	}
+	ok(judged, "procset: descendants in, the others not");
+	ok(most <= 3 && wp_procset_size(ps) == 1,
+	   "procset: at most %zu verdicts held for 20000 processes, 1 at the end", most);
+	wp_procset_gone(ps, given, false);
+	ok(wp_procset_has(ps, given, 0), "procset: a given process stays while its threads go on");
+	wp_procset_gone(ps, given, true);
+	ok(!wp_procset_has(ps, given, 0), "procset: and goes with its last thread");
+	wp_procset_free(ps);
+}
+
 int main(void)
 {
 	test_schedstat();
 	test_exit_figures();
 	test_procset_descendants();
+	test_procset_bounded();
 	return done_testing();
 }
