@@ -232,7 +232,9 @@ if $have_perf; then
 	others="$others$(foreign_tracers "$perf_pid")"
 	kill -INT "$perf_pid"
 	wait "$perf_pid"
-	perf script -i perf.data -F tid,time,event,trace >perf.txt 2>/dev/null
+	# (perf script too aborts now and then on this kernel, part way:
+	# its output is then no reference.)
+	perf script -i perf.data -F tid,time,event,trace >perf.txt 2>perf.err || : >perf.txt
 	# perf's figure per thread: "tid wait_ns" (sched_wakeup or a preempting
 	# sched_switch, to the sched_switch that runs the thread).
 	awk '{ t = $2; sub(/:$/, "", t); ns = int(t * 1e9 + 0.5) }
