@@ -3,12 +3,9 @@
 # ends; tracing_alone (lib.sh) makes it exclusive.  The queue lock on
 # fd 7, taken on the way in by both kinds, keeps the shared ones from
 # starving an exclusive one.  The locks are files of the build
-# directory, so that two builds' runs never wait for each other (unless
-# WP_TEST_LOCKDIR names one directory for both).
+# directory, so that two builds' runs never wait for each other.
 # (No-ops without flock.)
-# WP_TEST_LOCKDIR: another build's lock directory, whose runs these
-# tests take turns with (tools/check runs distcheck beside its tests).
-_lockdir="${WP_TEST_LOCKDIR:-${BUILDDIR:-.}/tests}"
+_lockdir="${BUILDDIR:-.}/tests"
 if command -v flock >/dev/null 2>&1 && mkdir -p "$_lockdir" 2>/dev/null &&
 	exec 7>>"$_lockdir/.lock-queue" 8>>"$_lockdir/.lock-run"; then
 	flock -x -w 600 7 || echo "# not alone: another test still held the queue after 10 minutes"

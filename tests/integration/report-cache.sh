@@ -78,16 +78,24 @@ if [ -n "$id" ] && [ -f "$debug" ]; then
 	# which holds none unless a file it maps was never named.
 	run prec.out prec.err "$WALLPROF" record -q -o P -- "$WORKLOADS/pingpong" 0.3
 	check_num "record a storm" "$rc" -eq 0
+	# (Deliveries are held only while a debug file is still being
+	# decompressed: a first report that finds them done holds none.)
+	held=''
 	for f in text json trace; do
 		XDG_CACHE_HOME=$tmp/cache-$f run "held.$f" "held-$f.err" \
 			"$WALLPROF" report -v -i P --format "$f"
-		check "storm, $f: its first report held deliveries" \
-			grep -q 'deliveries were held' "held-$f.err"
+		grep -q 'deliveries were held' "held-$f.err" && held="$held $f"
 		XDG_CACHE_HOME=$tmp/cache-$f run "direct.$f" "direct-$f.err" \
 			"$WALLPROF" report -v -i P --format "$f"
-		check "storm, $f: held (first report) and from the cache, the same" \
+		check "storm, $f: first report and from the cache, the same" \
 			cmp -s "held.$f" "direct.$f"
 	done
+	if [ -n "$held" ]; then
+		ok "storm: first reports held deliveries ($held) and gave the same as from the cache"
+	else
+		skip_check "storm: first reports held deliveries" \
+			"the debug files were decompressed before any delivery, in all three"
+	fi
 else
 	skip_check "storm: held deliveries and the cache give the same reports" \
 		"no libc debug file by build id ($id) (Debian: libc6-dbg)"
