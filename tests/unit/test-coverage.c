@@ -27,15 +27,16 @@ static const struct perf_event_header *switch_rec(uint32_t tid, uint64_t id, uin
 	return h;
 }
 
-/* A FORK of child by parent, written by event id (in the parent's context). */
-static const struct perf_event_header *fork_rec(uint32_t parent, uint32_t child, uint64_t id,
-						uint64_t t, uint8_t *buf)
+/* A FORK or EXIT of pid 100's task tid (parent ptid), by event id in writer's context. */
+static const struct perf_event_header *task_rec(uint16_t type, uint32_t tid, uint32_t ptid,
+						uint32_t writer, uint64_t id, uint64_t t,
+						uint8_t *buf)
 {
 	struct perf_event_header *h = (void *)buf;
-	uint32_t body[4] = { 100, 100, child, parent };
-	struct wp_sample_id sid = { .pid = 100, .tid = parent, .time = t, .id = id };
+	uint32_t body[4] = { 100, 100, tid, ptid };
+	struct wp_sample_id sid = { .pid = 100, .tid = writer, .time = t, .id = id };
 
-	h->type = PERF_RECORD_FORK;
+	h->type = type;
 	h->misc = 0;
 	h->size = (uint16_t)(sizeof(*h) + sizeof(body) + 8 + wp_sample_id_size(&fmt));
 	memcpy(h + 1, body, sizeof(body));
@@ -44,21 +45,18 @@ static const struct perf_event_header *fork_rec(uint32_t parent, uint32_t child,
 	return h;
 }
 
+/* A FORK of child by parent, written by event id (in the parent's context). */
+static const struct perf_event_header *fork_rec(uint32_t parent, uint32_t child, uint64_t id,
+						uint64_t t, uint8_t *buf)
+{
+	return task_rec(PERF_RECORD_FORK, child, parent, parent, id, t, buf);
+}
+
 /* The EXIT of tid, written by event id. */
 static const struct perf_event_header *exit_rec(uint32_t tid, uint64_t id, uint64_t t,
 						uint8_t *buf)
 {
-	struct perf_event_header *h = (void *)buf;
-	uint32_t body[4] = { 100, 100, tid, tid };
-	struct wp_sample_id sid = { .pid = 100, .tid = tid, .time = t, .id = id };
-
-	h->type = PERF_RECORD_EXIT;
-	h->misc = 0;
-	h->size = (uint16_t)(sizeof(*h) + sizeof(body) + 8 + wp_sample_id_size(&fmt));
-	memcpy(h + 1, body, sizeof(body));
-	memcpy((uint8_t *)(h + 1) + sizeof(body), &t, 8);
-	wp_sample_id_write(&fmt, &sid, (uint8_t *)(h + 1) + sizeof(body) + 8);
-	return h;
+	return task_rec(PERF_RECORD_EXIT, tid, tid, tid, id, t, buf);
 }
 
 /* An ATTACH record: tid's own events ids[0..n), all set up at done. */
