@@ -272,7 +272,11 @@ switch_ins() {
 	[ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ] && _e="$_e#$_n"
 	grep -E '^[0-9]+\.[0-9]+ ' "$1" | sort -n -k1,1 | awk -v ev="${_e:-none}" '
 		function ns(s,  x) { split(s, x, "."); return x[1] * 1000000000 + x[2] }
-		$2 == "SAMPLE" && $6 == ev { at[$5] = ns($1); seen = 1; next }
+		# (A sched_switch sample is taken in the context of the task
+		# switched out: it times the switch-in that names that task
+		# as prev, not one after a switch to a task outside the
+		# recording, which wrote none.)
+		$2 == "SAMPLE" && $6 == ev { at[$5] = ns($1); from[$5] = $3; seen = 1; next }
 		# (A thread preempted on its exit path runs again after its
 		# EXIT: a recording with CPU-wide switch records, as a
 		# cgroup recording has, keeps it until its last switch-out,
@@ -282,7 +286,7 @@ switch_ins() {
 		$2 == "SWITCH_OUT" && ($3 in exiting) && $6 != "preempted" { gone[$3] = 1; next }
 		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ && !($3 in gone) {
 			t = ns($1); ins++
-			if (($5 in at) && t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
+			if (($5 in at) && from[$5] == $7 && t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
 			else untimed++
 		}
 		END { printf "%d %d\n", ins, untimed }'
