@@ -153,7 +153,13 @@ def main():
     for tid, (pid, comm, rd) in sorted(series.items()):
         t = threads.get(tid)
         if mode == "launched":
+            # Its last reading, and no more than the time it lived on
+            # after it: the watcher may miss the final figure of a
+            # process its parent reaps at once (a loaded machine delays
+            # the readings; PostgreSQL's checkpointer works until its exit).
             lo = hi = rd[-1][1]
+            if t and t["end_ns"] > rd[-1][0]:
+                hi += t["end_ns"] - rd[-1][0]
         else:
             start = t["start_ns"] if t else rep["header"]["start_ns"]
             end = t["end_ns"] if t else rep["header"]["end_ns"]
