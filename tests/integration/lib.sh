@@ -150,9 +150,15 @@ attach_go() {
 	 echo $? >"$2.rc") &
 	_sub=$!
 	_pat="wallprof record -p $1 -o $3\$"
+	# Attached to every thread: record starts its first threads of its
+	# own (the exit listener, the drain) only once each thread of the
+	# process has all its events.  A thread made before then, while
+	# record still lists and attaches, may be missed when it lives
+	# shorter than a listing takes.
 	has_events() {
 		for _p in $(pgrep -f "$_pat" 2>/dev/null); do
-			ls -l "/proc/$_p/fd" 2>/dev/null | grep -q 'perf_event' && return 0
+			ls -l "/proc/$_p/fd" 2>/dev/null | grep -q 'perf_event' &&
+				[ "$(ls "/proc/$_p/task" 2>/dev/null | wc -l)" -ge 2 ] && return 0
 		done
 		return 1
 	}
