@@ -398,9 +398,10 @@ size_t wp_sample_copy_trimmed(const struct wp_sample_format *fmt,
 
 /*
  * Zero a sample's user registers and user stack copy in place, and mark
- * the copy empty (dyn_size 0); the record keeps its size.  For the user
- * state of a thread the recording must not keep.  0, or -EBADMSG for a
- * malformed sample (left as it was).
+ * the copy empty (dyn_size 0); the user part of its callchain becomes
+ * context markers (no address is left).  The record keeps its size.
+ * For the user state of a thread the recording must not keep.  0, or
+ * -EBADMSG for a malformed sample (left as it was).
  */
 int wp_sample_scrub_user(const struct wp_sample_format *fmt, struct perf_event_header *hdr);
 

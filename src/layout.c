@@ -424,6 +424,27 @@ int wp_sample_scrub_user(const struct wp_sample_format *fmt, struct perf_event_h
 		memset(stack, 0, (size_t)s.stack_size);
 		memcpy(stack + s.stack_size, &zero, 8);	/* dyn_size */
 	}
+	/*
+	 * A callchain's user part (-g fp): each address becomes the user
+	 * context marker again, which every walk passes over, so that the
+	 * record keeps its size and its kernel frames.
+	 */
+	if (s.nr_callchain) {
+		uint8_t *chain = base + ((const uint8_t *)s.callchain - base);
+		uint64_t marker = (uint64_t)PERF_CONTEXT_USER, v;
+		bool user = false;
+
+		for (uint64_t i = 0; i < s.nr_callchain; i++) {
+			memcpy(&v, chain + i * 8, 8);
+			if (v >= (uint64_t)PERF_CONTEXT_MAX) {
+				user = v == (uint64_t)PERF_CONTEXT_USER ||
+				       v == (uint64_t)PERF_CONTEXT_GUEST_USER;
+				continue;
+			}
+			if (user)
+				memcpy(chain + i * 8, &marker, 8);
+		}
+	}
 	return 0;
 }
 
