@@ -246,12 +246,15 @@ kernel_switches() {
 
 # rec_span DUMP TID: "FROM_NS TO_NS", the span in which a recording holds
 # every switch of TID, on the monotonic clock: from TID's first switch
-# record (its events are on by then) to the last record of all.
+# record, or, attached, from its ATTACH record if later (its events are
+# opened CPU by CPU: those on one CPU record switches before the next
+# CPU's exist), to the last record of all.
 rec_span() {
 	awk -v tid="$2" '$1 ~ /^[0-9]+\.[0-9]+$/ { split($1, y, "."); v = y[1] * 1000000000 + y[2]
 		if (v > to) to = v
+		if ($2 == "ATTACH" && $3 == tid) att = v
 		if ($2 ~ /^SWITCH_(IN|OUT)$/ && $3 ~ ("/" tid "$") && (from == "" || v < from)) from = v }
-		END { printf "%.0f %.0f\n", from, to }' "$1"
+		END { if (att > from) from = att; printf "%.0f %.0f\n", from, to }' "$1"
 }
 
 # switch_event DUMP: the switch-out stacks' event as the dump's SAMPLE
