@@ -79,7 +79,7 @@ dump T2 d
 check "-t other thread: stopped by the duration" grep -q ', stop duration, ' d
 set -- $(kernel_switches t2.sw $(rec_span d "$worker"))
 check_range "-t other thread: its switch-outs, as the kernel counted them in the recording's span" \
-	"$(count SWITCH_OUT d "$worker")" "$1" "$2"
+	"$(span_switch_outs d "$worker")" "$1" "$2"
 check_num "-t other thread: some (20 ms sleeps in 1 s)" "$(count SWITCH_OUT d "$worker")" -gt 0
 check_num "-t other thread: nothing of the main thread" \
 	"$(awk -v t="$pid" '$2 != "THREAD" && $2 != "COMM" && $2 != "MMAP2" &&
@@ -108,7 +108,7 @@ if dump L d; then
 		"$(count THREAD d "${worker:-x}")" -eq 1
 	set -- $(kernel_switches l.sw $(rec_span d "$worker"))
 	check_range "-p after the main thread exited: the worker's switch-outs, as the kernel counted them" \
-		"$(count SWITCH_OUT d "${worker:-x}")" "$1" "$2"
+		"$(span_switch_outs d "${worker:-x}")" "$1" "$2"
 	check_num "-p after the main thread exited: some" "$(count SWITCH_OUT d "${worker:-x}")" -gt 0
 	check_num "-p after the main thread exited: synthesized MMAP2 of the binary" \
 		"$(awk '$2 == "MMAP2" && $NF == "synthesized" && $(NF - 3) ~ /\/leader-exit$/ \
@@ -133,7 +133,7 @@ worker=$(wl_field le.out worker tid)
 dump L2 d
 set -- $(kernel_switches l2.sw $(rec_span d "$worker"))
 check_range "-p, main thread exits meanwhile: the worker's switch-outs, as the kernel counted them" \
-	"$(count SWITCH_OUT d "${worker:-x}")" "$1" "$2"
+	"$(span_switch_outs d "${worker:-x}")" "$1" "$2"
 check_num "-p, main thread exits meanwhile: some" "$(count SWITCH_OUT d "${worker:-x}")" -gt 0
 
 finish

@@ -257,6 +257,14 @@ rec_span() {
 		END { if (att > from) from = att; printf "%.0f %.0f\n", from, to }' "$1"
 }
 
+# span_switch_outs DUMP TID: TID's SWITCH_OUT records in its rec_span.
+span_switch_outs() {
+	_from=$(rec_span "$1" "$2" | cut -d ' ' -f 1)
+	awk -v tid="$2" -v from="${_from:-0}" '$2 == "SWITCH_OUT" && $3 ~ ("/" tid "$") {
+		split($1, y, "."); if (y[1] * 1000000000 + y[2] >= from) n++ }
+		END { print n + 0 }' "$1"
+}
+
 # switch_event DUMP: the switch-out stacks' event as the dump's SAMPLE
 # lines name it (a tracepoint used twice gets its index: "NAME#N").
 switch_event() {
