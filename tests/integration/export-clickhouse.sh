@@ -44,17 +44,6 @@ fi
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
-cat >"$chdir/users.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
-    <profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
-    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
-  </interval></default></quotas>
-</yandex>
-EOF
 # ch_run: the server of config.xml, its pid in ch_pid; 0 once it answers.
 ch_run() {
 	[ -n "$as_user" ] && chown -R nobody "$chdir"
@@ -71,25 +60,7 @@ ch_run() {
 ch_start() {
 	for _try in 1 2 3; do
 		port=$(free_port)
-		cat >"$chdir/config.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$chdir/log</log><errorlog>$chdir/err.log</errorlog>
-    <size>10M</size><count>1</count></logger>
-  <http_port>$port</http_port>
-  <listen_host>127.0.0.1</listen_host>
-  <max_concurrent_queries>16</max_concurrent_queries>
-  <mark_cache_size>67108864</mark_cache_size>
-  <path>$chdir/data/</path>
-  <tmp_path>$chdir/tmp/</tmp_path>
-  <user_files_path>$chdir/user_files/</user_files_path>
-  <format_schema_path>$chdir/format_schemas/</format_schema_path>
-  <users_config>$chdir/users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <timezone>UTC</timezone>
-</yandex>
-EOF
+		sh "$TESTS_SRCDIR/../tools/clickhouse-config" "$chdir" "$port" || return 1
 		ch_run && return 0
 	done
 	echo "# clickhouse-server did not start:"
