@@ -55,8 +55,11 @@ int export_follow_start(const char *url, const char *output, bool quiet,
 int export_follow_end(struct export_follower *f);
 enum wp_color_mode { WP_COLOR_AUTO, WP_COLOR_ALWAYS, WP_COLOR_NEVER };
 
-/* "auto", "always" or "never" (NULL, as from a bare --color, is always); -1 else. */
-int parse_color(const char *arg);
+/*
+ * --color's word: "auto", "always" or "never" (NULL, as from a bare
+ * --color, is always) into *mode: 0, or a usage error's status (printed).
+ */
+int color_option(const char *cmd, const char *arg, enum wp_color_mode *mode);
 
 /*
  * Whether to colour what goes to f: always/never as asked; auto means a

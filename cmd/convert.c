@@ -106,12 +106,15 @@ int cmd_convert(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case OPT_COLOR:
-			if (parse_color(optarg) < 0)
-				return usage_error("convert", "--color: '%s' is not auto, always or never",
-						   optarg);
-			use_color((enum wp_color_mode)parse_color(optarg), stderr);
+		case OPT_COLOR: {
+			enum wp_color_mode mode;
+			int bad = color_option("convert", optarg, &mode);
+
+			if (bad)
+				return bad;
+			use_color(mode, stderr);
 			break;
+		}
 		case 'v':
 			verbose++;
 			break;

@@ -173,12 +173,15 @@ int cmd_export(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case OPT_COLOR:
-			if (parse_color(optarg) < 0)
-				return usage_error("export", "--color: '%s' is not auto, always or never",
-						   optarg);
-			use_color((enum wp_color_mode)parse_color(optarg), stderr);
+		case OPT_COLOR: {
+			enum wp_color_mode mode;
+			int bad = color_option("export", optarg, &mode);
+
+			if (bad)
+				return bad;
+			use_color(mode, stderr);
 			break;
+		}
 		case 'v':
 			wp_log_set_level(WP_LOG_DEBUG);
 			break;

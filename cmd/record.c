@@ -347,14 +347,17 @@ int cmd_record(int argc, char **argv)
 		case 'q':
 			o.quiet = true;
 			break;
-		case OPT_COLOR:
-			if (parse_color(optarg) < 0) {
-				ret = usage_error("record", "--color: '%s' is not auto, always or never",
-						  optarg);
+		case OPT_COLOR: {
+			enum wp_color_mode mode;
+			int bad = color_option("record", optarg, &mode);
+
+			if (bad) {
+				ret = bad;
 				goto out;
 			}
-			use_color((enum wp_color_mode)parse_color(optarg), stderr);
+			use_color(mode, stderr);
 			break;
+		}
 		case 'v':
 			verbose++;
 			break;

@@ -609,13 +609,11 @@ int cmd_report(int argc, char **argv)
 			quiet = true;
 			break;
 		case OPT_COLOR:
-			idx = parse_color(optarg);
-			if (idx < 0) {
-				ret = usage_error("report", "--color: '%s' is not auto, always or never",
-						  optarg);
+			idx = color_option("report", optarg, &color);
+			if (idx) {
+				ret = idx;
 				goto out_free;
 			}
-			color = (enum wp_color_mode)idx;
 			break;
 		case 'v':
 			wp_log_set_level(WP_LOG_DEBUG);

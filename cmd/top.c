@@ -391,14 +391,15 @@ int cmd_top(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case OPT_COLOR:
-			if (parse_color(optarg) < 0) {
-				ret = usage_error("top", "--color: '%s' is not auto, always or never",
-						  optarg);
+		case OPT_COLOR: {
+			int bad = color_option("top", optarg, &color);
+
+			if (bad) {
+				ret = bad;
 				goto out;
 			}
-			color = (enum wp_color_mode)parse_color(optarg);
 			break;
+		}
 		case 'v':
 			verbose++;
 			break;

@@ -126,15 +126,17 @@ static void log_sink(enum wp_log_level level, const char *msg)
 		fprintf(stderr, "wallprof: %s%s\n", prefix[level], msg);
 }
 
-int parse_color(const char *arg)
+int color_option(const char *cmd, const char *arg, enum wp_color_mode *mode)
 {
 	if (!arg || !strcmp(arg, "always"))
-		return WP_COLOR_ALWAYS;
-	if (!strcmp(arg, "auto"))
-		return WP_COLOR_AUTO;
-	if (!strcmp(arg, "never"))
-		return WP_COLOR_NEVER;
-	return -1;
+		*mode = WP_COLOR_ALWAYS;
+	else if (!strcmp(arg, "auto"))
+		*mode = WP_COLOR_AUTO;
+	else if (!strcmp(arg, "never"))
+		*mode = WP_COLOR_NEVER;
+	else
+		return usage_error(cmd, "--color: '%s' is not auto, always or never", arg);
+	return 0;
 }
 
 static bool color_auto(FILE *f)
