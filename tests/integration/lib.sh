@@ -142,6 +142,30 @@ tracing_alone() {
 	flock -u 7
 }
 
+# pg_nobody: a PostgreSQL server run by the user nobody from a cluster
+# made in $tmp/db, listening on a Unix socket in $tmp/sock only, stopped
+# when the test ends: its postmaster's pid in pm, its programs' directory
+# in bin; as_nobody CMD... runs a command as nobody.  Skips the test where
+# that cannot be done.
+as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
+pg_nobody() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run PostgreSQL as another user (running as uid $(id -u))"
+	bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -n 1)
+	[ -n "$bin" ] && [ -x "$bin/initdb" ] || skip "PostgreSQL is not installed (Debian package postgresql-15)"
+	id nobody >/dev/null 2>&1 || skip "there is no user nobody"
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv is not installed (Debian package util-linux)"
+	chmod 755 "$tmp"
+	mkdir db sock && chown nobody db sock || exit 99
+	as_nobody "$bin/initdb" -N -A trust -D "$tmp/db" > initdb.out 2>&1 ||
+		skip "initdb fails here: $(tail -n 3 initdb.out)"
+	trap 'pg_nobody_stop; cleanup' EXIT
+	as_nobody "$bin/pg_ctl" -D "$tmp/db" -o "-k $tmp/sock -c listen_addresses=" -l "$tmp/sock/pg.log" \
+		-w -t 60 start > start.out 2>&1 ||
+		skip "PostgreSQL does not start here: $(tail -n 3 start.out sock/pg.log 2>&1)"
+	pm=$(head -n 1 db/postmaster.pid)
+}
+pg_nobody_stop() { as_nobody "$bin/pg_ctl" -D "$tmp/db" -m immediate -w stop >/dev/null 2>&1; }
+
 # attach_go PID OUT DATA: record -p PID into DATA in the background (its
 # status into OUT.rc); once it holds perf events (it has attached), send
 # the workload PID its SIGUSR1 (leader-exit, spawner), and wait for the recording.

@@ -7,23 +7,9 @@
 # record in the file), so it holds after the client is gone.
 set -u
 . "$TESTS_SRCDIR/integration/lib.sh"
-[ "$(id -u)" -eq 0 ] || skip "needs root to run PostgreSQL as another user (running as uid $(id -u))"
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -n 1)
-[ -n "$bin" ] && [ -x "$bin/initdb" ] || skip "PostgreSQL is not installed (Debian package postgresql-15)"
+pg_nobody
 psql=$(command -v psql || echo "$bin/psql")
 [ -x "$psql" ] || skip "no psql (Debian package postgresql-client-15)"
-id nobody >/dev/null 2>&1 || skip "there is no user nobody"
-command -v setpriv >/dev/null 2>&1 || skip "setpriv is not installed (Debian package util-linux)"
-as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
-chmod 755 "$tmp"
-mkdir db sock && chown nobody db sock || exit 99
-as_nobody "$bin/initdb" -N -A trust -D "$tmp/db" > initdb.out 2>&1 ||
-	skip "initdb fails here: $(tail -n 3 initdb.out)"
-stop() { as_nobody "$bin/pg_ctl" -D "$tmp/db" -m immediate -w stop >/dev/null 2>&1; }
-trap 'stop; cleanup' EXIT
-as_nobody "$bin/pg_ctl" -D "$tmp/db" -o "-k $tmp/sock -c listen_addresses=" -l "$tmp/sock/pg.log" \
-	-w -t 60 start > start.out 2>&1 || skip "PostgreSQL does not start here: $(tail -n 3 start.out)"
-pm=$(head -n 1 db/postmaster.pid)
 
 i=1
 while [ $i -le 300 ]; do echo "select $i;"; i=$((i + 1)); done > queries.sql
