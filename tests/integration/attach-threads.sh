@@ -63,8 +63,18 @@ for how in launch attach; do
 	# too: some tens of 10 ms sleeps, up to 2 ms of CPU.)
 	check_range "join, $how: main's on-CPU time is schedstat's ($truth), within 10% (and 2 ms)" \
 		"$main_on" $((truth * 9 / 10)) $((truth * 11 / 10 + 2000000))
-	check_range "join, $how: main's samples are its on-CPU time / period, percent" \
-		$((main_samples * period * 100 / (main_on + 1))) 85 110
+	# (Samples lost in the rings, which the recording counts, are not
+	# wallprof's to deliver: then this says nothing.)
+	lost=$(python3 -c 'import json, sys; h = json.load(open(sys.argv[1]))["header"]
+print(h["lost_records"] + h["lost_samples"])' j-$how.json 2>/dev/null)
+	share=$((main_samples * period * 100 / (main_on + 1)))
+	if [ "${lost:-0}" -gt 0 ] && [ "$share" -lt 85 ]; then
+		skip_reference "join, $how: main's samples are its on-CPU time / period, percent" \
+			"$share%, but the recording lost $lost records or samples"
+	else
+		check_range "join, $how: main's samples are its on-CPU time / period, percent" \
+			"$share" 85 110
+	fi
 	# Each of the thousands of threads has a few microseconds of exit path
 	# after its EXIT record, outside its window by design.
 	all_on=$(col j-$how "\$1 == $pid" 5)
