@@ -70,12 +70,15 @@ check "exec: the process burns CPU in chain_burn, from main" \
 	grep -Eq "^second;_start;.*;main;chain_burn [0-9]+$" f.out
 run t.out t.err "$WALLPROF" report -i exec.data
 check "exec: it was first, then second" grep -Eq 'names: first .* -> second' t.out
-# Each program's samples unwound with its own mappings: none unnamed.
-check "exec: no frame is unnamed" grep -q '^# frames: 0.0% unnamed' t.out
-if ! grep -q '^# frames: 0.0% unnamed' t.out; then
+# Each program's samples unwound with its own mappings: none unnamed, but
+# for the vdso's internal functions (its image names only its exported
+# entries: a page fault in the pvclock reader lands before the first).
+"$WALLPROF" report -i exec.data --format folded 2>/dev/null >exec.folded
+unnamed=$(tr ';' '\n' <exec.folded | grep -E '\+0x|\[unknown' | grep -v '^\[vdso\]+0x' | wc -l)
+check_num "exec: no frame is unnamed (but the vdso's own)" "$unnamed" -eq 0
+if [ "$unnamed" -ne 0 ]; then
 	grep '^# frames' t.out | sed 's/^/# /'
-	"$WALLPROF" report -i exec.data --format folded 2>/dev/null | grep -E '\+0x|\[unknown' |
-		head -n 5 | sed 's/^/# unnamed: /'
+	grep -E '\+0x|\[unknown' exec.folded | head -n 5 | sed 's/^/# unnamed: /'
 fi
 
 # A slowed unwinder: 1 s a block, while the drain hands it a 2 MiB block
