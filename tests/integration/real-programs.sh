@@ -97,6 +97,14 @@ d=$((${on:-0} - ${cpu:-0}))
 tol=$((cpu / 100))
 [ $tol -lt 10000000 ] && tol=10000000
 check_num "exit tail: on-CPU within 1% (10 ms at least) of getrusage's" "$d" -le "$tol"
+if [ "$d" -gt "$tol" ]; then
+	# What the next look needs: the recording's quality and anchors, each thread's sources.
+	"$WALLPROF" report -i touch.data --no-cache 2>&1 | grep -E '^# (quality|on-CPU)' | sed 's/^/# /'
+	"$WALLPROF" report -i touch.data --format json --no-cache 2>/dev/null | $PY -c 'import json, sys
+for t in json.load(sys.stdin)["threads"]:
+    print("# thread %(tid)s %(comm)s: on %(on_cpu_ns)s, kernel %(kernel_on_cpu_ns)s, moved %(on_cpu_moved_ns)s, from %(on_cpu_source)s" % t)'
+	"$WALLPROF" report -i touch.data --dump 2>/dev/null | grep -E ' (EXIT|THREAD_CLOCK) |^# lost' | sed 's/^/# /'
+fi
 
 # make: a parallel build, many short processes (make, cc, cc1, as, ld).
 if command -v make >/dev/null 2>&1 && command -v cc >/dev/null 2>&1; then
