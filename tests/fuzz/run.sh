@@ -2,6 +2,7 @@
 # Run the libFuzzer harnesses of a fuzz build for a bounded time.
 #
 # usage: tests/fuzz/run.sh BUILD-DIR [SECONDS]
+#        tests/fuzz/run.sh --seed-only BUILD-DIR
 #
 # BUILD-DIR was configured with CC=clang --enable-fuzzers and built.  Seeds:
 # recordings of the test workloads made now (small ones, compressed and
@@ -13,12 +14,18 @@
 # input that caused it (in base64, when small), which also stays in
 # BUILD-DIR/fuzz/NAME/.  With the bug fixed, that input goes into
 # tests/fuzz/corpus-NAME/, which every build's unit tests replay.
+# The recorded seeds are made once per build (BUILD-DIR/fuzz-seeds);
+# --seed-only makes them and stops, so that tools/check makes them while
+# its other stages run.
 set -u
-[ $# -ge 1 ] || { echo "usage: $0 BUILD-DIR [SECONDS]" >&2; exit 2; }
+seed_only=false
+[ "${1:-}" = --seed-only ] && { seed_only=true; shift; }
+[ $# -ge 1 ] || { echo "usage: $0 [--seed-only] BUILD-DIR [SECONDS]" >&2; exit 2; }
 build=$(cd "$1" && pwd) || exit 2
 seconds=${2:-60}
 src=$(cd "$(dirname "$0")" && pwd)
 work=$build/fuzz
+seeds=$build/fuzz-seeds
 # Per input: far beyond what any input takes, even on a busy machine (the
 # slowest seen took over 10 s), and what the corpus replay allows.
 timeout=60
@@ -30,31 +37,40 @@ for h in $harnesses; do
 	[ -x "$build/tests/fuzz/fuzz-$h" ] ||
 		{ echo "no $build/tests/fuzz/fuzz-$h: configure with CC=clang --enable-fuzzers and build" >&2; exit 2; }
 done
-rm -rf "$work"
-mkdir -p "$work/seeds" "$work/reader/new" "$work/report/new" "$work/structured/new"
-
-# Seeds recorded now, from this build's wallprof: small recordings of
-# every kind of stack, compressed and not.  Without perf events (an
+# Seeds recorded from this build's wallprof: small recordings of every
+# kind of stack, compressed and not.  Without perf events (an
 # unprivileged container), the committed corpora still seed the run.
-make -s -C "$build" tests/workloads/spin tests/workloads/wallclock \
-	tests/workloads/sleeper tests/workloads/pingpong >/dev/null 2>&1
-seeded=0
-for w in "spin 0.2" "wallclock 0.2" "sleeper 5 10" "pingpong 0.05"; do
-	for g in dwarf,1024 fp; do
-		for z in --no-compress --compress; do
-			name=${w%% *}-${g%%,*}-${z#--}
-			# shellcheck disable=SC2086
-			if ASAN_OPTIONS=detect_leaks=0 "$build/wallprof" record -q -F 199 -g "$g" "$z" \
-				-o "$work/seeds/$name.wprof" -- "$build/tests/workloads/"$w \
-				>/dev/null 2>"$work/seeds/$name.err"; then
-				seeded=$((seeded + 1))
-			fi
-			rm -f "$work/seeds/$name.err"
+make_seeds() {
+	rm -rf "$seeds"
+	mkdir -p "$seeds"
+	make -s -C "$build" tests/workloads/spin tests/workloads/wallclock \
+		tests/workloads/sleeper tests/workloads/pingpong >/dev/null 2>&1
+	seeded=0
+	for w in "spin 0.2" "wallclock 0.2" "sleeper 5 10" "pingpong 0.05"; do
+		for g in dwarf,1024 fp; do
+			for z in --no-compress --compress; do
+				name=${w%% *}-${g%%,*}-${z#--}
+				# shellcheck disable=SC2086
+				if ASAN_OPTIONS=detect_leaks=0 "$build/wallprof" record -q -F 199 -g "$g" "$z" \
+					-o "$seeds/$name.wprof" -- "$build/tests/workloads/"$w \
+					>/dev/null 2>"$seeds/$name.err"; then
+					seeded=$((seeded + 1))
+				fi
+				rm -f "$seeds/$name.err"
+			done
 		done
 	done
-done
-[ "$seeded" -gt 0 ] ||
+	echo "$seeded" >"$seeds/.made"
+}
+# (Made again when the build's wallprof is newer than they are.)
+if [ ! -f "$seeds/.made" ] || [ "$build/wallprof" -nt "$seeds/.made" ]; then
+	make_seeds
+fi
+$seed_only && exit 0
+[ "$(cat "$seeds/.made")" -gt 0 ] ||
 	echo "note: no recording could be made (no perf events?); seeds are the committed corpora only"
+rm -rf "$work"
+mkdir -p "$work/reader/new" "$work/report/new" "$work/structured/new"
 
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1
@@ -67,7 +83,7 @@ for h in $harnesses; do
 	# shellcheck disable=SC2086
 	"$build/tests/fuzz/fuzz-$h" -max_total_time="$seconds" -timeout="$timeout" \
 		-rss_limit_mb="$rss_mb" $more -detect_leaks=1 -print_final_stats=1 \
-		-artifact_prefix="$work/$h/" "$work/$h/new" "$work/seeds" "$src"/corpus-* \
+		-artifact_prefix="$work/$h/" "$work/$h/new" "$seeds" "$src"/corpus-* \
 		>"$work/$h/log" 2>&1 &
 	eval "pid_$h=$!"
 done
