@@ -62,6 +62,32 @@ enum wp_color_mode { WP_COLOR_AUTO, WP_COLOR_ALWAYS, WP_COLOR_NEVER };
 int color_option(const char *cmd, const char *arg, enum wp_color_mode *mode);
 
 /*
+ * The options every subcommand takes alike.  Its table ends with its -q
+ * row (where it has one: its help says what -q hides) and
+ * COMMON_OPTIONS(color_help); its getopt loop takes its own keys and -h,
+ * and hands every other one to common_option.
+ */
+#define OPT_COLOR 0x7000	/* above every subcommand's own keys (256 up) */
+#define COMMON_OPTIONS(color_help)                                                   \
+	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]", color_help, NULL },  \
+	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },              \
+	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL }
+
+struct common_opts {
+	bool quiet, verbose;
+	enum wp_color_mode color;	/* messages on stderr follow it at once */
+};
+
+/*
+ * Key c of subcommand cmd's getopt loop (argv its arguments), not one of
+ * its own: -q, -v and --color go into *co (0); a missing value or an
+ * unknown option is a usage error, whose status is returned (printed).
+ */
+int common_option(const char *cmd, int c, char *const argv[], struct common_opts *co);
+/* wallprof's messages as -v and -q ask: all, or warnings and errors only (-q wins). */
+void common_log_level(const struct common_opts *co);
+
+/*
  * Whether to colour what goes to f: always/never as asked; auto means a
  * terminal, unless NO_COLOR is set (https://no-color.org) or TERM is dumb.
  * Also sets the colour of wallprof's own messages on stderr.

@@ -20,7 +20,6 @@
 
 enum {
 	OPT_NO_COMPRESS = 256,
-	OPT_COLOR,
 };
 
 static const struct cmd_option convert_options[] = {
@@ -33,10 +32,7 @@ static const struct cmd_option convert_options[] = {
 	  "zstd compression level 1-19 (default: on, level 1)", NULL },
 	{ "no-compress", OPT_NO_COMPRESS, OPTION_NO_ARG, NULL, "store the data uncompressed", NULL },
 	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no summary line", NULL },
-	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
-	  "colour messages: auto (default), always, never", NULL },
-	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
-	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
+	COMMON_OPTIONS("colour messages: auto (default), always, never"),
 };
 
 void convert_usage(FILE *out)
@@ -73,8 +69,8 @@ int cmd_convert(int argc, char **argv)
 	const char *input = "wallprof.data", *output = NULL;
 	struct option_parser parser;
 	char *made = NULL, q1[WP_QUOTE_MSG], q2[WP_QUOTE_MSG];
-	bool quiet = false;
-	int c, ret, verbose = 0;
+	struct common_opts co = { 0 };
+	int c, ret;
 	uint64_t v;
 
 	if (options_parser_init(&parser, convert_options, ARRAY_SIZE(convert_options), ":"))
@@ -103,37 +99,20 @@ int cmd_convert(int argc, char **argv)
 		case OPT_NO_COMPRESS:
 			o.compress_level = 0;
 			break;
-		case 'q':
-			quiet = true;
-			break;
-		case OPT_COLOR: {
-			enum wp_color_mode mode;
-			int bad = color_option("convert", optarg, &mode);
-
-			if (bad)
-				return bad;
-			use_color(mode, stderr);
-			break;
-		}
-		case 'v':
-			verbose++;
-			break;
 		case 'h':
 			convert_usage(stdout);
 			return WP_EXIT_OK;
-		case ':':
-			return usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("convert", "unknown option '%s'", argv[optind - 1]);
+			ret = common_option("convert", c, argv, &co);
+			if (ret)
+				return ret;
+			break;
 		}
 	}
 	if (optind < argc)
 		return usage_error("convert", "unexpected argument '%s' (the input is given with -i)",
 				   argv[optind]);
-	if (verbose)
-		wp_log_set_level(WP_LOG_DEBUG);
-	if (quiet)
-		wp_log_set_level(WP_LOG_WARN);
+	common_log_level(&co);
 	if (!output) {
 		output = made = default_output(input);
 		if (!made) {
@@ -146,7 +125,7 @@ int cmd_convert(int argc, char **argv)
 		return usage_error("convert", "the output must be another file than the input");
 	}
 	ret = wp_convert_file(input, output, &o, &res);
-	if (!ret && !quiet)
+	if (!ret && !co.quiet)
 		fprintf(stderr, "wallprof: '%s' (%.2f MiB) -> '%s' (%.2f MiB, %.1f%%): %" PRIu64
 			" samples, %" PRIu64 " distinct stacks, %" PRIu64 " places (%" PRIu64
 			" named)\n",

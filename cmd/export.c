@@ -30,7 +30,6 @@ enum {
 	OPT_HOST,
 	OPT_LABEL,
 	OPT_CREATE_TABLES,
-	OPT_COLOR,
 };
 
 static const struct cmd_option export_options[] = {
@@ -43,10 +42,7 @@ static const struct cmd_option export_options[] = {
 	{ "create-tables", OPT_CREATE_TABLES, OPTION_NO_ARG, NULL,
 	  "create the tables that do not exist yet", NULL },
 	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no line per file", NULL },
-	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
-	  "colour messages: auto (default), always, never", NULL },
-	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
-	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
+	COMMON_OPTIONS("colour messages: auto (default), always, never"),
 };
 
 void export_usage(FILE *out)
@@ -144,7 +140,8 @@ int cmd_export(int argc, char **argv)
 	struct wp_ch_source src = { .labels = labels };
 	const char *url = NULL;
 	struct option_parser parser;
-	bool create = false, quiet = false;
+	struct common_opts co = { 0 };
+	bool create = false;
 	struct wp_ch *ch = NULL;
 	int c, ret, failed = 0;
 
@@ -170,30 +167,17 @@ int cmd_export(int argc, char **argv)
 		case OPT_CREATE_TABLES:
 			create = true;
 			break;
-		case 'q':
-			quiet = true;
-			break;
-		case OPT_COLOR: {
-			enum wp_color_mode mode;
-			int bad = color_option("export", optarg, &mode);
-
-			if (bad)
-				return bad;
-			use_color(mode, stderr);
-			break;
-		}
-		case 'v':
-			wp_log_set_level(WP_LOG_DEBUG);
-			break;
 		case 'h':
 			export_usage(stdout);
 			return WP_EXIT_OK;
-		case ':':
-			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("export", "unknown option '%s'", argv[optind - 1]);
+			ret = common_option("export", c, argv, &co);
+			if (ret)
+				return ret;
+			break;
 		}
 	}
+	common_log_level(&co);
 	if (!url)
 		return usage_error("export", "--clickhouse <url> is needed: where the rows go");
 	if (optind == argc && !create)
@@ -207,7 +191,7 @@ int cmd_export(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		bool server;
 
-		ret = export_file(ch, argv[i], &src, quiet, &server);
+		ret = export_file(ch, argv[i], &src, co.quiet, &server);
 		if (ret)
 			failed++;
 		/* A server that cannot be reached will not be for the next file either. */

@@ -24,7 +24,6 @@ enum {
 	OPT_NO_OFF_CPU = 256,
 	OPT_NO_COMPRESS,
 	OPT_USER,
-	OPT_COLOR,
 	OPT_ANY_PROCESS,
 	OPT_WAKEUPS,
 	OPT_SWITCH_STACKS,
@@ -99,10 +98,7 @@ static const struct cmd_option record_options[] = {
 	{ "mmap-pages", 'm', OPTION_ARG, " <n>",
 	  "ring buffer pages per CPU (power of two), or a size\nsuch as 8M", NULL },
 	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no progress line and no summary", NULL },
-	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
-	  "colour messages: auto (default), always, never", NULL },
-	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
-	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
+	COMMON_OPTIONS("colour messages: auto (default), always, never"),
 };
 
 void record_usage(FILE *out)
@@ -207,8 +203,9 @@ int cmd_record(int argc, char **argv)
 	struct option_parser parser;
 	struct export_follower follower = { .pid = -1 };
 	const char *export_url = NULL;
+	struct common_opts co = { 0 };
 	uint64_t v;
-	int c, ret, verbose = 0;
+	int c, ret;
 
 	/* The header keeps wallprof's own command line: "wallprof record ...". */
 	o.argv = argv - 1;
@@ -344,33 +341,15 @@ int cmd_record(int argc, char **argv)
 			if (ret)
 				goto out;
 			break;
-		case 'q':
-			o.quiet = true;
-			break;
-		case OPT_COLOR: {
-			enum wp_color_mode mode;
-			int bad = color_option("record", optarg, &mode);
-
-			if (bad) {
-				ret = bad;
-				goto out;
-			}
-			use_color(mode, stderr);
-			break;
-		}
-		case 'v':
-			verbose++;
-			break;
 		case 'h':
 			record_usage(stdout);
 			ret = WP_EXIT_OK;
 			goto out;
-		case ':':
-			ret = usage_error("record", "option '%s' needs a value", argv[optind - 1]);
-			goto out;
 		default:
-			ret = usage_error("record", "unknown option '%s'", argv[optind - 1]);
-			goto out;
+			ret = common_option("record", c, argv, &co);
+			if (ret)
+				goto out;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -420,10 +399,8 @@ int cmd_record(int argc, char **argv)
 	}
 	o.events.enable_on_exec = o.command && !o.events.cpu_wide;
 	o.events.enable_on_open = !o.command && !o.events.cpu_wide;
-	if (verbose)
-		wp_log_set_level(WP_LOG_DEBUG);
-	if (o.quiet)
-		wp_log_set_level(WP_LOG_WARN);
+	o.quiet = co.quiet;
+	common_log_level(&co);
 	o.progress = !o.quiet && isatty(STDERR_FILENO);
 
 	if (export_url && o.rotate <= 0) {

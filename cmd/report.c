@@ -44,7 +44,6 @@ enum {
 	OPT_GREP,
 	OPT_NO_KERNEL,
 	OPT_NO_USER,
-	OPT_COLOR,
 	OPT_WAKERS,
 	OPT_WAKER_COMM,
 	OPT_INVERTED,
@@ -159,10 +158,7 @@ static const struct cmd_option report_options[] = {
 	{ "no-kernel", OPT_NO_KERNEL, OPTION_NO_ARG, NULL, "drop kernel frames", NULL },
 	{ "no-user", OPT_NO_USER, OPTION_NO_ARG, NULL, "drop user frames", NULL },
 	{ "quiet", 'q', OPTION_NO_ARG, NULL, "no progress bar", NULL },
-	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
-	  "colour: auto (default: on a terminal), always, never", NULL },
-	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
-	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
+	COMMON_OPTIONS("colour: auto (default: on a terminal), always, never"),
 };
 
 void report_usage(FILE *out)
@@ -360,8 +356,8 @@ int cmd_report(int argc, char **argv)
 	const char *input = "wallprof.data", *output = NULL, *base_input = NULL;
 	int c, idx, ret = WP_EXIT_FAILURE;
 	struct option_parser parser;
-	enum wp_color_mode color = WP_COLOR_AUTO;
-	bool dump = false, quiet = false;
+	struct common_opts co = { 0 };
+	bool dump = false;
 	struct wp_reader *reader = NULL;
 	char *unfinished = NULL;
 	bool running = false;
@@ -605,31 +601,20 @@ int cmd_report(int argc, char **argv)
 			vo.wait_grouping = idx == 0 ? WP_WG_GROUP_STACKS :
 					   idx == 1 ? WP_WG_GROUP_NAME : WP_WG_GROUP_NONE;
 			break;
-		case 'q':
-			quiet = true;
-			break;
-		case OPT_COLOR:
-			idx = color_option("report", optarg, &color);
+		case 'h':
+			report_usage(stdout);
+			ret = WP_EXIT_OK;
+			goto out_free;
+		default:
+			idx = common_option("report", c, argv, &co);
 			if (idx) {
 				ret = idx;
 				goto out_free;
 			}
 			break;
-		case 'v':
-			wp_log_set_level(WP_LOG_DEBUG);
-			break;
-		case 'h':
-			report_usage(stdout);
-			ret = WP_EXIT_OK;
-			goto out_free;
-		case ':':
-			ret = usage_error("report", "option '%s' needs a value", argv[optind - 1]);
-			goto out_free;
-		default:
-			ret = usage_error("report", "unknown option '%s'", argv[optind - 1]);
-			goto out_free;
 		}
 	}
+	common_log_level(&co);
 	if (optind < argc) {
 		ret = usage_error("report", "unexpected argument '%s'", argv[optind]);
 		goto out_free;
@@ -671,7 +656,7 @@ int cmd_report(int argc, char **argv)
 				  "json formats show it");
 		goto out_free;
 	}
-	ao.progress = !quiet && isatty(STDERR_FILENO);
+	ao.progress = !co.quiet && isatty(STDERR_FILENO);
 	ao.frame_info = format->frame_info;
 	ao.keep_timeline = format->timeline || cpr.given;
 	/* A recorder that was killed left its data under the temporary name. */
@@ -720,7 +705,7 @@ int cmd_report(int argc, char **argv)
 			goto out_free;
 		}
 	}
-	vo.color = use_color(color, out);
+	vo.color = use_color(co.color, out);
 	/* What a person reads first shows what explains the time (view.h). */
 	vo.explain = !base_input && (format->write == wp_format_text ||
 				     format->write == wp_format_flamegraph);

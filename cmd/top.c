@@ -37,7 +37,6 @@
 enum {
 	OPT_FORMAT = 256,
 	OPT_KEEP,
-	OPT_COLOR,
 };
 
 static const char *format_word(size_t i, const char **help)
@@ -69,10 +68,7 @@ static const struct cmd_option top_options[] = {
 	  "where the 's' key saves the last seconds\n(default wallprof-top.data, numbered)", NULL },
 	{ "keep", OPT_KEEP, OPTION_ARG, " <secs>",
 	  "seconds the 's' key saves (default 30; 0: no\nflight recorder)", NULL },
-	{ "color", OPT_COLOR, OPTION_OPTIONAL_ARG, "[=<when>]",
-	  "colour: auto (default), always, never", NULL },
-	{ "verbose", 'v', OPTION_NO_ARG, NULL, "more messages", NULL },
-	{ "help", 'h', OPTION_NO_ARG, NULL, "this text", NULL },
+	COMMON_OPTIONS("colour: auto (default), always, never"),
 };
 
 void top_usage(FILE *out)
@@ -331,9 +327,9 @@ int cmd_top(int argc, char **argv)
 		.argc = argc + 1,
 	};
 	struct option_parser parser;
-	enum wp_color_mode color = WP_COLOR_AUTO;
+	struct common_opts co = { 0 };
 	uint64_t v;
-	int c, ret, verbose = 0;
+	int c, ret;
 
 	o.argv = argv - 1;
 	t.output = "wallprof-top.data";
@@ -391,28 +387,15 @@ int cmd_top(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case OPT_COLOR: {
-			int bad = color_option("top", optarg, &color);
-
-			if (bad) {
-				ret = bad;
-				goto out;
-			}
-			break;
-		}
-		case 'v':
-			verbose++;
-			break;
 		case 'h':
 			top_usage(stdout);
 			ret = WP_EXIT_OK;
 			goto out;
-		case ':':
-			ret = usage_error("top", "option '%s' needs a value", argv[optind - 1]);
-			goto out;
 		default:
-			ret = usage_error("top", "unknown option '%s'", argv[optind - 1]);
-			goto out;
+			ret = common_option("top", c, argv, &co);
+			if (ret)
+				goto out;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -447,7 +430,7 @@ int cmd_top(int argc, char **argv)
 		o.force = false;
 		o.compress_level = 1;
 	}
-	if (verbose)
+	if (co.verbose)
 		wp_log_set_level(WP_LOG_DEBUG);
 	else
 		wp_log_set_level(WP_LOG_WARN);
@@ -458,7 +441,7 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	if (!t.batch) {
-		ret = top_view_start(&t, color);
+		ret = top_view_start(&t, co.color);
 		if (ret) {
 			ret = WP_EXIT_FAILURE;
 			goto out;

@@ -139,6 +139,37 @@ int color_option(const char *cmd, const char *arg, enum wp_color_mode *mode)
 	return 0;
 }
 
+int common_option(const char *cmd, int c, char *const argv[], struct common_opts *co)
+{
+	int ret;
+
+	switch (c) {
+	case 'q':
+		co->quiet = true;
+		return 0;
+	case 'v':
+		co->verbose = true;
+		return 0;
+	case OPT_COLOR:
+		ret = color_option(cmd, optarg, &co->color);
+		if (!ret)
+			use_color(co->color, stderr);
+		return ret;
+	case ':':
+		return usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	default:
+		return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+void common_log_level(const struct common_opts *co)
+{
+	if (co->verbose)
+		wp_log_set_level(WP_LOG_DEBUG);
+	if (co->quiet)
+		wp_log_set_level(WP_LOG_WARN);
+}
+
 static bool color_auto(FILE *f)
 {
 	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
