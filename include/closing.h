@@ -9,10 +9,10 @@
  * of the files adds (the live unwinder's NAMES block: wp_closing_add).
  * The sinks that write files (sink.h: the plain file, rotation) call it
  * as each file closes, on whichever thread closes it, one at a time.  It
- * reads the drain's state (drain.h) by copying it under the drain's lock
- * and doing its file reads after, so that the drain never waits on a
- * disk; it keeps /proc/kallsyms and the build ids read from one file to
- * the next, and says its warnings at the first file only.
+ * reads what the recording saw (seen.h) by copying it under its lock and
+ * doing its file reads after, so that the drain never waits on a disk;
+ * it keeps /proc/kallsyms and the build ids read from one file to the
+ * next, and says its warnings at the first file only.
  */
 #ifndef WALLPROF_CLOSING_H
 #define WALLPROF_CLOSING_H
@@ -20,7 +20,7 @@
 #include "datafile.h"
 
 struct wp_buf;
-struct wp_drain;
+struct wp_seen;
 struct wp_closing;
 
 /* The most stages that add blocks of their own (wp_closing_add). */
@@ -29,8 +29,8 @@ struct wp_closing;
 /* For a recording of meta (borrowed until wp_closing_free()): 0 or -ENOMEM. */
 int wp_closing_new(const struct wp_meta *meta, struct wp_closing **out);
 
-/* The drain whose mapped files, kernel addresses and anonymous code are named. */
-void wp_closing_set_drain(struct wp_closing *c, struct wp_drain *d);
+/* What the recording saw: the mapped files, kernel addresses and anonymous code named. */
+void wp_closing_set_seen(struct wp_closing *c, struct wp_seen *s);
 
 /*
  * The anonymous code of the processes that existed at the start, among

@@ -19,43 +19,12 @@
 
 #include "datafile.h"
 #include "event.h"
+#include "seen.h"
 #include "sink.h"
 
 #define WP_DRAIN_QUEUE_MAX (1ULL << 30)
 
 struct wp_drain;
-
-/* A file mapped executable during the recording, seen in an MMAP2 record. */
-struct wp_mapped_file {
-	uint32_t pid;
-	uint32_t maj, min;
-	uint64_t ino;
-	uint8_t build_id_size;	/* non-zero when the kernel gave the id */
-	uint8_t build_id[20];
-	char *path;
-	/*
-	 * The file as the process saw it, opened through /proc/PID/root while
-	 * the process lived, when the same path on the host is another file
-	 * or none (a chroot, another mount namespace); else -1.
-	 */
-	int fd;
-};
-
-/*
- * Code in anonymous memory (a JIT's) seen in MMAP2 records: where, in
- * which process.  A process also has the regions of the one it forked from.
- */
-struct wp_anon_code {
-	uint32_t pid;
-	uint64_t start, end;
-	/*
-	 * The process's real and effective users, read when the region was
-	 * first seen (the process may be gone when its perf map is read),
-	 * and whether they could be: its perf map must be theirs or root's.
-	 */
-	uint32_t users[2];
-	bool users_known;
-};
 
 /*
  * Start both threads over ev's rings, writing to sink (sink.h: the plain
@@ -79,13 +48,11 @@ void wp_drain_release_writer(struct wp_drain *d);
 void wp_drain_flush(struct wp_drain *d);
 
 /*
- * The mapped files, the anonymous code and the program starts below change
- * on the drain thread while it runs; another thread reads them between
- * these two calls (held briefly: the drain thread takes it at each MMAP2,
- * FORK and exec).
+ * What the drain saw of the code that ran (seen.h): the files mapped,
+ * the anonymous code, the program starts, the kernel addresses in the
+ * stacks; it notes them while it runs.  Valid until wp_drain_free.
  */
-void wp_drain_lock_state(struct wp_drain *d);
-void wp_drain_unlock_state(struct wp_drain *d);
+struct wp_seen *wp_drain_seen(struct wp_drain *d);
 
 /*
  * Keep the wake-ups of these threads (the recording's at its start), and
@@ -118,13 +85,6 @@ int wp_drain_write_error(struct wp_drain *d, uint64_t *when);
  * blocks written before it) and returns the first write error.
  */
 int wp_drain_stop(struct wp_drain *d, struct wp_summary *s);
-
-/*
- * The distinct kernel code addresses in the recorded stacks (after
- * wp_drain_stop): how many, and up to max of them copied to out.
- */
-size_t wp_drain_nr_kernel_ips(struct wp_drain *d);
-size_t wp_drain_kernel_ips(struct wp_drain *d, uint64_t *out, size_t max);
 
 /*
  * Records made by another thread (the kernel's figures of threads' time,
@@ -174,19 +134,6 @@ int wp_drain_wakees(struct wp_drain *d, struct wp_buf *out);
 
 /* Ask the drain thread for a pass now rather than at its timeout. */
 void wp_drain_kick(struct wp_drain *d);
-
-/* Executable mappings seen (valid until wp_drain_free). */
-const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n);
-
-/* Anonymous code regions seen, by pid (valid until wp_drain_free). */
-const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *n);
-
-/*
- * When process pid last started a program during the recording (its
- * FORK or exec, CLOCK_MONOTONIC), or 0 when it did not: what it mapped
- * and wrote before then belonged to another program.
- */
-uint64_t wp_drain_program_start(struct wp_drain *d, uint32_t pid);
 
 void wp_drain_free(struct wp_drain *d);
 

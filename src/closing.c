@@ -10,7 +10,7 @@
 
 #include "buildid.h"
 #include "closing.h"
-#include "drain.h"
+#include "seen.h"
 #include "jitmap.h"
 #include "kallsyms.h"
 #include "layout.h"
@@ -31,7 +31,7 @@ struct read_id {
 	uint8_t id[24];
 };
 
-/* A mapped file as the drain knew it, copied out of its lock. */
+/* A mapped file as the recording saw it, copied out of its lock. */
 struct file_copy {
 	uint32_t pid, maj, min;
 	uint64_t ino;
@@ -42,7 +42,7 @@ struct file_copy {
 
 struct wp_closing {
 	const struct wp_meta *meta;
-	struct wp_drain *drain;
+	struct wp_seen *seen;
 	struct closer closers[WP_CLOSING_MAX_STAGES];
 	unsigned int nr_closers;
 	/* Files after the first say again only what is new (their warnings were said). */
@@ -58,7 +58,7 @@ struct wp_closing {
 	struct wp_anon_code *synth_anon;
 	size_t nr_synth_anon, cap_synth_anon;
 	/*
-	 * The build ids read from the files the drain listed, by its index:
+	 * The build ids read from the files seen, by their index:
 	 * each file of a rotating recording would read every one again.
 	 */
 	struct read_id *read_ids;
@@ -94,7 +94,7 @@ void wp_closing_note_existing(struct wp_closing *c, const struct wp_buf *buf)
 }
 
 /*
- * The drain's mapped files, copied while its lock is held: a copy of
+ * The files seen mapped, copied while their lock is held: a copy of
  * memory only.  Reading the files for their build ids (disk, page cache)
  * happens after, so that the drain thread, which takes the lock at each
  * MMAP2, FORK and exec, never waits on it.
@@ -108,8 +108,8 @@ static int copy_files(struct wp_closing *c, struct file_copy **out, size_t *nr)
 
 	*out = NULL;
 	*nr = 0;
-	wp_drain_lock_state(c->drain);
-	files = wp_drain_mapped_files(c->drain, &n);
+	wp_seen_lock(c->seen);
+	files = wp_seen_files(c->seen, &n);
 	if (n && !(copy = calloc(n, sizeof(*copy))))
 		err = -ENOMEM;
 	for (i = 0; !err && i < n; i++) {
@@ -121,7 +121,7 @@ static int copy_files(struct wp_closing *c, struct file_copy **out, size_t *nr)
 		if (!(copy[i].path = strdup(f->path)))
 			err = -ENOMEM;
 	}
-	wp_drain_unlock_state(c->drain);
+	wp_seen_unlock(c->seen);
 	if (err) {
 		for (size_t j = 0; j < n && copy; j++)
 			free(copy[j].path);
@@ -134,7 +134,7 @@ static int copy_files(struct wp_closing *c, struct file_copy **out, size_t *nr)
 }
 
 /*
- * The build id of file i of the drain's list (whose copy is f), read from
+ * The build id of file i of the files seen (whose copy is f), read from
  * disk once for the inode it has: 0 when it cannot be read (tried again
  * at the next file).
  */
@@ -251,13 +251,13 @@ static int write_jit_names(struct wp_closing *c, struct wp_writer *w)
 	size_t len;
 	int err = 0;
 
-	wp_drain_lock_state(c->drain);
-	drained = wp_drain_anon_code(c->drain, &nr_drained);
+	wp_seen_lock(c->seen);
+	drained = wp_seen_anon_code(c->seen, &nr_drained);
 	n = nr_drained + c->nr_synth_anon;
 	all = n ? malloc(n * sizeof(*all)) : NULL;
 	if (all && nr_drained)
 		memcpy(all, drained, nr_drained * sizeof(*all));
-	wp_drain_unlock_state(c->drain);
+	wp_seen_unlock(c->seen);
 	if (!n)
 		return 0;
 	ranges = malloc(n * sizeof(*ranges));
@@ -270,7 +270,7 @@ static int write_jit_names(struct wp_closing *c, struct wp_writer *w)
 	qsort(all, n, sizeof(*all), anon_pid_cmp);
 	for (size_t i = 0, j; i < n && !err; i = j) {
 		uint32_t pid = all[i].pid;
-		uint64_t since = wp_drain_program_start(c->drain, pid), not_before = 0;
+		uint64_t since = wp_seen_start_of(c->seen, pid), not_before = 0;
 		uint32_t users[2];
 		size_t nr_users = 0;
 		struct wp_jit_read st;
@@ -337,7 +337,7 @@ out:
  */
 static int write_kernel_symbols(struct wp_closing *c, struct wp_writer *w)
 {
-	size_t n = wp_drain_nr_kernel_ips(c->drain);
+	size_t n = wp_seen_nr_kernel_ips(c->seen);
 	struct wp_buf text = { 0 };
 	const struct wp_kallsyms *k = &c->ksyms;
 	uint64_t *ips, key;
@@ -349,7 +349,7 @@ static int write_kernel_symbols(struct wp_closing *c, struct wp_writer *w)
 	ips = malloc(n * sizeof(*ips));
 	if (!ips)
 		return -ENOMEM;
-	n = wp_drain_kernel_ips(c->drain, ips, n);
+	n = wp_seen_kernel_ips(c->seen, ips, n);
 	qsort(ips, n, sizeof(*ips), u64_cmp);
 	/* Each file of a rotating recording would read it again: some 0.1 s. */
 	key = wp_kallsyms_modules_key();
@@ -401,9 +401,9 @@ int wp_closing_new(const struct wp_meta *meta, struct wp_closing **out)
 	return 0;
 }
 
-void wp_closing_set_drain(struct wp_closing *c, struct wp_drain *d)
+void wp_closing_set_seen(struct wp_closing *c, struct wp_seen *s)
 {
-	c->drain = d;
+	c->seen = s;
 }
 
 int wp_closing_add(struct wp_closing *c, wp_closing_fn fn, void *arg)
@@ -431,7 +431,7 @@ int wp_closing_write(struct wp_closing *c, struct wp_writer *w)
 	int err = 0;
 
 	wp_writer_closing(w);
-	if (c->drain) {
+	if (c->seen) {
 		err = write_build_ids(c, w);
 		if (!err)
 			err = write_kernel_symbols(c, w);

@@ -19,7 +19,6 @@
 
 #include "buildid.h"
 #include "cmdline.h"
-#include "hashmap.h"
 #include "drain.h"
 #include "jitmap.h"
 #include "layout.h"
@@ -86,16 +85,12 @@ struct wp_drain {
 	struct wp_summary published;
 	bool stop;
 	bool flush_asked;		/* atomic: submit at the next pass */
-	/* Guards files, anon and program_start against readers on other threads. */
-	pthread_mutex_t state_lock;
-
 	/*
-	 * Kernel code addresses seen in samples (-> 0): the writer thread
-	 * adds them, under kips_lock, as the closing blocks of a rotated
-	 * file read them on whatever thread writes the files.
+	 * The code seen run (files, anonymous code, program starts: the
+	 * drain thread notes them; kernel addresses in samples: the writer
+	 * thread), which the closing blocks read on other threads.
 	 */
-	struct wp_u64map kips;
-	pthread_mutex_t kips_lock;
+	struct wp_seen *seen;
 
 	/* Drain thread only. */
 	struct block *cur;
@@ -110,25 +105,11 @@ struct wp_drain {
 	uint32_t stub_pid;	/* in that cgroup, but not recorded; 0: none yet */
 	struct wp_u64map born;	/* tid -> time of its FORK or exec, for those */
 	size_t nr_roles;
-	struct wp_mapped_file *files;
-	size_t nr_files, cap_files;
-	/*
-	 * The files by path (the first with it), then each one's next with
-	 * the same path + 1 (a container's library and the host's), or 0:
-	 * an exec maps some files, and a drain of thousands must not compare
-	 * every path.
-	 */
-	struct wp_hashmap file_by_path;
-	uint32_t *same_path_next;
-	size_t cap_same_path;
 	size_t nr_foreign;		/* files with an fd (open_foreign_file) */
 	unsigned int cur_ring;		/* the ring being read */
 	/* Switch-outs read per ring (CPU): written here, read by any thread. */
 	uint64_t *switch_outs;
 	uint64_t swept_ns;		/* they count the records written before this */
-	struct wp_anon_code *anon;	/* sorted by pid, then start */
-	size_t nr_anon, cap_anon;
-	struct wp_u64map program_start;	/* pid -> time of its FORK or exec */
 	bool warned_corrupt;
 	bool final_pass;		/* the first pass after the events stopped */
 
@@ -340,21 +321,11 @@ no:
 	return -1;
 }
 
-/* Whether path is that of file entry (hashmap.h). */
-static bool file_has_path(const void *path, uint32_t entry, const void *ctx)
-{
-	const struct wp_drain *d = ctx;
-
-	return !strcmp(d->files[entry].path, path);
-}
-
 static void note_mapped_file(struct wp_drain *d, const struct perf_event_header *h)
 {
 	struct wp_mapped_file f = { .fd = -1 };
 	struct wp_mmap2 m;
 	const char *name;
-	uint32_t first;
-	uint64_t hash;
 
 	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC))
 		return;
@@ -370,93 +341,27 @@ static void note_mapped_file(struct wp_drain *d, const struct perf_event_header 
 		f.min = m.min;
 		f.ino = m.ino;
 	}
-	hash = wp_hashmap_hash(&d->file_by_path, name, strlen(name));
-	first = wp_hashmap_find(&d->file_by_path, hash, name);
-	pthread_mutex_lock(&d->state_lock);
-	for (uint32_t i = first; i != WP_HASHMAP_NONE;
-	     i = d->same_path_next[i] ? d->same_path_next[i] - 1 : WP_HASHMAP_NONE) {
-		struct wp_mapped_file *o = &d->files[i];
-
-		/* One path, two files: a container's library and the host's. */
-		if (o->build_id_size && f.build_id_size &&
-		    (o->build_id_size != f.build_id_size ||
-		     memcmp(o->build_id, f.build_id, f.build_id_size)))
-			continue;
-		if (o->pid != f.pid)
-			o->pid = UINT32_MAX;	/* shared by several processes */
-		if (!o->build_id_size && f.build_id_size) {
-			o->build_id_size = f.build_id_size;
-			memcpy(o->build_id, f.build_id, f.build_id_size);
-		}
-		if (!o->ino && f.ino) {
-			o->maj = f.maj;
-			o->min = f.min;
-			o->ino = f.ino;
-		}
-		pthread_mutex_unlock(&d->state_lock);
+	if (wp_seen_file_again(d->seen, name, &f))
 		return;
-	}
-	pthread_mutex_unlock(&d->state_lock);
 	if (d->nr_foreign < MAX_FOREIGN_FILES) {
 		f.fd = open_foreign_file((pid_t)m.pid, name, m.addr, &f);
 		if (f.fd >= 0)
 			d->nr_foreign++;
 	}
-	f.path = strdup(name);
-	pthread_mutex_lock(&d->state_lock);
-	if (f.path && d->nr_files < UINT32_MAX - 1 &&
-	    !WP_GROW(d->same_path_next, d->cap_same_path, d->nr_files + 1) &&
-	    !WP_GROW(d->files, d->cap_files, d->nr_files + 1) &&
-	    (first != WP_HASHMAP_NONE ||
-	     !wp_hashmap_add(&d->file_by_path, hash, (uint32_t)d->nr_files))) {
-		uint32_t at = (uint32_t)d->nr_files;
-
-		d->files[d->nr_files++] = f;
-		d->same_path_next[at] = 0;
-		/* After the others of its path: the first stays the map's. */
-		if (first != WP_HASHMAP_NONE) {
-			uint32_t i = first;
-
-			while (d->same_path_next[i])
-				i = d->same_path_next[i] - 1;
-			d->same_path_next[i] = at + 1;
-		}
-		f.path = NULL;
-		f.fd = -1;
-	}
-	pthread_mutex_unlock(&d->state_lock);
-	free(f.path);
-	if (f.fd >= 0) {
+	if (wp_seen_file_add(d->seen, name, &f) && f.fd >= 0) {
 		close(f.fd);
 		d->nr_foreign--;
 	}
 }
 
-static int anon_cmp(const void *a, const void *b)
-{
-	const struct wp_anon_code *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
-/* Keep a region of anonymous code once (JITs map few, large regions). */
+/* Keep a region of anonymous code, with whose it is while the process lives. */
 static void add_anon_code(struct wp_drain *d, uint32_t pid, uint64_t start, uint64_t end)
 {
-	struct wp_anon_code key = { .pid = pid, .start = start, .end = end };
+	struct wp_anon_code a = { .pid = pid, .start = start, .end = end };
 
-	/* Whose it is, while the process lives (few regions: a read of /proc each). */
-	key.users_known = wp_jitmap_process_users(pid, key.users);
-	pthread_mutex_lock(&d->state_lock);
-	if ((!d->nr_anon || !bsearch(&key, d->anon, d->nr_anon, sizeof(key), anon_cmp)) &&
-	    !WP_GROW(d->anon, d->cap_anon, d->nr_anon + 1)) {
-		d->anon[d->nr_anon++] = key;
-		qsort(d->anon, d->nr_anon, sizeof(key), anon_cmp);
-	}
-	pthread_mutex_unlock(&d->state_lock);
+	/* (Few regions: a read of /proc each.) */
+	a.users_known = wp_jitmap_process_users(pid, a.users);
+	wp_seen_anon_add(d->seen, &a);
 }
 
 static void note_anon_code(struct wp_drain *d, const struct perf_event_header *h)
@@ -466,6 +371,26 @@ static void note_anon_code(struct wp_drain *d, const struct perf_event_header *h
 	if (wp_mmap2_parse(h, &m) || !(m.prot & PROT_EXEC) || !wp_mmap_is_anon(m.filename))
 		return;
 	add_anon_code(d, m.pid, m.addr, m.addr + m.len);
+}
+
+/*
+ * A forked child has its parent's regions of anonymous code (copied out
+ * first: adding the child's reorders them).  The drain thread, their only
+ * writer, reads them without the lock.
+ */
+static void inherit_anon_code(struct wp_drain *d, uint32_t parent, uint32_t child)
+{
+	const struct wp_anon_code *all;
+	struct wp_anon_code *mine = NULL;
+	size_t n, nr = 0, cap = 0;
+
+	all = wp_seen_anon_code(d->seen, &n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i].pid == parent && !WP_GROW(mine, cap, nr + 1))
+			mine[nr++] = all[i];
+	for (size_t i = 0; i < nr; i++)
+		add_anon_code(d, child, mine[i].start, mine[i].end);
+	free(mine);
 }
 
 /*
@@ -483,19 +408,14 @@ static void note_program_start(struct wp_drain *d, const struct perf_event_heade
 		if (wp_task_event_parse(h, &te) || te.pid == te.ppid)
 			return;
 		pid = te.pid;
-		for (size_t i = 0, n = d->nr_anon; i < n; i++)
-			if (d->anon[i].pid == te.ppid)
-				add_anon_code(d, te.pid, d->anon[i].start, d->anon[i].end);
+		inherit_anon_code(d, te.ppid, te.pid);
 	} else {
 		if (wp_comm_parse(h, &c) || !c.exec)
 			return;
 		pid = c.pid;
 	}
-	if (!wp_sample_id_parse(&d->ev->fmt, h, &sid)) {
-		pthread_mutex_lock(&d->state_lock);
-		wp_u64map_put(&d->program_start, pid, sid.time);
-		pthread_mutex_unlock(&d->state_lock);
-	}
+	if (!wp_sample_id_parse(&d->ev->fmt, h, &sid))
+		wp_seen_start(d->seen, pid, sid.time);
 }
 
 /*
@@ -508,16 +428,9 @@ static void note_program_start(struct wp_drain *d, const struct perf_event_heade
 static void note_program_end(struct wp_drain *d, const struct perf_event_header *h)
 {
 	struct wp_task_event te;
-	bool jit = false;
 
-	if (wp_task_event_parse(h, &te) || te.pid != te.tid)
-		return;
-	pthread_mutex_lock(&d->state_lock);
-	for (size_t i = 0; i < d->nr_anon && !jit; i++)
-		jit = d->anon[i].pid == te.pid;
-	if (!jit)
-		wp_u64map_del(&d->program_start, te.pid);
-	pthread_mutex_unlock(&d->state_lock);
+	if (!wp_task_event_parse(h, &te) && te.pid == te.tid)
+		wp_seen_end(d->seen, te.pid);
 }
 
 /*
@@ -1157,13 +1070,6 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
-/* Out of memory, the symbol of ip is not saved: report shows its address. */
-static void kip_add(struct wp_drain *d, uint64_t ip)
-{
-	if (ip)
-		wp_u64map_put(&d->kips, ip, 0);
-}
-
 /*
  * Note the kernel addresses in a block's samples, so that the symbols they
  * need can be saved with the recording (kernel addresses change at boot).
@@ -1176,7 +1082,7 @@ static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
 
 	if (!(d->ev->meta_flags & WP_META_KERNEL_SAMPLES))
 		return;
-	pthread_mutex_lock(&d->kips_lock);
+	wp_seen_kernel_lock(d->seen);
 	while (off + sizeof(struct perf_event_header) <= len) {
 		const struct perf_event_header *h = (const void *)(buf + off);
 		struct wp_callchain_walk walk;
@@ -1191,12 +1097,12 @@ static void note_kernel_ips(struct wp_drain *d, const uint8_t *buf, size_t len)
 			continue;
 		wp_callchain_walk_init(&walk, h, &s);
 		while (wp_callchain_walk_next(&walk, &ip, &kernel))
-			if (kernel && ip)
-				kip_add(d, ip);
+			if (kernel)
+				wp_seen_kernel_ip(d->seen, ip);
 		if (!s.nr_callchain && wp_sample_in_kernel(h))
-			kip_add(d, s.ip);
+			wp_seen_kernel_ip(d->seen, s.ip);
 	}
-	pthread_mutex_unlock(&d->kips_lock);
+	wp_seen_kernel_unlock(d->seen);
 }
 
 /*
@@ -1294,15 +1200,12 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_sink *sink, struct wp_drain *
 	if (!d)
 		return -ENOMEM;
 	d->ev = ev;
-	wp_hashmap_init(&d->file_by_path, file_has_path, d);
 	d->sink = sink;
 	d->epfd = d->wakefd = -1;
 	d->writer_held = true;
 	d->anchoring = !(ev->meta_flags & WP_META_CPU_WIDE);
 	pthread_mutex_init(&d->lock, NULL);
-	pthread_mutex_init(&d->state_lock, NULL);
 	pthread_mutex_init(&d->wakees_lock, NULL);
-	pthread_mutex_init(&d->kips_lock, NULL);
 	pthread_cond_init(&d->queue_cond, NULL);
 	pthread_cond_init(&d->space_cond, NULL);
 	d->last_flush_ns = wp_clock_ns(CLOCK_MONOTONIC);
@@ -1312,7 +1215,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_sink *sink, struct wp_drain *
 
 	d->roles = calloc(ev->nr_fds + 1, sizeof(*d->roles));
 	d->switch_outs = calloc(ev->nr_cpus, sizeof(*d->switch_outs));
-	if (!d->roles || !d->switch_outs) {
+	if (!d->roles || !d->switch_outs || wp_seen_new(&d->seen)) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -1381,16 +1284,6 @@ void wp_drain_flush(struct wp_drain *d)
 	wp_drain_kick(d);
 }
 
-void wp_drain_lock_state(struct wp_drain *d)
-{
-	pthread_mutex_lock(&d->state_lock);
-}
-
-void wp_drain_unlock_state(struct wp_drain *d)
-{
-	pthread_mutex_unlock(&d->state_lock);
-}
-
 void wp_drain_progress(struct wp_drain *d, struct wp_summary *s, uint64_t *bytes_written)
 {
 	pthread_mutex_lock(&d->lock);
@@ -1448,28 +1341,6 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	return err;
 }
 
-size_t wp_drain_kernel_ips(struct wp_drain *d, uint64_t *out, size_t max)
-{
-	uint64_t ip, unused;
-	size_t n = 0, pos = 0;
-
-	pthread_mutex_lock(&d->kips_lock);
-	while (n < max && wp_u64map_next(&d->kips, &pos, &ip, &unused))
-		out[n++] = ip;
-	pthread_mutex_unlock(&d->kips_lock);
-	return n;
-}
-
-size_t wp_drain_nr_kernel_ips(struct wp_drain *d)
-{
-	size_t n;
-
-	pthread_mutex_lock(&d->kips_lock);
-	n = d->kips.len;
-	pthread_mutex_unlock(&d->kips_lock);
-	return n;
-}
-
 int wp_drain_add_source(struct wp_drain *d, wp_drain_source_fn take, void *arg)
 {
 	unsigned int n = d->nr_sources;
@@ -1525,34 +1396,17 @@ int wp_drain_wakees(struct wp_drain *d, struct wp_buf *out)
 	return err;
 }
 
+struct wp_seen *wp_drain_seen(struct wp_drain *d)
+{
+	return d->seen;
+}
+
 void wp_drain_kick(struct wp_drain *d)
 {
 	uint64_t one = 1;
 
 	if (d->wakefd >= 0 && write(d->wakefd, &one, sizeof(one)) < 0)
 		wp_debug("cannot wake the drain thread; it wakes on its timeout");
-}
-
-const struct wp_mapped_file *wp_drain_mapped_files(const struct wp_drain *d, size_t *n)
-{
-	*n = d->nr_files;
-	return d->files;
-}
-
-const struct wp_anon_code *wp_drain_anon_code(const struct wp_drain *d, size_t *n)
-{
-	*n = d->nr_anon;
-	return d->anon;
-}
-
-uint64_t wp_drain_program_start(struct wp_drain *d, uint32_t pid)
-{
-	uint64_t t = 0;
-
-	pthread_mutex_lock(&d->state_lock);
-	wp_u64map_get(&d->program_start, pid, &t);
-	pthread_mutex_unlock(&d->state_lock);
-	return t;
 }
 
 void wp_drain_free(struct wp_drain *d)
@@ -1575,18 +1429,8 @@ void wp_drain_free(struct wp_drain *d)
 		block_free(b);
 	}
 	block_free(d->cur);
-	for (size_t i = 0; i < d->nr_files; i++) {
-		free(d->files[i].path);
-		if (d->files[i].fd >= 0)
-			close(d->files[i].fd);
-	}
-	free(d->files);
-	free(d->same_path_next);
-	wp_hashmap_release(&d->file_by_path);
-	free(d->anon);
-	wp_u64map_release(&d->program_start);
+	wp_seen_free(d->seen);
 	wp_u64map_release(&d->born);
-	wp_u64map_release(&d->kips);
 	wp_cmdline_reader_free(d->cmdlines);
 	wp_buf_release(&d->cmdline_records);
 	free(d->roles);
@@ -1596,9 +1440,7 @@ void wp_drain_free(struct wp_drain *d)
 	if (d->wakefd >= 0)
 		close(d->wakefd);
 	pthread_mutex_destroy(&d->lock);
-	pthread_mutex_destroy(&d->state_lock);
 	pthread_mutex_destroy(&d->wakees_lock);
-	pthread_mutex_destroy(&d->kips_lock);
 	pthread_cond_destroy(&d->queue_cond);
 	pthread_cond_destroy(&d->space_cond);
 	wp_u64map_release(&d->wakees);

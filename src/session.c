@@ -1335,7 +1335,7 @@ static void keep_foreign_files(struct session *s)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
-	files = wp_drain_mapped_files(s->drain, &n);
+	files = wp_seen_files(wp_drain_seen(s->drain), &n);	/* (the drain has stopped) */
 	for (size_t i = 0; i < n; i++) {
 		int e;
 
@@ -1691,7 +1691,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		goto out;
 	err = wp_drain_start(&s.ev, s.sink, &s.drain);
 	if (!err)
-		wp_closing_set_drain(s.closing, s.drain);
+		wp_closing_set_seen(s.closing, wp_drain_seen(s.drain));
 	if (!err && s.have_child)
 		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
 	if (!err)
