@@ -24,7 +24,7 @@
 #include "session.h"
 #include "target.h"
 #include "timeline.h"
-#include "top.h"
+#include "topview.h"
 #include "util.h"
 
 /* Cheap enough to watch a busy server: a few on-CPU samples, a budget of stacks. */
@@ -85,32 +85,6 @@ static double pct(uint64_t ns, uint64_t of)
 	return of ? 100.0 * (double)ns / (double)of : 0;
 }
 
-uint64_t top_row_blocked(const struct wp_mon_row *r)
-{
-	uint64_t b = 0;
-
-	for (int k = 0; k < WP_BLOCK_KINDS; k++)
-		b += r->blocked_ns[k];
-	return b;
-}
-
-const char *top_waker_name(const struct wp_mon_waker *w, char *buf, size_t size)
-{
-	char q[WP_QUOTE_SIZE(16)];
-
-	switch (w->kind) {
-	case WP_WAKER_INTERRUPT:
-		return "[interrupt]";
-	case WP_WAKER_TIMER:
-		return "[timer]";
-	case WP_WAKER_IDLE:
-		return "[idle]";
-	default:
-		snprintf(buf, size, "%s/%" PRIu32,
-			 wp_quote(q, sizeof(q), w->comm[0] ? w->comm : "?", WP_QUOTE_TEXT), w->tid);
-		return buf;
-	}
-}
 
 static const char *waker_kind_word(uint32_t kind)
 {
@@ -127,19 +101,6 @@ static const char *waker_kind_word(uint32_t kind)
 }
 
 /* Rows sorted as shown by default: on-CPU, then waiting for a CPU, then wall. */
-int top_cmp_rows(const void *a, const void *b)
-{
-	const struct wp_mon_row *x = a, *y = b;
-	uint64_t kx = x->on_ns, ky = y->on_ns;
-
-	if (kx != ky)
-		return kx < ky ? 1 : -1;
-	kx = x->runnable_ns + x->preempted_ns;
-	ky = y->runnable_ns + y->preempted_ns;
-	if (kx != ky)
-		return kx < ky ? 1 : -1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
 
 static void json_str(FILE *f, const char *s)
 {
@@ -160,7 +121,7 @@ static void print_json(struct top *t, const struct wp_mon_snapshot *s,
 		s->index, s->start_ns, s->end_ns, secs, s->lost, s->wakeups ? "true" : "false");
 	for (size_t i = 0; i < s->nr_rows; i++) {
 		const struct wp_mon_row *r = &rows[i];
-		uint64_t blocked = top_row_blocked(r);
+		uint64_t blocked = wp_mon_row_blocked(r);
 		char frame[512];
 
 		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", i ? "," : "",
@@ -230,7 +191,7 @@ static void print_text(struct top *t, const struct wp_mon_snapshot *s,
 	for (size_t i = 0; i < s->nr_rows; i++) {
 		const struct wp_mon_row *r = &rows[i];
 		char q[WP_QUOTE_SIZE(16)], wbuf[96], frame[512], qf[WP_QUOTE_SIZE(120)];
-		const char *waker = r->nr_wakers ? top_waker_name(&r->wakers[0], wbuf, sizeof(wbuf)) :
+		const char *waker = r->nr_wakers ? wp_mon_waker_name(&r->wakers[0], wbuf, sizeof(wbuf)) :
 				    "-";
 
 		frame[0] = '\0';
@@ -242,7 +203,7 @@ static void print_text(struct top *t, const struct wp_mon_snapshot *s,
 			"%5.1f %5.1f %7.0f  %-22s %s\n", r->pid, r->tid,
 			wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
 			pct(r->runnable_ns, len), pct(r->preempted_ns, len),
-			pct(top_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
+			pct(wp_mon_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
 			pct(r->blocked_ns[WP_BLOCK_IO], len), pct(r->blocked_ns[WP_BLOCK_SLEEP], len),
 			pct(r->blocked_ns[WP_BLOCK_NET], len), pct(r->blocked_ns[WP_BLOCK_OTHER], len),
 			secs > 0 ? (double)r->switches / secs : 0, waker,
@@ -252,7 +213,7 @@ static void print_text(struct top *t, const struct wp_mon_snapshot *s,
 }
 
 /* Wake the session's main thread: it stops the recording at a signal. */
-void top_stop(void)
+static void top_stop(void)
 {
 	kill(getpid(), SIGTERM);
 }
@@ -269,7 +230,7 @@ static int on_interval(void *arg, const struct wp_mon_snapshot *s)
 	if (!rows)
 		return -ENOMEM;
 	memcpy(rows, s->rows, s->nr_rows * sizeof(*rows));
-	qsort(rows, s->nr_rows, sizeof(*rows), top_cmp_rows);
+	qsort(rows, s->nr_rows, sizeof(*rows), wp_mon_row_cmp);
 	if (t->json)
 		print_json(t, s, rows);
 	else
@@ -307,7 +268,7 @@ static int mon_records(void *arg, const void *buf, size_t len, uint64_t round_ns
 
 int cmd_top(int argc, char **argv)
 {
-	struct top t = { .delay = 1.0, .keep = TOP_KEEP };
+	struct top t = { .delay = 1.0, .keep = TOP_KEEP, .stop = top_stop };
 	struct wp_record_monitor mon = { .start = mon_start, .records = mon_records,
 					 .saved = mon_saved, .arg = &t };
 	struct wp_record_opts o = {

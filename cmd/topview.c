@@ -23,7 +23,7 @@
 #include "log.h"
 #include "quote.h"
 #include "timeline.h"
-#include "top.h"
+#include "topview.h"
 #include "util.h"
 
 #define FRAME_MAX 160
@@ -88,7 +88,7 @@ static uint64_t sort_value(const struct vrow *v, enum sort_key k)
 	case SORT_WAIT_CPU:
 		return v->r.runnable_ns + v->r.preempted_ns;
 	case SORT_BLOCKED:
-		return top_row_blocked(&v->r);
+		return wp_mon_row_blocked(&v->r);
 	case SORT_SWITCHES:
 		return v->r.switches;
 	default:
@@ -149,7 +149,7 @@ static size_t merge_processes(struct vrow *rows, size_t n)
 		const struct wp_mon_row *r = &rows[i].r;
 
 		if (p && p->r.pid == r->pid) {
-			if (top_row_blocked(r) > top_row_blocked(&p->r) && rows[i].frame[0])
+			if (wp_mon_row_blocked(r) > wp_mon_row_blocked(&p->r) && rows[i].frame[0])
 				memcpy(p->frame, rows[i].frame, sizeof(p->frame));
 			p->r.on_ns += r->on_ns;
 			p->r.runnable_ns += r->runnable_ns;
@@ -193,11 +193,11 @@ static void draw_detail(struct top *t, const struct vrow *row, uint64_t len)
 		 "%.1f%%, preempted %.1f%%, blocked %.1f%% (Enter or Esc: back)", r->pid, r->tid,
 		 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
 		 pct(r->runnable_ns, len), pct(r->preempted_ns, len),
-		 pct(top_row_blocked(r), len));
+		 pct(wp_mon_row_blocked(r), len));
 	put(y++, 0, line, A_BOLD);
 	for (unsigned int i = 0; i < r->nr_wakers && y < LINES - 1; i++) {
 		snprintf(line, sizeof(line), "  woken by %-24s %6.1f%% of the time, %" PRIu64
-			 " times", top_waker_name(&r->wakers[i], wb, sizeof(wb)),
+			 " times", wp_mon_waker_name(&r->wakers[i], wb, sizeof(wb)),
 			 pct(r->wakers[i].ns, len), r->wakers[i].count);
 		put(y++, 0, line, 0);
 	}
@@ -301,13 +301,13 @@ static void draw(struct top *t)
 			 v->processes ? vr->threads : r->tid,
 			 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
 			 pct(r->runnable_ns, len), pct(r->preempted_ns, len),
-			 pct(top_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
+			 pct(wp_mon_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
 			 pct(r->blocked_ns[WP_BLOCK_IO], len),
 			 pct(r->blocked_ns[WP_BLOCK_SLEEP], len),
 			 pct(r->blocked_ns[WP_BLOCK_NET], len),
 			 pct(r->blocked_ns[WP_BLOCK_OTHER], len),
 			 secs > 0 ? (double)r->switches / secs : 0,
-			 r->nr_wakers ? top_waker_name(&r->wakers[0], wb, sizeof(wb)) : "-",
+			 r->nr_wakers ? wp_mon_waker_name(&r->wakers[0], wb, sizeof(wb)) : "-",
 			 vr->frame[0] ? wp_quote(qf, sizeof(qf), vr->frame, WP_QUOTE_TEXT) : "-");
 		if (attr)
 			mvhline(y, 0, ' ', COLS);
@@ -378,7 +378,7 @@ static void *view_main(void *arg)
 			}
 			t->quit_key = true;
 			t->quit = true;
-			top_stop();
+			t->stop();
 			break;
 		case 'p':
 			v->paused = !v->paused;

@@ -93,6 +93,15 @@ struct wp_mon_row {
 	int32_t wait_stack;	/* index in stacks, or -1 */
 };
 
+/* A row's blocked time, every kind. */
+uint64_t wp_mon_row_blocked(const struct wp_mon_row *r);
+
+/* The rows' default order (qsort): on-CPU time, then waiting for a CPU, most first. */
+int wp_mon_row_cmp(const void *a, const void *b);
+
+/* A waker as shown: "comm/tid" (quoted, in buf), or what woke it ("[timer]"). */
+const char *wp_mon_waker_name(const struct wp_mon_waker *w, char *buf, size_t size);
+
 struct wp_mon_snapshot {
 	uint64_t start_ns, end_ns;	/* the interval, CLOCK_MONOTONIC */
 	uint64_t index;			/* from 1 */

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "procmap.h"
+#include "quote.h"
 #include "rotate.h"
 #include "samplekind.h"
 #include "samplestack.h"
@@ -852,4 +853,45 @@ void wp_monitor_free(struct wp_monitor *m)
 	free(m->rows);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+uint64_t wp_mon_row_blocked(const struct wp_mon_row *r)
+{
+	uint64_t b = 0;
+
+	for (int k = 0; k < WP_BLOCK_KINDS; k++)
+		b += r->blocked_ns[k];
+	return b;
+}
+
+const char *wp_mon_waker_name(const struct wp_mon_waker *w, char *buf, size_t size)
+{
+	char q[WP_QUOTE_SIZE(16)];
+
+	switch (w->kind) {
+	case WP_WAKER_INTERRUPT:
+		return "[interrupt]";
+	case WP_WAKER_TIMER:
+		return "[timer]";
+	case WP_WAKER_IDLE:
+		return "[idle]";
+	default:
+		snprintf(buf, size, "%s/%" PRIu32,
+			 wp_quote(q, sizeof(q), w->comm[0] ? w->comm : "?", WP_QUOTE_TEXT), w->tid);
+		return buf;
+	}
+}
+
+int wp_mon_row_cmp(const void *a, const void *b)
+{
+	const struct wp_mon_row *x = a, *y = b;
+	uint64_t kx = x->on_ns, ky = y->on_ns;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	kx = x->runnable_ns + x->preempted_ns;
+	ky = y->runnable_ns + y->preempted_ns;
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }

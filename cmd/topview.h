@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * top.h: what wallprof top's command (top.c) and its full screen view
- * (topview.c) share.
+ * topview.h: wallprof top's full screen (topview.c), as its command
+ * (top.c) starts and feeds it: the command's state it reads, and its
+ * calls.  The rows it shows are the monitor's (monitor.h).
  */
-#ifndef WALLPROF_TOP_H
-#define WALLPROF_TOP_H
+#ifndef WALLPROF_TOPVIEW_H
+#define WALLPROF_TOPVIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,19 +26,8 @@ struct top {
 	struct top_view *view;
 	volatile bool quit;		/* the view's thread is to end */
 	volatile bool quit_key;		/* q was pressed */
+	void (*stop)(void);		/* asks the recording to stop, from any thread */
 };
-
-/* A row's blocked time, every kind. */
-uint64_t top_row_blocked(const struct wp_mon_row *r);
-
-/* A waker as shown: "comm/tid" (quoted), or what woke it. */
-const char *top_waker_name(const struct wp_mon_waker *w, char *buf, size_t size);
-
-/* The default order: on-CPU time, then waiting for a CPU. */
-int top_cmp_rows(const void *a, const void *b);
-
-/* Ask the recording to stop (from any of its threads). */
-void top_stop(void);
 
 /* The full screen: set up the terminal and its thread; 0 or -errno (said why). */
 int top_view_start(struct top *t, enum wp_color_mode color);
