@@ -968,6 +968,13 @@ static int names_close(struct wp_account *a, const uint64_t *pre_on)
 			on = (int64_t)t->t.on_cpu_ns - (int64_t)ns->given;
 		else
 			on = (int64_t)n->pub.on_cpu_ns + (int64_t)((double)moved * weight);
+		/*
+		 * Never more than the total leaves: a thread that the CPUs'
+		 * capacity cut (-a on a busy machine) may have lost more than
+		 * its later names had, and the names add up to the thread.
+		 */
+		if (on > (int64_t)t->t.on_cpu_ns - (int64_t)ns->given)
+			on = (int64_t)t->t.on_cpu_ns - (int64_t)ns->given;
 		n->pub.on_cpu_ns = on > 0 ? (uint64_t)on : 0;
 		ns->given += n->pub.on_cpu_ns;
 	}
