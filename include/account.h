@@ -109,6 +109,13 @@ struct wp_thread_times {
 	int64_t on_cpu_moved_ns;
 	uint64_t kernel_on_cpu_ns;
 	/*
+	 * How far on_cpu_ns may be from the truth: what lost records (or
+	 * records that contradicted each other) left unknown, where the
+	 * kernel's figures do not cover it, and what an estimate moved.  0:
+	 * exact (nothing lost, or anchored to the kernel over its window).
+	 */
+	uint64_t on_cpu_bound_ns;
+	/*
 	 * What anchoring moved in blocked, runnable and preempted time (the
 	 * timeline's segments, as recorded, add up to the totals less these).
 	 */

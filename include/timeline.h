@@ -153,6 +153,13 @@ struct wp_tl_thread {
 	/* created during the recording (its FORK, or the launched command's exec) */
 	bool born;
 	bool sampled;		/* it had an on-CPU or a switch-out sample */
+	/*
+	 * How much of its window its records leave unknown: the windows of
+	 * lost records while it lived, and where its records contradicted
+	 * each other without a loss counted.  Its on-CPU time as recorded is
+	 * within this of the truth (before any anchoring to the kernel's).
+	 */
+	uint64_t uncertain_ns;
 };
 
 /* Kinds of a CPU's time that is no thread's of the recording (-a). */

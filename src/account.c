@@ -85,6 +85,14 @@ struct anchor_point {
 	uint32_t late;
 	bool set;
 	/*
+	 * records_ns (and records_rq_ns) hold the segments ended when it was
+	 * taken: what the segments that end later give it before time is
+	 * added as they come (anchor_settle).  A segment open then may end
+	 * before time after all, when a lost switch is placed in the window
+	 * of lost records before (timeline.c, lost_switch_at).
+	 */
+	bool settle;
+	/*
 	 * Taken before the thread's first switch: what the records give it
 	 * by then is told by its first segment (running since the start, or
 	 * not), when it comes.
@@ -714,6 +722,24 @@ static void anchor_decided(struct thread *t, const struct wp_segment *s)
 	}
 }
 
+/* Segment s, ended after the thread's figures were taken: its part before them. */
+static void anchor_settle(struct thread *t, const struct wp_segment *s)
+{
+	struct anchor_point *p[2] = { &t->anchor->base, &t->anchor->end };
+
+	for (int i = 0; i < 2; i++) {
+		uint64_t end;
+
+		if (!p[i]->set || !p[i]->settle || s->start_ns >= p[i]->time)
+			continue;
+		end = s->end_ns < p[i]->time ? s->end_ns : p[i]->time;
+		if (s->kind == WP_SEG_RUNNING)
+			p[i]->records_ns += end - s->start_ns;
+		else if (s->kind == WP_SEG_RUNNABLE || s->kind == WP_SEG_PREEMPTED)
+			p[i]->records_rq_ns += end - s->start_ns;
+	}
+}
+
 static void on_segment(void *arg, const struct wp_segment *s)
 {
 	struct wp_account *a = arg;
@@ -722,8 +748,10 @@ static void on_segment(void *arg, const struct wp_segment *s)
 
 	if (!t)
 		return;
-	if (t->anchor)
+	if (t->anchor) {
 		anchor_decided(t, s);
+		anchor_settle(t, s);
+	}
 	if (d && s->kind != WP_SEG_UNKNOWN && a->opts.observer && a->opts.observer->period)
 		observe_period(a, t, s);
 	switch (s->kind) {
@@ -1108,28 +1136,8 @@ static void on_closed(void *arg, uint32_t serial)
 	t->t.wall_ns = end - start;
 	t->t.exited = lt->exited;
 	t->t.approximate = lt->approximate;
+	t->t.on_cpu_bound_ns = lt->uncertain_ns < t->t.wall_ns ? lt->uncertain_ns : t->t.wall_ns;
 	memcpy(t->t.comm, lt->comm, sizeof(t->t.comm));
-}
-
-/* The thread's on-CPU time up to now, the window aside. */
-static uint64_t on_all_so_far(const struct wp_account *a, const struct thread *t, uint64_t now)
-{
-	uint64_t since;
-
-	if (wp_timeline_running_since(a->tl, t->t.serial, &since) && now > since)
-		return t->on_all_ns + (now - since);
-	return t->on_all_ns;
-}
-
-/* Its runnable and preempted time up to now, likewise. */
-static uint64_t queued_all_so_far(const struct wp_account *a, const struct thread *t,
-				  uint64_t now)
-{
-	uint64_t since;
-
-	if (wp_timeline_queued_since(a->tl, t->t.serial, &since) && now > since)
-		return t->queued_all_ns + (now - since);
-	return t->queued_all_ns;
 }
 
 /*
@@ -1192,13 +1200,15 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	if (p == &t->anchor->base && p->set)
 		return 0;
 	*p = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true, .time = tc.time,
-				    .records_ns = on_all_so_far(a, t, tc.time),
+				    .records_ns = t->on_all_ns, .settle = true,
 				    .kernel_rq_ns = tc.runq_ns,
-				    .records_rq_ns = queued_all_so_far(a, t, tc.time),
+				    .records_rq_ns = t->queued_all_ns,
 				    .late = t->late_starts,
 				    .undecided = wp_timeline_undecided(a->tl, lt->serial) };
-	if (p->undecided)
+	if (p->undecided) {
 		p->records_ns = p->records_rq_ns = 0;
+		p->settle = false;
+	}
 	/*
 	 * At its exit the kernel had not yet counted the thread's last slice
 	 * (only a tick would have): its figure is the slices before, which
@@ -1216,6 +1226,7 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 		 * made, on_exited), and the ticks since.
 		 */
 		p->records_ns = t->anchor->exit_records_ns;
+		p->settle = false;
 		p->late = t->anchor->exit_late;
 		/*
 		 * A slice long enough to have had ticks: the figure has what
@@ -2323,7 +2334,7 @@ static void anchor_times(struct wp_account *a)
 		const struct anchor *an = t->anchor;
 		struct anchor_point base = { .set = born_inside(a, t), .time = t->t.start_ns };
 		int64_t diff, moved;
-		uint64_t kernel;
+		uint64_t kernel, bound;
 		uint32_t late;
 
 		for (int k = 0; k < 3; k++)
@@ -2360,6 +2371,8 @@ static void anchor_times(struct wp_account *a)
 		t->t.kernel_on_cpu_ns = kernel;
 		if (windowed) {
 			diff = late ? (int64_t)((double)diff * t->late_in_window / late) : 0;
+			/* The records' error, and the share of the kernel's moved in. */
+			bound = t->t.on_cpu_bound_ns + (uint64_t)(diff < 0 ? -diff : diff);
 		} else {
 			/*
 			 * The span between the figures may not be the whole
@@ -2376,6 +2389,19 @@ static void anchor_times(struct wp_account *a)
 			uint64_t wall = (an->end.exit ? to : t->t.end_ns) - t->t.start_ns;
 			uint64_t rec_in = an->end.records_ns - base.records_ns;
 			uint64_t rec_out = t->on_all_ns > rec_in ? t->on_all_ns - rec_in : 0;
+			/*
+			 * Exact over the span; outside it, the records' error
+			 * (at most what they leave uncertain, and at most the
+			 * time outside), and what the share below guesses.
+			 */
+			uint64_t outside = to > from && to - from < wall ? wall - (to - from) :
+					   to > from ? 0 : wall;
+
+			/* Its exit path after the exit figure: records only. */
+			if (an->end.exit && t->t.end_ns > to)
+				outside += t->t.end_ns - to;
+
+			bound = t->t.on_cpu_bound_ns < outside ? t->t.on_cpu_bound_ns : outside;
 
 			/*
 			 * (By the records' share outside: a count of late
@@ -2390,9 +2416,15 @@ static void anchor_times(struct wp_account *a)
 				if (out < -(double)rec_out)
 					out = -(double)rec_out;
 				diff += (int64_t)out;
+				bound += (uint64_t)(out < 0 ? -out : out);
 			}
+			if (bound > outside)
+				bound = outside;
 		}
 		moved = move_into_on_cpu(t, diff, &mv[i]);
+		/* What could not be moved (no wait to take it from) stays wrong. */
+		bound += (uint64_t)(diff > moved ? diff - moved : moved - diff);
+		t->t.on_cpu_bound_ns = bound < t->t.wall_ns ? bound : t->t.wall_ns;
 		t->t.on_cpu_source = WP_ON_CPU_KERNEL;
 		t->t.on_cpu_moved_ns = moved;
 		sum->anchored_moved_ns += moved;
@@ -2427,6 +2459,9 @@ static void anchor_times(struct wp_account *a)
 				continue;
 			t->t.on_cpu_source = WP_ON_CPU_ESTIMATED;
 			t->t.on_cpu_moved_ns = moved;
+			t->t.on_cpu_bound_ns += (uint64_t)(moved < 0 ? -moved : moved);
+			if (t->t.on_cpu_bound_ns > t->t.wall_ns)
+				t->t.on_cpu_bound_ns = t->t.wall_ns;
 			sum->estimated++;
 			sum->estimated_moved_abs_ns += (uint64_t)moved;
 		}

@@ -169,7 +169,7 @@ static void print_threads(const struct wp_view *v, FILE *out)
 			", \"involuntary_switches\": %" PRIu64 ", \"samples\": %" PRIu64
 			", \"switch_samples\": %" PRIu64 ", \"switch_outs_unsampled\": %" PRIu64
 			", \"exited\": %s, \"approximate\": %s, \"on_cpu_source\": \"%s\""
-			", \"on_cpu_moved_ns\": %" PRId64,
+			", \"on_cpu_moved_ns\": %" PRId64 ", \"on_cpu_bound_ns\": %" PRIu64,
 			t->start_ns, t->end_ns, t->wall_ns, t->on_cpu_ns,
 			t->blocked_ns + t->runnable_ns + t->preempted_ns, t->blocked_ns,
 			t->runnable_ns, t->preempted_ns, t->wakeups, t->wakeups_unrecorded,
@@ -178,7 +178,7 @@ static void print_threads(const struct wp_view *v, FILE *out)
 			t->approximate ? "true" : "false",
 			t->on_cpu_source == WP_ON_CPU_KERNEL ? "kernel" :
 			t->on_cpu_source == WP_ON_CPU_ESTIMATED ? "estimated" : "records",
-			t->on_cpu_moved_ns);
+			t->on_cpu_moved_ns, t->on_cpu_bound_ns);
 		if (t->kernel_on_cpu_ns)
 			fprintf(out, ", \"kernel_on_cpu_ns\": %" PRIu64, t->kernel_on_cpu_ns);
 		if (t->wait_moved_ns[0] || t->wait_moved_ns[1] || t->wait_moved_ns[2])

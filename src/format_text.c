@@ -359,10 +359,18 @@ static void print_unnamed(const struct wp_analysis *an, FILE *out)
 	}
 }
 
-static void print_approximate(FILE *out)
+/* bound: the largest on-CPU error bound among the rows marked ~. */
+static void print_approximate(FILE *out, uint64_t bound)
 {
+	char b[16];
+
 	fprintf(out, "~ approximate: records were lost, or switch records contradicted "
-		"each other, while the thread ran\n");
+		"each other, while the thread ran");
+	if (bound)
+		fprintf(out, "; on-CPU within %s of the truth at most (json: on_cpu_bound_ns)\n",
+			DUR(bound, b));
+	else
+		fprintf(out, "; on-CPU anchored to the kernel's own figures still\n");
 }
 
 /*
@@ -403,7 +411,8 @@ static void print_stack_copy_advice(const struct wp_analysis *an, FILE *out)
  * (after_header), under the header, so that the report ends with what
  * its stacks leave out.
  */
-static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool after_header)
+static void print_footer(const struct wp_view *v, FILE *out, bool approx, uint64_t bound,
+			 bool after_header)
 {
 	const struct wp_analysis *an = v->an;
 	const struct wp_summary *s = &an->summary;
@@ -413,7 +422,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 
 	if (approx && !after_header) {
 		fputc('\n', out);
-		print_approximate(out);
+		print_approximate(out, bound);
 	}
 	fprintf(out, "%s# quality: %" PRIu64 " records", after_header ? "" : "\n", an->records);
 	if (an->complete)
@@ -474,7 +483,7 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, bool a
 		fprintf(out, "# wake-ups were not recorded: blocked time includes the wait for a "
 			"CPU after each wake-up (record --wakeups, with CAP_PERFMON, splits it)\n");
 	if (approx && after_header)
-		print_approximate(out);
+		print_approximate(out, bound);
 }
 
 /* The command line shown under a process, at most this many columns. */
@@ -768,13 +777,23 @@ static void print_threads(const struct wp_view *v, const struct wp_table *t, FIL
 			DUR(t->rest.wall_ns, w), DUR(t->rest.on_cpu_ns, on));
 }
 
-/* Whether a row of the table is approximate (a note then says what ~ means). */
-static bool table_approximate(const struct wp_table *t)
+/*
+ * Whether a row of the table is approximate (a note then says what ~
+ * means), and the largest bound of a row's on-CPU error.
+ */
+static bool table_approximate(const struct wp_table *t, uint64_t *bound)
 {
-	for (size_t i = 0; i < t->nr_rows; i++)
-		if (t->rows[i].sum.approximate)
-			return true;
-	return false;
+	bool any = false;
+
+	*bound = 0;
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		const struct wp_thread_times *r = &t->rows[i].sum;
+
+		any |= r->approximate || r->on_cpu_source == WP_ON_CPU_ESTIMATED;
+		if (r->on_cpu_bound_ns > *bound)
+			*bound = r->on_cpu_bound_ns;
+	}
+	return any;
 }
 
 /*
@@ -1364,6 +1383,7 @@ static bool stacks_compact(const struct wp_view *v, const struct wp_table *t)
 int wp_format_text(struct wp_view *v, FILE *out)
 {
 	bool wakeups = wp_account_has_wakeups(v->an->account), compact, approx;
+	uint64_t bound;
 	unsigned int pairs = v->o.top;
 	struct wp_view on, waits, *wakers = v;
 	struct wp_table t;
@@ -1378,14 +1398,14 @@ int wp_format_text(struct wp_view *v, FILE *out)
 	if (err)
 		return err;
 	compact = stacks_compact(v, &t);
-	approx = table_approximate(&t);
+	approx = table_approximate(&t, &bound);
 	if (compact && !v->o.top_given && pairs > COMPACT_PAIRS)
 		pairs = COMPACT_PAIRS;
 	print_header(v->an, out);
 	if (v->explain)
 		print_explain_default(v, out);
 	if (compact)
-		print_footer(v, out, approx, true);
+		print_footer(v, out, approx, bound, true);
 	print_threads(v, &t, out);
 	print_idle(v->an, out);
 	if (v->explain) {
@@ -1412,7 +1432,7 @@ int wp_format_text(struct wp_view *v, FILE *out)
 	if (!err && !compact && wakeups)
 		err = print_who_woke_whom(wakers, pairs, out);
 	if (!err && !compact)
-		print_footer(v, out, approx, false);
+		print_footer(v, out, approx, bound, false);
 	wp_view_table_release(&t);
 	return err;
 }

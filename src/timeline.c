@@ -69,6 +69,9 @@ struct thread {
 	bool forgotten;			/* a free slot (wp_timeline_forget): closed, unfound */
 	bool start_stack_due;		/* off-CPU at a rotated file's start: its stack may follow */
 	bool exiting;			/* after its EXIT, before its last switch-out */
+	/* Records were lost in its current wait: it may have run unseen there. */
+	bool loss_in_wait;
+	uint64_t last_sampled;		/* its last on-CPU sample: it ran then */
 };
 
 /*
@@ -76,6 +79,19 @@ struct thread {
  * -a (cpu_wide), every task's switches are recorded, the idle task's too.
  */
 enum cpu_state { CPU_UNKNOWN, CPU_IDLE, CPU_BUSY };
+
+/*
+ * A window of a CPU's ring where records were lost: from the last record
+ * the ring delivered before the loss to the LOST record that counted it
+ * (written once the ring had room again).  Every switch of a thread on
+ * that CPU whose record is missing happened in such a window, so that is
+ * where a lost switch is placed, and its length bounds the error.  The
+ * last few of each CPU, for switches that are learned of late.
+ */
+#define LOSS_HISTORY 4
+struct loss_window {
+	uint64_t from, to;
+};
 
 struct cpu {
 	uint32_t occupant;	/* the thread running there (serial + 1), or 0 */
@@ -99,6 +115,9 @@ struct cpu {
 	 * recorded thread's switch-in there ends.
 	 */
 	uint32_t exiting;
+	uint64_t seen;		/* time of the last record its ring delivered */
+	struct loss_window lost[LOSS_HISTORY];	/* a ring: oldest overwritten */
+	uint8_t next_lost;
 };
 
 struct wp_timeline {
@@ -140,6 +159,8 @@ struct wp_timeline {
 	uint64_t window_start, window_end;
 	struct wp_switch_timing timing;
 	uint64_t lost;
+	/* The union over time of the windows of lost records, and its end. */
+	uint64_t lost_ns, lost_until;
 	bool finished;
 	int err;
 };
@@ -379,6 +400,65 @@ static struct cpu *cpu_of(struct wp_timeline *tl, uint32_t cpu)
 static void thread_switch_out(struct wp_timeline *tl, struct thread *t, uint64_t now,
 			      bool preempted);
 
+/* [from, to), or its part in t's window, t may have spent otherwise than its records say. */
+static void add_uncertain(struct thread *t, uint64_t from, uint64_t to)
+{
+	if (from < t->pub.start_ns)
+		from = t->pub.start_ns;
+	if (to > from)
+		t->pub.uncertain_ns += to - from;
+}
+
+/*
+ * When, in (after, before), thread t's switch on CPU cpu took place, its
+ * record lost: in that CPU's windows of lost records inside the span.  A
+ * window may hide many switches of t, and only the first switch-out after
+ * after, or the last switch-in before before, is known to have been:
+ * out, t leaves at the start of the first window; in, it comes at the
+ * end of the last.  Either way it is counted off-CPU through the windows,
+ * short by what it ran in them, which anchoring to the kernel's figures
+ * gives back (account.c); the windows count already in t's uncertainty
+ * (note_loss), and what lies between several of them is added.  With no
+ * window there, the records contradicted each other where no loss was
+ * counted: the switch is placed at before (the evidence), and the whole
+ * span is uncertain.
+ */
+static uint64_t lost_switch_at(struct wp_timeline *tl, struct thread *t, uint32_t cpu,
+			       uint64_t after, uint64_t before, bool in, bool contradiction)
+{
+	const struct cpu *c = cpu_of(tl, cpu);
+	const struct loss_window *first = NULL, *last = NULL;
+
+	if (before <= after)
+		return before;
+	for (unsigned int i = 0; c && i < LOSS_HISTORY; i++) {
+		const struct loss_window *w = &c->lost[i];
+
+		if (w->to <= after || w->from >= before || w->to <= w->from)
+			continue;
+		if (!first || w->from < first->from)
+			first = w;
+		if (!last || w->from > last->from)
+			last = w;
+	}
+	if (!first) {
+		if (contradiction)
+			add_uncertain(t, after, before);
+		return before;
+	}
+	if (last != first)
+		add_uncertain(t, first->to, last->from);
+	if (in)
+		return last->to < before ? last->to : before;
+	return first->from > after ? first->from : after;
+}
+
+/* When thread t, running on its CPU, was last known to run there. */
+static uint64_t last_ran(const struct thread *t)
+{
+	return t->last_sampled > t->since ? t->last_sampled : t->since;
+}
+
 /*
  * Thread t leaves CPU c at now, its switch-out not recorded (lost): the
  * next occupant, or a sample of another thread, says it did.  It is off
@@ -405,6 +485,8 @@ static void cpu_take(struct wp_timeline *tl, struct cpu *c, uint32_t self, uint6
 	c->occupant = 0;
 	if (o->pub.closed || o->state != STATE_ON || o->cpu != (uint32_t)(c - tl->cpus))
 		return;
+	if (now > o->since)
+		now = lost_switch_at(tl, o, o->cpu, last_ran(o), now, false, true);
 	occupant_lost(tl, o, now > o->since ? now : o->since);
 }
 
@@ -443,6 +525,8 @@ static void moved_cpu(struct wp_timeline *tl, struct thread *t, uint32_t cpu, ui
 	if (x > now)
 		x = now;
 	t->pub.approximate = true;
+	/* Where it left the first and came to this one is not known. */
+	add_uncertain(t, last_ran(t), now);
 	state_end(tl, t, x, false);
 	if (d && d->occupant == serial + 1) {
 		d->occupant = 0;
@@ -467,12 +551,42 @@ static void thread_switch_out(struct wp_timeline *tl, struct thread *t, uint64_t
 		/*
 		 * It was running since its window's start, or since the last
 		 * thread left its CPU, whichever is later: one CPU runs one
-		 * task at a time.
+		 * task at a time.  Or, where records were lost on its CPU
+		 * since, from the end of that window (its switch-in lost).
 		 */
+		uint64_t in = lost_switch_at(tl, t, t->cpu, t->since, now, true, false);
+
 		waited_for_cpu(tl, t, c, now);
+		t = thread_of(tl, t->pub.serial);
+		if (in < now && in > t->since) {
+			if (t->state == STATE_UNKNOWN) {
+				t->state = STATE_PREEMPTED;
+				t->off_start = t->since;
+				t->off_stack = tl->opts.unknown_stack;
+				t->seg_flags = WP_SEG_APPROXIMATE;
+			}
+			state_end(tl, t, in, true);
+			t = thread_of(tl, t->pub.serial);
+			t->state = STATE_ON;
+			t->seg_flags = WP_SEG_START_LATE;
+		}
 		t->state = STATE_ON;
 	} else if (t->state != STATE_ON) {
-		t->pub.approximate = true;	/* its switch-in was lost */
+		/* Its switch-in here was lost: it ran from then. */
+		uint64_t in = lost_switch_at(tl, t, t->cpu, t->since, now, true, true);
+
+		t->pub.approximate = true;
+		if (in < now) {
+			state_end(tl, t, in, true);
+			t = thread_of(tl, t->pub.serial);
+			t->state = STATE_ON;
+			/* It may have run earlier in the window: anchoring may move time there. */
+			t->seg_flags = WP_SEG_START_LATE;
+			if (c) {
+				cpu_take(tl, c, t->pub.serial, in);
+				t = thread_of(tl, t->pub.serial);
+			}
+		}
 	}
 	state_end(tl, t, now, false);
 	if (c) {
@@ -521,12 +635,27 @@ static void thread_switch_in(struct wp_timeline *tl, struct thread *t, uint64_t 
 	struct cpu *c = cpu_of(tl, cpu);
 	uint16_t flags = 0;
 
+	/*
+	 * Records were lost while it waited: it may have run then unseen,
+	 * so the wait's end is no better than a late switch-in's, and
+	 * anchoring may move time into it.
+	 */
+	if (t->loss_in_wait)
+		late = true;
+	t->loss_in_wait = false;
 	t->start_stack_due = false;
 	if (t->state == STATE_UNKNOWN) {
 		t->state = t->initial_off;	/* off-CPU since the start */
 		t->seg_flags = 0;
 	} else if (t->state == STATE_ON) {
-		t->pub.approximate = true;	/* its switch-out was lost */
+		/* Its switch-out was lost: it left its CPU then, the reason unknown. */
+		uint64_t out = lost_switch_at(tl, t, t->cpu, last_ran(t), now, false, true);
+
+		t->pub.approximate = true;
+		if (out < now && out > t->since)
+			occupant_lost(tl, t, out);
+		/* It may have run again in the window: anchoring may move time there. */
+		late = true;
 	}
 	/* No wake-up since the switch-out: the early one ended the sleep at once. */
 	if (t->state == STATE_BLOCKED && t->woken_early)
@@ -682,6 +811,8 @@ int wp_timeline_sample(struct wp_timeline *tl, uint32_t pid, uint32_t tid, uint3
 
 	if (tl->err)
 		return tl->err;
+	if (c && time > c->seen)
+		c->seen = time;
 	/* The idle task: its CPU is idle, whoever the model had there left it. */
 	if (!tid) {
 		if (c && !switch_out) {
@@ -721,7 +852,8 @@ int wp_timeline_sample(struct wp_timeline *tl, uint32_t pid, uint32_t tid, uint3
 		if (t->state == STATE_BLOCKED || t->state == STATE_RUNNABLE ||
 		    t->state == STATE_PREEMPTED) {
 			t->pub.approximate = true;
-			thread_switch_in(tl, t, time, cpu, false, false);
+			thread_switch_in(tl, t, lost_switch_at(tl, t, cpu, t->since, time, true, true), cpu,
+					 true, false);
 		} else if (c && t->state == STATE_ON && t->cpu != WP_NO_CPU && t->cpu != cpu) {
 			moved_cpu(tl, t, cpu, time);
 		} else if (c && c->occupant != serial + 1 && (tl->cpu_wide || t->state == STATE_ON)) {
@@ -735,6 +867,8 @@ int wp_timeline_sample(struct wp_timeline *tl, uint32_t pid, uint32_t tid, uint3
 		t = thread_of(tl, serial);
 		if (t->state == STATE_UNKNOWN && t->cpu == WP_NO_CPU)
 			t->cpu = cpu;	/* where it ran all along, until it switches */
+		if (t->state == STATE_ON && t->cpu == cpu)
+			t->last_sampled = time;
 	}
 	for (unsigned int i = 0; i < tl->nr_sinks; i++)
 		if (tl->sinks[i].sample)
@@ -846,6 +980,8 @@ int wp_timeline_sched_switch(struct wp_timeline *tl, uint32_t prev, uint32_t nex
 
 	if (tl->err)
 		return tl->err;
+	if (c && time > c->seen)
+		c->seen = time;
 	tl->saw_sched_switch = true;
 	t = prev ? thread_live(tl, prev) : NULL;
 	if (t) {
@@ -1001,6 +1137,8 @@ static int switch_record(struct wp_timeline *tl, const struct wp_switch *sw,
 	uint32_t serial;
 	bool late;
 
+	if (c && time > c->seen)
+		c->seen = time;
 	if (sw->cpu_wide)
 		tl->switches_after_exit = true;
 	if (tl->cpu_wide && c) {
@@ -1192,13 +1330,45 @@ static int timeline_comm(struct wp_timeline *tl, const struct perf_event_header 
 	return tl->err;
 }
 
-static void note_loss(struct wp_timeline *tl, uint64_t n, uint64_t time)
+/*
+ * n records of CPU cpu's ring were lost before time (WP_NO_CPU: of a ring
+ * not known): since the last record that ring delivered (of any ring not
+ * known, the earliest).  Any live thread may have run, or not, in that
+ * window unseen: the window adds to each one's uncertainty.
+ */
+static void note_loss(struct wp_timeline *tl, uint64_t n, uint64_t time, uint32_t cpu)
 {
+	struct cpu *c = cpu_of(tl, cpu);
+	uint64_t from = time;
+
 	tl->lost += n;
+	for (uint32_t i = 0; i < tl->nr_cpus; i++)
+		if ((!c || c == &tl->cpus[i]) && tl->cpus[i].seen < from)
+			from = tl->cpus[i].seen;
+	if (from < tl->start_ns)
+		from = tl->start_ns;
+	if (c) {
+		c->lost[c->next_lost] = (struct loss_window){ .from = from, .to = time };
+		c->next_lost = (uint8_t)((c->next_lost + 1) % LOSS_HISTORY);
+		c->seen = time;
+	}
+	/*
+	 * Counted once where windows of several CPUs overlap: a thread is in
+	 * one place at a time, so its uncertainty is their union over time.
+	 */
+	if (from < tl->lost_until)
+		from = tl->lost_until;
+	if (time > from)
+		tl->lost_ns += time - from;
+	if (time > tl->lost_until)
+		tl->lost_until = time;
 	/* Any live thread may have lost records. */
 	for (size_t i = 0; i < tl->nr; i++)
-		if (!tl->threads[i].pub.closed)
+		if (!tl->threads[i].pub.closed) {
 			tl->threads[i].pub.approximate = true;
+			add_uncertain(&tl->threads[i], from, time);
+			tl->threads[i].loss_in_wait = tl->threads[i].state != STATE_ON;
+		}
 	for (unsigned int i = 0; i < tl->nr_sinks; i++)
 		if (tl->sinks[i].lost)
 			tl->sinks[i].lost(tl->sinks[i].arg, n, time);
@@ -1276,7 +1446,8 @@ int wp_timeline_record(struct wp_timeline *tl, const struct perf_event_header *r
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!wp_lost_parse(rec, &lost_id, &v))
-			note_loss(tl, v, time);
+			note_loss(tl, v, time,
+				  wp_sample_id_parse(&tl->fmt, rec, &id) ? WP_NO_CPU : id.cpu);
 		return 0;
 	}
 	return 0;

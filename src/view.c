@@ -543,6 +543,9 @@ static void add_times(struct wp_thread_times *sum, const struct wp_thread_times 
 	sum->switch_samples += t->switch_samples;
 	sum->switch_outs_unsampled += t->switch_outs_unsampled;
 	sum->approximate |= t->approximate;
+	sum->on_cpu_bound_ns += t->on_cpu_bound_ns;
+	if (t->on_cpu_source == WP_ON_CPU_ESTIMATED)
+		sum->on_cpu_source = WP_ON_CPU_ESTIMATED;
 }
 
 /* Threads by name, then pid and tid (the accounting's order). */

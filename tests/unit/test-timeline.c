@@ -355,8 +355,100 @@ static void test_forget_exited(void)
 	wp_timeline_free(tl);
 }
 
+/* A LOST record of n records on cpu at START + t. */
+static void feed_lost(struct wp_timeline *tl, uint32_t cpu, uint64_t t, uint64_t n)
+{
+	uint8_t buf[256];
+	struct perf_event_header *h = (void *)buf;
+	struct wp_sample_id id = { .time = START + t, .id = 7, .cpu = cpu };
+	uint64_t body[2] = { 7, n };
+
+	h->type = PERF_RECORD_LOST;
+	h->misc = 0;
+	h->size = (uint16_t)(sizeof(*h) + sizeof(body) + wp_sample_id_size(&fmt));
+	memcpy(h + 1, body, sizeof(body));
+	wp_sample_id_write(&fmt, &id, (uint8_t *)(h + 1) + sizeof(body));
+	wp_timeline_record(tl, h, wp_record_time(&fmt, h));
+}
+
+/*
+ * A switch whose record was lost took place in its CPU's window of lost
+ * records (from the last record the ring delivered to the LOST record),
+ * not at the next record that tells of it; the window is what the
+ * thread's time may be off by.
+ */
+static void test_lost_switch_in_window(void)
+{
+	struct wp_timeline *tl;
+	uint64_t sum[5], first, last;
+
+	/* A lost switch-out: running 1-3 ms (where the window 3-5 begins), not 1-15. */
+	setup(0, 1);
+	tl = new_timeline();
+	feed_switch(tl, 101, 0, 1 * MS, false, false, false, 0);
+	wp_timeline_sample(tl, 100, 101, 0, START + 2 * MS, false, 7);
+	wp_timeline_sample(tl, 100, 101, 0, START + 3 * MS, false, 7);
+	feed_lost(tl, 0, 5 * MS, 3);
+	feed_switch(tl, 101, 0, 15 * MS, false, false, false, 0);
+	feed_switch(tl, 101, 0, 16 * MS, true, false, false, 0);
+	wp_timeline_finish(tl, START + 20 * MS);
+	ok(back_to_back(0, sum, &first, &last), "lost out: segments back to back");
+	is_u64(sum[WP_SEG_RUNNING], 2 * MS + 1 * MS, "lost out: ran 1-3 ms and 15-16 ms");
+	is_u64(sum[WP_SEG_PREEMPTED], 12 * MS, "lost out: off 3-15 ms, the reason unknown");
+	ok(wp_timeline_thread(tl, 0)->approximate, "lost out: approximate");
+	is_u64(wp_timeline_thread(tl, 0)->uncertain_ns, 2 * MS,
+	       "lost out: uncertain by the window, 3-5 ms");
+	wp_timeline_free(tl);
+
+	/* A lost switch-in: running 5-8 ms (where the window 3-5 ends), not blocked until 8. */
+	setup(0, 1);
+	tl = new_timeline();
+	feed_switch(tl, 101, 0, 1 * MS, false, false, false, 0);
+	feed_switch(tl, 101, 0, 2 * MS, true, false, false, 0);
+	feed_switch(tl, 102, 0, 2 * MS + 10 * US, false, false, false, 0);
+	feed_switch(tl, 102, 0, 3 * MS, true, false, false, 0);
+	feed_lost(tl, 0, 5 * MS, 1);
+	feed_switch(tl, 101, 0, 8 * MS, true, false, false, 0);
+	wp_timeline_finish(tl, START + 10 * MS);
+	ok(back_to_back(0, sum, &first, &last), "lost in: segments back to back");
+	is_u64(sum[WP_SEG_RUNNING], 1 * MS + 3 * MS, "lost in: ran 1-2 ms and 5-8 ms");
+	is_u64(wp_timeline_thread(tl, 0)->uncertain_ns, 2 * MS, "lost in: uncertain 3-5 ms");
+	is_u64(wp_timeline_thread(tl, 1)->uncertain_ns, 2 * MS,
+	       "lost in: 102, alive then, uncertain as much");
+	wp_timeline_free(tl);
+
+	/* A sample of a thread thought off: it switched in within the window. */
+	setup(0, 1);
+	tl = new_timeline();
+	feed_switch(tl, 101, 0, 1 * MS, false, false, false, 0);
+	feed_switch(tl, 101, 0, 2 * MS, true, false, false, 0);
+	feed_lost(tl, 0, 6 * MS, 1);
+	wp_timeline_sample(tl, 100, 101, 0, START + 9 * MS, false, 7);
+	feed_switch(tl, 101, 0, 10 * MS, true, false, false, 0);
+	wp_timeline_finish(tl, START + 10 * MS);
+	ok(back_to_back(0, sum, &first, &last), "lost in, sampled: segments back to back");
+	is_u64(sum[WP_SEG_RUNNING], 1 * MS + 4 * MS, "lost in, sampled: ran 1-2 ms and 6-10 ms");
+	wp_timeline_free(tl);
+
+	/*
+	 * No loss counted, the records contradict each other (a switch-in
+	 * of a running thread): as before, and all of it uncertain.
+	 */
+	setup(0, 1);
+	tl = new_timeline();
+	feed_switch(tl, 101, 0, 1 * MS, false, false, false, 0);
+	feed_switch(tl, 101, 0, 5 * MS, false, false, false, 0);
+	feed_switch(tl, 101, 0, 6 * MS, true, false, false, 0);
+	wp_timeline_finish(tl, START + 10 * MS);
+	ok(back_to_back(0, sum, &first, &last), "contradiction: segments back to back");
+	is_u64(sum[WP_SEG_RUNNING], 5 * MS, "contradiction: ran 1-6 ms");
+	is_u64(wp_timeline_thread(tl, 0)->uncertain_ns, 4 * MS, "contradiction: 1-5 ms uncertain");
+	wp_timeline_free(tl);
+}
+
 int main(void)
 {
+	test_lost_switch_in_window();
 	test_switch_in_ends_occupant();
 	test_unknown_start_after_cpu_free();
 	test_sample_names_occupant();
