@@ -722,8 +722,14 @@ static void anchor_decided(struct thread *t, const struct wp_segment *s)
 	}
 }
 
-/* Segment s, ended after the thread's figures were taken: its part before them. */
-static void anchor_settle(struct thread *t, const struct wp_segment *s)
+/*
+ * Segment s, ended after the thread's figures were taken: its part before
+ * them.  A segment that the recording's end closed goes on, as far as the
+ * records tell, until a figure read after that end (the last figures are
+ * read once the recording has stopped).
+ */
+static void anchor_settle(const struct wp_account *a, struct thread *t,
+			  const struct wp_segment *s)
 {
 	struct anchor_point *p[2] = { &t->anchor->base, &t->anchor->end };
 
@@ -733,6 +739,8 @@ static void anchor_settle(struct thread *t, const struct wp_segment *s)
 		if (!p[i]->set || !p[i]->settle || s->start_ns >= p[i]->time)
 			continue;
 		end = s->end_ns < p[i]->time ? s->end_ns : p[i]->time;
+		if (a->end_ns && s->end_ns == a->end_ns)
+			end = p[i]->time;
 		if (s->kind == WP_SEG_RUNNING)
 			p[i]->records_ns += end - s->start_ns;
 		else if (s->kind == WP_SEG_RUNNABLE || s->kind == WP_SEG_PREEMPTED)
@@ -750,7 +758,7 @@ static void on_segment(void *arg, const struct wp_segment *s)
 		return;
 	if (t->anchor) {
 		anchor_decided(t, s);
-		anchor_settle(t, s);
+		anchor_settle(a, t, s);
 	}
 	if (d && s->kind != WP_SEG_UNKNOWN && a->opts.observer && a->opts.observer->period)
 		observe_period(a, t, s);
