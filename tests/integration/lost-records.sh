@@ -2,7 +2,8 @@
 # kernel's rings.  Here it is stopped (SIGSTOP) three times for 0.3 s while
 # the workload runs, as a starved drain is on a loaded machine, so that the
 # rings overflow for certain.  The report marks the threads approximate and
-# gives each one's on-CPU bound (on_cpu_bound_ns); schedstat's figure lies
+# gives each one's on-CPU bound (on_cpu_bound_ns, and the largest in the
+# text report's note); schedstat's figure lies
 # within it, launched in one file and rotated over several (where a file's
 # first kernel figure comes late, after the stop), and the invariants of
 # any recording hold.
@@ -96,6 +97,11 @@ judge() {
 steal_mark
 starve one
 judge one one.data
+
+# The text report says what ~ means and how far on-CPU may be off.
+run one.txt one.terr "$WALLPROF" report -i one.data
+check "one: the text marks approximate threads and gives the on-CPU bound" \
+	grep -Eq '^~ approximate: .*; on-CPU (within [0-9.]+[mun]?s of the truth at most|anchored to the kernel.s own figures still)' one.txt
 
 steal_mark
 starve rot --rotate 1
