@@ -172,6 +172,12 @@ struct wp_record_build_id {
  */
 #define WP_THREAD_OFF_CPU 1U
 #define WP_THREAD_PREEMPTED 2U
+/*
+ * A rotated file's start: records were lost since the thread's latest
+ * switch record, so whether it was on a CPU then is not known (neither
+ * of the flags above is set with it).
+ */
+#define WP_THREAD_UNCERTAIN 4U
 struct wp_record_thread {
 	struct perf_event_header header;
 	uint32_t pid, tid;

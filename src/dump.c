@@ -241,6 +241,7 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 			goto bad;
 		print_time(out, t.time);
 		fprintf(out, " THREAD %u/%u%s\n", t.pid, t.tid,
+			t.header.misc & WP_THREAD_UNCERTAIN ? " state-unknown" :
 			!(t.header.misc & WP_THREAD_OFF_CPU) ? "" :
 			t.header.misc & WP_THREAD_PREEMPTED ? " off-cpu preempted" : " off-cpu blocked");
 		break;

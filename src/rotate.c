@@ -65,7 +65,15 @@ struct model {
 	 * distinct stacks, not with time.
 	 */
 	struct wp_buf defs;
+	/* The time of the latest LOST record: a thread switched last before it is in doubt. */
+	uint64_t last_lost;
 };
+
+/* Records were lost since t's latest switch record (before time, a file's start). */
+static bool thread_uncertain(const struct model *m, const struct st_thread *t, uint64_t time)
+{
+	return m->last_lost > t->switch_time && m->last_lost <= time;
+}
 
 /*
  * Records kept by the flight recorder: one drained block's, compressed
@@ -550,6 +558,9 @@ static int model_apply_deferred(struct wp_rotate *r, const uint8_t *buf)
 static int model_follow(struct wp_rotate *r, const struct perf_event_header *h, size_t at,
 			uint64_t time)
 {
+	if ((h->type == PERF_RECORD_LOST || h->type == PERF_RECORD_LOST_SAMPLES) &&
+	    time > r->m.last_lost)
+		r->m.last_lost = time;
 	if (is_model_record(h))
 		return model_apply(r, h, time);
 	if (is_switch_stack(r, h))
@@ -617,7 +628,9 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 
 		err = wp_synth_thread(&r->fmt, (pid_t)t->pid, (pid_t)t->tid, t->comm, time, out);
 		c->synthesized += t->comm[0] ? 2 : 1;
-		if (!err && t->off && t->switch_time <= time)
+		if (!err && thread_uncertain(m, t, time))
+			((struct perf_event_header *)(out->data + at))->misc = WP_THREAD_UNCERTAIN;
+		else if (!err && t->off && t->switch_time <= time)
 			((struct perf_event_header *)(out->data + at))->misc =
 				WP_THREAD_OFF_CPU | (t->preempted ? WP_THREAD_PREEMPTED : 0);
 	}
@@ -648,7 +661,7 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 	for (size_t i = 0; !err && i < m->nr_threads; i++) {
 		const struct st_thread *t = &m->threads[i];
 
-		if (t->off && t->switch_time <= time)
+		if (t->off && t->switch_time <= time && !thread_uncertain(m, t, time))
 			err = emit_off_cpu_stack(r, t, time, out);
 	}
 	return err;

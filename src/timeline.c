@@ -71,6 +71,12 @@ struct thread {
 	bool exiting;			/* after its EXIT, before its last switch-out */
 	/* Records were lost in its current wait: it may have run unseen there. */
 	bool loss_in_wait;
+	/*
+	 * A rotated file's THREAD record says records were lost before the
+	 * file began, since its last switch: its state until its first
+	 * record here is not known (start_known).
+	 */
+	bool start_uncertain;
 	uint64_t last_sampled;		/* its last on-CPU sample: it ran then */
 };
 
@@ -453,6 +459,19 @@ static uint64_t lost_switch_at(struct wp_timeline *tl, struct thread *t, uint32_
 	return first->from > after ? first->from : after;
 }
 
+/*
+ * The first record of t in a file whose start left its state unknown
+ * (WP_THREAD_UNCERTAIN): whatever is made of the time before, none of it
+ * is certain.
+ */
+static void start_known(struct thread *t, uint64_t now)
+{
+	if (!t->start_uncertain)
+		return;
+	t->start_uncertain = false;
+	add_uncertain(t, t->pub.start_ns, now);
+}
+
 /* When thread t, running on its CPU, was last known to run there. */
 static uint64_t last_ran(const struct thread *t)
 {
@@ -546,6 +565,7 @@ static void thread_switch_out(struct wp_timeline *tl, struct thread *t, uint64_t
 {
 	struct cpu *c = cpu_of(tl, t->cpu);
 
+	start_known(t, now);
 	t->start_stack_due = false;
 	if (t->state == STATE_UNKNOWN) {
 		/*
@@ -643,6 +663,7 @@ static void thread_switch_in(struct wp_timeline *tl, struct thread *t, uint64_t 
 	if (t->loss_in_wait)
 		late = true;
 	t->loss_in_wait = false;
+	start_known(t, now);
 	t->start_stack_due = false;
 	if (t->state == STATE_UNKNOWN) {
 		t->state = t->initial_off;	/* off-CPU since the start */
@@ -738,6 +759,7 @@ static void thread_close(struct wp_timeline *tl, struct thread *t, uint64_t end)
 		return;
 	if (end < t->pub.start_ns)
 		end = t->pub.start_ns;
+	start_known(t, end);
 	if (end < t->since)
 		end = t->since;		/* an exit dated before its last switch-in */
 	if (t->state == STATE_UNKNOWN && !tl->no_switches) {
@@ -831,6 +853,8 @@ int wp_timeline_sample(struct wp_timeline *tl, uint32_t pid, uint32_t tid, uint3
 	if (t->pub.closed)
 		return 0;	/* its exit path, after the EXIT record */
 	t->pub.sampled = true;
+	if (!switch_out)
+		start_known(t, time);
 	if (switch_out) {
 		/* The stack of a wait that began before the file (thread_off_at_start). */
 		if (t->start_stack_due && time == t->off_start) {
@@ -1440,8 +1464,12 @@ int wp_timeline_record(struct wp_timeline *tl, const struct perf_event_header *r
 		t = thread_get(tl, th.pid, th.tid);
 		if (!t)
 			return -ENOMEM;
-		if (th.header.misc & WP_THREAD_OFF_CPU)
+		if (th.header.misc & WP_THREAD_UNCERTAIN) {
+			t->pub.approximate = true;
+			t->start_uncertain = t->state == STATE_UNKNOWN && !t->pub.closed;
+		} else if (th.header.misc & WP_THREAD_OFF_CPU) {
 			thread_off_at_start(tl, t, !!(th.header.misc & WP_THREAD_PREEMPTED));
+		}
 		return 0;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:

@@ -17,6 +17,10 @@ own=$(sed -n 's/^0:://p' /proc/self/cgroup)
 parent="$mnt$own"
 [ -w "$parent" ] || skip "cannot make cgroups in $parent"
 cg_of() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
+# Every recording that starts removes what killed ones left in its parent
+# cgroup, the one the tests share: another test's recording would take
+# the stale tree made below between its mkdir and its use (seen in CI).
+tracing_alone
 
 # --- at the end of the recording -------------------------------------------
 # The command makes sub/deeper inside its cgroup, starts a daemon there,

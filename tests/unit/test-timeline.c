@@ -10,6 +10,7 @@
 
 #include "layout.h"
 #include "order.h"
+#include "synth.h"
 #include "timeline.h"
 #include "tap.h"
 
@@ -446,8 +447,37 @@ static void test_lost_switch_in_window(void)
 	wp_timeline_free(tl);
 }
 
+/*
+ * A rotated file whose THREAD record says its state is not known (records
+ * lost before the file began): the time to its first record is uncertain.
+ */
+static void test_uncertain_start(void)
+{
+	struct wp_timeline *tl;
+	struct wp_buf b = { 0 };
+	const struct perf_event_header *h;
+
+	setup(0, 1);
+	tl = new_timeline();
+	if (!wp_synth_thread(&fmt, 100, 101, "t", START, &b) && b.len) {
+		h = (const void *)b.data;
+		((struct perf_event_header *)b.data)->misc = WP_THREAD_UNCERTAIN;
+		wp_timeline_record(tl, h, START);
+	}
+	feed_switch(tl, 101, 0, 8 * MS, true, false, false, 0);
+	feed_switch(tl, 101, 0, 9 * MS, false, false, false, 0);
+	wp_timeline_finish(tl, START + 10 * MS);
+	ok(b.len > 0, "uncertain start: a THREAD record made");
+	ok(wp_timeline_thread(tl, 0)->approximate, "uncertain start: approximate");
+	is_u64(wp_timeline_thread(tl, 0)->uncertain_ns, 8 * MS,
+	       "uncertain start: uncertain until its first record, 8 ms");
+	wp_timeline_free(tl);
+	wp_buf_release(&b);
+}
+
 int main(void)
 {
+	test_uncertain_start();
 	test_lost_switch_in_window();
 	test_switch_in_ends_occupant();
 	test_unknown_start_after_cpu_free();
