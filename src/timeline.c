@@ -165,8 +165,8 @@ struct wp_timeline {
 	uint64_t window_start, window_end;
 	struct wp_switch_timing timing;
 	uint64_t lost;
-	/* The union over time of the windows of lost records, and its end. */
-	uint64_t lost_ns, lost_until;
+	/* The end of the windows of lost records counted so far (their union). */
+	uint64_t lost_until;
 	bool finished;
 	int err;
 };
@@ -515,16 +515,22 @@ static void cpu_take(struct wp_timeline *tl, struct cpu *c, uint32_t self, uint6
  * one task at a time).  Before that it waited for the CPU, as far as can
  * be told: preempted, a guess, so marked approximate.
  */
+/* t, in no known state since its window began, waited for a CPU until until: a guess. */
+static void guessed_waiting(struct wp_timeline *tl, struct thread *t, uint64_t until)
+{
+	t->state = STATE_PREEMPTED;
+	t->off_start = t->since;
+	t->off_stack = tl->opts.unknown_stack;
+	t->seg_flags = WP_SEG_APPROXIMATE;
+	state_end(tl, t, until, true);
+}
+
 static void waited_for_cpu(struct wp_timeline *tl, struct thread *t, const struct cpu *c,
 			   uint64_t now)
 {
 	if (!c || c->free_since <= t->since || c->free_since > now)
 		return;
-	t->state = STATE_PREEMPTED;
-	t->off_start = t->since;
-	t->off_stack = tl->opts.unknown_stack;
-	t->seg_flags = WP_SEG_APPROXIMATE;
-	state_end(tl, t, c->free_since, true);
+	guessed_waiting(tl, t, c->free_since);
 }
 
 /*
@@ -579,13 +585,10 @@ static void thread_switch_out(struct wp_timeline *tl, struct thread *t, uint64_t
 		waited_for_cpu(tl, t, c, now);
 		t = thread_of(tl, t->pub.serial);
 		if (in < now && in > t->since) {
-			if (t->state == STATE_UNKNOWN) {
-				t->state = STATE_PREEMPTED;
-				t->off_start = t->since;
-				t->off_stack = tl->opts.unknown_stack;
-				t->seg_flags = WP_SEG_APPROXIMATE;
-			}
-			state_end(tl, t, in, true);
+			if (t->state == STATE_UNKNOWN)
+				guessed_waiting(tl, t, in);
+			else
+				state_end(tl, t, in, true);
 			t = thread_of(tl, t->pub.serial);
 			t->state = STATE_ON;
 			t->seg_flags = WP_SEG_START_LATE;
@@ -1363,11 +1366,11 @@ static int timeline_comm(struct wp_timeline *tl, const struct perf_event_header 
 static void note_loss(struct wp_timeline *tl, uint64_t n, uint64_t time, uint32_t cpu)
 {
 	struct cpu *c = cpu_of(tl, cpu);
-	uint64_t from = time;
+	uint64_t from = c && c->seen < time ? c->seen : time;
 
 	tl->lost += n;
-	for (uint32_t i = 0; i < tl->nr_cpus; i++)
-		if ((!c || c == &tl->cpus[i]) && tl->cpus[i].seen < from)
+	for (uint32_t i = 0; !c && i < tl->nr_cpus; i++)
+		if (tl->cpus[i].seen < from)
 			from = tl->cpus[i].seen;
 	if (from < tl->start_ns)
 		from = tl->start_ns;
@@ -1382,8 +1385,6 @@ static void note_loss(struct wp_timeline *tl, uint64_t n, uint64_t time, uint32_
 	 */
 	if (from < tl->lost_until)
 		from = tl->lost_until;
-	if (time > from)
-		tl->lost_ns += time - from;
 	if (time > tl->lost_until)
 		tl->lost_until = time;
 	/* Any live thread may have lost records. */
