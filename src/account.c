@@ -2205,6 +2205,17 @@ out:
  * share of the threads' total, and the time no record tells (unseen,
  * then idle) gives or takes the difference.
  */
+/*
+ * A trim takes time from a thread without knowing it was the one whose
+ * figure was long: its figure is off by up to what was taken.
+ */
+static void widen_bound(struct thread *t, uint64_t ns)
+{
+	t->t.on_cpu_bound_ns += ns;
+	if (t->t.on_cpu_bound_ns > t->t.wall_ns)
+		t->t.on_cpu_bound_ns = t->t.wall_ns;
+}
+
 static void fit_cpus(struct wp_account *a, struct moves *mv)
 {
 	uint64_t from = a->opts.window_start > a->start_ns ? a->opts.window_start : a->start_ns;
@@ -2235,8 +2246,12 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
 					continue;
 				cut = share_of(t->t.on_cpu_ns, want, pool);
 				if (cut) {
-					given += (uint64_t)-move_into_on_cpu(t, -(int64_t)cut, &mv[i]);
+					uint64_t moved = (uint64_t)-move_into_on_cpu(t, -(int64_t)cut,
+										     &mv[i]);
+
+					given += moved;
 					t->t.on_cpu_moved_ns -= (int64_t)cut;
+					widen_bound(t, moved);
 				}
 			}
 			over -= given < over ? given : over;
@@ -2257,6 +2272,7 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
 									  -(int64_t)over, &mv[big]);
 
 				a->threads[big].t.on_cpu_moved_ns -= (int64_t)given;
+				widen_bound(&a->threads[big], given);
 				on -= given;
 				a->anchors.cpus_trimmed_ns += given;
 			}
@@ -2467,9 +2483,7 @@ static void anchor_times(struct wp_account *a)
 				continue;
 			t->t.on_cpu_source = WP_ON_CPU_ESTIMATED;
 			t->t.on_cpu_moved_ns = moved;
-			t->t.on_cpu_bound_ns += (uint64_t)(moved < 0 ? -moved : moved);
-			if (t->t.on_cpu_bound_ns > t->t.wall_ns)
-				t->t.on_cpu_bound_ns = t->t.wall_ns;
+			widen_bound(t, (uint64_t)(moved < 0 ? -moved : moved));
 			sum->estimated++;
 			sum->estimated_moved_abs_ns += (uint64_t)moved;
 		}

@@ -6,6 +6,7 @@
 #		pid tid comm wall_ns on_cpu_ns off_cpu_ns blocked_ns preempted_ns
 #		voluntary_switches involuntary_switches samples approximate
 #		start_ns end_ns runnable_ns wakeups wakeups_unrecorded
+#		on_cpu_bound_ns
 #	python3 report-json.py stacks FILE    one line per stack, tab-separated:
 #		pid tid comm kind ns samples frames
 #	    frames innermost first, joined by ';', kernel ones ending in _[k]
@@ -28,7 +29,7 @@ import sys
 THREAD_KEYS = ["pid", "tid", "comm", "wall_ns", "on_cpu_ns", "off_cpu_ns", "blocked_ns",
                "preempted_ns", "voluntary_switches", "involuntary_switches", "samples",
                "approximate", "start_ns", "end_ns", "runnable_ns", "wakeups",
-               "wakeups_unrecorded"]
+               "wakeups_unrecorded", "on_cpu_bound_ns"]
 STACK_KEYS = ["pid", "tid", "comm", "kind", "ns", "samples", "frames"]
 WAKER_KEYS = ["pid", "tid", "comm", "kind", "ns", "count", "frames"]
 TOP_KEYS = ["header", "threads", "cpus", "mode", "stacks", "quality"]

@@ -1573,6 +1573,66 @@ static void test_cpu_one_at_a_time(bool cpu_wide)
 	wp_account_free(a);
 }
 
+/*
+ * -a on one CPU: a thread's kernel figure larger than its records (their
+ * switches were lost) leaves the CPU's threads more on-CPU time than it
+ * had; what fitting them back takes from the thread without figures is
+ * that thread's error at most, and its bound says so.
+ */
+static void test_cpus_trimmed(void)
+{
+	const struct wp_thread_times *t;
+	struct wp_anchor_summary sum;
+	struct wp_account *a;
+	uint64_t on = 0, idle = 0;
+	uint8_t buf[256];
+	size_t n, nc;
+
+	meta.nr_cpus = 1;
+	a = wakeups_account(WP_META_WAKEUPS | WP_META_EXIT_CLOCKS | WP_META_CPU_WIDE, buf);
+	meta.nr_cpus = 0;
+	{
+		struct wp_record_thread th = {
+			.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
+			.pid = 100, .tid = 102, .time = START,
+		};
+
+		feed(a, &th.header);
+	}
+	feed(a, clock_rec(102, 0, WP_CLOCK_START, 0, 0, buf));
+	feed(a, switch_rec(101, MS, false, false, buf));
+	feed(a, switch_rec(101, 21 * MS, true, true, buf));
+	feed(a, switch_rec(102, 21 * MS, false, false, buf));
+	feed(a, switch_rec(102, 25 * MS, true, false, buf));
+	feed(a, clock_rec(102, 30 * MS, WP_CLOCK_END, 20 * MS, 0, buf));
+	wp_account_finish(a, START + 30 * MS);
+	t = wp_account_threads(a, &n);
+	for (size_t i = 0; i < n; i++)
+		on += t[i].on_cpu_ns;
+	{
+		const struct wp_cpu_time *c = wp_account_cpus(a, &nc);
+
+		for (size_t i = 0; i < nc; i++)
+			idle += c[i].idle_ns;
+	}
+	wp_account_anchor_summary(a, &sum);
+	ok(on + idle <= 30 * MS, "cpus trimmed: on-CPU %llu + idle %llu ns fit one CPU's 30 ms",
+	   (unsigned long long)on, (unsigned long long)idle);
+	ok(sum.cpus_trimmed_ns > 0, "cpus trimmed: something was taken (%llu ns)",
+	   (unsigned long long)sum.cpus_trimmed_ns);
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].tid != 101)
+			continue;
+		ok(t[i].on_cpu_bound_ns >= sum.cpus_trimmed_ns,
+		   "cpus trimmed: 101's bound (%llu ns) covers what it lost (%llu ns)",
+		   (unsigned long long)t[i].on_cpu_bound_ns,
+		   (unsigned long long)sum.cpus_trimmed_ns);
+		is_u64(t[i].wall_ns, t[i].on_cpu_ns + t[i].blocked_ns + t[i].runnable_ns +
+		       t[i].preempted_ns, "cpus trimmed: wall = on + blocked + runnable + preempted");
+	}
+	wp_account_free(a);
+}
+
 int main(void)
 {
 	setup();
@@ -1604,5 +1664,6 @@ int main(void)
 	test_anchor_idle_start();
 	test_cpu_one_at_a_time(true);
 	test_cpu_one_at_a_time(false);
+	test_cpus_trimmed();
 	return done_testing();
 }
