@@ -4,12 +4,14 @@
  *
  * Owns the data files' writers when record runs with --rotate (a new file
  * every interval) or --flight-recorder (only the last seconds kept in
- * memory, written to a file on request and at the end), and a model of
- * the recorded threads and processes (names, command lines, executable
- * mappings, a live recording's stack table, and which threads are off-CPU
- * in which stack) built from the records that came before each file's
- * start.  It is a sink (sink.h: wp_rotate_sink), behind the drain's
- * writer thread or behind the live unwinder (livestage.h).
+ * memory, written to a file on request and at the end), and what each
+ * file's start must restate, built from the records that came before it:
+ * the threads alive and their state (the timeline's, timeline.h, fed
+ * those records in time order), and what the timeline does not keep
+ * (command lines, executable mappings, a live recording's stack table,
+ * the switch-out stack of each thread off-CPU).  It is a sink (sink.h:
+ * wp_rotate_sink), behind the drain's writer thread or behind the live
+ * unwinder (livestage.h).
  *
  * Every file is complete on its own: the meta with the file's own start,
  * the records every file repeats (trace formats, ATTACH), the state of

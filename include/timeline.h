@@ -296,6 +296,13 @@ struct wp_tl_state {
 	bool preempted;		/* that switch-out was involuntary */
 	uint32_t stack;		/* that switch-out's stack handle, or WP_NO_STACK */
 	uint64_t off_since;	/* when */
+	/*
+	 * Records were lost since its last switch (or, never switched, since
+	 * its start), or a rotated file began so: its state is a guess.
+	 */
+	bool uncertain;
+	/* Running (or not yet switched): since when (its open segment's start). */
+	uint64_t since;
 };
 
 /* Call fn for every live thread; stops at fn's non-zero return, which it returns. */

@@ -11,28 +11,19 @@
 #include "closing.h"
 #include "layout.h"
 #include "log.h"
+#include "order.h"
 #include "quote.h"
 #include "rotate.h"
 #include "synth.h"
+#include "timeline.h"
 #include "u64map.h"
 #include "util.h"
 
-/* Exited threads are remembered this long, against their records read late. */
-#define TOMBSTONE_NS (2ULL * NSEC_PER_SEC)
-
-struct st_thread {
-	uint32_t pid, tid;
-	char comm[16];
-	/*
-	 * Off-CPU since its last switch-out (preempted or
-	 * blocked), and that switch-out's stack sample, a copy: a file that
-	 * begins during the wait says so, with the stack.
-	 */
-	bool off, preempted;
-	uint64_t switch_time;		/* of its latest switch record */
-	uint64_t stack_time;		/* of the sample in stack */
-	struct wp_buf stack;
-};
+/*
+ * Threads that left the timeline this long ago are forgotten (their late
+ * records are in by then); the model is pruned at most once a second.
+ */
+#define FORGET_AFTER_NS (2ULL * NSEC_PER_SEC)
 
 /*
  * A switch-out sample is the switch-out's when this close to it (the
@@ -41,23 +32,41 @@ struct st_thread {
  */
 #define SWITCH_STACK_LAG_NS (2ULL * 1000 * 1000)
 
+/* What every file restates of a process. */
 struct st_proc {
 	uint32_t pid;
-	uint32_t nr_threads;
+	/* a thread of it was seen alive: once none is, it is gone */
+	bool had_threads;
+	bool alive;			/* one is, at the last prune */
 	struct wp_buf maps;		/* its executable MMAP2 records, copied */
 	struct wp_buf cmdline;		/* its last CMDLINE record, or empty */
 };
 
-/* What is alive, as of the records applied so far. */
+/* A thread's latest switch-out sample, a copy: for a file that begins in that wait. */
+struct st_stack {
+	uint32_t tid;
+	bool keep;			/* at a prune */
+	uint64_t time;
+	struct wp_buf rec;
+};
+
+/*
+ * What is alive, as of the records applied so far.  Who lives and in
+ * which state is the timeline's (timeline.h), fed the records that tell
+ * (switches, forks, names, exits, THREAD and LOST records) in time order
+ * through an order queue (order.h); what a file must restate besides
+ * (mappings, command lines, stack copies, the stack table) is kept here.
+ */
 struct model {
-	struct st_thread *threads;
-	size_t nr_threads, cap_threads;
-	struct wp_u64map thread_index;	/* tid -> index */
+	struct wp_timeline *tl;
+	struct wp_order *order;
 	struct st_proc *procs;
 	size_t nr_procs, cap_procs;
 	struct wp_u64map proc_index;	/* pid -> index */
-	struct wp_u64map exited;	/* tid -> exit time: late records of it are old */
-	uint64_t pruned;		/* when exited was last pruned */
+	struct st_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct wp_u64map stack_index;	/* tid -> index */
+	uint64_t pruned;		/* when it was last pruned */
 	/*
 	 * A live recording's stack table so far (DSO, PLACE and STACK
 	 * records): each file begins with it, as the samples of any file may
@@ -65,15 +74,7 @@ struct model {
 	 * distinct stacks, not with time.
 	 */
 	struct wp_buf defs;
-	/* The time of the latest LOST record: a thread switched last before it is in doubt. */
-	uint64_t last_lost;
 };
-
-/* Records were lost since t's latest switch record (before time, a file's start). */
-static bool thread_uncertain(const struct model *m, const struct st_thread *t, uint64_t time)
-{
-	return m->last_lost > t->switch_time && m->last_lost <= time;
-}
 
 /*
  * Records kept by the flight recorder: one drained block's, compressed
@@ -186,7 +187,7 @@ static void count_record(const struct wp_rotate *r, struct wp_summary *c,
 			 sample_role(r, h) : -1);
 }
 
-/* The model: threads and processes alive, with what a file must say of them. */
+/* The model: what a file must say of what lives. */
 
 static struct st_proc *proc_get(struct model *m, uint32_t pid, bool create)
 {
@@ -218,93 +219,15 @@ static void proc_del(struct model *m, uint32_t pid)
 	m->nr_procs--;
 }
 
-/* A record of tid dated before its exit, read after its EXIT: not news. */
-static bool exited_since(struct model *m, uint32_t tid, uint64_t time)
+static void stack_del(struct model *m, size_t i)
 {
-	uint64_t at;
-
-	return wp_u64map_get(&m->exited, tid, &at) && (!time || time <= at);
-}
-
-static struct st_thread *thread_find(struct model *m, uint32_t tid)
-{
-	uint64_t i;
-
-	return wp_u64map_get(&m->thread_index, tid, &i) ? &m->threads[i] : NULL;
-}
-
-static struct st_thread *thread_get(struct model *m, uint32_t pid, uint32_t tid, uint64_t time)
-{
-	struct st_thread *t;
-	struct st_proc *p;
-
-	if (!tid || tid == UINT32_MAX || pid == UINT32_MAX)
-		return NULL;	/* the idle task, or one already unhashed */
-	t = thread_find(m, tid);
-	if (t)
-		return t;
-	if (exited_since(m, tid, time))
-		return NULL;
-	p = proc_get(m, pid, true);
-	if (!p || WP_GROW(m->threads, m->cap_threads, m->nr_threads + 1) ||
-	    wp_u64map_put(&m->thread_index, tid, m->nr_threads))
-		return NULL;
-	wp_u64map_del(&m->exited, tid);
-	p->nr_threads++;
-	m->threads[m->nr_threads] = (struct st_thread){ .pid = pid, .tid = tid };
-	return &m->threads[m->nr_threads++];
-}
-
-/*
- * The thread a switch or a switch-out sample is of: not one that has
- * exited, however late the record.  A thread's last switch-out comes
- * after its EXIT; made again from it, the thread would never exit.
- */
-static struct st_thread *thread_switching(struct model *m, uint32_t pid, uint32_t tid,
-					  uint64_t time)
-{
-	return wp_u64map_get(&m->exited, tid, NULL) ? NULL : thread_get(m, pid, tid, time);
-}
-
-static void thread_exit(struct model *m, uint32_t tid, uint64_t time)
-{
-	struct st_proc *p;
-	uint64_t i;
-
-	wp_u64map_put(&m->exited, tid, time);
-	if (!wp_u64map_get(&m->thread_index, tid, &i))
-		return;
-	p = proc_get(m, m->threads[i].pid, false);
-	if (p && p->nr_threads && !--p->nr_threads)
-		proc_del(m, p->pid);
-	wp_buf_release(&m->threads[i].stack);
-	wp_u64map_del(&m->thread_index, tid);
-	if (i != m->nr_threads - 1) {
-		m->threads[i] = m->threads[m->nr_threads - 1];
-		wp_u64map_put(&m->thread_index, m->threads[i].tid, i);
+	wp_buf_release(&m->stacks[i].rec);
+	wp_u64map_del(&m->stack_index, m->stacks[i].tid);
+	if (i != m->nr_stacks - 1) {
+		m->stacks[i] = m->stacks[m->nr_stacks - 1];
+		wp_u64map_put(&m->stack_index, m->stacks[i].tid, i);
 	}
-	m->nr_threads--;
-}
-
-/* Forget threads that exited long before time (at most once a second). */
-static void prune_exited(struct model *m, uint64_t time)
-{
-	struct wp_buf old = { 0 };
-	uint64_t tid, at;
-	size_t pos = 0;
-
-	if (time < m->pruned + NSEC_PER_SEC)
-		return;
-	m->pruned = time;
-	while (wp_u64map_next(&m->exited, &pos, &tid, &at))
-		if (at + TOMBSTONE_NS < time && wp_buf_append(&old, &tid, sizeof(tid)))
-			break;
-	/* Deleting may move entries: not while walking. */
-	for (size_t i = 0; i < old.len / sizeof(tid); i++) {
-		memcpy(&tid, old.data + i * sizeof(tid), sizeof(tid));
-		wp_u64map_del(&m->exited, tid);
-	}
-	wp_buf_release(&old);
+	m->nr_stacks--;
 }
 
 /* Keep an executable mapping; the ones it covers are gone. */
@@ -356,15 +279,21 @@ static void retarget(const struct wp_sample_format *fmt, struct perf_event_heade
 	}
 }
 
-/* A new process has its parent's mappings and command line. */
+/*
+ * A new process has its parent's mappings and command line, and none of
+ * what an earlier process of its pid had.
+ */
 static int proc_fork(struct wp_rotate *r, struct st_proc *child, uint32_t ppid)
 {
 	struct st_proc *parent = proc_get(&r->m, ppid, false);
 	int err = 0;
 
-	if (!parent || parent == child)
+	if (parent == child)
 		return 0;
-	wp_buf_release(&child->maps);
+	child->maps.len = 0;
+	wp_buf_release(&child->cmdline);
+	if (!parent)
+		return 0;
 	err = wp_buf_append(&child->maps, parent->maps.data, parent->maps.len);
 	/* The copies are the child's: its pid and tid. */
 	for (size_t off = 0; !err && off < child->maps.len;) {
@@ -377,121 +306,153 @@ static int proc_fork(struct wp_rotate *r, struct st_proc *child, uint32_t ppid)
 		struct wp_cmdline c;
 
 		if (!wp_cmdline_parse((const void *)parent->cmdline.data, &c)) {
-			struct wp_buf b = { 0 };
-
 			c.pid = child->pid;
-			err = wp_cmdline_append(&b, &c);
-			if (!err) {
-				wp_buf_release(&child->cmdline);
-				child->cmdline = b;
-			}
+			err = wp_cmdline_append(&child->cmdline, &c);
 		}
 	}
 	return err;
 }
 
-/* Apply one record, dated time, to the model. */
-/* A switch-out stack sample (is_model_record() lets only those by): its thread's latest. */
+/*
+ * A switch-out stack sample (is_switch_stack()): its thread's latest, a
+ * copy.  Records come ring by ring: the latest by time is the one.
+ */
 static int keep_switch_stack(struct wp_rotate *r, const struct perf_event_header *h, uint64_t time)
 {
+	struct model *m = &r->m;
 	struct wp_stack_sample ss;
-	struct st_thread *t;
+	struct st_stack *s;
 	uint32_t pid, tid;
+	uint64_t i;
 
 	if (h->type == WP_RECORD_STACK_SAMPLE) {
 		if (wp_stack_sample_parse(h, &ss))
 			return 0;
-		pid = ss.pid;
 		tid = ss.tid;
 	} else if (wp_sample_thread(&r->fmt, h, &pid, &tid)) {
 		return 0;
 	}
-	t = thread_switching(&r->m, pid, tid, time);
-	/* Records come ring by ring: the latest by time is the one; a wait since over, none. */
-	if (!t || (t->stack.len && time < t->stack_time) || (!t->off && t->switch_time > time))
-		return 0;
-	t->stack.len = 0;
-	t->stack_time = time;
-	return wp_buf_append(&t->stack, h, h->size);
+	if (!tid)
+		return 0;	/* the idle task */
+	if (wp_u64map_get(&m->stack_index, tid, &i)) {
+		s = &m->stacks[i];
+		if (time < s->time)
+			return 0;
+	} else {
+		if (WP_GROW(m->stacks, m->cap_stacks, m->nr_stacks + 1) ||
+		    wp_u64map_put(&m->stack_index, tid, m->nr_stacks))
+			return -ENOMEM;
+		s = &m->stacks[m->nr_stacks++];
+		*s = (struct st_stack){ .tid = tid };
+	}
+	s->time = time;
+	s->rec.len = 0;
+	return wp_buf_append(&s->rec, h, h->size);
 }
 
-static int model_apply(struct wp_rotate *r, const struct perf_event_header *h, uint64_t time)
+/*
+ * A record the model follows, in time order (the order queue's callback):
+ * what it says of a process here, and of every thread to the timeline.
+ */
+static int model_deliver(const struct perf_event_header *h, const struct wp_sample *sample,
+			 uint64_t time, void *arg)
 {
+	struct wp_rotate *r = arg;
 	struct model *m = &r->m;
-	struct wp_switch sw;
-	struct wp_record_thread th;
 	struct wp_task_event te;
 	struct wp_cmdline cl;
-	struct wp_sample_id id;
-	struct st_thread *t;
 	struct st_proc *p;
 	struct wp_mmap2 mm;
 	struct wp_comm c;
+	int err = 0;
 
-	/* The stack table, kept whole: every file begins with it. */
-	if (wp_record_kind_has(h->type, WP_KIND_STACK_DEF))
-		return wp_buf_append(&m->defs, h, h->size);
+	(void)sample;	/* none is queued */
 	switch (h->type) {
-	case WP_RECORD_THREAD:
-		if (!wp_thread_parse(h, &th))
-			thread_get(m, th.pid, th.tid, time);
-		return 0;
 	case WP_RECORD_CMDLINE:
-		if (wp_cmdline_parse(h, &cl) || !(p = proc_get(m, cl.pid, true)))
-			return 0;
+		if (wp_cmdline_parse(h, &cl))
+			break;
+		if (!(p = proc_get(m, cl.pid, true)))
+			return -ENOMEM;
 		wp_buf_release(&p->cmdline);
-		return wp_buf_append(&p->cmdline, h, h->size);
+		err = wp_buf_append(&p->cmdline, h, h->size);
+		break;
 	case PERF_RECORD_COMM:
-		if (wp_comm_parse(h, &c) || !(t = thread_get(m, c.pid, c.tid, time)))
-			return 0;
-		snprintf(t->comm, sizeof(t->comm), "%.*s", (int)c.len, c.comm);
-		if (c.exec && (p = proc_get(m, c.pid, false)))
-			p->maps.len = 0;	/* a new program: the old one's mappings are gone */
-		return 0;
+		/* A new program: the old one's mappings are gone. */
+		if (!wp_comm_parse(h, &c) && c.exec && (p = proc_get(m, c.pid, false)))
+			p->maps.len = 0;
+		break;
 	case PERF_RECORD_MMAP2:
-		if (wp_mmap2_parse(h, &mm) || !(mm.prot & PROT_EXEC) ||
-		    !(p = proc_get(m, mm.pid, true)))
-			return 0;
-		return proc_map(p, h, &mm);
+		if (wp_mmap2_parse(h, &mm) || !(mm.prot & PROT_EXEC))
+			break;
+		if (!(p = proc_get(m, mm.pid, true)))
+			return -ENOMEM;
+		err = proc_map(p, h, &mm);
+		break;
 	case PERF_RECORD_FORK:
-		if (wp_task_event_parse(h, &te) || exited_since(m, te.tid, time))
-			return 0;
-		{
-			/*
-			 * The thread that made a thread is the recording's; one
-			 * that made a process may not be (the launch stub).
-			 */
-			struct st_thread *parent = te.pid == te.ppid ?
-				thread_get(m, te.ppid, te.ptid, 0) : thread_find(m, te.ptid);
-			char comm[16] = "";
-
-			if (parent)
-				memcpy(comm, parent->comm, sizeof(comm));
-			t = thread_get(m, te.pid, te.tid, time);
-			if (!t)
-				return 0;
-			if (!t->comm[0])
-				memcpy(t->comm, comm, sizeof(comm));
-		}
-		if (te.pid != te.ppid && (p = proc_get(m, te.pid, false)) && !p->maps.len)
-			return proc_fork(r, p, te.ppid);
-		return 0;
-	case PERF_RECORD_EXIT:
-		if (!wp_task_event_parse(h, &te))
-			thread_exit(m, te.tid, time);
-		return 0;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (wp_sample_id_parse(&r->fmt, h, &id) || wp_switch_parse(h, &sw) ||
-		    !(t = thread_switching(m, id.pid, id.tid, time)) || time < t->switch_time)
-			return 0;	/* (an older one, from another CPU's ring) */
-		t->off = sw.out;
-		t->preempted = sw.out && sw.preempted;
-		t->switch_time = time;
-		if (!sw.out && t->stack_time < time)
-			t->stack.len = 0;
-		return 0;
+		if (wp_task_event_parse(h, &te) || te.pid == te.ppid || te.pid != te.tid)
+			break;
+		if (!(p = proc_get(m, te.pid, true)))
+			return -ENOMEM;
+		err = proc_fork(r, p, te.ppid);
+		break;
 	}
+	return err ? err : wp_timeline_record(m->tl, h, time);
+}
+
+/* Whether a copied switch-out sample is of the wait (or run) that began at since. */
+static bool stack_of(const struct st_stack *s, uint64_t since)
+{
+	return s->time + SWITCH_STACK_LAG_NS >= since;
+}
+
+static int mark_live(void *arg, const struct wp_tl_thread *t, const struct wp_tl_state *st)
+{
+	struct model *m = arg;
+	struct st_proc *p = proc_get(m, t->pid, false);
+	uint64_t i;
+
+	if (p)
+		p->had_threads = p->alive = true;
+	/* Its current wait's, or one taken since it last ran, whose switch-out is to come. */
+	if (wp_u64map_get(&m->stack_index, t->tid, &i))
+		m->stacks[i].keep = stack_of(&m->stacks[i], st->off ? st->off_since : st->since);
+	return 0;
+}
+
+/*
+ * At most once a second, as of now: the threads that left long ago
+ * forgotten, the processes whose threads all did, and the stack copies of
+ * waits since over.  A stack copy of a thread not seen yet (its records
+ * still in the queue) stays a second.
+ */
+static int model_prune(struct wp_rotate *r, uint64_t now)
+{
+	struct model *m = &r->m;
+	size_t forgotten;
+	int err = 0;
+
+	if (now < m->pruned + NSEC_PER_SEC)
+		return 0;
+	m->pruned = now;
+	if (now > FORGET_AFTER_NS)
+		err = wp_timeline_forget(m->tl, now - FORGET_AFTER_NS, &forgotten);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->nr_procs; i++)
+		m->procs[i].alive = false;
+	for (size_t i = 0; i < m->nr_stacks; i++)
+		m->stacks[i].keep = m->stacks[i].time + NSEC_PER_SEC > now;
+	wp_timeline_each_live(m->tl, mark_live, m);
+	for (size_t i = 0; i < m->nr_stacks;)
+		if (m->stacks[i].keep)
+			i++;
+		else
+			stack_del(m, i);	/* the last one moves here */
+	for (size_t i = 0; i < m->nr_procs;)
+		if (!m->procs[i].had_threads || m->procs[i].alive)
+			i++;
+		else
+			proc_del(m, m->procs[i].pid);
 	return 0;
 }
 
@@ -508,15 +469,19 @@ static bool is_prelude_record(const struct perf_event_header *h)
 /*
  * The records the model follows: those that tell what lives (every
  * thread is announced by one of them: a FORK, an exec's COMM, or a
- * THREAD or COMM written at attach, so that switches and samples need
- * not be kept aside), the stack table's, and who is off-CPU since when
- * (switch records).  And in which stack: of the switch-out samples of a
- * buffer only each thread's latest is kept, so they are put aside
- * (model_defer) and applied once the buffer is done (model_apply_deferred).
+ * THREAD or COMM written at attach), who is off-CPU since when (switch
+ * records), where records were lost, and the ROUNDs that let the queue
+ * put them in order; the stack table's, taken as read.  And in which
+ * stack: of the switch-out samples of a buffer only each thread's latest
+ * is copied, so they are put aside (model_defer) and looked at newest
+ * first once the buffer is done (model_apply_deferred).  On-CPU samples
+ * are not followed: a file's start needs no more than the switches say.
  */
 static bool is_model_record(const struct perf_event_header *h)
 {
-	return wp_record_kind_has(h->type, WP_KIND_STATE | WP_KIND_SWITCH);
+	return wp_record_kind_has(h->type, WP_KIND_STATE | WP_KIND_SWITCH) ||
+	       h->type == PERF_RECORD_LOST || h->type == PERF_RECORD_LOST_SAMPLES ||
+	       h->type == WP_RECORD_ROUND;
 }
 
 static bool is_switch_stack(const struct wp_rotate *r, const struct perf_event_header *h)
@@ -555,14 +520,12 @@ static int model_apply_deferred(struct wp_rotate *r, const uint8_t *buf)
 }
 
 /* A record of the buffer being read, at offset at: to the model, or put aside. */
-static int model_follow(struct wp_rotate *r, const struct perf_event_header *h, size_t at,
-			uint64_t time)
+static int model_follow(struct wp_rotate *r, const struct perf_event_header *h, size_t at)
 {
-	if ((h->type == PERF_RECORD_LOST || h->type == PERF_RECORD_LOST_SAMPLES) &&
-	    time > r->m.last_lost)
-		r->m.last_lost = time;
+	if (wp_record_kind_has(h->type, WP_KIND_STACK_DEF))
+		return wp_buf_append(&r->m.defs, h, h->size);
 	if (is_model_record(h))
-		return model_apply(r, h, time);
+		return wp_order_push(r->m.order, h, NULL, 0);
 	if (is_switch_stack(r, h))
 		return model_defer(r, at);
 	return 0;
@@ -577,7 +540,7 @@ static int model_follow_end(struct wp_rotate *r, const uint8_t *buf, int err)
 	return err;
 }
 
-/* The records of buf that the model follows applied to it, in order. */
+/* The records of buf that the model follows, to it. */
 static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
 {
 	const struct perf_event_header *h;
@@ -585,55 +548,89 @@ static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
 	int err = 0;
 
 	while (!err && (at = off, h = wp_record_next(buf, len, &off)))
-		err = model_follow(r, h, at, record_time(r, h));
+		err = model_follow(r, h, at);
 	return model_follow_end(r, buf, err);
 }
 
 /*
- * The stack a thread off-CPU at time (a file's start) went off-CPU in,
- * dated then; its THREAD record says it is off-CPU.  After the mappings,
- * which unwinding it needs.
+ * The stack a thread off-CPU at time (a file's start) went off-CPU in at
+ * off_since, dated then; its THREAD record says it is off-CPU.  After the
+ * mappings, which unwinding it needs.
  */
-static int emit_off_cpu_stack(struct wp_rotate *r, const struct st_thread *t, uint64_t time,
-			      struct wp_buf *out)
+static int emit_off_cpu_stack(struct wp_rotate *r, uint32_t tid, uint64_t off_since,
+			      uint64_t time, struct wp_buf *out)
 {
+	const struct st_stack *s;
 	struct perf_event_header *copy;
-	uint64_t lag = t->stack_time > t->switch_time ? t->stack_time - t->switch_time :
-							 t->switch_time - t->stack_time;
+	uint64_t i, lag;
 
-	if (!t->stack.len || lag > SWITCH_STACK_LAG_NS)
+	if (!wp_u64map_get(&r->m.stack_index, tid, &i))
 		return 0;
-	copy = wp_buf_reserve(out, t->stack.len);
+	s = &r->m.stacks[i];
+	lag = s->time > off_since ? s->time - off_since : off_since - s->time;
+	if (!s->rec.len || lag > SWITCH_STACK_LAG_NS)
+		return 0;
+	copy = wp_buf_reserve(out, s->rec.len);
 	if (!copy)
 		return -ENOMEM;
-	memcpy(copy, t->stack.data, t->stack.len);
+	memcpy(copy, s->rec.data, s->rec.len);
 	if (copy->type == WP_RECORD_STACK_SAMPLE)
 		((struct wp_record_stack_sample *)copy)->time = time;
 	else
 		wp_sample_set_time(&r->fmt, copy, time);
-	out->len += t->stack.len;
+	out->len += s->rec.len;
 	return 0;
 }
 
-/* The state of what lives at time, as records dated then; counted into c. */
+struct emit {
+	struct wp_rotate *r;
+	uint64_t time;
+	struct wp_buf *out;
+	struct wp_summary *c;
+	bool stacks;		/* the second pass: the off-CPU threads' stacks */
+};
+
+/* A live thread as a file's start says it: THREAD and COMM, then its wait's stack. */
+static int emit_thread(void *arg, const struct wp_tl_thread *t, const struct wp_tl_state *st)
+{
+	struct emit *e = arg;
+	size_t at = e->out->len;
+	struct perf_event_header *h;
+	int err;
+
+	if (!t->tid)
+		return 0;	/* the idle task */
+	if (e->stacks)
+		return st->off && !st->uncertain ?
+		       emit_off_cpu_stack(e->r, t->tid, st->off_since, e->time, e->out) : 0;
+	err = wp_synth_thread(&e->r->fmt, (pid_t)t->pid, (pid_t)t->tid, t->comm, e->time, e->out);
+	if (err)
+		return err;
+	e->c->synthesized += t->comm[0] ? 2 : 1;
+	h = (void *)(e->out->data + at);
+	if (st->uncertain)
+		h->misc = WP_THREAD_UNCERTAIN;
+	else if (st->off)
+		h->misc = WP_THREAD_OFF_CPU | (st->preempted ? WP_THREAD_PREEMPTED : 0);
+	return 0;
+}
+
+/*
+ * The state of what lives at time, as records dated then; counted into
+ * c.  Every record the model follows dated before time is in: the queue
+ * hands them all to the timeline first.
+ */
 static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 		      struct wp_summary *c)
 {
 	struct model *m = &r->m;
-	int err = m->defs.len ? wp_buf_append(out, m->defs.data, m->defs.len) : 0;
+	struct emit e = { .r = r, .time = time, .out = out, .c = c };
+	int err = wp_order_flush(m->order);
 
-	for (size_t i = 0; !err && i < m->nr_threads; i++) {
-		const struct st_thread *t = &m->threads[i];
-		size_t at = out->len;
-
-		err = wp_synth_thread(&r->fmt, (pid_t)t->pid, (pid_t)t->tid, t->comm, time, out);
-		c->synthesized += t->comm[0] ? 2 : 1;
-		if (!err && thread_uncertain(m, t, time))
-			((struct perf_event_header *)(out->data + at))->misc = WP_THREAD_UNCERTAIN;
-		else if (!err && t->off && t->switch_time <= time)
-			((struct perf_event_header *)(out->data + at))->misc =
-				WP_THREAD_OFF_CPU | (t->preempted ? WP_THREAD_PREEMPTED : 0);
-	}
+	if (!err && m->defs.len)
+		err = wp_buf_append(out, m->defs.data, m->defs.len);
+	if (!err)
+		err = wp_timeline_each_live(m->tl, emit_thread, &e);
 	for (size_t i = 0; !err && i < m->nr_procs; i++) {
 		const struct st_proc *p = &m->procs[i];
 		struct wp_cmdline cl;
@@ -658,12 +655,22 @@ static int model_emit(struct wp_rotate *r, uint64_t time, struct wp_buf *out,
 			c->synthesized++;
 		}
 	}
-	for (size_t i = 0; !err && i < m->nr_threads; i++) {
-		const struct st_thread *t = &m->threads[i];
+	e.stacks = true;
+	if (!err)
+		err = wp_timeline_each_live(m->tl, emit_thread, &e);
+	return err;
+}
 
-		if (t->off && t->switch_time <= time && !thread_uncertain(m, t, time))
-			err = emit_off_cpu_stack(r, t, time, out);
-	}
+/* The model's first state, for a recording described by meta. */
+static int model_start(struct wp_rotate *r, const struct wp_meta *meta)
+{
+	struct wp_timeline_opts to = { .unknown_stack = WP_NO_STACK,
+				       .unsampled_switch_stack = WP_NO_STACK };
+	int err = wp_timeline_new(meta, &to, &r->m.tl);
+
+	if (!err)
+		err = wp_order_new(&r->fmt, model_deliver, r, NULL, &r->m.order);
+	r->m.pruned = meta->start_clock_ns;
 	return err;
 }
 
@@ -673,14 +680,15 @@ static void model_release(struct model *m)
 		wp_buf_release(&m->procs[i].maps);
 		wp_buf_release(&m->procs[i].cmdline);
 	}
+	for (size_t i = 0; i < m->nr_stacks; i++)
+		wp_buf_release(&m->stacks[i].rec);
 	wp_buf_release(&m->defs);
-	for (size_t i = 0; i < m->nr_threads; i++)
-		wp_buf_release(&m->threads[i].stack);
 	free(m->procs);
-	free(m->threads);
-	wp_u64map_release(&m->thread_index);
+	free(m->stacks);
 	wp_u64map_release(&m->proc_index);
-	wp_u64map_release(&m->exited);
+	wp_u64map_release(&m->stack_index);
+	wp_order_free(m->order);
+	wp_timeline_free(m->tl);
 }
 
 /* Files. */
@@ -824,10 +832,16 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 			continue;
 		}
 		if (h->type == WP_RECORD_ROUND) {
-			/* Both streams keep every ROUND: each stays ordered as order.h says. */
+			/*
+			 * Both streams keep every ROUND: each stays ordered as
+			 * order.h says; and the model's queue, which holds
+			 * this file's records.
+			 */
 			err = wp_buf_append(&r->out, h, h->size);
 			if (!err && r->pending.len)
 				err = wp_buf_append(&r->pending, h, h->size);
+			if (!err)
+				err = model_follow(r, h, at);
 			continue;
 		}
 		t = record_time(r, h);
@@ -836,7 +850,7 @@ static int route(struct wp_rotate *r, const uint8_t *buf, size_t len)
 			continue;
 		}
 		/* Counted once written (flush_out): a full disk may keep only some. */
-		err = model_follow(r, h, at, t);
+		err = model_follow(r, h, at);
 		if (!err)
 			err = wp_buf_append(&r->out, h, h->size);
 	}
@@ -924,7 +938,8 @@ static int rotate_now(struct wp_rotate *r)
 	r->start_ns = r->end_ns;
 	r->complete_ns = r->start_ns;
 	r->end_ns += r->o.rotate_ns;
-	prune_exited(&r->m, r->start_ns);
+	if (!err)
+		err = model_prune(r, r->start_ns);
 	if (!err)
 		err = file_open(r, r->start_ns, &r->w, &r->counts);
 	if (!err)
@@ -1059,8 +1074,7 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 		r->kept_bytes -= k->len;
 		free(k);
 	}
-	prune_exited(&r->m, r->kept_since);
-	return err;
+	return err ? err : model_prune(r, r->kept_since);
 }
 
 /*
@@ -1271,6 +1285,8 @@ int wp_rotate_open(const struct wp_rotate_opts *opts, struct wp_rotate **out)
 
 int wp_rotate_start(struct wp_rotate *r, const struct wp_meta *meta)
 {
+	int err;
+
 	r->meta = meta;
 	wp_sample_format_init(&r->fmt, meta->sample_type, meta->regs_mask);
 	for (uint32_t e = 0; e < meta->nr_events; e++) {
@@ -1284,6 +1300,9 @@ int wp_rotate_start(struct wp_rotate *r, const struct wp_meta *meta)
 	}
 	if (r->nr_roles)
 		qsort(r->roles, r->nr_roles, sizeof(*r->roles), id_role_cmp);
+	err = model_start(r, meta);
+	if (err)
+		return err;
 	r->kept_since = meta->start_clock_ns;
 	r->start_ns = meta->start_clock_ns;
 	r->complete_ns = r->start_ns;

@@ -1569,13 +1569,15 @@ int wp_timeline_each_live(const struct wp_timeline *tl,
 {
 	for (size_t i = 0; i < tl->nr; i++) {
 		const struct thread *t = &tl->threads[i];
-		struct wp_tl_state st = { .serial = t->pub.serial, .stack = WP_NO_STACK };
+		struct wp_tl_state st = { .serial = t->pub.serial, .stack = WP_NO_STACK,
+					  .since = t->since };
 		int ret;
 
 		if (t->pub.closed || t->exiting)
 			continue;
 		if (t->state == STATE_BLOCKED || t->state == STATE_PREEMPTED ||
 		    t->state == STATE_RUNNABLE) {
+			st.uncertain = tl->lost_until > t->off_start;
 			st.off = true;
 			st.preempted = t->state != STATE_BLOCKED;
 			st.off_since = t->off_start;
@@ -1583,7 +1585,10 @@ int wp_timeline_each_live(const struct wp_timeline *tl,
 			    (!tl->opts.start_stack || t->off_stack != tl->opts.start_stack) &&
 			    t->off_stack != tl->opts.unsampled_switch_stack)
 				st.stack = t->off_stack;
+		} else {
+			st.uncertain = tl->lost_until > t->since;
 		}
+		st.uncertain |= t->start_uncertain;
 		ret = fn(arg, &t->pub, &st);
 		if (ret)
 			return ret;

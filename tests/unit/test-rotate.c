@@ -135,6 +135,16 @@ static int feed(struct wp_rotate *r, uint64_t round_t)
  * One file read back: "TYPE@ms" per record (THREAD:tid, COMM:tid, MMAP2
  * at its time), its start and end (ms after START) and stop reason.
  */
+/* A THREAD record's state at a file's start, as read_back() shows it. */
+static const char *thread_state(uint16_t misc)
+{
+	if (misc & WP_THREAD_UNCERTAIN)
+		return "/unknown";
+	if (misc & WP_THREAD_PREEMPTED)
+		return "/preempted";
+	return misc & WP_THREAD_OFF_CPU ? "/blocked" : "";
+}
+
 static void read_back(const char *path, char *out, size_t size, long *start, long *end,
 		      int *reason)
 {
@@ -153,8 +163,14 @@ static void read_back(const char *path, char *out, size_t size, long *start, lon
 		struct wp_sample_id id;
 
 		if (h->type == WP_RECORD_THREAD && !wp_thread_parse(h, &th))
-			len += (size_t)snprintf(out + len, size - len, "THREAD:%u@%llu ", th.tid,
+			len += (size_t)snprintf(out + len, size - len, "THREAD:%u%s@%llu ", th.tid,
+						thread_state(h->misc),
 						(unsigned long long)((th.time - START) / MS));
+		else if (h->type == PERF_RECORD_SAMPLE && h->size >= 5 * 8)
+			len += (size_t)snprintf(out + len, size - len, "SAMPLE:%u@%llu ",
+						((const uint32_t *)h)[7],
+						(unsigned long long)((((const uint64_t *)h)[4] - START) /
+								     MS));
 		else if (h->type < WP_RECORD_ROUND && !wp_sample_id_parse(&fmt, h, &id))
 			len += (size_t)snprintf(out + len, size - len, "%s:%u@%llu ",
 						wp_record_type_name(h->type), id.tid,
@@ -199,7 +215,11 @@ static void test_rotation(void)
 	if (!is_int(wp_rotate_open(&o, &r), 0, "rotation: opens") ||
 	    !is_int(wp_rotate_start(r, &meta), 0, "rotation: the first file starts"))
 		return;
-	/* The first second: a thread is made, named, runs; a mapping. */
+	/*
+	 * The first second: the program starts (its exec's COMM), makes a
+	 * thread, which is named and runs; a mapping.
+	 */
+	put_comm(100, "main", 50 * MS);
 	put_task(PERF_RECORD_FORK, 101, 100 * MS);
 	put_comm(101, "worker", 110 * MS);
 	put_mmap(0x400000, 150 * MS);
@@ -219,17 +239,21 @@ static void test_rotation(void)
 	wp_rotate_free(r);
 
 	file_is("r.0001.data", 0, 1000, WP_STOP_ROTATED,
-		"FORK:101@100 COMM:101@110 MMAP2:100@150 SWITCH:101@200 FORK:102@950 ");
+		"COMM:100@50 FORK:101@100 COMM:101@110 MMAP2:100@150 SWITCH:101@200 "
+		"FORK:102@950 ");
 	/*
 	 * Each later file starts with what lives: threads (100 made them;
-	 * none is named but 101), names, mappings.
+	 * 102 has its maker's name; made, it waits for a CPU; 101 blocked at
+	 * 1200 ms), names, mappings.
 	 */
 	file_is("r.0002.data", 1000, 2000, WP_STOP_ROTATED,
-		"THREAD:100@1000 THREAD:101@1000 COMM:101@1000 THREAD:102@1000 "
-		"MMAP2:100@1000 SWITCH:101@1200 ");
+		"THREAD:100@1000 COMM:100@1000 THREAD:101@1000 COMM:101@1000 "
+		"THREAD:102/preempted@1000 "
+		"COMM:102@1000 MMAP2:100@1000 SWITCH:101@1200 ");
 	file_is("r.0003.data", 2000, 2700, WP_STOP_TARGET_EXITED,
-		"THREAD:100@2000 THREAD:101@2000 COMM:101@2000 THREAD:102@2000 "
-		"MMAP2:100@2000 EXIT:101@2500 ");
+		"THREAD:100@2000 COMM:100@2000 THREAD:101/blocked@2000 COMM:101@2000 "
+		"THREAD:102/preempted@2000 "
+		"COMM:102@2000 MMAP2:100@2000 EXIT:101@2500 ");
 }
 
 /*
@@ -251,6 +275,7 @@ static void test_flight(void)
 	if (!is_int(wp_rotate_open(&o, &r), 0, "flight: opens") ||
 	    !is_int(wp_rotate_start(r, &meta), 0, "flight: starts"))
 		return;
+	put_comm(100, "main", 50 * MS);
 	put_task(PERF_RECORD_FORK, 101, 100 * MS);
 	put_comm(101, "worker", 110 * MS);
 	put_mmap(0x400000, 150 * MS);
@@ -264,18 +289,125 @@ static void test_flight(void)
 	wp_rotate_request_dump(r, START + 2450 * MS);
 	put_switch(101, 2460 * MS, true);
 	is_int(feed(r, 2470 * MS), 0, "flight: block D, after the request");
-	is_u64(wp_rotate_evicted(r), 4, "flight: block A's 4 records evicted");
+	is_u64(wp_rotate_evicted(r), 5, "flight: block A's 5 records evicted");
 	is_int(wp_rotate_end(r, &whole), 0, "flight: ends");
 	is_int(wp_rotate_nr_files(r, &first, &last), 2, "flight: two files");
 	wp_rotate_free(r);
 
 	/* A window (1 s) before the end: nothing came between A and B. */
 	file_is("f.0001.data", 1450, 2450, WP_STOP_DUMPED,
-		"THREAD:100@1450 THREAD:101@1450 COMM:101@1450 MMAP2:100@1450 "
+		"THREAD:100@1450 COMM:100@1450 THREAD:101@1450 COMM:101@1450 MMAP2:100@1450 "
 		"SWITCH:101@1500 SWITCH:101@2400 ");
 	file_is("f.0002.data", 2000, 3000, WP_STOP_TARGET_EXITED,
-		"THREAD:100@2000 THREAD:101@2000 COMM:101@2000 MMAP2:100@2000 "
+		"THREAD:100@2000 COMM:100@2000 THREAD:101/blocked@2000 COMM:101@2000 "
+		"MMAP2:100@2000 "
 		"SWITCH:101@2400 SWITCH:101@2460 ");
+}
+
+/* A switch-out sample (role WP_EVENT_SWITCH_OUT, event id 9) of tid at start + t. */
+static void put_switch_sample(uint32_t tid, uint64_t t)
+{
+	uint64_t buf[8] = { 0 };
+	struct perf_event_header *h = (void *)buf;
+	uint32_t pid_tid[2] = { 100, tid };
+
+	buf[1] = 9;			/* IDENTIFIER */
+	buf[2] = 0xffffffff81000000ULL;	/* IP */
+	memcpy(&buf[3], pid_tid, 8);	/* TID */
+	buf[4] = START + t;		/* TIME */
+	buf[5] = 0;			/* CPU */
+	buf[6] = 1;			/* PERIOD */
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_KERNEL;
+	h->size = 7 * 8;
+	put(h);
+}
+
+/* An involuntary switch-out of tid at start + t. */
+static void put_switch_preempted(uint32_t tid, uint64_t t)
+{
+	uint64_t buf[16] = { 0 };
+	struct perf_event_header *h = (void *)buf;
+
+	h->type = PERF_RECORD_SWITCH;
+	h->misc = PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+	put_trailer(h, 0, tid, t);
+}
+
+static void put_lost(uint64_t t)
+{
+	uint64_t buf[16] = { 0 };
+	struct perf_event_header *h = (void *)buf;
+
+	h->type = PERF_RECORD_LOST;
+	buf[1] = 7;		/* id */
+	buf[2] = 50;		/* lost */
+	put_trailer(h, 16, 100, t);
+}
+
+/*
+ * What a file says of each thread at its start, from the timeline: one
+ * blocked (with its latest switch-out's stack, dated at the start), one
+ * preempted; one whose records were lost after its last switch, and one
+ * never switched since, are not known.  The blocked one's records come
+ * ring by ring: a switch-in read before older switches.
+ */
+static void test_state(void)
+{
+	static uint64_t ids[] = { 9 };
+	struct wp_event_desc ev = { .role = WP_EVENT_SWITCH_OUT, .ids = ids, .nr_ids = 1 };
+	struct wp_rotate_opts o = { .rotate_ns = 1000 * MS };
+	struct wp_summary whole = { .end_clock_ns = START + 1800 * MS,
+				    .stop_reason = WP_STOP_TARGET_EXITED };
+	struct wp_rotate *r;
+	const char *first, *last;
+	char out[128], path[160];
+	int err;
+
+	meta.events = &ev;
+	meta.nr_events = 1;
+	snprintf(out, sizeof(out), "%s/s.data", tmpdir);
+	o.output = out;
+	err = wp_rotate_open(&o, &r);
+	if (!is_int(err, 0, "state: opens") ||
+	    !is_int(wp_rotate_start(r, &meta), 0, "state: starts")) {
+		if (!err)
+			wp_rotate_free(r);
+		meta.events = NULL;
+		meta.nr_events = 0;
+		return;
+	}
+	put_comm(100, "main", 10 * MS);
+	put_task(PERF_RECORD_FORK, 101, 20 * MS);
+	put_task(PERF_RECORD_FORK, 102, 30 * MS);
+	put_task(PERF_RECORD_FORK, 103, 40 * MS);
+	put_switch(102, 110 * MS, false);
+	put_switch(103, 120 * MS, false);
+	/* 101 runs again at 900 ms: read first, from another CPU's ring. */
+	put_switch(101, 900 * MS, false);
+	put_switch(101, 100 * MS, false);
+	put_switch_sample(101, 300 * MS);
+	put_switch(101, 300 * MS, true);
+	put_switch(101, 700 * MS, false);
+	put_switch_sample(101, 800 * MS);
+	put_switch(101, 800 * MS, true);
+	put_lost(500 * MS);
+	is_int(feed(r, 0), 0, "state: a block, rings one after the other");
+	put_switch_sample(101, 950 * MS);
+	put_switch(101, 950 * MS, true);
+	put_switch_preempted(102, 960 * MS);
+	is_int(feed(r, 1500 * MS), 0, "state: the second block, past the boundary");
+	is_int(wp_rotate_end(r, &whole), 0, "state: ends");
+	is_int(wp_rotate_nr_files(r, &first, &last), 2, "state: two files");
+	wp_rotate_free(r);
+	meta.events = NULL;
+	meta.nr_events = 0;
+	file_is("s.0002.data", 1000, 1800, WP_STOP_TARGET_EXITED,
+		"THREAD:100/unknown@1000 COMM:100@1000 THREAD:101/blocked@1000 COMM:101@1000 "
+		"THREAD:102/preempted@1000 COMM:102@1000 THREAD:103/unknown@1000 COMM:103@1000 "
+		"SAMPLE:101@1000 ");
+	snprintf(path, sizeof(path), "%s/s.0001.data", tmpdir);
+	unlink(path);
 }
 
 int main(void)
@@ -294,6 +426,7 @@ int main(void)
 	test_names();
 	test_rotation();
 	test_flight();
+	test_state();
 	rmdir(tmpdir);
 	return done_testing();
 }
