@@ -99,7 +99,7 @@ uint64_t wp_mon_row_blocked(const struct wp_mon_row *r);
 /* The rows' default order (qsort): on-CPU time, then waiting for a CPU, most first. */
 int wp_mon_row_cmp(const void *a, const void *b);
 
-/* A waker as shown: "comm/tid" (quoted, in buf), or what woke it ("[timer]"). */
+/* A waker as shown: "comm/tid" (quoted, in buf), or what woke it (wp_waker_kind_name). */
 const char *wp_mon_waker_name(const struct wp_mon_waker *w, char *buf, size_t size);
 
 struct wp_mon_snapshot {

@@ -119,6 +119,13 @@ enum wp_waker_kind {
 };
 
 /*
+ * The name shown for a waker that is no thread of its own (an interrupt,
+ * a timer, the idle task: "swapper", as the kernel names it), or NULL
+ * for WP_WAKER_THREAD.
+ */
+const char *wp_waker_kind_name(enum wp_waker_kind kind);
+
+/*
  * The context of a wake-up, from its tracepoint's common_flags: in a
  * task's own (0), or in a hard interrupt, a softirq, an NMI (or more than
  * one, nested); and the softirq whose handler did the waking, when its

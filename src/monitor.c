@@ -866,20 +866,14 @@ uint64_t wp_mon_row_blocked(const struct wp_mon_row *r)
 
 const char *wp_mon_waker_name(const struct wp_mon_waker *w, char *buf, size_t size)
 {
+	const char *kind = wp_waker_kind_name(w->kind);
 	char q[WP_QUOTE_SIZE(16)];
 
-	switch (w->kind) {
-	case WP_WAKER_INTERRUPT:
-		return "[interrupt]";
-	case WP_WAKER_TIMER:
-		return "[timer]";
-	case WP_WAKER_IDLE:
-		return "[idle]";
-	default:
-		snprintf(buf, size, "%s/%" PRIu32,
-			 wp_quote(q, sizeof(q), w->comm[0] ? w->comm : "?", WP_QUOTE_TEXT), w->tid);
-		return buf;
-	}
+	if (kind)
+		return kind;
+	snprintf(buf, size, "%s/%" PRIu32,
+		 wp_quote(q, sizeof(q), w->comm[0] ? w->comm : "?", WP_QUOTE_TEXT), w->tid);
+	return buf;
 }
 
 int wp_mon_row_cmp(const void *a, const void *b)

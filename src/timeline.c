@@ -1596,6 +1596,21 @@ int wp_timeline_each_live(const struct wp_timeline *tl,
 	return 0;
 }
 
+const char *wp_waker_kind_name(enum wp_waker_kind kind)
+{
+	switch (kind) {
+	case WP_WAKER_INTERRUPT:
+		return "[interrupt]";
+	case WP_WAKER_TIMER:
+		return "[timer]";
+	case WP_WAKER_IDLE:
+		return "swapper";	/* the idle task's name, as the kernel gives it */
+	case WP_WAKER_THREAD:
+		break;
+	}
+	return NULL;
+}
+
 const struct wp_waker *wp_timeline_wakers(const struct wp_timeline *tl, size_t *n)
 {
 	*n = tl->nr_wakers;

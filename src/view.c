@@ -310,16 +310,10 @@ uint64_t wp_view_part_count(const struct wp_stack_weight *w, enum wp_part part)
 const char *wp_waker_name(const struct wp_analysis *an, const struct wp_waker *w, char *buf,
 			  size_t size)
 {
-	const char *read;
+	const char *read = wp_waker_kind_name(w->kind);
 
-	switch (w->kind) {
-	case WP_WAKER_INTERRUPT:
-		return "[interrupt]";
-	case WP_WAKER_TIMER:
-		return "[timer]";
-	case WP_WAKER_IDLE:
-		return "swapper";	/* the idle task's name, as the kernel gives it */
-	}
+	if (read)
+		return read;
 	if (w->comm[0]) {
 		snprintf(buf, size, "%.*s", (int)sizeof(w->comm), w->comm);
 		return buf;
