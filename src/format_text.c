@@ -154,11 +154,16 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 	wp_account_anchor_summary(an->account, &s);
 	wp_account_untimed_switch_ins(an->account, &untimed, &all);
 	if (s.anchored && (s.worst_share >= 0.01 || s.estimated || (all && untimed * 20 >= all))) {
+		char net[16];
+
+		/* Some threads read short and others long: both, and their sum (json: moved_ns). */
 		fprintf(out, "# on-CPU: anchored to the kernel's own figures for %" PRIu64
 			" threads (schedstat, and taskstats at exit): their switch records alone "
-			"read %s %s in all, up to %.1f%% of a thread's", s.anchored,
-			DUR(s.anchored_moved_abs_ns, m), s.anchored_moved_ns >= 0 ? "short" : "long",
-			100.0 * s.worst_share);
+			"were off by %s in all (%s %s net), up to %.1f%% of a thread's", s.anchored,
+			DUR(s.anchored_moved_abs_ns, m),
+			DUR((uint64_t)(s.anchored_moved_ns >= 0 ? s.anchored_moved_ns :
+				       -s.anchored_moved_ns), net),
+			s.anchored_moved_ns >= 0 ? "short" : "long", 100.0 * s.worst_share);
 		if (s.estimated)
 			fprintf(out, "; %" PRIu64 " threads without them (~) moved by the mean lag, "
 				"%s in all, within as much", s.estimated,
@@ -182,6 +187,19 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 			"anchor it (they need root for threads that exit)\n", s.late_starts);
 }
 
+/* part of all as a percentage, never rounded to 0 or 100 when it is neither. */
+static const char *share_text(uint64_t part, uint64_t all, char *buf)
+{
+	double pct = 100.0 * (double)part / (double)(all ? all : 1);
+
+	if (part && pct < 0.1)
+		return "<0.1%";
+	if (part < all && pct > 99.9)
+		return ">99.9%";
+	snprintf(buf, 16, "%.1f%%", pct);
+	return buf;
+}
+
 /*
  * Switch-out stacks sampled above --switch-stacks' rate: how many went
  * without one, and what their time became.
@@ -190,7 +208,7 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 {
 	uint64_t rate = wp_meta_switch_stack_rate(an->meta);
 	struct wp_switch_estimate e;
-	char a[16], b[16], c[16], d[16];
+	char a[16], b[16], c[16], d[16], p[16];
 
 	if (!rate)
 		return;
@@ -201,10 +219,10 @@ static void print_switch_estimate(const struct wp_analysis *an, FILE *out)
 		fprintf(out, ", every switch-out had one\n");
 		return;
 	}
-	fprintf(out, "; %.1f%% of %" PRIu64 " switch-outs had none, in %" PRIu64 " threads: "
-		"~ marks the %s of off-CPU time shared out among their sampled stacks",
-		100.0 * (double)e.unsampled / (double)(e.switch_outs ? e.switch_outs : 1),
-		e.switch_outs, e.threads, DUR(e.estimated_ns, a));
+	fprintf(out, "; %" PRIu64 " of %" PRIu64 " switch-outs (%s) had none, in %" PRIu64
+		" thread%s: ~ marks the %s of off-CPU time shared out among their sampled stacks",
+		e.unsampled, e.switch_outs, share_text(e.unsampled, e.switch_outs, p),
+		e.threads, e.threads == 1 ? "" : "s", DUR(e.estimated_ns, a));
 	if (e.unattributed_ns)
 		fprintf(out, ", %s left as [off-cpu: not sampled]", DUR(e.unattributed_ns, b));
 	if (e.max_error_ns)
@@ -225,13 +243,14 @@ static void print_wakeup_estimate(const struct wp_analysis *an, FILE *out)
 	wp_account_wakeup_estimate(an->account, &e);
 	if (!e.waits)
 		return;
-	fprintf(out, "# wake-ups: %" PRIu64 " waits (%s) had none recorded", e.waits,
+	fprintf(out, "# wake-ups: %" PRIu64 " waits (%s) had no wake-up recorded", e.waits,
 		DUR(e.waits_ns, a));
 	if (e.dropped < e.waits)
-		fprintf(out, ", %" PRIu64 " with the tracepoints off above the budget",
-			e.waits - e.dropped);
+		fprintf(out, ", %" PRIu64 " because the wake-up tracepoints were off (above the "
+			"budget)", e.waits - e.dropped);
 	if (e.dropped)
-		fprintf(out, ", %" PRIu64 " with them on (the kernel reported none)", e.dropped);
+		fprintf(out, ", %" PRIu64 " while they were on (the kernel delivered none)",
+			e.dropped);
 	fprintf(out, ": ~ marks their runnable time, %s, estimated from the %" PRIu64
 		" waits that had one", DUR(e.runnable_ns, b), e.seen);
 	if (e.unwoken_ns)

@@ -181,7 +181,7 @@ check_num "random: its error within three times its bound (or 3 points) of --swi
 run r.txt r.err "$WALLPROF" report -i random.data
 check "text: an estimated time has a ~" grep -Eq '^ +[0-9.]+% +~[0-9]' r.txt
 check "text: the footer counts the switch-outs without a stack" \
-	grep -Eq '^# switch-out stacks: at most 1500/s per CPU; [0-9.]+% of [0-9]+ switch-outs had none' r.txt
+	grep -Eq '^# switch-out stacks: at most 1500/s per CPU; [0-9]+ of [0-9]+ switch-outs \([<0-9.]+%\) had none' r.txt
 check "text: the header names the rate" grep -Eq 'stacks at switch-out \((context-switches|sched:sched_switch), at most 1500/s per CPU\)' r.txt
 run r.folded r.err "$WALLPROF" report -i random.data --format folded
 check "folded: the marker frame says estimated" grep -q ';\[off-cpu:blocked (estimated)\] [0-9]*$' r.folded

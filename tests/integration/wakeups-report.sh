@@ -397,7 +397,7 @@ fi
 check_num "storm: some had one, to estimate the others by" "${seen% *}" -ge 20
 run storm.txt storm.terr "$WALLPROF" report -i storm.data
 check "storm: the text report says what was estimated" \
-	grep -Eq '^# wake-ups: [0-9]+ waits \([^)]*\) had none recorded, [0-9]+ with the tracepoints off above the budget' storm.txt
+	grep -Eq '^# wake-ups: [0-9]+ waits \([^)]*\) had no wake-up recorded, [0-9]+ because the wake-up tracepoints were off' storm.txt
 for name in ping pong; do
 	tid=$(wl_field storm.wl "$name" tid)
 	k_on=$(wl_field storm.wl "$name" oncpu_ns) k_runq=$(wl_field storm.wl "$name" runq_ns)
