@@ -303,15 +303,16 @@ switch_event() {
 	echo "${_e:-none}"
 }
 
-# switch_ins DUMP: "ALL UNTIMED", counted here from the dump: the
+# switch_ins DUMP [WHY]: "ALL UNTIMED", counted here from the dump: the
 # switch-ins of known threads from the first sched_switch sample on (the
 # "switch times" event), and those with no such sample on their CPU in
-# the 2 ms before them (each sample times one switch-in).
+# the 2 ms before them (each sample times one switch-in).  WHY: a file
+# to write each untimed one to, with its CPU's last sample.
 switch_ins() {
 	_n=$(awk '/^# event [0-9]+: .*, switch times, / { n = $3; sub(/:$/, "", n); print n; exit }' "$1")
 	_e=$(awk -v n="${_n:-x}" '$1 == "#" && $2 == "event" && $3 == n ":" { e = $4; sub(/,$/, "", e); print e }' "$1")
 	[ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ] && _e="$_e#$_n"
-	grep -E '^[0-9]+\.[0-9]+ ' "$1" | sort -n -k1,1 | awk -v ev="${_e:-none}" '
+	grep -E '^[0-9]+\.[0-9]+ ' "$1" | sort -n -k1,1 | awk -v ev="${_e:-none}" -v why="${2:-/dev/null}" '
 		function ns(s,  x) { split(s, x, "."); return x[1] * 1000000000 + x[2] }
 		# (A sched_switch sample is taken in the context of the task
 		# switched out: it times the switch-in that names that task
@@ -328,7 +329,11 @@ switch_ins() {
 		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ && !($3 in gone) {
 			t = ns($1); ins++
 			if (($5 in at) && from[$5] == $7 && t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
-			else untimed++
+			else {
+				untimed++
+				printf "untimed: %s; its CPU'"'"'s last sample: %.0f ns from %s\n", $0,
+					($5 in at) ? at[$5] : -1, ($5 in from) ? from[$5] : "-" > why
+			}
 		}
 		END { printf "%d %d\n", ins, untimed }'
 }

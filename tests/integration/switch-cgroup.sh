@@ -110,9 +110,10 @@ EOF2
 	check_num "JSON: sched_switch samples counted" "$ins" -gt 0
 	check_range "JSON: a switch-in per switch-out (+- a thread's first and last)" \
 		"$ins" $((outs - nth)) $((outs + nth))
-	set -- $(switch_ins d)
+	set -- $(switch_ins d untimed.txt)
 	check_num "JSON: the switch-ins, as counted from the dump" "$ins" -eq "$1"
 	check_num "JSON: the untimed switch-ins, as counted from the dump ($2 of $1)" "$untimed" -eq "$2"
+	[ "$untimed" -eq "$2" ] || sed 's/^/# /' untimed.txt 2>/dev/null | head -n 5
 	run t.txt t.err "$WALLPROF" report -i S
 	if [ $((untimed * 20)) -ge "$ins" ]; then
 		check "text: the footer says how on-CPU time was anchored, or that it reads short" \
