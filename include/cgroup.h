@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cgroup.h: a cgroup (v2) of the launched command's own, for events that
- * count per CPU but only while its processes run.
+ * cgroup.h: a cgroup (v2) of the launched command's own, or the one the
+ * processes attached to have to themselves, for events that count per CPU
+ * but only while its processes run.
  *
  * An event in a task's own perf context is scheduled out and in at each
  * of the task's context switches, at a cost that in a switch storm is a
@@ -34,5 +35,19 @@ int wp_cgroup_create(struct wp_cgroup *cg, pid_t pid);
 
 /* Move what is left in the cgroup back to wallprof's, and remove it. */
 void wp_cgroup_remove(struct wp_cgroup *cg);
+
+/*
+ * The cgroup (v2) of the processes pids[0..n) when it holds them, and
+ * processes they started, and nothing else, in it or in any cgroup below
+ * it (a service's own, as systemd makes them): events opened per CPU on
+ * it see exactly those, and cost their context switches nothing.  It is
+ * found from /proc/PID/cgroup and opened a name at a time, never
+ * following a link, and its processes read from its cgroup.procs files:
+ * every name in it is the watched programs' choice.  0 with *fd its
+ * directory (the caller's to close), or -errno: -ENOENT (no cgroup v2,
+ * or not all in one), -EBUSY (the root cgroup, or another process is in
+ * it), -E2BIG (more processes than are read).
+ */
+int wp_cgroup_of_processes(const pid_t *pids, size_t n, int *fd);
 
 #endif

@@ -124,6 +124,13 @@ uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu, uint64
 uint64_t wp_drain_foreign(const struct wp_drain *d, uint64_t *as_of_ns);
 
 /*
+ * Attached through the targets' own cgroup: the records of other
+ * processes in it (neither the targets nor started by them since: ones
+ * that joined it, or that they had started before) left out.  Thread safe.
+ */
+uint64_t wp_drain_outsiders(const struct wp_drain *d);
+
+/*
  * The recording's threads as the drain knows them now (those given to
  * wp_drain_track_wakees and those born since, less those gone), as
  * uint32_t tids into out; -ENOENT when it does not follow them (-a).

@@ -104,6 +104,13 @@ struct wp_evlist {
 	unsigned int cpu_wide_descs;	/* bit per desc: opened per CPU, never per task */
 	unsigned int cgroup_descs;	/* bit per desc: opened per CPU on cgroup_fd */
 	int cgroup_fd;			/* borrowed from wp_evlist_use_cgroup's caller */
+	/*
+	 * Attached through the targets' own cgroup: the processes whose
+	 * records (and their children's) are the recording's, should another
+	 * process join it (borrowed); none: the launched command's cgroup.
+	 */
+	const pid_t *cgroup_members;
+	size_t nr_cgroup_members;
 	uint64_t switch_tp_id;		/* sched:sched_switch's, or 0 when unknown */
 	/* sched_waking, sched_wakeup_new, sched_wakeup, sched_switch, in that order. */
 	char *sched_formats[WP_NR_SCHED_EVENTS];	/* their format files, as read */
@@ -224,12 +231,13 @@ int wp_evlist_refilter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t
 /*
  * Take the switch-out stacks, and with cpu-clock the on-CPU event (and
  * so the switch and task records), per CPU on cgroup_fd, a cgroup that
- * holds the launched command (cgroup.h), out of its threads' own perf
- * contexts.  Call after wp_evlist_init, before the events are opened;
- * false when there is no event to move.  wp_evlist_open_cgroup_events
- * then opens and enables them.
+ * holds the launched command, or the processes attached to, members[0..n)
+ * (borrowed: cgroup.h), out of their threads' own perf contexts.  Call
+ * after wp_evlist_init, before the events are opened; false when there
+ * is no event to move.  wp_evlist_open_cgroup_events then opens and
+ * enables them.
  */
-bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd);
+bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd, const pid_t *members, size_t n);
 int wp_evlist_open_cgroup_events(struct wp_evlist *ev);
 
 /* Whether the recording has wake-up events. */

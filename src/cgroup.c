@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * cgroup.c: the launched command's own cgroup (cgroup.h).
+ * cgroup.c: the launched command's own cgroup, and the attached processes' (cgroup.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -307,4 +307,219 @@ void wp_cgroup_remove(struct wp_cgroup *cg)
 	free(cg->parent);
 	cg->fd = -1;
 	cg->path = cg->parent = NULL;
+}
+
+/* A process's cgroup v2 path ("/system.slice/x.service"), malloc'ed. */
+static int process_cgroup(pid_t pid, char **out)
+{
+	char file[64], buf[8192], *p, *nl, *found = NULL;
+	int err;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	err = wp_read_text_file(file, buf, sizeof(buf));
+	if (err)
+		return err;
+	for (p = buf; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(p, "0::/", 4))
+			continue;
+		/* One v2 line: a second would be a name with a newline in it. */
+		if (found || strstr(p, " (deleted)"))
+			return -ENOENT;
+		found = p + 3;
+	}
+	if (!found)
+		return -ENOENT;
+	*out = strdup(found);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* The directory of path under the directory open at root, a name at a time. */
+static int open_below(int root, const char *path)
+{
+	char *copy = strdup(path), *name, *save = NULL;
+	int fd = dup(root);
+	unsigned int depth = 0;
+
+	if (!copy || fd < 0) {
+		free(copy);
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	for (name = strtok_r(copy, "/", &save); name && fd >= 0;
+	     name = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (!strcmp(name, ".") || !strcmp(name, "..") || ++depth > MAX_DEPTH * 4) {
+			close(fd);
+			fd = -ELOOP;
+			break;
+		}
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next < 0 ? -errno : next;
+	}
+	free(copy);
+	return fd;
+}
+
+/* At most this many processes are read from a cgroup tree. */
+#define PROCS_MAX 65536
+
+static bool listed(const pid_t *pids, size_t n, long pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* A process's parent, from /proc/PID/stat; 0 when it is gone. */
+static long parent_of(long pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (wp_read_text_file(path, buf, sizeof(buf)))
+		return 0;
+	/* "PID (COMM) S PPID ...": the name may hold anything, ')' too. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] && p[3] == ' ' ? strtol(p + 4, NULL, 10) : 0;
+}
+
+/* Ancestors looked at, at most, for a process of a cgroup. */
+#define ANCESTORS_MAX 64
+
+/*
+ * Whether pid is one of pids[0..n) or was started by one (a server's
+ * workers, a short-lived child), or has exited meanwhile.
+ */
+static bool theirs(const pid_t *pids, size_t n, long pid)
+{
+	for (unsigned int i = 0; i < ANCESTORS_MAX; i++) {
+		if (listed(pids, n, pid))
+			return true;
+		pid = parent_of(pid);
+		if (!pid)
+			return i == 0;	/* gone: whoever it was is no longer there */
+		if (pid <= 1)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Whether every process in the cgroup open at dir, and in every cgroup
+ * below it, is one of pids[0..n) or started by one: 0, -EBUSY (another
+ * is), -E2BIG.
+ */
+static int only_these(int dir, const pid_t *pids, size_t n, unsigned int depth, size_t *seen)
+{
+	char buf[4096 + 1];
+	size_t have = 0;
+	ssize_t got;
+	int fd, sub_fd, dup_fd, err = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (depth > MAX_DEPTH)
+		return -ELOOP;
+	fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (!err && ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0 ||
+			(got < 0 && errno == EINTR))) {
+		char *p = buf, *nl;
+
+		if (got < 0)
+			continue;
+		have += (size_t)got;
+		buf[have] = '\0';
+		while (!err && (nl = memchr(p, '\n', have - (size_t)(p - buf)))) {
+			char *end;
+			long pid = strtol(p, &end, 10);
+
+			if (end != nl || ++*seen > PROCS_MAX)
+				err = end != nl ? -EINVAL : -E2BIG;
+			else if (!theirs(pids, n, pid))
+				err = -EBUSY;
+			p = nl + 1;
+		}
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+		if (have == sizeof(buf) - 1)
+			err = -EINVAL;	/* no line is that long: not a pid list */
+	}
+	close(fd);
+	if (err)
+		return err;
+	dup_fd = dup(dir);
+	d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return -ENOMEM;
+	}
+	while (!err && (e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		sub_fd = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub_fd < 0)
+			continue;	/* removed meanwhile */
+		err = only_these(sub_fd, pids, n, depth + 1, seen);
+		close(sub_fd);
+	}
+	closedir(d);
+	return err;
+}
+
+int wp_cgroup_of_processes(const pid_t *pids, size_t n, int *fd)
+{
+	char *mnt = NULL, *path = NULL;
+	size_t seen = 0;
+	int root = -1, dir = -1, err;
+
+	*fd = -1;
+	if (!n)
+		return -ENOENT;
+	err = cgroup2_mount(&mnt);
+	for (size_t i = 0; !err && i < n; i++) {
+		char *other = NULL;
+
+		err = process_cgroup(pids[i], i ? &other : &path);
+		if (!err && other && strcmp(other, path))
+			err = -ENOENT;
+		free(other);
+	}
+	if (!err && !strcmp(path, "/"))
+		err = -EBUSY;
+	if (!err) {
+		root = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		err = root < 0 ? -errno : 0;
+	}
+	if (!err) {
+		dir = open_below(root, path);
+		err = dir < 0 ? dir : 0;
+	}
+	/* Read from the directory itself: this is the cgroup they are in, and theirs alone. */
+	if (!err)
+		err = only_these(dir, pids, n, 0, &seen);
+	if (!err && !seen)
+		err = -ENOENT;
+	if (err) {
+		wp_debug("the processes attached to have no cgroup of their own: %s",
+			 strerror(-err));
+		if (dir >= 0)
+			close(dir);
+	} else {
+		*fd = dir;
+	}
+	if (root >= 0)
+		close(root);
+	free(mnt);
+	free(path);
+	return err;
 }

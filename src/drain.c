@@ -104,6 +104,16 @@ struct wp_drain {
 	bool records_per_cpu;
 	uint32_t stub_pid;	/* in that cgroup, but not recorded; 0: none yet */
 	struct wp_u64map born;	/* tid -> time of its FORK or exec, for those */
+	/*
+	 * Attached through the targets' own cgroup: pid -> 1, the processes
+	 * attached to and those they started; the records of others that
+	 * joined the cgroup are left out, and counted.
+	 */
+	bool members_only;
+	struct wp_u64map members;
+	uint64_t outsiders;	/* atomic */
+	/* Drain thread only: records of a pid not theirs yet, until the rings are swept again. */
+	struct wp_buf strangers;
 	size_t nr_roles;
 	size_t nr_foreign;		/* files with an fd (open_foreign_file) */
 	unsigned int cur_ring;		/* the ring being read */
@@ -726,6 +736,9 @@ static int switch_out_recorded(struct wp_drain *d, const struct perf_event_heade
 	if (d->ev->fmt.sample_type & PERF_SAMPLE_REGS_USER &&
 	    s.regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
 		return 0;
+	/* Attached: the events were on before any thread of theirs was made. */
+	if (d->members_only)
+		return 1;
 	if (!wp_u64map_get(&d->born, s.tid, &born))
 		return -1;
 	return s.time >= born;
@@ -797,8 +810,104 @@ static bool stub_record(struct wp_drain *d, const struct perf_event_header *h)
 	return h->type != PERF_RECORD_FORK || wp_task_event_parse(h, &te) || te.pid == stub;
 }
 
+/*
+ * Attached through the targets' own cgroup: a record of a process that
+ * is not one of theirs (moved into the cgroup since, or not known yet: a
+ * child whose FORK is still in another CPU's ring), which the events on
+ * the cgroup see too.  A FORK by one of theirs makes its child theirs; a
+ * FORK by another makes a pid used again someone else's.
+ */
+static bool outsider_record(struct wp_drain *d, const struct perf_event_header *h)
+{
+	struct wp_sample_id sid;
+	struct wp_task_event te;
+	uint32_t pid, tid;
+	uint64_t canon;
+	int role;
+
+	if (!d->members_only)
+		return false;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		/*
+		 * The events on the cgroup's only: the scheduler's tracepoints
+		 * are per CPU, with filters of their own, and name other
+		 * programs' threads as the wakers of the recording's.
+		 */
+		role = sample_role(d, h, &canon);
+		if ((role != WP_EVENT_ONCPU && role != WP_EVENT_SWITCH_OUT) ||
+		    wp_sample_thread(&d->ev->fmt, h, &pid, &tid))
+			return false;
+		break;
+	case PERF_RECORD_FORK:
+		if (wp_task_event_parse(h, &te))
+			return false;
+		if (wp_u64map_get(&d->members, te.ppid, NULL)) {
+			if (te.pid != te.ppid)
+				wp_u64map_put(&d->members, te.pid, 1);
+			return false;
+		}
+		if (te.pid != te.ppid)
+			wp_u64map_del(&d->members, te.pid);
+		return true;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+		if (wp_sample_id_parse(&d->ev->fmt, h, &sid))
+			return false;
+		pid = sid.pid;
+		break;
+	default:
+		return false;
+	}
+	/* An exiting task's last switch-out, once it is unhashed, names no one. */
+	return pid != UINT32_MAX && !wp_u64map_get(&d->members, pid, NULL);
+}
+
+static int drain_record_ours(struct wp_drain *d, const struct perf_event_header *h);
+
 /* Count one record and copy it (stack trimmed) into the current block. */
 static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
+{
+	if (stub_record(d, h))
+		return 0;
+	/* Asked again once every ring was read again (strangers_resolve). */
+	if (outsider_record(d, h))
+		return wp_buf_append(&d->strangers, h, h->size);
+	return drain_record_ours(d, h);
+}
+
+/*
+ * The records set aside by a sweep (drain_record), after the next: the
+ * FORKs first, which make their children the targets', then the rest;
+ * what is still no one's of theirs is left out, and counted.
+ */
+static int strangers_resolve(struct wp_drain *d, struct wp_buf *b)
+{
+	int err = 0;
+
+	for (int forks = 1; forks >= 0; forks--) {
+		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= b->len;) {
+			const struct perf_event_header *h = (const void *)(b->data + off);
+
+			off += h->size;
+			if ((h->type == PERF_RECORD_FORK) != forks)
+				continue;
+			if (outsider_record(d, h))
+				__atomic_fetch_add(&d->outsiders, 1, __ATOMIC_RELAXED);
+			else
+				err = drain_record_ours(d, h);
+		}
+	}
+	b->len = 0;
+	return err;
+}
+
+/* Count one record of the recording's and copy it (stack trimmed) into the current block. */
+static int drain_record_ours(struct wp_drain *d, const struct perf_event_header *h)
 {
 	struct parsed p;
 	uint64_t id, lost, canon;
@@ -806,8 +915,6 @@ static int drain_record(struct wp_drain *d, const struct perf_event_header *h)
 	size_t n;
 	int role;
 
-	if (stub_record(d, h))
-		return 0;
 	p.state = 0;	/* decoded only when asked (not the whole struct: every record passes) */
 	p.foreign_waker = false;
 	dst = drain_room(d, h->size);
@@ -983,25 +1090,29 @@ static uint64_t drain_sweep(struct wp_drain *d)
 static uint64_t drain_pass(struct wp_drain *d)
 {
 	uint64_t start = wp_clock_ns(CLOCK_MONOTONIC);
-	struct wp_buf held = { 0 };
+	struct wp_buf held = { 0 }, strangers = { 0 };
 	uint64_t total;
 
 	drain_cmdlines(d);
 	total = drain_sweep(d);
 	__atomic_store_n(&d->swept_ns, start, __ATOMIC_RELEASE);
 
-	for (int i = 0; d->held.len && i < HELD_SWEEPS; i++) {
-		struct wp_buf t = held;
+	for (int i = 0; (d->held.len || d->strangers.len) && i < HELD_SWEEPS; i++) {
+		struct wp_buf t = held, u = strangers;
 
 		held = d->held;	/* what this sweep set aside; the next one tells */
 		d->held = t;
+		strangers = d->strangers;
+		d->strangers = u;
 		total += drain_sweep(d);
-		if (held_resolve(d, &held))
+		if (held_resolve(d, &held) || strangers_resolve(d, &strangers))
 			break;
 	}
 	/* Those of the last sweep, with what is known now. */
 	held_resolve(d, &d->held);
+	strangers_resolve(d, &d->strangers);
 	wp_buf_release(&held);
+	wp_buf_release(&strangers);
 	if (__atomic_exchange_n(&d->flush_asked, false, __ATOMIC_ACQ_REL)) {
 		/* Even a quiet pass: its ROUND tells the sink that time has passed. */
 		drain_append_round(d, start);
@@ -1230,6 +1341,12 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_sink *sink, struct wp_drain *
 	}
 	d->nr_roles = ev->nr_fds;
 	qsort(d->roles, d->nr_roles, sizeof(*d->roles), id_role_cmp);
+	d->members_only = ev->cgroup_descs && ev->nr_cgroup_members;
+	for (size_t i = 0; i < ev->nr_cgroup_members; i++)
+		if (wp_u64map_put(&d->members, (uint64_t)ev->cgroup_members[i], 1)) {
+			err = -ENOMEM;
+			goto out_free;
+		}
 
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1371,6 +1488,11 @@ uint64_t wp_drain_switch_outs(const struct wp_drain *d, unsigned int cpu, uint64
 	return cpu < d->ev->nr_cpus ? __atomic_load_n(&d->switch_outs[cpu], __ATOMIC_RELAXED) : 0;
 }
 
+uint64_t wp_drain_outsiders(const struct wp_drain *d)
+{
+	return __atomic_load_n(&d->outsiders, __ATOMIC_RELAXED);
+}
+
 uint64_t wp_drain_foreign(const struct wp_drain *d, uint64_t *as_of_ns)
 {
 	*as_of_ns = __atomic_load_n(&d->swept_ns, __ATOMIC_ACQUIRE);
@@ -1431,6 +1553,7 @@ void wp_drain_free(struct wp_drain *d)
 	block_free(d->cur);
 	wp_seen_free(d->seen);
 	wp_u64map_release(&d->born);
+	wp_u64map_release(&d->members);
 	wp_cmdline_reader_free(d->cmdlines);
 	wp_buf_release(&d->cmdline_records);
 	free(d->roles);
@@ -1446,6 +1569,7 @@ void wp_drain_free(struct wp_drain *d)
 	wp_u64map_release(&d->wakees);
 	wp_u64map_release(&d->wakers_named);
 	wp_buf_release(&d->held);
+	wp_buf_release(&d->strangers);
 	{
 		size_t pos = 0;
 		uint64_t tid, fd;

@@ -729,8 +729,10 @@ static int evlist_open_anchor(struct wp_evlist *ev, pid_t tid)
 	return 0;
 }
 
-bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd)
+bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd, const pid_t *members, size_t n)
 {
+	ev->cgroup_members = members;
+	ev->nr_cgroup_members = n;
 	for (unsigned int d = 0; d < ev->nr_descs; d++) {
 		struct perf_event_attr *a = &ev->descs[d].attr;
 
@@ -781,10 +783,10 @@ int wp_evlist_open_cgroup_events(struct wp_evlist *ev)
 			if (fd == -ENODEV)
 				continue;
 			if (fd < 0) {
-				wp_priv_explain_open_error(&ev->priv, fd, "the command's cgroup");
+				wp_priv_explain_open_error(&ev->priv, fd, "the cgroup");
 				return fd;
 			}
-			err = evlist_setup_fd(ev, fd, -1, c, d, "the command's cgroup");
+			err = evlist_setup_fd(ev, fd, -1, c, d, "the cgroup");
 			if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
 				err = -errno;
 			if (err)
@@ -985,8 +987,17 @@ int wp_evlist_refilter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t
 
 int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what)
 {
-	int err = evlist_open_anchor(ev, tid);
+	unsigned int per_task = ((1U << ev->nr_descs) - 1) & ~(ev->cpu_wide_descs | ev->cgroup_descs);
+	int err;
 
+	/*
+	 * Every event per CPU (on a cgroup): the thread's perf context holds
+	 * nothing to anchor, and one made for an anchor alone would cost it
+	 * every context switch.
+	 */
+	if (!per_task)
+		return 0;
+	err = evlist_open_anchor(ev, tid);
 	if (err == -ESRCH)
 		return err;
 	if (err)

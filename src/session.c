@@ -90,6 +90,7 @@ struct session {
 	uint64_t refilter_seen, refilter_next_ns, refilter_since_ns, refilter_gap_ns;
 	uint32_t refilter_last_pid;
 	struct wp_cgroup cgroup;	/* the command's, for its switch-out stacks */
+	int target_cgroup;		/* the processes attached to have it to themselves; or -1 */
 	/*
 	 * The kernel's own figures of the threads' time (threadclock.h): the
 	 * recording's processes (not -a), the listener of their exits (root
@@ -599,6 +600,42 @@ static int write_attached(struct session *s, struct wp_buf *out)
 	return 0;
 }
 
+/*
+ * Processes that have a cgroup to themselves: their events per CPU on it
+ * (wp_evlist_use_cgroup), none of their own, and every thread they make
+ * is seen from its start (no inheritance to race with).  Each thread is
+ * checked as attach_thread() checks it.
+ */
+static int attach_cgroup(struct session *s)
+{
+	const struct wp_record_opts *o = s->opts;
+	char what[64];
+	int err = 0;
+
+	for (size_t i = 0; !err && i < o->nr_pids; i++) {
+		pid_t *tids = NULL;
+		size_t n = 0;
+
+		snprintf(what, sizeof(what), "process %d", o->pids[i]);
+		err = wp_list_threads(o->pids[i], &tids, &n);
+		if (err == -ESRCH || (!err && !wp_process_alive(o->pids[i]))) {
+			wp_error("cannot attach to process %d: no such process", o->pids[i]);
+			err = -ESRCH;
+		}
+		for (size_t t = 0; !err && t < n; t++) {
+			err = check_traceable(s, tids[t], what);
+			if (err == -ESRCH)
+				err = 0;	/* the thread exited meanwhile */
+		}
+		free(tids);
+	}
+	if (!err)
+		err = wp_evlist_open_cgroup_events(&s->ev);
+	if (!err)
+		wp_debug("attached through the processes' own cgroup, per CPU");
+	return err;
+}
+
 static int open_targets(struct session *s)
 {
 	const struct wp_record_opts *o = s->opts;
@@ -625,6 +662,8 @@ static int open_targets(struct session *s)
 			err = wp_evlist_open_cgroup_events(&s->ev);
 		return err;
 	}
+	if (o->nr_pids && s->ev.cgroup_descs)
+		return attach_cgroup(s);
 	if (o->nr_pids)
 		return attach_processes(s);
 	/* -t: the threads named, and the threads they create (by inheritance). */
@@ -1479,6 +1518,10 @@ static void print_summary(struct session *s, uint64_t bytes)
 				(double)c->wakeups / secs);
 	}
 	/* Losses and throttling are warnings: -q does not hide them. */
+	if (s->drain && wp_drain_outsiders(s->drain))
+		wp_warn("%llu records of other processes in the cgroup of the processes attached "
+			"to (neither listed with -p nor started by one since) were left out",
+			(unsigned long long)wp_drain_outsiders(s->drain));
 	if (lost)
 		wp_warn("%llu records were lost: the rings overflowed; try a larger -m, "
 			"a lower -F or a smaller -g dwarf stack size", (unsigned long long)lost);
@@ -1553,7 +1596,7 @@ static int exit_status_of(const struct session *s, uint32_t reason, int signo)
 
 int wp_record_run(const struct wp_record_opts *opts)
 {
-	struct session s = { .opts = opts, .child_status = -1,
+	struct session s = { .opts = opts, .child_status = -1, .target_cgroup = -1,
 			     .clock_lock = PTHREAD_MUTEX_INITIALIZER };
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_xfsz;
 	uint32_t reason = WP_STOP_ERROR;
@@ -1631,7 +1674,17 @@ int wp_record_run(const struct wp_record_opts *opts)
 		/* Without a cgroup, the switch-out event is the threads' own. */
 		if (s.ev.meta_flags & WP_META_OFFCPU_STACKS && !opts->events.cpu_wide &&
 		    !wp_cgroup_create(&s.cgroup, s.child.stub))
-			wp_evlist_use_cgroup(&s.ev, s.cgroup.fd);
+			wp_evlist_use_cgroup(&s.ev, s.cgroup.fd, NULL, 0);
+	} else if (opts->nr_pids && !opts->nr_tids && !opts->events.cpu_wide &&
+		   s.ev.meta_flags & WP_META_OFFCPU_STACKS && wp_priv_can_profile_cpus(&s.priv) &&
+		   !wp_cgroup_of_processes(opts->pids, opts->nr_pids, &s.target_cgroup) &&
+		   !wp_evlist_use_cgroup(&s.ev, s.target_cgroup, opts->pids, opts->nr_pids)) {
+		/*
+		 * Processes with a cgroup to themselves (a service): their
+		 * events per CPU on it, as a launched command's.
+		 */
+		close(s.target_cgroup);
+		s.target_cgroup = -1;
 	}
 	/*
 	 * A closed standard error (EPIPE) or a file size limit (EFBIG) is an
@@ -1861,6 +1914,8 @@ out:
 	wp_closing_free(s.closing);
 	wp_evlist_release(&s.ev);
 	wp_cgroup_remove(&s.cgroup);
+	if (s.target_cgroup >= 0)
+		close(s.target_cgroup);
 	free(s.attached);
 	wp_buf_release(&s.wakees);
 	s.meta.argv = NULL;	/* borrowed from opts */

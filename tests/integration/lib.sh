@@ -341,6 +341,42 @@ switch_ins() {
 # switch_samples DUMP [TID]: SAMPLE lines with a switch-out stack.
 switch_samples() { samples "$(switch_event "$1")" "$1" "${2:-}"; }
 
+# busy_ok LABEL WL.OUT REPORT.JSON: every client and server thread the
+# workload reported is in the report with its schedstat on-CPU time within
+# max(2%, 5 ms), and no thread's on-CPU time exceeds its wall time.
+busy_ok() {
+	python3 - "$2" "$3" "$1" <<'EOF'
+import json, sys
+truth = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 8 and f[0] == "thread" and f[1] in ("client", "server", "spinner"):
+        truth[int(f[5])] = (f[1], int(f[7]))
+rep = json.load(open(sys.argv[2]))
+threads = {t["tid"]: t for t in rep["threads"]}
+label = sys.argv[3]
+bad = 0
+if not truth:
+    print(f"not ok - {label}: the workload reported its threads")
+    sys.exit(1)
+for tid, (name, want) in sorted(truth.items()):
+    t = threads.get(tid)
+    if t is None:
+        print(f"not ok - {label}: {name} {tid} is in the report")
+        bad += 1
+        continue
+    got = t["on_cpu_ns"]
+    tol = max(want // 50, 5000000)
+    ok = abs(got - want) <= tol
+    bad += not ok
+    print(f"{'ok' if ok else 'not ok'} - {label}: {name} {tid} on-CPU {got} vs schedstat "
+          f"{want} (within {tol}; {t.get('on_cpu_source')}, moved {t.get('on_cpu_moved_ns')})")
+over = [t for t in rep["threads"] if t["on_cpu_ns"] > t["wall_ns"]]
+print(f"{'not ok' if over else 'ok'} - {label}: no thread's on-CPU time exceeds its wall time")
+sys.exit(1 if bad or over else 0)
+EOF
+}
+
 # wl_field OUT THREAD KEY: from a workload's "thread NAME pid P tid T oncpu_ns N
 # ..." line in OUT, the value after KEY (pid, tid, oncpu_ns, sleeps, ...).
 wl_field() {
