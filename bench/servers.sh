@@ -15,6 +15,9 @@
 #   alone             the server and the benchmark only
 #   wallprof-attach   wallprof record -p SERVER (its defaults)
 #   wallprof-launch   wallprof record -- SERVER (its defaults)
+#   wallprof-service  the server started in a cgroup of its own (as systemd
+#                     runs a service), then wallprof record -p with every
+#                     process in it: attached through the cgroup
 #   wallprof-off      wallprof record -p SERVER --wakeups=off
 #   wallprof-nostacks wallprof record -p SERVER --wakeups=nostacks
 #   wallprof-allstacks wallprof record -p SERVER --wakeups=all-stacks (the
@@ -56,7 +59,7 @@ servers=${BENCH_SERVERS:-redis pgbench}
 secs=${BENCH_SECONDS:-6}
 redis_n=${BENCH_REDIS_REQUESTS:-300000}
 pg_clients=${BENCH_PGBENCH_CLIENTS:-4}
-configs=${BENCH_CONFIGS:-alone wallprof-attach wallprof-launch wallprof-off wallprof-nostacks perf offcputime}
+configs=${BENCH_CONFIGS:-alone wallprof-attach wallprof-service wallprof-launch wallprof-off wallprof-nostacks perf offcputime}
 pin_server=() pin_load=()
 if [ "${BENCH_PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ]; then
 	pin_server=(taskset -c 0) pin_load=(taskset -c 1)
@@ -79,11 +82,21 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-servers.XXXXXX")
 chmod 755 "$work"
 server_pid=''
 rec_pid=''
+# wallprof-service's cgroup (v2), under this script's own.
+cg_parent=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' \
+	/proc/self/mountinfo | head -n 1)$(sed -n 's/^0::\/*/\//p' /proc/self/cgroup | sed 's/\/$//')
+cg="$cg_parent/wallprof-bench-$$"
+cg_empty() {
+	[ -d "$cg" ] || return 0
+	while read -r p; do echo "$p" >"$cg_parent/cgroup.procs"; done <"$cg/cgroup.procs" 2>/dev/null
+	rmdir "$cg" 2>/dev/null || true
+}
 cleanup() {
 	[ -n "$rec_pid" ] && pkill -INT -P "$rec_pid" 2>/dev/null
 	[ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null
 	sleep 0.5
 	pkill -f "$work/" 2>/dev/null || true
+	cg_empty
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -171,6 +184,13 @@ one() {
 		/usr/bin/time -f '%U %S' -o "$work/time" "$wp" record -q -o "$work/W.data" \
 			"${as[@]}" -- "${scmd[@]}" >/dev/null 2>"$work/rec.err" &
 		rec_pid=$!
+	elif [ "$c" = wallprof-service ]; then
+		mkdir -p "$cg" || die "cannot make a cgroup under $cg_parent"
+		local run=("${scmd[@]}")
+		[ "$s" = pgbench ] && run=(runuser -u postgres -- "${scmd[@]}")
+		# shellcheck disable=SC2016
+		sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "${run[@]}" \
+			>/dev/null 2>&1 &
 	elif [ "$s" = pgbench ]; then
 		runuser -u postgres -- "${scmd[@]}" >/dev/null 2>&1 &
 	else
@@ -193,6 +213,10 @@ one() {
 		[ "$c" = wallprof-allstacks ] && extra=(--wakeups=all-stacks)
 		/usr/bin/time -f '%U %S' -o "$work/time" "$wp" record -q -o "$work/W.data" \
 			"${extra[@]}" -p "$pid" >/dev/null 2>"$work/rec.err" &
+		rec_pid=$! ;;
+	wallprof-service)
+		/usr/bin/time -f '%U %S' -o "$work/time" "$wp" record -v -o "$work/W.data" \
+			-p "$(paste -sd, "$cg/cgroup.procs")" >/dev/null 2>"$work/rec.err" &
 		rec_pid=$! ;;
 	perf)
 		/usr/bin/time -f '%U %S' -o "$work/time" perf record -q -o "$work/P.data" \
@@ -227,6 +251,12 @@ one() {
 	fi
 	wait "$server_pid" 2>/dev/null || true
 	for _ in $(seq 50); do ready "$s" || break; sleep 0.1; done
+	if [ "$c" = wallprof-service ]; then
+		grep -q "attached through the processes' own cgroup" "$work/rec.err" ||
+			echo "bench: wallprof-service was not attached through the cgroup:" \
+				"$(grep -m1 'cgroup' "$work/rec.err")" >&2
+		cg_empty
+	fi
 	[ "$c" = alone ] || rc_cpu=$(cpu_of "$work/time")
 	rec_pid='' server_pid=''
 	rm -f "$work/W.data" "$work/P.data" "$work/time"

@@ -772,25 +772,18 @@ void wp_drain_skip_stub(struct wp_drain *d, uint32_t pid)
 }
 
 /*
- * The stub that launches the command is in the command's cgroup, so the
- * events on the cgroup see it (per task, it had none enabled): its
- * records are not the recording's, but for its FORK of the command, where
- * the command's life in the recording starts (the only record that
- * names the stub).  Losses are counted whoever they hit.
+ * The process of a record that the events on a cgroup write for a task
+ * (the task that wrote it: for a FORK, the parent): 0, or -1 when the
+ * record is of another kind or names none.
  */
-static bool stub_record(struct wp_drain *d, const struct perf_event_header *h)
+static int record_pid(const struct wp_drain *d, const struct perf_event_header *h, uint32_t *pid)
 {
-	uint32_t stub = __atomic_load_n(&d->stub_pid, __ATOMIC_RELAXED), pid, tid;
 	struct wp_sample_id sid;
-	struct wp_task_event te;
+	uint32_t tid;
 
-	if (!d->records_per_cpu || !stub)
-		return false;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (wp_sample_thread(&d->ev->fmt, h, &pid, &tid))
-			return false;
-		break;
+		return wp_sample_thread(&d->ev->fmt, h, pid, &tid) ? -1 : 0;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 	case PERF_RECORD_MMAP:
@@ -799,13 +792,26 @@ static bool stub_record(struct wp_drain *d, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		if (wp_sample_id_parse(&d->ev->fmt, h, &sid))
-			return false;
-		pid = sid.pid;
-		break;
-	default:
-		return false;
+			return -1;
+		*pid = sid.pid;
+		return 0;
 	}
-	if (pid != stub)
+	return -1;
+}
+
+/*
+ * The stub that launches the command is in the command's cgroup, so the
+ * events on the cgroup see it (per task, it had none enabled): its
+ * records are not the recording's, but for its FORK of the command, where
+ * the command's life in the recording starts (the only record that
+ * names the stub).  Losses are counted whoever they hit.
+ */
+static bool stub_record(struct wp_drain *d, const struct perf_event_header *h)
+{
+	uint32_t stub = __atomic_load_n(&d->stub_pid, __ATOMIC_RELAXED), pid;
+	struct wp_task_event te;
+
+	if (!d->records_per_cpu || !stub || record_pid(d, h, &pid) || pid != stub)
 		return false;
 	return h->type != PERF_RECORD_FORK || wp_task_event_parse(h, &te) || te.pid == stub;
 }
@@ -819,27 +825,23 @@ static bool stub_record(struct wp_drain *d, const struct perf_event_header *h)
  */
 static bool outsider_record(struct wp_drain *d, const struct perf_event_header *h)
 {
-	struct wp_sample_id sid;
 	struct wp_task_event te;
-	uint32_t pid, tid;
 	uint64_t canon;
+	uint32_t pid;
 	int role;
 
 	if (!d->members_only)
 		return false;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
+	if (h->type == PERF_RECORD_SAMPLE) {
 		/*
 		 * The events on the cgroup's only: the scheduler's tracepoints
 		 * are per CPU, with filters of their own, and name other
 		 * programs' threads as the wakers of the recording's.
 		 */
 		role = sample_role(d, h, &canon);
-		if ((role != WP_EVENT_ONCPU && role != WP_EVENT_SWITCH_OUT) ||
-		    wp_sample_thread(&d->ev->fmt, h, &pid, &tid))
+		if (role != WP_EVENT_ONCPU && role != WP_EVENT_SWITCH_OUT)
 			return false;
-		break;
-	case PERF_RECORD_FORK:
+	} else if (h->type == PERF_RECORD_FORK) {
 		if (wp_task_event_parse(h, &te))
 			return false;
 		if (wp_u64map_get(&d->members, te.ppid, NULL)) {
@@ -850,19 +852,9 @@ static bool outsider_record(struct wp_drain *d, const struct perf_event_header *
 		if (te.pid != te.ppid)
 			wp_u64map_del(&d->members, te.pid);
 		return true;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_EXIT:
-		if (wp_sample_id_parse(&d->ev->fmt, h, &sid))
-			return false;
-		pid = sid.pid;
-		break;
-	default:
-		return false;
 	}
+	if (record_pid(d, h, &pid))
+		return false;
 	/* An exiting task's last switch-out, once it is unhashed, names no one. */
 	return pid != UINT32_MAX && !wp_u64map_get(&d->members, pid, NULL);
 }

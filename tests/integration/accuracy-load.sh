@@ -60,13 +60,7 @@ mkfifo go
 wl=$!
 bg_pids="$bg_pids $wl"
 exec 6>go
-"$WALLPROF" record -q -o A.data -p "$wl" >A.rout 2>A.err &
-rec=$!
-bg_pids="$bg_pids $rec"
-# Attached once the recording's hidden file exists; then a moment.
-attached() { ls -A . | grep -q '^\.A\.data\.wallprof-'; }
-wait_until 200 attached || echo "# the recording's file did not appear in 20 s"
-sleep 0.5
+record_attached A.data A.err "$wl" -q
 echo g >&6
 exec 6>&-
 wait "$wl"

@@ -79,13 +79,7 @@ wl=$!
 bg_pids="$bg_pids $wl"
 exec 6>go
 echo "$wl" >"$cg/cgroup.procs"
-"$WALLPROF" record -v -o D -p "$wl" >D.rout 2>D.err &
-rec=$!
-bg_pids="$bg_pids $rec"
-# Attached once the recording's hidden file exists; then a moment.
-attached() { ls -A . | grep -q '^\.D\.wallprof-'; }
-wait_until 200 attached || echo "# the recording's file did not appear in 20 s"
-sleep 0.5
+record_attached D D.err "$wl" -v
 echo g >&6
 exec 6>&-
 wait "$wl"

@@ -341,6 +341,21 @@ switch_ins() {
 # switch_samples DUMP [TID]: SAMPLE lines with a switch-out stack.
 switch_samples() { samples "$(switch_event "$1")" "$1" "${2:-}"; }
 
+# record_attached DATA ERR PID [OPTION...]: wallprof record -p PID in the
+# background ($rec), into DATA (its messages in ERR), returning once it
+# has attached: its hidden file exists, and a moment more.
+record_attached() {
+	_data=$1 _err=$2 _pid=$3
+	shift 3
+	"$WALLPROF" record -o "$_data" -p "$_pid" "$@" >"$_data.rout" 2>"$_err" &
+	rec=$!
+	bg_pids="$bg_pids $rec"
+	_hidden="^\\.$(printf '%s' "$_data" | sed 's/[.]/\\./g')\\.wallprof-"
+	wait_until 200 sh -c "ls -A . | grep -q '$_hidden'" ||
+		echo "# the recording's file did not appear in 20 s"
+	sleep 0.5
+}
+
 # busy_ok LABEL WL.OUT REPORT.JSON: every client and server thread the
 # workload reported is in the report with its schedstat on-CPU time within
 # max(2%, 5 ms), and no thread's on-CPU time exceeds its wall time.
