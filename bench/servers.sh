@@ -7,7 +7,8 @@
 # (alternating, BENCH_RUNS rounds), a fresh server for every run.  Prints
 # one table: the medians of throughput, its ratio to the same round's
 # server alone, the recorder's CPU seconds (user + system) per second of
-# benchmark, and the server's own CPU per operation (its threads' and its
+# benchmark (launched, less the server's own, which GNU time counts as
+# the recorder's child's), and the server's own CPU per operation (its threads' and its
 # reaped children's, from /proc) with its ratio to the round's alone.  A benchmark, not a test: it prints figures and never fails
 # on them.
 #
@@ -174,7 +175,7 @@ cpu_of() { awk 'END { printf "%.3f", $1 + $2 }' "$1" 2>/dev/null || echo 0; }
 # one SERVER CONFIG: a fresh server, the profiler, the benchmark.
 # Prints "throughput recorder_cpu_seconds load_seconds".
 one() {
-	local s=$1 c=$2 pid t0 t1 tput rc_cpu=0 as=() scmd=()
+	local s=$1 c=$2 pid t0 t1 tput rc_cpu=0 sc_end=0 as=() scmd=()
 	rm -rf "$work/run" && mkdir -p "$work/run" && chmod 777 "$work/run"
 	[ "$s" = pgbench ] && cp -a "$work/pg-template" "$work/run/pg"
 	rm -f "$work/run/pg/postmaster.pid"
@@ -239,6 +240,9 @@ one() {
 	sleep 0.5
 	c1=$(server_cpu "$pid")
 	if [ "$c" = wallprof-launch ]; then
+		# (The server is the recorder's child: GNU time counts its CPU
+		# too, which is taken out below, as it stands before it stops.)
+		sc_end=$(server_cpu "$pid")
 		stop_server "$s"
 		wait "$rec_pid" || true
 	elif [ "$c" != alone ]; then
@@ -258,6 +262,8 @@ one() {
 		cg_empty
 	fi
 	[ "$c" = alone ] || rc_cpu=$(cpu_of "$work/time")
+	[ "$c" = wallprof-launch ] &&
+		rc_cpu=$(awk -v a="$rc_cpu" -v b="${sc_end:-0}" 'BEGIN { d = a - b; printf "%.3f", (d > 0 ? d : 0) }')
 	rec_pid='' server_pid=''
 	rm -f "$work/W.data" "$work/P.data" "$work/time"
 	echo "${tput:-0} $rc_cpu $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
