@@ -41,9 +41,14 @@ tap_close() {
 	rm -f "$tap_out"
 	tap_out=''
 }
+# (WP_TEST_KEEP=1: a failed test's files stay, for a look at what it recorded.)
 cleanup() {
 	for p in $bg_pids; do running "$p" && kill -KILL "$p" 2>/dev/null; done
 	tap_close
+	if [ "${WP_TEST_KEEP:-}" = 1 ] && [ "$failures" -gt 0 ]; then
+		echo "# its files are kept in $tmp" >&2
+		return
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
