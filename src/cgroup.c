@@ -366,7 +366,7 @@ static int open_below(int root, const char *path)
 	return fd;
 }
 
-/* At most this many processes are read from a cgroup tree. */
+/* At most this many processes and cgroups are read from a cgroup tree. */
 #define PROCS_MAX 65536
 
 static bool listed(const pid_t *pids, size_t n, long pid)
@@ -427,6 +427,9 @@ static int only_these(int dir, const pid_t *pids, size_t n, unsigned int depth, 
 
 	if (depth > MAX_DEPTH)
 		return -ELOOP;
+	/* (Cgroups count too: a tree of many empty ones is read no further.) */
+	if (++*seen > PROCS_MAX)
+		return -E2BIG;
 	fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -507,8 +510,8 @@ int wp_cgroup_of_processes(const pid_t *pids, size_t n, int *fd)
 	/* Read from the directory itself: this is the cgroup they are in, and theirs alone. */
 	if (!err)
 		err = only_these(dir, pids, n, 0, &seen);
-	if (!err && !seen)
-		err = -ENOENT;
+	if (!err && seen < 2)
+		err = -ENOENT;	/* (the cgroup itself counted, and no process) */
 	if (err) {
 		wp_debug("the processes attached to have no cgroup of their own: %s",
 			 strerror(-err));
