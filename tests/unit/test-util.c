@@ -55,6 +55,13 @@ static void test_buf(void)
 	ok(wp_buf_reserve(&b, 0) == b.data + b.len, "wp_buf: room for nothing is the end");
 	wp_buf_release(&b);
 	ok(!b.data && !b.len && !b.cap, "wp_buf: released");
+	{
+		struct wp_buf empty = { 0 };
+
+		/* An empty buffer's contents: NULL and 0, which memcpy may not be given. */
+		ok(!wp_buf_append(&b, empty.data, empty.len) && !b.len,
+		   "wp_buf: appending an empty buffer adds nothing");
+	}
 }
 
 int main(void)
