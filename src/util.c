@@ -195,15 +195,13 @@ void *wp_buf_reserve(struct wp_buf *b, size_t n)
 
 int wp_buf_append(struct wp_buf *b, const void *p, size_t n)
 {
-	void *dst;
+	void *dst = wp_buf_reserve(b, n);
 
-	/* Nothing (an empty buffer's NULL data among them), which memcpy may not be given. */
-	if (!n)
-		return 0;
-	dst = wp_buf_reserve(b, n);
 	if (!dst)
 		return -ENOMEM;
-	memcpy(dst, p, n);
+	/* (Nothing, an empty buffer's NULL data among it, is no pointer for memcpy.) */
+	if (n)
+		memcpy(dst, p, n);
 	b->len += n;
 	return 0;
 }

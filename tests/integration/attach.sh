@@ -106,7 +106,7 @@ worker=$(wl_field le.out worker tid)
 if dump L d; then
 	check_num "-p after the main thread exited: a THREAD record for the worker" \
 		"$(count THREAD d "${worker:-x}")" -eq 1
-	set -- $(kernel_switches l.sw $(rec_span d "$worker"))
+	set -- $(kernel_switches l.sw $(rec_span d "$worker") "$(wl_field le.out worker slices)")
 	check_range "-p after the main thread exited: the worker's switch-outs, as the kernel counted them" \
 		"$(span_switch_outs d "${worker:-x}")" "$1" "$2"
 	check_num "-p after the main thread exited: some" "$(count SWITCH_OUT d "${worker:-x}")" -gt 0
@@ -131,7 +131,7 @@ check "-p, main thread exits meanwhile: recording lasted until the process exite
 wait "$pid"
 worker=$(wl_field le.out worker tid)
 dump L2 d
-set -- $(kernel_switches l2.sw $(rec_span d "$worker"))
+set -- $(kernel_switches l2.sw $(rec_span d "$worker") "$(wl_field le.out worker slices)")
 check_range "-p, main thread exits meanwhile: the worker's switch-outs, as the kernel counted them" \
 	"$(span_switch_outs d "${worker:-x}")" "$1" "$2"
 check_num "-p, main thread exits meanwhile: some" "$(count SWITCH_OUT d "${worker:-x}")" -gt 0

@@ -81,7 +81,9 @@ bg_pids="$bg_pids $rec"
 has_events() { ls -l "/proc/$rec/fd" 2>/dev/null | grep -q 'perf_event'; }
 wait_until 600 has_events || fail "-a: record opened its events within 60 s"
 sleep 0.2
-chroot root3 /opt/app/spin 0.5 >/dev/null
+# (It lives 1.5 s: the drain copies its file when it reads the mapping,
+# which a loaded machine delays, and a process gone by then has none.)
+chroot root3 /opt/app/spin 1.5 >/dev/null
 kill -INT $rec
 wait $rec
 check "-a: recorded (stopped by SIGINT: 130)" [ $? -eq 130 ]

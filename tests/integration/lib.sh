@@ -255,12 +255,14 @@ watch_switches() {
 	wait_until 50 test -s "$3"
 }
 
-# kernel_switches OUT FROM_NS TO_NS: "LO HI", the switch-outs the kernel
-# counted (watch_switches) surely inside [FROM_NS, TO_NS], and at most
-# around it; past the last reading, the thread's end is taken to make
-# at most one more (its exit).
+# kernel_switches OUT FROM_NS TO_NS [FINAL]: "LO HI", the switch-outs the
+# kernel counted (watch_switches) surely inside [FROM_NS, TO_NS], and at
+# most around it; past the last reading, the thread's end is taken to
+# make at most one more (its exit), or, FINAL given (its schedstat run
+# count, which it read itself as it ended), FINAL and one more: a loaded
+# machine may keep the watcher from reading for a while before the end.
 kernel_switches() {
-	awk -v a="$2" -v b="$3" '{ t0[NR] = $1; t1[NR] = $2; c[NR] = $3 } END {
+	awk -v a="$2" -v b="$3" -v final="${4:-0}" '{ t0[NR] = $1; t1[NR] = $2; c[NR] = $3 } END {
 		lo0 = -1; lo1 = -1; hi0 = 0; hi1 = -1
 		for (i = 1; i <= NR; i++) {
 			if (t0[i] >= a && lo0 < 0) lo0 = c[i]
@@ -268,7 +270,7 @@ kernel_switches() {
 			if (t1[i] <= a) hi0 = c[i]
 			if (t0[i] >= b && hi1 < 0) hi1 = c[i]
 		}
-		if (hi1 < 0) hi1 = c[NR] + 1
+		if (hi1 < 0) hi1 = (final > c[NR] ? final : c[NR]) + 1
 		lo = lo0 >= 0 && lo1 > lo0 ? lo1 - lo0 : 0
 		printf "%d %d\n", lo, hi1 - hi0 }' "$1"
 }
