@@ -83,6 +83,8 @@ struct model {
 struct chunk {
 	struct chunk *next;
 	uint64_t min_time, max_time;	/* of its timed records */
+	/* its timed records before this are the model's already (a file's start) */
+	uint64_t applied_until;
 	uint64_t round_ns;		/* every record before it is in this chunk or earlier */
 	struct wp_summary counts;	/* of its records */
 	size_t raw_len;
@@ -540,15 +542,25 @@ static int model_follow_end(struct wp_rotate *r, const uint8_t *buf, int err)
 	return err;
 }
 
-/* The records of buf that the model follows, to it. */
-static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len)
+/*
+ * The records of buf that the model follows, to it: those dated in
+ * [from, to) (to 0: no end), and with timeless the timeless ones (a
+ * chunk's go to the model once, with its last records).
+ */
+static int model_apply_all(struct wp_rotate *r, const uint8_t *buf, size_t len, uint64_t from,
+			   uint64_t to, bool timeless)
 {
 	const struct perf_event_header *h;
 	size_t off = 0, at;
 	int err = 0;
 
-	while (!err && (at = off, h = wp_record_next(buf, len, &off)))
+	while (!err && (at = off, h = wp_record_next(buf, len, &off))) {
+		uint64_t t = record_time(r, h);
+
+		if (t ? t < from || (to && t >= to) : !timeless)
+			continue;
 		err = model_follow(r, h, at);
+	}
 	return model_follow_end(r, buf, err);
 }
 
@@ -978,22 +990,33 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 	int err, e;
 
 	/*
-	 * The state is as of the newest record let go; when nothing came
-	 * for long after it, the file starts a window before its end (or at
-	 * its oldest record).
+	 * The state is as of the newest record let go; the file starts a
+	 * window before its end: what the kept chunks hold from before that
+	 * (a chunk is a drained block, which in a quiet recording spans
+	 * seconds) goes into the state, not into the file.
 	 */
+	err = 0;
 	if (end > r->o.window_ns && end - r->o.window_ns > start) {
 		from = end - r->o.window_ns;
-		if (r->head && r->head->min_time && r->head->min_time < from)
-			from = r->head->min_time;
-		if (from > start)
-			start = from;
+		for (struct chunk *k = r->head; !err && k; k = k->next) {
+			if (!k->min_time || k->min_time >= from || k->applied_until >= from)
+				continue;
+			err = chunk_records(r, k);
+			if (!err)
+				err = model_apply_all(r, r->raw.data, r->raw.len, k->applied_until, from,
+						      false);
+			k->applied_until = from;
+		}
+		start = from;
 	}
-	err = file_open(r, start, &w, &c);
+	if (!err)
+		err = file_open(r, start, &w, &c);
+	else
+		w = NULL;
 	/* After a write error, the file ends where its records are all in. */
 	complete = start;
 	for (struct chunk *k = r->head; !err && k; k = k->next) {
-		if (k->max_time <= end) {
+		if (k->max_time <= end && (!k->min_time || k->min_time >= start)) {
 			err = wp_writer_write_records_zstd(w, k->data, k->len, k->raw_len);
 			if (!err) {
 				c.records += k->counts.records;
@@ -1020,10 +1043,12 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 		err = chunk_records(r, k);
 		for (size_t off = 0; !err && off + sizeof(struct perf_event_header) <= r->raw.len;) {
 			const struct perf_event_header *h = (const void *)(r->raw.data + off);
+			uint64_t t = record_time(r, h);
 
 			off += h->size;
-			if (record_time(r, h) > end)
-				continue;	/* after the request: the next file's */
+			/* After the request (the next file's), or before the start (its state). */
+			if (t > end || (t && t < start))
+				continue;
 			err = wp_buf_append(&out, h, h->size);
 		}
 		if (!err && out.len) {
@@ -1061,10 +1086,13 @@ static int evict(struct wp_rotate *r, uint64_t newest)
 	       (r->head->max_time + r->o.window_ns < newest || r->kept_bytes > max)) {
 		struct chunk *k = r->head;
 
-		/* Once more, all of it: who is off-CPU, and in which stack, too. */
+		/*
+		 * Once more, all of it (but what a file's start took already):
+		 * who is off-CPU, and in which stack, too.
+		 */
 		err = chunk_records(r, k);
 		if (!err)
-			err = model_apply_all(r, r->raw.data, r->raw.len);
+			err = model_apply_all(r, r->raw.data, r->raw.len, k->applied_until, 0, true);
 		r->evicted += k->counts.records;
 		if (k->max_time > r->kept_since)
 			r->kept_since = k->max_time;
@@ -1148,6 +1176,7 @@ static int keep(struct wp_rotate *r, const uint8_t *buf, size_t len, uint64_t ro
 	k->min_time = min_time == UINT64_MAX ? 0 : min_time;
 	k->max_time = max_time;
 	k->round_ns = round_ns;
+	k->applied_until = 0;
 	k->counts = counts;
 	memcpy(k->data, r->zbuf.data, n);
 	if (r->tail)

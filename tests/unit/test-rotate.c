@@ -409,6 +409,47 @@ static void test_state(void)
 	snprintf(path, sizeof(path), "%s/s.0001.data", tmpdir);
 	unlink(path);
 }
+/*
+ * The flight recorder's file is the window before the request even when a
+ * kept block spans more (a quiet recording's first drained block, with a
+ * record of a second later in it): what the block holds from before the
+ * window is the file's start state, not its records, and is not applied
+ * to that state twice when the block goes.
+ */
+static void test_flight_straddle(void)
+{
+	struct wp_rotate_opts o = { .window_ns = 1000 * MS, .compress_level = 1 };
+	struct wp_summary whole = { .end_clock_ns = START + 4000 * MS,
+				    .stop_reason = WP_STOP_TARGET_EXITED };
+	struct wp_rotate *r;
+	const char *first, *last;
+	char out[128];
+
+	snprintf(out, sizeof(out), "%s/q.data", tmpdir);
+	o.output = out;
+	if (!is_int(wp_rotate_open(&o, &r), 0, "straddle: opens") ||
+	    !is_int(wp_rotate_start(r, &meta), 0, "straddle: starts"))
+		return;
+	put_comm(100, "main", 50 * MS);
+	put_task(PERF_RECORD_FORK, 101, 100 * MS);
+	put_comm(101, "sleeper", 110 * MS);
+	put_switch(101, 200 * MS, false);
+	put_switch(101, 300 * MS, true);
+	put_switch(100, 2000 * MS, false);
+	is_int(feed(r, 2100 * MS), 0, "straddle: one block, 50 ms to 2 s");
+	wp_rotate_request_dump(r, START + 2500 * MS);
+	is_int(feed(r, 2600 * MS), 0, "straddle: a quiet pass after the request");
+	is_int(wp_rotate_end(r, &whole), 0, "straddle: ends");
+	is_int(wp_rotate_nr_files(r, &first, &last), 2, "straddle: two files");
+	wp_rotate_free(r);
+	/* The window, 1.5 to 2.5 s: the sleeper blocked since 300 ms, main's switch-in. */
+	file_is("q.0001.data", 1500, 2500, WP_STOP_DUMPED,
+		"THREAD:100@1500 COMM:100@1500 THREAD:101/blocked@1500 COMM:101@1500 "
+		"SWITCH:100@2000 ");
+	/* At the end, 3 to 4 s: the state once, the block gone into it. */
+	file_is("q.0002.data", 3000, 4000, WP_STOP_TARGET_EXITED,
+		"THREAD:100@3000 COMM:100@3000 THREAD:101/blocked@3000 COMM:101@3000 ");
+}
 
 int main(void)
 {
@@ -427,6 +468,7 @@ int main(void)
 	test_rotation();
 	test_flight();
 	test_state();
+	test_flight_straddle();
 	rmdir(tmpdir);
 	return done_testing();
 }
