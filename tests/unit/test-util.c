@@ -61,6 +61,7 @@ static void test_buf(void)
 		/* An empty buffer's contents: NULL and 0, which memcpy may not be given. */
 		ok(!wp_buf_append(&b, empty.data, empty.len) && !b.len,
 		   "wp_buf: appending an empty buffer adds nothing");
+		wp_buf_release(&b);
 	}
 }
 
