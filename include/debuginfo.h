@@ -13,6 +13,7 @@
 #ifndef WALLPROF_DEBUGINFO_H
 #define WALLPROF_DEBUGINFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <elfutils/libdwfl.h>
@@ -59,6 +60,15 @@ int wp_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
  */
 void wp_debuginfo_origin(int fd, const char *path, const uint8_t *id, size_t id_len,
 			 uint64_t size[2], uint64_t mtime_ns[2]);
+
+/*
+ * When the debug file of the file at path with build id id (2 bytes or
+ * more) was put where it is (its status change time, CLOCK_REALTIME ns),
+ * looked for by the id, then by the file's name plus ".debug" in the
+ * places above; 0 when there is none.  Opens no file but the candidates,
+ * not the file itself, so that asking costs no warning for a file gone.
+ */
+uint64_t wp_debuginfo_installed(const char *path, const uint8_t *id, size_t id_len);
 
 /*
  * What mod's debug information will be read for, so that only that is

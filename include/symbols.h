@@ -97,6 +97,15 @@ unsigned int wp_symbols_place_saved(struct wp_symbols *s, const struct wp_place 
 				    const struct wp_placename_frame *frames, unsigned int n,
 				    uint32_t *out, unsigned int max);
 
+/*
+ * Whether file dso (procmap.h's index) has a separate debug file that was
+ * put there at since_ns (CLOCK_REALTIME) or later (debuginfo.h, by its
+ * recorded build id), found without opening the file itself: names saved
+ * in a recording made before it was installed are worse than what it
+ * gives.  Looked for once per file.
+ */
+bool wp_symbols_debug_file_since(struct wp_symbols *s, uint32_t dso, uint64_t since_ns);
+
 /* The frame for a kernel address (one token). */
 uint32_t wp_symbols_kernel(struct wp_symbols *s, uint64_t addr);
 

@@ -74,6 +74,36 @@ struct pipeline {
 };
 
 /*
+ * The n frames saved for a file's place (in p->frames) as tokens in
+ * chain, or the file's own names when they are better: the saved ones are
+ * a cache, made with what was installed where it was recorded.  A place
+ * saved without a function name or a source line, in a file whose
+ * separate debug file was installed since the recording began, is named
+ * from the files, and their names taken unless they name less.
+ */
+static unsigned int saved_or_fresh(struct pipeline *p, const struct wp_place *pl, unsigned int n,
+				   uint32_t *chain)
+{
+	uint32_t fresh[WP_PLACENAMES_MAX_FRAMES];
+	bool lined = false;
+	unsigned int k;
+
+	for (unsigned int i = 0; i < n; i++)
+		lined |= p->frames[i].where != NULL;
+	if ((lined && !(p->frames[0].flags & WP_PLACENAME_UNNAMED)) ||
+	    !wp_symbols_debug_file_since(p->symbols, pl->where, p->an->meta->start_realtime_ns))
+		return wp_symbols_place_saved(p->symbols, pl, p->frames, n, chain,
+					      WP_PLACENAMES_MAX_FRAMES);
+	k = wp_symbols_place(p->symbols, pl, fresh, WP_PLACENAMES_MAX_FRAMES);
+	if (k && (!(fresh[0] & WP_FRAME_UNNAMED) || (p->frames[0].flags & WP_PLACENAME_UNNAMED))) {
+		memcpy(chain, fresh, k * sizeof(*fresh));
+		return k;
+	}
+	return wp_symbols_place_saved(p->symbols, pl, p->frames, n, chain,
+				      WP_PLACENAMES_MAX_FRAMES);
+}
+
+/*
  * The frames of place id (pl): from the names saved in the file when it
  * has them for the place, without reading any file, else from the files.
  */
@@ -93,8 +123,7 @@ static unsigned int name_place(struct pipeline *p, uint32_t id, const struct wp_
 	} else {
 		if (!wp_stacktable_names(p->table, id, p->frames, WP_PLACENAMES_MAX_FRAMES, &n))
 			return wp_symbols_place(p->symbols, pl, out, max);
-		n = wp_symbols_place_saved(p->symbols, pl, p->frames, n, chain,
-					   WP_PLACENAMES_MAX_FRAMES);
+		n = saved_or_fresh(p, pl, n, chain);
 		/* Kept, to be made once: without memory, made again next time. */
 		at = p->nr_saved;
 		if (at + n <= UINT32_MAX && !WP_GROW(p->saved, p->cap_saved, at + n) &&

@@ -422,3 +422,22 @@ void wp_debuginfo_origin(int fd, const char *path, const uint8_t *id, size_t id_
 	identify(afd, alt, &size[1], &mtime_ns[1]);
 	identify(dfd, debug, &size[0], &mtime_ns[0]);
 }
+
+uint64_t wp_debuginfo_installed(const char *path, const uint8_t *id, size_t id_len)
+{
+	char *name = NULL;
+	struct stat st;
+	uint64_t ns = 0;
+	int fd;
+
+	if (id_len < 2)
+		return 0;
+	fd = search(path, id, id_len, NULL, 0, &name);
+	free(name);
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st))
+		ns = (uint64_t)st.st_ctim.tv_sec * 1000000000ULL + (uint64_t)st.st_ctim.tv_nsec;
+	close(fd);
+	return ns ? ns : 1;
+}

@@ -60,6 +60,8 @@ struct dso_symbolizer {
 	struct wp_symcache *kept;	/* from and for other reports, or NULL */
 	bool kept_tried;
 	struct wp_plt *plt;	/* its PLT stubs' names, or NULL */
+	bool debug_tried;
+	uint64_t debug_installed_ns;	/* when its debug file was put there, 0: none */
 };
 
 /* A chain being resolved, as the symbol cache keeps it. */
@@ -870,6 +872,22 @@ unsigned int wp_symbols_describe(struct wp_symbols *s, const struct wp_place *pl
 		n = max;
 	memcpy(out, d->f, n * sizeof(*out));
 	return n;
+}
+
+bool wp_symbols_debug_file_since(struct wp_symbols *s, uint32_t idx, uint64_t since_ns)
+{
+	struct dso_symbolizer *ds = dso_state(s, idx);
+	struct wp_dso *dso = wp_procmap_dso(s->pm, idx);
+
+	if (!ds || !dso)
+		return false;
+	if (!ds->debug_tried) {
+		ds->debug_tried = true;
+		if (dso->kind == WP_DSO_FILE)
+			ds->debug_installed_ns = wp_debuginfo_installed(dso->path, dso->build_id,
+									dso->build_id_size);
+	}
+	return ds->debug_installed_ns && ds->debug_installed_ns >= since_ns;
 }
 
 unsigned int wp_symbols_place_saved(struct wp_symbols *s, const struct wp_place *pl,

@@ -92,6 +92,28 @@ same_all live-before live-after "live, binary deleted"
 same_all conv-before conv-after "converted, binary deleted"
 check "nothing was put in the symbol cache" [ -z "$(find cache -type f)" ]
 
+# A debug file installed after the recording names what the file could
+# not: the saved names are a cache, not the last word.  The workload
+# stripped, its debug file away while it is recorded, then put beside it
+# (where its .gnu_debuglink is looked for).
+objcopy --only-keep-debug "$WORKLOADS/wallclock" wlstrip.debug
+objcopy --strip-all --add-gnu-debuglink=wlstrip.debug "$WORKLOADS/wallclock" bin/wlstrip
+mkdir stripped
+run s.out s.err "$WALLPROF" record -q --unwind=live -o stripped/rec.data -- bin/wlstrip 1
+check_num "record --unwind=live of a stripped binary exits 0" "$rc" -eq 0
+export WALLPROF_NO_CACHE=1
+(cd stripped && "$WALLPROF" report -i rec.data --format folded) > strip-before.out 2>&1
+check "without its debug file, its frames are addresses" grep -q 'wlstrip+0x' strip-before.out
+check "and its functions have no names" no_match 'wc_spin_leaf' strip-before.out
+mv wlstrip.debug bin/
+(cd stripped && "$WALLPROF" report -i rec.data --format folded) > strip-after.out 2>&1
+check "with its debug file installed since, its functions are named" \
+	grep -q 'wc_spin_outer;wc_spin_middle_\[i\];wc_spin_leaf' strip-after.out
+check "and none of its frames is left an address" no_match 'wlstrip\+0x' strip-after.out
+(cd stripped && "$WALLPROF" report -i rec.data --format text --lines) > strip-lines.out 2>&1
+check "--lines shows the source lines it gives" grep -Eq 'wc_spin_leaf \(wallclock\.c:[0-9]+\)' strip-lines.out
+unset WALLPROF_NO_CACHE
+
 # An old file without its binary: still a report, frames as addresses.
 export WALLPROF_NO_CACHE=1
 run o.out o.err "$WALLPROF" report -i old/rec.data --format folded
