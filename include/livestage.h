@@ -31,6 +31,7 @@
 #define WP_LIVE_QUEUE_MAX (256U << 20)
 
 struct wp_livestage;
+struct wp_seen;
 
 /*
  * Start the thread for a recording with meta m (borrowed until
@@ -42,6 +43,12 @@ struct wp_livestage;
  */
 int wp_livestage_start(const struct wp_meta *m, struct wp_sink *inner,
 		       struct wp_livestage **out);
+
+/*
+ * What the drain saw (seen.h, borrowed until wp_livestage_free()): files
+ * mapped in a chroot are read through it.  Any time after the start.
+ */
+void wp_livestage_set_seen(struct wp_livestage *ls, struct wp_seen *seen);
 
 /*
  * The stage as a sink, which owns it from then on (and inner with it):

@@ -29,6 +29,7 @@
 
 #include "datafile.h"
 #include "layout.h"
+#include "procmap.h"
 #include "util.h"
 
 struct wp_liveunwind;
@@ -73,6 +74,9 @@ int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out);
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu);
 
 /* NULL is fine. */
+/* Its process model's way to files mapped in a chroot (procmap.h). */
+void wp_liveunwind_set_opener(struct wp_liveunwind *lu, wp_procmap_opener_fn fn, void *arg);
+
 void wp_liveunwind_free(struct wp_liveunwind *lu);
 
 #endif

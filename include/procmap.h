@@ -92,6 +92,15 @@ struct wp_procmap;
  */
 int wp_procmap_new(bool same_kernel, struct wp_procmap **out);
 
+/*
+ * Another way to a file than its recorded path, for a recorder: fn returns
+ * a descriptor (then pm's) of the file dso names as the process that
+ * mapped it saw it (a chroot's, another mount namespace's), or -1.  Asked
+ * when the recorded path holds no such file, before a kept copy.
+ */
+typedef int (*wp_procmap_opener_fn)(void *arg, const struct wp_dso *dso);
+void wp_procmap_set_opener(struct wp_procmap *pm, wp_procmap_opener_fn fn, void *arg);
+
 /* Feed one record (MMAP2, COMM, FORK, EXIT, BUILD_ID); others are ignored. */
 int wp_procmap_record(struct wp_procmap *pm, const struct perf_event_header *rec);
 

@@ -80,6 +80,13 @@ bool wp_seen_file_again(struct wp_seen *s, const char *path, const struct wp_map
 int wp_seen_file_add(struct wp_seen *s, const char *path, const struct wp_mapped_file *f);
 
 /* A region of anonymous code, kept once. */
+/*
+ * A descriptor (the caller's) of the file at path with build id id (none:
+ * id_len 0) that wp_seen_file_add kept open, or -1.  Under the lock: any
+ * thread.
+ */
+int wp_seen_file_open(struct wp_seen *s, const char *path, const uint8_t *id, size_t id_len);
+
 void wp_seen_anon_add(struct wp_seen *s, const struct wp_anon_code *a);
 
 /* Program pid started (forked or exec'd) at time. */

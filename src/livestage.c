@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "livestage.h"
 #include "log.h"
 #include "order.h"
+#include "seen.h"
 #include "util.h"
 
 /*
@@ -61,6 +63,8 @@ struct wp_livestage {
 	 */
 	long delay_us;
 	size_t behind_bytes;		/* WP_LIVE_BEHIND, or 0 when slowed for a test */
+	/* What the drain saw: set once it runs, read by the thread. */
+	_Atomic(struct wp_seen *) seen;
 };
 
 /* A taken block back, under ls->lock: kept in place of a smaller spare, or freed. */
@@ -101,6 +105,24 @@ static struct qblock *spare_get(struct wp_livestage *ls, size_t len)
 	if (b)
 		b->cap = cap;
 	return b;
+}
+
+/*
+ * A file mapped in a chroot or another mount namespace, which the drain
+ * opened as its process saw it while it lived: unwound and named through
+ * that, as the host's path holds another file or none.
+ */
+static int open_seen(void *arg, const struct wp_dso *dso)
+{
+	struct wp_livestage *ls = arg;
+	struct wp_seen *seen = atomic_load(&ls->seen);
+
+	return seen ? wp_seen_file_open(seen, dso->path, dso->build_id, dso->build_id_size) : -1;
+}
+
+void wp_livestage_set_seen(struct wp_livestage *ls, struct wp_seen *seen)
+{
+	atomic_store(&ls->seen, seen);
 }
 
 static void set_error(struct wp_livestage *ls, int err)
@@ -244,6 +266,8 @@ int wp_livestage_start(const struct wp_meta *m, struct wp_sink *inner,
 	pthread_cond_init(&ls->work_cond, NULL);
 	pthread_cond_init(&ls->space_cond, NULL);
 	err = wp_liveunwind_new(m, &ls->lu);
+	if (!err)
+		wp_liveunwind_set_opener(ls->lu, open_seen, ls);
 	if (!err)
 		err = wp_order_new(&ls->fmt, deliver, ls, NULL, &ls->order);
 	/* Before the thread: its records may close a file at once. */

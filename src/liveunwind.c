@@ -376,6 +376,11 @@ out:
 	return err;
 }
 
+void wp_liveunwind_set_opener(struct wp_liveunwind *lu, wp_procmap_opener_fn fn, void *arg)
+{
+	wp_procmap_set_opener(lu->pm, fn, arg);
+}
+
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu)
 {
 	return &lu->stats;

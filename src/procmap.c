@@ -38,6 +38,8 @@ struct wp_procmap {
 	struct wp_dso *busy;		/* the one handed out last: never closed */
 	uint64_t generations;		/* given so far: each process change takes the next */
 	size_t nr_exited;		/* processes with exited_ns set */
+	wp_procmap_opener_fn opener;	/* or NULL */
+	void *opener_arg;
 };
 
 /* Close the descriptor of a dso that can open its file again. */
@@ -83,6 +85,12 @@ static unsigned int procmap_reclaim(void *arg)
 		n++;
 	}
 	return n;
+}
+
+void wp_procmap_set_opener(struct wp_procmap *pm, wp_procmap_opener_fn fn, void *arg)
+{
+	pm->opener = fn;
+	pm->opener_arg = arg;
 }
 
 int wp_procmap_new(bool same_kernel, struct wp_procmap **out)
@@ -595,6 +603,24 @@ static bool dso_open_copy(struct wp_dso *d)
 	return true;
 }
 
+/* The file as the process that mapped it saw it, from the recorder's opener. */
+static bool dso_open_other(struct wp_procmap *pm, struct wp_dso *d)
+{
+	char got[41];
+	int fd;
+
+	if (!pm->opener || (fd = pm->opener(pm->opener_arg, d)) < 0)
+		return false;
+	if (!dso_is_recorded(d, fd, got) ||
+	    asprintf(&d->open_path, "/proc/self/fd/%d", fd) < 0) {
+		d->open_path = NULL;
+		close(fd);
+		return false;
+	}
+	d->fd = fd;
+	return true;
+}
+
 /*
  * The recorded file by its build id from debuginfod (when DEBUGINFOD_URLS
  * names servers), when neither the recorded path nor a kept copy holds it.
@@ -658,8 +684,9 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		goto usable;
 	}
 	/*
-	 * The recorded path first; a kept copy when it does not hold the file,
-	 * then debuginfod.
+	 * The recorded path first; when it does not hold the file, the
+	 * recorder's way to it (as its process saw it), a kept copy, then
+	 * debuginfod.
 	 */
 	n = wp_open_regular(d->path, &st);
 	if (wp_fd_exhausted(n) && wp_fd_reclaim())
@@ -683,7 +710,7 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		}
 		close(d->fd);
 		d->fd = -1;
-		if (dso_open_copy(d) || dso_fetch(d))
+		if (dso_open_other(pm, d) || dso_open_copy(d) || dso_fetch(d))
 			goto usable;
 		pm->mismatches++;
 		if (d->build_id_size) {
@@ -698,7 +725,7 @@ bool wp_procmap_dso_open(struct wp_procmap *pm, struct wp_dso *d)
 		}
 		return false;
 	}
-	if (dso_open_copy(d) || dso_fetch(d))
+	if (dso_open_other(pm, d) || dso_open_copy(d) || dso_fetch(d))
 		goto usable;
 	/* The recording names the path: a FIFO or a device counts as missing. */
 	pm->missing++;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* seen.c: the files, anonymous code, program starts and kernel addresses a recording saw. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,26 @@ bool wp_seen_file_again(struct wp_seen *s, const char *path, const struct wp_map
 	}
 	pthread_mutex_unlock(&s->lock);
 	return false;
+}
+
+int wp_seen_file_open(struct wp_seen *s, const char *path, const uint8_t *id, size_t id_len)
+{
+	uint64_t hash = wp_hashmap_hash(&s->file_by_path, path, strlen(path));
+	int fd = -1;
+
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t i = wp_hashmap_find(&s->file_by_path, hash, path); i != WP_HASHMAP_NONE;
+	     i = s->same_path_next[i] ? s->same_path_next[i] - 1 : WP_HASHMAP_NONE) {
+		const struct wp_mapped_file *f = &s->files[i];
+
+		if (f->fd < 0 || (id_len && (f->build_id_size != id_len ||
+					     memcmp(f->build_id, id, id_len))))
+			continue;
+		fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return fd;
 }
 
 int wp_seen_file_add(struct wp_seen *s, const char *path, const struct wp_mapped_file *f)

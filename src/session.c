@@ -1599,6 +1599,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 	struct session s = { .opts = opts, .child_status = -1, .target_cgroup = -1,
 			     .clock_lock = PTHREAD_MUTEX_INITIALIZER };
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_xfsz;
+	struct wp_livestage *live = NULL;	/* the sink's, with --unwind=live */
 	uint32_t reason = WP_STOP_ERROR;
 	bool ignoring = false;
 	sigset_t old;
@@ -1734,8 +1735,6 @@ int wp_record_run(const struct wp_record_opts *opts)
 			s.sink = tee;
 	}
 	if (!err && opts->unwind_live) {
-		struct wp_livestage *live;
-
 		err = wp_livestage_start(&s.meta, s.sink, &live);
 		if (!err)
 			s.sink = wp_livestage_sink(live);
@@ -1745,6 +1744,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	err = wp_drain_start(&s.ev, s.sink, &s.drain);
 	if (!err)
 		wp_closing_set_seen(s.closing, wp_drain_seen(s.drain));
+	if (!err && live)
+		wp_livestage_set_seen(live, wp_drain_seen(s.drain));
 	if (!err && s.have_child)
 		wp_drain_skip_stub(s.drain, (uint32_t)s.child.stub);
 	if (!err)

@@ -50,6 +50,22 @@ check "no copy: the frames are not named" sh -c "! grep -q spin_leaf bare.folded
 check "no copy: report says it cannot open /opt/app/spin" \
 	grep -q "cannot open '/opt/app/spin'" bare.err
 
+# Unwound live: the stacks go through the chroot's binary as its process
+# saw it (the host has no /opt/app/spin), and the file names them with
+# no copy and no chroot left, without a word on stderr from either.
+mkroot root || skip "cannot build a chroot"
+XDG_CACHE_HOME=$tmp/livecache "$WALLPROF" record -o live.data --unwind=live \
+	--keep-capabilities -- chroot root /opt/app/spin 0.5 >/dev/null 2>live-record.err
+check "live: recorded" [ $? -eq 0 ]
+check "live: record says nothing about /opt/app/spin" \
+	sh -c "! grep -q 'opt/app/spin' live-record.err"
+rm -rf root "$tmp/livecache"
+XDG_CACHE_HOME=$tmp/empty "$WALLPROF" report -i live.data --format folded --no-cache \
+	>live.folded 2>live-report.err
+check "live, chroot and copy gone: the frames of /opt/app/spin are named" named live.folded
+check "live: report says nothing about /opt/app/spin" \
+	sh -c "! grep -q 'opt/app/spin' live-report.err"
+
 # --no-buildid-cache: nothing kept, and record says so.
 mkroot root2 || skip "cannot build a chroot"
 rm -rf "$tmp/cache2"
