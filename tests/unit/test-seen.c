@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-seen.c: what a recording saw run: files, anonymous code, starts, kernel addresses. */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +46,23 @@ int main(void)
 	files = wp_seen_files(s, &n);
 	ok(n == 2 && files[1].build_id[0] == 3 && files[1].fd == guest.fd,
 	   "two files of one path, the second with its descriptor");
+	/* The guest's file, for the live unwinder: a descriptor of its own. */
+	{
+		int fd = wp_seen_file_open(s, "/usr/lib/libc.so.6", (const uint8_t[]){ 3, 4 }, 2);
+		struct stat a, b;
+
+		ok(fd >= 0 && fd != guest.fd && !fstat(fd, &a) && !fstat(guest.fd, &b) &&
+		   a.st_ino == b.st_ino, "the guest's file by its build id: a duplicate");
+		if (fd >= 0)
+			close(fd);
+		is_int(wp_seen_file_open(s, "/usr/lib/libc.so.6", (const uint8_t[]){ 1, 2 }, 2), -1,
+		       "the host's build id: none (the host's path holds it)");
+		is_int(wp_seen_file_open(s, "/usr/lib/other.so", NULL, 0), -1, "another path: none");
+		fd = wp_seen_file_open(s, "/usr/lib/libc.so.6", NULL, 0);
+		ok(fd >= 0, "no build id asked: the one held open");
+		if (fd >= 0)
+			close(fd);
+	}
 
 	/* Anonymous code: once each, by process then start. */
 	wp_seen_anon_add(s, &(struct wp_anon_code){ .pid = 7, .start = 0x2000, .end = 0x3000 });
