@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,12 +66,32 @@ int wp_synth_thread(const struct wp_sample_format *fmt, pid_t pid, pid_t tid, co
 	return err;
 }
 
+/*
+ * Whether thread tid of pid has exited and waits to be reaped (a zombie):
+ * /proc lists it, but it runs no more, and its EXIT record, when it came
+ * after the events were enabled, is in the rings.  Taken for a thread that
+ * exists, it would be blocked from the start to the end of the recording.
+ */
+static bool thread_exited(pid_t pid, pid_t tid)
+{
+	char path[64], stat[512];
+	const char *paren;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (wp_read_text_file(path, stat, sizeof(stat)))
+		return false;
+	paren = strrchr(stat, ')');
+	return paren && (paren[1] == ' ') && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 static int synth_comm(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 		      uint64_t time, struct wp_buf *out)
 {
 	char path[64], name[64] = "";
 	int err;
 
+	if (thread_exited(pid, tid))
+		return -ESRCH;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	err = wp_read_text_file(path, name, sizeof(name));
 	if (err)
@@ -147,7 +168,7 @@ int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 	if (tid > 0) {
 		err = synth_comm(fmt, pid, tid, time, out);
 		if (err)
-			return err == -ENOENT ? -ESRCH : err;
+			return err == -ENOENT || err == -ESRCH ? -ESRCH : err;
 		count++;
 	} else {
 		snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -157,7 +178,7 @@ int wp_synth_process(const struct wp_sample_format *fmt, pid_t pid, pid_t tid,
 		while ((de = readdir(d))) {
 			if (!isdigit((unsigned char)de->d_name[0]))
 				continue;
-			/* A thread that exits meanwhile is simply not listed. */
+			/* A thread that exits meanwhile, or has, is simply not listed. */
 			if (!synth_comm(fmt, pid, (pid_t)strtol(de->d_name, NULL, 10), time, out))
 				count++;
 		}

@@ -52,6 +52,29 @@ python3 "$J" invariants a.json >a.inv
 check "sleep: the invariants of any recording hold" [ ! -s a.inv ]
 head -n 5 a.inv
 
+# --- a process that exited before, not reaped yet -------------------------
+# (A zombie is listed in /proc until its parent waits: it exited before the
+# recording began, and is no thread of it, let alone one blocked throughout.)
+python3 -c 'import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print(pid, flush=True)
+time.sleep(float(sys.argv[1]))' 3 >zombie.pid &
+zp=$!
+bg_pids="$bg_pids $zp"
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s zombie.pid ] && break; sleep 0.1; done
+z=$(cat zombie.pid)
+until grep -q '^State:.*Z' "/proc/$z/status" 2>/dev/null || ! running "$zp"; do sleep 0.05; done
+run rec.out rec.err "$WALLPROF" record -q -o z.data -a -d 0.3
+check_num "zombie: record -a exits 0" "$rc" -eq 0
+"$WALLPROF" report -i z.data --format json >z.json 2>z.err
+python3 "$J" threads z.json >z.threads
+check_num "zombie: no thread with the zombie's tid $z" \
+	"$(awk -F '\t' -v t="$z" '$2 == t { n++ } END { print n + 0 }' z.threads)" -eq 0
+kill "$zp" 2>/dev/null
+wait "$zp" 2>/dev/null
+
 # --- threads and processes churning -------------------------------------
 run wl.out rec.err "$WALLPROF" record -q -o c.data -a -- "$WORKLOADS/churn" 1.5
 check_num "churn: record -a exits 0" "$rc" -eq 0
