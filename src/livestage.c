@@ -27,6 +27,12 @@
  * one more for a burst.
  */
 #define SPARE_QBLOCKS 2
+/*
+ * What came out is written in pieces of about this much, so that the
+ * buffer stays this small: a block after a stall let out tens of MiB at
+ * once, and the buffer kept its size for the rest of the recording.
+ */
+#define OUT_PIECE ((size_t)1 << 20)
 
 struct qblock {
 	struct qblock *next;
@@ -54,6 +60,7 @@ struct wp_livestage {
 	struct wp_liveunwind *lu;
 	struct wp_order *order;
 	struct wp_buf out;
+	bool pieces;			/* some of out was written since the last ROUND */
 	bool behind;			/* samples pass raw */
 	bool stopping;			/* the recording has ended */
 	bool joined;			/* the thread is gone (the caller's) */
@@ -137,11 +144,20 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 		   uint64_t time, void *arg)
 {
 	struct wp_livestage *ls = arg;
+	int err;
 
 	(void)s;
 	if (ls->behind)
-		return wp_liveunwind_pass(ls->lu, rec, time, &ls->out);
-	return wp_liveunwind_record(ls->lu, rec, time, &ls->out);
+		err = wp_liveunwind_pass(ls->lu, rec, time, &ls->out);
+	else
+		err = wp_liveunwind_record(ls->lu, rec, time, &ls->out);
+	if (err || ls->out.len < OUT_PIECE)
+		return err;
+	/* Whole records, in time order: the ROUND that closes them comes with the rest. */
+	err = wp_sink_records(ls->inner, ls->out.data, ls->out.len, 0, NULL);
+	ls->out.len = 0;
+	ls->pieces = true;
+	return err;
 }
 
 /* Write what came out, closed by a ROUND: it is in time order. */
@@ -151,9 +167,11 @@ static int flush(struct wp_livestage *ls)
 	int err;
 
 	/* A quiet pass too, when its time is news: a file may be complete. */
-	if (!ls->out.len && (!ls->out_round_ns || ls->out_round_ns == ls->told_round_ns))
+	if (!ls->out.len && !ls->pieces &&
+	    (!ls->out_round_ns || ls->out_round_ns == ls->told_round_ns))
 		return 0;
 	ls->told_round_ns = ls->out_round_ns;
+	ls->pieces = false;
 	err = wp_buf_append(&ls->out, &round, sizeof(round));
 	if (!err)
 		err = wp_sink_records(ls->inner, ls->out.data, ls->out.len, ls->out_round_ns, NULL);
