@@ -4,10 +4,10 @@
  *
  * Sits between the records drained from the kernel and the data file:
  * takes blocks of records in file order (what record writes before the
- * drain starts, then the drain's blocks), queues a copy, and on a thread
- * of its own puts them in time order (order.h, by their ROUND records)
- * and through liveunwind.h, writing what comes out to the file a block at
- * a time.  Taking a block never waits for the unwinding: when more than
+ * drain starts, then the drain's blocks), queues a copy in blocks of a
+ * MiB at most, and on a thread of its own puts the records in time order
+ * where they are (order.h, by their ROUND records) and through
+ * liveunwind.h, writing what comes out to the file a block at a time.  Taking a block never waits for the unwinding: when more than
  * WP_LIVE_BEHIND bytes wait, the samples of the blocks taken meanwhile
  * are written raw (still followed for the process model), and counted;
  * only past WP_LIVE_QUEUE_MAX bytes does taking wait, as the drain's own

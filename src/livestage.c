@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "closing.h"
@@ -19,14 +20,20 @@
 #include "util.h"
 
 /*
- * Blocks kept for reuse, at most: a block of a busy recording is a MiB
- * or more, which glibc maps afresh each time (session.c), so that a copy
- * into a new one faults every page in and its free unmaps them, shooting
- * the TLB down on every CPU: beside a switch storm that was most of a
- * live recording's own CPU time.  One taken while the last is unwound,
- * one more for a burst.
+ * Blocks kept for reuse, at most: a copy into a new one faults every
+ * page in and its free unmaps them, shooting the TLB down on every CPU:
+ * beside a switch storm that was most of a live recording's own CPU
+ * time.  A drain's block of 4 MiB comes as four of a MiB.
  */
-#define SPARE_QBLOCKS 2
+#define SPARE_QBLOCKS 4
+/*
+ * A block's memory is mapped in whole MiBs, never taken from malloc: the
+ * drain's writer thread takes blocks and this one frees them, and small
+ * ones from malloc filled the writer's arena with holes that a burst
+ * left behind for good.  Pages of a mapping are resident only once
+ * written, so a small block in a large mapping costs only what it holds.
+ */
+#define QBLOCK_UNIT ((size_t)1 << 20)
 /*
  * What came out is written in pieces of about this much, so that the
  * buffer stays this small: a block after a stall let out tens of MiB at
@@ -39,6 +46,14 @@ struct qblock {
 	size_t len;
 	size_t cap;			/* bytes of data[] */
 	uint64_t round_ns;		/* the start of the last drain pass in it, 0: unknown */
+	/*
+	 * The thread's, while taken: its records queued for time order, and
+	 * the thread's own hold until it has pushed them all.  The records
+	 * are ordered where they are (not copied again), so a block goes
+	 * back only once the last of them is written.
+	 */
+	size_t refs;
+	struct wp_livestage *ls;	/* whose spares it goes back to */
 	uint8_t data[];
 };
 
@@ -74,6 +89,12 @@ struct wp_livestage {
 	_Atomic(struct wp_seen *) seen;
 };
 
+static void qblock_free(struct qblock *b)
+{
+	if (b)
+		munmap(b, sizeof(*b) + b->cap);
+}
+
 /* A taken block back, under ls->lock: kept in place of a smaller spare, or freed. */
 static void spare_put(struct wp_livestage *ls, struct qblock *b)
 {
@@ -83,11 +104,24 @@ static void spare_put(struct wp_livestage *ls, struct qblock *b)
 		if (!ls->spare[i] || ls->spare[i]->cap < (*min)->cap)
 			min = &ls->spare[i];
 	if (*min && (*min)->cap >= b->cap) {
-		free(b);
+		qblock_free(b);
 		return;
 	}
-	free(*min);
+	qblock_free(*min);
 	*min = b;
+}
+
+/* Drop a hold on a taken block (the thread's): the last one gives it back. */
+static void qblock_release(void *hold)
+{
+	struct qblock *b = hold;
+	struct wp_livestage *ls = b->ls;
+
+	if (--b->refs)
+		return;
+	pthread_mutex_lock(&ls->lock);
+	spare_put(ls, b);
+	pthread_mutex_unlock(&ls->lock);
 }
 
 /* A block for len bytes: a spare large enough, or a new one. */
@@ -107,10 +141,12 @@ static struct qblock *spare_get(struct wp_livestage *ls, size_t len)
 	if (b)
 		return b;
 	/* Rounded up, so that the drain's blocks, of varying lengths, fit the spares. */
-	cap = len < ((size_t)1 << 20) ? len : (len + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
-	b = malloc(sizeof(*b) + cap);
-	if (b)
-		b->cap = cap;
+	cap = (len + QBLOCK_UNIT - 1) & ~(QBLOCK_UNIT - 1);
+	b = mmap(NULL, sizeof(*b) + cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	if (b == MAP_FAILED)
+		return NULL;
+	b->cap = cap;
 	return b;
 }
 
@@ -184,9 +220,10 @@ static int flush(struct wp_livestage *ls)
  * ROUND lets out every record of the passes before the last one, so once
  * block k is in, so is every record of the passes that began by the last
  * one of block k - 1 (the drain ends its blocks with a ROUND), and of
- * block k itself when nothing is held back.
+ * block k itself when nothing is held back.  A block cut from the middle
+ * of one of the drain's (round_ns 0) tells nothing new.
  */
-static int take_block(struct wp_livestage *ls, const struct qblock *b, uint64_t prev_round_ns)
+static int take_block(struct wp_livestage *ls, struct qblock *b, uint64_t prev_round_ns)
 {
 	size_t off = 0;
 	int err = 0;
@@ -202,12 +239,13 @@ static int take_block(struct wp_livestage *ls, const struct qblock *b, uint64_t 
 		/* The drain made these records: a bad size is a bug, not input. */
 		if (h->size < sizeof(*h) || off + h->size > b->len)
 			return -EBADMSG;
-		err = wp_order_push(ls->order, h, NULL, 0);
+		b->refs++;	/* released by the order, once written or at once */
+		err = wp_order_push(ls->order, h, b, b->len);
 		off += h->size;
 	}
 	if (err)
 		return err;
-	ls->out_round_ns = wp_order_bytes(ls->order) ? prev_round_ns : b->round_ns;
+	ls->out_round_ns = wp_order_bytes(ls->order) || !b->round_ns ? prev_round_ns : b->round_ns;
 	return flush(ls);
 }
 
@@ -220,6 +258,7 @@ static void *stage_main(void *arg)
 	pthread_mutex_lock(&ls->lock);
 	for (;;) {
 		struct qblock *b;
+		size_t len;
 
 		while (!ls->head && !ls->done)
 			pthread_cond_wait(&ls->work_cond, &ls->lock);
@@ -233,15 +272,18 @@ static void *stage_main(void *arg)
 		ls->behind = ls->queued > ls->behind_bytes;
 		ls->stopping = ls->done;
 		pthread_mutex_unlock(&ls->lock);
+		len = b->len;
+		b->refs = 1;
+		b->ls = ls;
 		if (!err)
 			err = take_block(ls, b, prev_round_ns);
 		if (b->round_ns)
 			prev_round_ns = b->round_ns;
+		qblock_release(b);	/* b may be gone */
 		pthread_mutex_lock(&ls->lock);
 		if (err && !ls->err)
 			ls->err = err;
-		ls->queued -= b->len;
-		spare_put(ls, b);
+		ls->queued -= len;
 		pthread_cond_broadcast(&ls->space_cond);
 	}
 	pthread_mutex_unlock(&ls->lock);
@@ -287,7 +329,7 @@ int wp_livestage_start(const struct wp_meta *m, struct wp_sink *inner,
 	if (!err)
 		wp_liveunwind_set_opener(ls->lu, open_seen, ls);
 	if (!err)
-		err = wp_order_new(&ls->fmt, deliver, ls, NULL, &ls->order);
+		err = wp_order_new(&ls->fmt, deliver, ls, qblock_release, &ls->order);
 	/* Before the thread: its records may close a file at once. */
 	if (!err && inner->closing)
 		err = wp_closing_add(inner->closing, names_closing, ls);
@@ -309,13 +351,32 @@ int wp_livestage_start(const struct wp_meta *m, struct wp_sink *inner,
 	return 0;
 }
 
-int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len, uint64_t round_ns)
+/*
+ * The bytes of the whole records from buf that make a block: up to
+ * QBLOCK_UNIT of them, at least one record; all of len when its records
+ * are not well formed (the thread says so).
+ */
+static size_t piece_len(const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (len - off >= sizeof(struct perf_event_header)) {
+		const struct perf_event_header *h = (const void *)(buf + off);
+
+		if (h->size < sizeof(*h) || h->size > len - off)
+			return len;
+		if (off && off + h->size > QBLOCK_UNIT)
+			break;
+		off += h->size;
+	}
+	return off < len && len - off < sizeof(struct perf_event_header) ? len : off;
+}
+
+static int queue_block(struct wp_livestage *ls, const void *buf, size_t len, uint64_t round_ns)
 {
 	struct qblock *b;
 	int err;
 
-	if (!len)
-		return 0;
 	b = spare_get(ls, len);
 	if (!b)
 		return -ENOMEM;
@@ -338,7 +399,28 @@ int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len, uin
 		pthread_cond_signal(&ls->work_cond);
 	}
 	pthread_mutex_unlock(&ls->lock);
-	free(b);
+	qblock_free(b);
+	return err;
+}
+
+/*
+ * In blocks of a MiB at most, each going back once its records are
+ * written: the records of a drain pass are held until the next pass's
+ * ROUND, and with the drain's blocks of up to 4 MiB whole, most of what
+ * a block held waited for the little of it that was held.
+ */
+int wp_livestage_write(struct wp_livestage *ls, const void *buf, size_t len, uint64_t round_ns)
+{
+	const uint8_t *p = buf;
+	int err = 0;
+
+	while (!err && len) {
+		size_t n = len <= QBLOCK_UNIT ? len : piece_len(p, len);
+
+		err = queue_block(ls, p, n, n == len ? round_ns : 0);
+		p += n;
+		len -= n;
+	}
 	return err;
 }
 
@@ -394,11 +476,12 @@ void wp_livestage_free(struct wp_livestage *ls)
 		struct qblock *b = ls->head;
 
 		ls->head = b->next;
-		free(b);
+		qblock_free(b);
 	}
-	for (unsigned int i = 0; i < SPARE_QBLOCKS; i++)
-		free(ls->spare[i]);
+	/* First: what it still holds goes back to the spares. */
 	wp_order_free(ls->order);
+	for (unsigned int i = 0; i < SPARE_QBLOCKS; i++)
+		qblock_free(ls->spare[i]);
 	wp_liveunwind_free(ls->lu);
 	wp_buf_release(&ls->out);
 	pthread_cond_destroy(&ls->work_cond);
