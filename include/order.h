@@ -85,6 +85,12 @@ uint64_t wp_order_early(const struct wp_order *o);
 /* The memory the queue holds now, as measured against the bound. */
 size_t wp_order_bytes(const struct wp_order *o);
 
+/*
+ * The bytes of room for queued entries: what a burst took is given back
+ * within some rounds after, down to 2.5 MiB.
+ */
+size_t wp_order_room(const struct wp_order *o);
+
 void wp_order_free(struct wp_order *o);
 
 #endif

@@ -13,6 +13,14 @@
 
 #define CHUNK_SIZE (4U << 20)
 #define MAX_SPARES 2		/* empty chunks kept for reuse */
+/*
+ * The heap's room, in entries, that is kept whatever came: a burst (a
+ * backlog drained at once) grows it to the most records a pair of
+ * passes held, which a live recording kept to its end.  Every
+ * SHRINK_ROUNDS rounds, room far beyond the most they needed goes back.
+ */
+#define HEAP_KEEP 65536		/* 2.5 MiB */
+#define SHRINK_ROUNDS 64
 
 /*
  * Where queued records live: copied into a chunk (large, not one
@@ -44,6 +52,8 @@ struct wp_order {
 	wp_order_release_fn release;
 	struct queued *heap;
 	size_t len, cap;
+	size_t peak;		/* the most entries since the heap's room was looked at */
+	unsigned int rounds;	/* rounds since */
 	uint64_t seq;
 	uint64_t round_max;	/* newest time pushed in this round */
 	uint64_t prev_round_max;	/* newest time of the round before */
@@ -286,6 +296,23 @@ static int deliver_early(struct wp_order *o)
 	return ret;
 }
 
+/* Give back room that the last rounds did not need (HEAP_KEEP). */
+static void heap_shrink(struct wp_order *o)
+{
+	size_t n = o->peak * 2 > HEAP_KEEP ? o->peak * 2 : HEAP_KEEP;
+	struct queued *heap;
+
+	o->rounds = 0;
+	o->peak = o->len;
+	if (o->cap <= n * 2)
+		return;
+	heap = realloc(o->heap, n * sizeof(*heap));
+	if (!heap)
+		return;		/* it stays as large as it was */
+	o->heap = heap;
+	o->cap = n;
+}
+
 int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void *hold,
 		  size_t hold_bytes)
 {
@@ -298,6 +325,8 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 		ret = deliver_until(o, o->prev_round_max);
 		if (o->round_max > o->prev_round_max)
 			o->prev_round_max = o->round_max;
+		if (++o->rounds >= SHRINK_ROUNDS)
+			heap_shrink(o);
 		return ret;
 	}
 	q.hold = hold && o->release ? hold : NULL;
@@ -320,6 +349,8 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 		o->round_max = q.time;
 	o->heap[o->len] = q;
 	heap_up(o, o->len++);
+	if (o->len > o->peak)
+		o->peak = o->len;
 	return queue_bytes(o) > o->bound ? deliver_early(o) : 0;
 
 out_nomem:
@@ -351,6 +382,11 @@ uint64_t wp_order_early(const struct wp_order *o)
 size_t wp_order_bytes(const struct wp_order *o)
 {
 	return queue_bytes(o);
+}
+
+size_t wp_order_room(const struct wp_order *o)
+{
+	return o->cap * sizeof(*o->heap);
 }
 
 void wp_order_free(struct wp_order *o)

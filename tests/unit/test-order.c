@@ -3,7 +3,8 @@
  * test-order.c: records from several rings, each in time order,
  * interleaved pass by pass with ROUND records between passes, come out in
  * time order, ties in the order they were pushed, none late, none lost;
- * and with a bound too small for a pass, still all of them.
+ * with a bound too small for a pass, still all of them; and the room a
+ * burst took is given back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -98,10 +99,53 @@ static void run(size_t bound, const char *what)
 	wp_order_free(o);
 }
 
+/*
+ * A burst (one pass of many records) grows the heap's room; the small
+ * passes after it give it back, and every record still comes in order.
+ */
+static void burst(void)
+{
+	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
+	const size_t keep = (size_t)65536 * 40;	/* order.c's HEAP_KEEP entries */
+	uint64_t t = 1000000000ULL;
+	struct wp_order *o;
+	uint32_t seq = 0;
+	size_t grown = 0;
+	int err = 0;
+
+	memset(&got, 0, sizeof(got));
+	got.ordered = true;
+	if (wp_order_new(&fmt, on_record, NULL, NULL, &o)) {
+		ok(0, "burst: a queue");
+		return;
+	}
+	for (int i = 0; i < 300000 && !err; i++)
+		err = push_switch(o, t += 1000, seq++);
+	if (!err)
+		err = wp_order_push(o, &round, NULL, 0);
+	grown = wp_order_room(o);
+	for (int p = 0; p < 200 && !err; p++) {
+		for (int i = 0; i < 10 && !err; i++)
+			err = push_switch(o, t += 1000, seq++);
+		if (!err)
+			err = wp_order_push(o, &round, NULL, 0);
+	}
+	if (!err)
+		err = wp_order_flush(o);
+	ok(!err, "burst: every push and the flush succeed");
+	is_u64(got.n, (uint64_t)seq, "burst: every record delivered");
+	ok(got.ordered, "burst: in time order");
+	ok(grown > keep, "burst: the burst grew the room (%zu bytes)", grown);
+	ok(wp_order_room(o) <= keep, "burst: the passes after it gave it back (%zu bytes left)",
+	   wp_order_room(o));
+	wp_order_free(o);
+}
+
 int main(void)
 {
 	wp_sample_format_init(&fmt, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 0);
 	run(0, "rounds");
 	run(16384, "a small bound");
+	burst();
 	return done_testing();
 }
