@@ -60,6 +60,15 @@ bool wp_same_kernel(const struct wp_meta *m);
 int wp_resolver_new(struct wp_procmap *pm, const struct wp_meta *m, struct wp_resolver **out);
 
 /*
+ * Bound the cache of unwound stacks to nr_slots stacks (a power of two)
+ * and nr_places places in all, dropping what it held; 0 or -errno (then
+ * the cache is as it was).  A report keeps a large one for its files'
+ * many processes; a recording's unwinder, running for hours beside the
+ * workload, trades some unwinding for memory.
+ */
+int wp_resolver_bound_cache(struct wp_resolver *r, unsigned int nr_slots, size_t nr_places);
+
+/*
  * The places of sample s (record rec).  user: whether its user frames are
  * wanted at all.
  */

@@ -23,6 +23,17 @@
  * switch-out), which the time ordering has put before later ones.
  */
 #define FORGET_AFTER_NS (1000ULL * 1000 * 1000)
+/*
+ * The unwound stacks remembered, and their places in all: a quarter of a
+ * report's.  Report's bound (some 9 MiB once full) was most of what a
+ * live recording beside thread churn held beyond a raw one, and churn
+ * fills any bound in a minute or two (a new process's stacks are new
+ * entries); the stacks that come again and again (a switch storm's) are
+ * found again within the first of their repeats after the cache starts
+ * over.
+ */
+#define LIVE_CACHE_STACKS 16384
+#define LIVE_CACHE_PLACES (1U << 18)
 
 struct wp_liveunwind {
 	struct wp_sample_format fmt;
@@ -60,6 +71,8 @@ int wp_liveunwind_new(const struct wp_meta *m, struct wp_liveunwind **out)
 		err = wp_procmap_new(wp_same_kernel(m), &lu->pm);
 	if (!err)
 		err = wp_resolver_new(lu->pm, m, &lu->resolver);
+	if (!err)
+		err = wp_resolver_bound_cache(lu->resolver, LIVE_CACHE_STACKS, LIVE_CACHE_PLACES);
 	if (!err)
 		err = wp_coverage_new(&lu->fmt, &lu->coverage);
 	if (!err)

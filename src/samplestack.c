@@ -96,6 +96,21 @@ int wp_resolver_new(struct wp_procmap *pm, const struct wp_meta *m, struct wp_re
 	return 0;
 }
 
+int wp_resolver_bound_cache(struct wp_resolver *r, unsigned int nr_slots, size_t nr_places)
+{
+	struct wp_ucache *c;
+	int err;
+
+	if (!r->unwinder)
+		return 0;	/* nothing to cache */
+	err = wp_ucache_new(nr_slots, nr_places, &c);
+	if (err)
+		return err;
+	wp_ucache_free(r->ucache);
+	r->ucache = c;
+	return 0;
+}
+
 uint32_t wp_resolver_intern(struct wp_resolver *r, const struct wp_place *pl)
 {
 	uint32_t w[PLACE_WORDS] = {
