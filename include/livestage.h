@@ -7,7 +7,8 @@
  * drain starts, then the drain's blocks), queues a copy in blocks of a
  * MiB at most, and on a thread of its own puts the records in time order
  * where they are (order.h, by their ROUND records) and through
- * liveunwind.h, writing what comes out to the file a block at a time.  Taking a block never waits for the unwinding: when more than
+ * liveunwind.h, writing what comes out to the file a MiB at a time.
+ * Taking a block never waits for the unwinding: when more than
  * WP_LIVE_BEHIND bytes wait, the samples of the blocks taken meanwhile
  * are written raw (still followed for the process model), and counted;
  * only past WP_LIVE_QUEUE_MAX bytes does taking wait, as the drain's own
