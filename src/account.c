@@ -11,6 +11,7 @@
 #include "log.h"
 #include "u64map.h"
 #include "util.h"
+#include "wakeest.h"
 
 #define NO_STACK UINT32_MAX
 
@@ -65,7 +66,7 @@ struct thread_strata {
  * thread, which most recordings have hundreds of thousands of.
  */
 struct wake_tally {
-	uint64_t seen_off_ns, seen_runnable_ns, seen_count;
+	struct wp_wake_seen seen;
 	uint64_t unsplit_ns, unsplit_count;
 	/* What estimate_wakeups moved, and of it and unsplit_ns, what no stack has yet. */
 	uint64_t moved_ns, moved_left_ns, unsplit_left_ns;
@@ -126,12 +127,6 @@ struct wake_gap {
 #define EST_BUCKETS 64
 _Static_assert(sizeof(((struct thread_strata *)0)->unsampled) ==
 	       EST_PARTS * EST_BUCKETS * sizeof(uint64_t), "thread_strata's room");
-/*
- * A recorded wait's runnable part counts up to this many times the mean
- * so far, once there are enough to have one.
- */
-#define SEEN_CAP 8
-#define SEEN_CAP_AFTER 20
 
 /*
  * Histogram buckets of every kind, keyed kind * 64 + bucket: a few of them
@@ -181,7 +176,7 @@ struct wp_account {
 	uint64_t unsampled_ns, unsampled_threads;	/* on-CPU, never sampled */
 	bool wakeups;			/* WP_META_WAKEUPS */
 	bool wakeups_gated;		/* WP_META_WAKEUPS_GATED */
-	uint64_t seen_off_ns, seen_runnable_ns, seen_count;	/* every thread's */
+	struct wp_wake_seen seen;	/* every thread's recorded waits */
 	struct wake_gap *gaps;		/* until finish */
 	size_t nr_gaps, cap_gaps;
 	struct wp_u64map gap_index;	/* weight index -> its gap */
@@ -496,32 +491,10 @@ static void strata_note(struct wp_account *a, struct thread *t, const struct wp_
 		strata_wait_end(a, t, s->end_ns - s->off_start_ns);
 }
 
-/*
- * A recorded wait of off ns, run of them runnable, into the figures that
- * the others are split by.  Its runnable part counts up to SEEN_CAP times
- * the mean so far (the excess as not waited at all): the drain or
- * the gate itself, taking the CPU, holds up a few waits a hundredfold,
- * which among a few hundred would outweigh the rest.
- */
+/* A recorded wait of off ns, run of them runnable (wakeest.h): y NULL, the recording's only. */
 static void tally_seen(struct wp_account *a, struct wake_tally *y, uint64_t off, uint64_t run)
 {
-	/* (y NULL: the recording's figures only.) */
-	if (a->seen_count >= SEEN_CAP_AFTER) {
-		uint64_t cap = SEEN_CAP * (a->seen_runnable_ns / a->seen_count);
-
-		if (run > cap) {
-			off -= run - cap;
-			run = cap;
-		}
-	}
-	if (y) {
-		y->seen_off_ns += off;
-		y->seen_runnable_ns += run;
-		y->seen_count++;
-	}
-	a->seen_off_ns += off;
-	a->seen_runnable_ns += run;
-	a->seen_count++;
+	wp_wake_seen_add(y ? &y->seen : NULL, &a->seen, off, run);
 }
 
 /* t's wake tally, made on first use; NULL when out of memory. */
@@ -1681,29 +1654,11 @@ static uint64_t times(uint64_t x, double f)
 	return v <= 0 ? 0 : v >= 0x1p63 ? UINT64_MAX / 2 : (uint64_t)v;
 }
 
-/*
- * The runnable part of n unrecorded waits of t, ns in all: t's runnable
- * share of its recorded waits, but at most their mean runnable length
- * each (the recording's figures, for a thread with few).  The share
- * fits a thread's waits of one kind; the length keeps a thread that
- * sleeps for seconds, split by a storm's share, from waiting
- * hundreds of milliseconds for a CPU after each wake-up.
- */
+/* The runnable part of n unrecorded waits of t, ns in all (wakeest.h). */
 static uint64_t runnable_part(const struct wp_account *a, const struct thread *t, uint64_t n,
 			      uint64_t ns)
 {
-	const struct wake_tally *y = t->tally;
-	bool own = y && y->seen_count && y->seen_off_ns >= a->seen_off_ns / 1000;
-	uint64_t off = own ? y->seen_off_ns : a->seen_off_ns;
-	uint64_t run = own ? y->seen_runnable_ns : a->seen_runnable_ns;
-	uint64_t count = own ? y->seen_count : a->seen_count;
-	uint64_t by_share, by_length;
-
-	if (!off || !count)
-		return 0;
-	by_share = times(ns, (double)run / (double)off);
-	by_length = times(n, (double)run / (double)count);
-	return by_share < by_length ? by_share : by_length;
+	return wp_wake_runnable_part(t->tally ? &t->tally->seen : NULL, &a->seen, n, ns);
 }
 
 /*
