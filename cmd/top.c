@@ -137,10 +137,12 @@ static void print_json(struct top *t, const struct wp_mon_snapshot *s,
 		fprintf(f, "},\"on_cpu_ns\":%" PRIu64 ",\"runnable_ns\":%" PRIu64
 			",\"preempted_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
 			",\"switches_per_s\":%.1f,\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
-			",\"samples\":%" PRIu64 ",\"exited\":%s,\"approximate\":%s,\"top_waker\":",
+			",\"samples\":%" PRIu64 ",\"exited\":%s,\"approximate\":%s,"
+			"\"runnable_estimated_ns\":%" PRIu64 ",\"top_waker\":",
 			r->on_ns, r->runnable_ns, r->preempted_ns, blocked,
 			secs > 0 ? (double)r->switches / secs : 0, r->voluntary, r->involuntary,
-			r->samples, r->exited ? "true" : "false", r->approximate ? "true" : "false");
+			r->samples, r->exited ? "true" : "false", r->approximate ? "true" : "false",
+			r->runnable_estimated_ns);
 		if (r->nr_wakers) {
 			const struct wp_mon_waker *w = &r->wakers[0];
 
@@ -190,7 +192,7 @@ static void print_text(struct top *t, const struct wp_mon_snapshot *s,
 		"SW/s", "WAKER", "WAITS IN");
 	for (size_t i = 0; i < s->nr_rows; i++) {
 		const struct wp_mon_row *r = &rows[i];
-		char q[WP_QUOTE_SIZE(16)], wbuf[96], frame[512], qf[WP_QUOTE_SIZE(120)];
+		char q[WP_QUOTE_SIZE(16)], wbuf[96], frame[512], qf[WP_QUOTE_SIZE(120)], run[16];
 		const char *waker = r->nr_wakers ? wp_mon_waker_name(&r->wakers[0], wbuf, sizeof(wbuf)) :
 				    "-";
 
@@ -199,10 +201,10 @@ static void print_text(struct top *t, const struct wp_mon_snapshot *s,
 			wp_monitor_wait_frame(t->mon, r->stacks[r->wait_stack].stack, frame,
 					      sizeof(frame));
 		frame[120] = '\0';
-		fprintf(f, "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5.1f %5.1f %5.1f %5.1f %5.1f %5.1f "
+		fprintf(f, "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5s %5.1f %5.1f %5.1f %5.1f %5.1f "
 			"%5.1f %5.1f %7.0f  %-22s %s\n", r->pid, r->tid,
 			wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
-			pct(r->runnable_ns, len), pct(r->preempted_ns, len),
+			wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
 			pct(wp_mon_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
 			pct(r->blocked_ns[WP_BLOCK_IO], len), pct(r->blocked_ns[WP_BLOCK_SLEEP], len),
 			pct(r->blocked_ns[WP_BLOCK_NET], len), pct(r->blocked_ns[WP_BLOCK_OTHER], len),

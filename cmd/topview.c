@@ -153,6 +153,7 @@ static size_t merge_processes(struct vrow *rows, size_t n)
 				memcpy(p->frame, rows[i].frame, sizeof(p->frame));
 			p->r.on_ns += r->on_ns;
 			p->r.runnable_ns += r->runnable_ns;
+			p->r.runnable_estimated_ns += r->runnable_estimated_ns;
 			p->r.preempted_ns += r->preempted_ns;
 			for (int k = 0; k < WP_BLOCK_KINDS; k++)
 				p->r.blocked_ns[k] += r->blocked_ns[k];
@@ -186,13 +187,13 @@ static void draw_detail(struct top *t, const struct vrow *row, uint64_t len)
 {
 	static const char *const states[] = { "on-CPU", "blocked", "runnable", "preempted" };
 	const struct wp_mon_row *r = &row->r;
-	char line[512], q[WP_QUOTE_SIZE(16)], qn[WP_QUOTE_SIZE(200)], wb[96];
+	char line[512], q[WP_QUOTE_SIZE(16)], qn[WP_QUOTE_SIZE(200)], wb[96], run[16];
 	int y = 2;
 
 	snprintf(line, sizeof(line), "Thread %" PRIu32 "/%" PRIu32 " %s: on-CPU %.1f%%, runnable "
-		 "%.1f%%, preempted %.1f%%, blocked %.1f%% (Enter or Esc: back)", r->pid, r->tid,
+		 "%s%%, preempted %.1f%%, blocked %.1f%% (Enter or Esc: back)", r->pid, r->tid,
 		 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
-		 pct(r->runnable_ns, len), pct(r->preempted_ns, len),
+		 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
 		 pct(wp_mon_row_blocked(r), len));
 	put(y++, 0, line, A_BOLD);
 	for (unsigned int i = 0; i < r->nr_wakers && y < LINES - 1; i++) {
@@ -278,7 +279,7 @@ static void draw(struct top *t)
 	for (size_t i = 0; i < n; i++) {
 		const struct vrow *vr = &rows[i];
 		const struct wp_mon_row *r = &vr->r;
-		char q[WP_QUOTE_SIZE(16)], wb[96], qf[WP_QUOTE_SIZE(FRAME_MAX)];
+		char q[WP_QUOTE_SIZE(16)], wb[96], qf[WP_QUOTE_SIZE(FRAME_MAX)], run[16];
 		double secs = (double)len / 1e9;
 		int attr = 0;
 
@@ -296,11 +297,11 @@ static void draw(struct top *t)
 		} else if (v->color && pct(r->on_ns, len) >= 50) {
 			attr = COLOR_PAIR(2);
 		}
-		snprintf(line, sizeof(line), "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5.1f %5.1f %5.1f "
+		snprintf(line, sizeof(line), "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5s %5.1f %5.1f "
 			 "%5.1f %5.1f %5.1f %5.1f %5.1f %7.0f  %-20s %s", r->pid,
 			 v->processes ? vr->threads : r->tid,
 			 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
-			 pct(r->runnable_ns, len), pct(r->preempted_ns, len),
+			 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
 			 pct(wp_mon_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
 			 pct(r->blocked_ns[WP_BLOCK_IO], len),
 			 pct(r->blocked_ns[WP_BLOCK_SLEEP], len),

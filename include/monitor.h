@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "datafile.h"
+#include "wakeest.h"
 
 /* How blocked time is split. */
 enum wp_block_kind {
@@ -77,6 +78,13 @@ struct wp_mon_row {
 	bool exited;		/* in this interval */
 	bool approximate;	/* records lost around its time */
 	uint64_t on_ns, runnable_ns, preempted_ns;
+	/*
+	 * Of runnable_ns, what waits whose wake-up was not recorded (the
+	 * wake-up tracepoints gated off) are estimated to have waited for a
+	 * CPU after being woken (wakeest.h), from the waits whose wake-up
+	 * was, in this interval: taken from blocked_ns.
+	 */
+	uint64_t runnable_estimated_ns;
 	uint64_t blocked_ns[WP_BLOCK_KINDS];
 	/*
 	 * Of blocked_ns, the waits whose switch-out had no stack (the budget
@@ -91,7 +99,16 @@ struct wp_mon_row {
 	unsigned int nr_stacks;
 	/* The off-CPU stack with the most blocked time: its frame names. */
 	int32_t wait_stack;	/* index in stacks, or -1 */
+	/* The monitor's own: its recorded waits, and the unrecorded ones ended in it. */
+	struct wp_wake_seen seen;
+	uint64_t unsplit_ns, unsplit_count;
 };
+
+/*
+ * A row's runnable time as a percentage of len ns, in buf ("12.3"),
+ * marked "~12.3" when part of it is estimated (runnable_estimated_ns).
+ */
+const char *wp_mon_runnable_pct(const struct wp_mon_row *r, uint64_t len, char *buf, size_t size);
 
 /* A row's blocked time, every kind. */
 uint64_t wp_mon_row_blocked(const struct wp_mon_row *r);

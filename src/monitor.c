@@ -56,6 +56,7 @@ struct wp_monitor {
 	size_t nr_rows, cap_rows;
 	struct wp_u64map row_of;	/* serial -> index + 1 */
 	uint64_t lost;
+	struct wp_wake_seen seen;	/* every thread's recorded waits, since the start */
 	uint64_t forgotten;		/* exited threads the timeline let go */
 	size_t processes_forgotten;	/* exited processes the process model let go */
 	bool stopped;
@@ -185,7 +186,9 @@ static enum wp_block_kind classify_name(const char *f)
 		{ "io_schedule", WP_BLOCK_IO }, { "folio_wait", WP_BLOCK_IO },
 		{ "wait_on_page", WP_BLOCK_IO }, { "blk_", WP_BLOCK_IO }, { "bio_", WP_BLOCK_IO },
 		{ "filemap", WP_BLOCK_IO }, { "n_tty", WP_BLOCK_IO }, { "tty_", WP_BLOCK_IO },
-		{ "ep_poll", WP_BLOCK_IO }, { "do_sys_poll", WP_BLOCK_IO },
+		{ "ep_poll", WP_BLOCK_IO }, { "epoll_wait", WP_BLOCK_IO },
+		{ "epoll_pwait", WP_BLOCK_IO }, { "do_sys_poll", WP_BLOCK_IO },
+		{ "poll_schedule_timeout", WP_BLOCK_IO }, { "core_sys_select", WP_BLOCK_IO },
 		{ "do_select", WP_BLOCK_IO }, { "io_uring", WP_BLOCK_IO },
 		{ "aio_", WP_BLOCK_IO }, { "jbd2", WP_BLOCK_IO }, { "ext4_", WP_BLOCK_IO },
 		{ "xfs_", WP_BLOCK_IO }, { "nfs", WP_BLOCK_IO }, { "fuse_", WP_BLOCK_IO },
@@ -435,6 +438,21 @@ static void on_segment(void *arg, const struct wp_segment *seg)
 	}
 	if ((seg->flags & WP_SEG_APPROXIMATE) && (r = row_for(m, seg->thread)))
 		r->approximate = true;
+	/*
+	 * Waits that ended in this interval, for the estimate of the runnable
+	 * part of those whose wake-up was not recorded (finish_row).
+	 */
+	if (seg->end_ns > m->start_ns && seg->end_ns <= m->end_ns) {
+		if ((seg->flags & WP_SEG_FAIR_SAMPLE) && (r = row_for(m, seg->thread)))
+			wp_wake_seen_add(&r->seen, &m->seen, seg->end_ns - seg->off_start_ns,
+					 seg->end_ns - seg->woken_ns);
+		if (seg->kind == WP_SEG_BLOCKED && (seg->flags & WP_SEG_WAKEUP_UNRECORDED) &&
+		    (r = row_for(m, seg->thread))) {
+			r->unsplit_ns += seg->end_ns - (seg->start_ns > m->start_ns ? seg->start_ns
+										    : m->start_ns);
+			r->unsplit_count++;
+		}
+	}
 	if (!ns)
 		return;
 	if (seg->kind == WP_SEG_BLOCKED && seg->waker != WP_NO_WAKER) {
@@ -532,10 +550,52 @@ static int cmp_waker(const void *a, const void *b)
 }
 
 /*
- * A row made ready to show: on-CPU samples share out the on-CPU time,
- * stacks and wakers sorted, the heaviest blocked stack found.
+ * The runnable part of r's waits whose wake-up was not recorded, moved
+ * from blocked: the thread's recorded waits of this interval stand for
+ * them, else everyone's since the start (wakeest.h).  Each kind of wait,
+ * and each blocked stack, gives its share.
  */
-static void finish_row(struct wp_mon_row *r)
+static void estimate_runnable(const struct wp_monitor *m, struct wp_mon_row *r)
+{
+	struct wp_mon_stack *off = r->stacks + WP_MON_STACKS;
+	uint64_t blocked = wp_mon_row_blocked(r), moved, given = 0;
+
+	if (!r->unsplit_count || !blocked)
+		return;
+	moved = wp_wake_runnable_part(&r->seen, &m->seen, r->unsplit_count, r->unsplit_ns);
+	if (moved > r->unsplit_ns)
+		moved = r->unsplit_ns;
+	if (moved > blocked)
+		moved = blocked;
+	if (!moved)
+		return;
+	for (int k = 0; k < WP_BLOCK_KINDS; k++) {
+		uint64_t part = (uint64_t)((double)moved * (double)r->blocked_ns[k] / (double)blocked);
+
+		if (part > r->blocked_ns[k])
+			part = r->blocked_ns[k];
+		r->blocked_ns[k] -= part;
+		given += part;
+	}
+	for (int k = 0; given < moved && k < WP_BLOCK_KINDS; k++) {
+		uint64_t part = moved - given < r->blocked_ns[k] ? moved - given : r->blocked_ns[k];
+
+		r->blocked_ns[k] -= part;
+		given += part;
+	}
+	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
+		if (off[i].count && off[i].state == WP_MON_BLOCKED)
+			off[i].ns -= (uint64_t)((double)off[i].ns * (double)given / (double)blocked);
+	r->runnable_ns += given;
+	r->runnable_estimated_ns = given;
+}
+
+/*
+ * A row made ready to show: on-CPU samples share out the on-CPU time,
+ * the runnable part of unrecorded wake-ups estimated, stacks and wakers
+ * sorted, the heaviest blocked stack found.
+ */
+static void finish_row(const struct wp_monitor *m, struct wp_mon_row *r)
 {
 	struct wp_mon_stack *on = r->stacks, *off = r->stacks + WP_MON_STACKS;
 	uint64_t samples = 0, best = 0;
@@ -545,7 +605,6 @@ static void finish_row(struct wp_mon_row *r)
 	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
 		on[i].ns = samples ? r->on_ns * on[i].count / samples : 0;
 	qsort(on, WP_MON_STACKS, sizeof(*on), cmp_stack);
-	qsort(off, WP_MON_STACKS, sizeof(*off), cmp_stack);
 	qsort(r->wakers, r->nr_wakers, sizeof(*r->wakers), cmp_waker);
 	r->nr_stacks = 2 * WP_MON_STACKS;
 	/* Unsampled waits: shared as the sampled ones are, else "other". */
@@ -563,6 +622,8 @@ static void finish_row(struct wp_mon_row *r)
 		}
 		r->blocked_ns[WP_BLOCK_OTHER] += r->blocked_unsampled_ns - given;
 	}
+	estimate_runnable(m, r);
+	qsort(off, WP_MON_STACKS, sizeof(*off), cmp_stack);
 	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
 		if (off[i].count && off[i].state == WP_MON_BLOCKED && off[i].stack != WP_NO_STACK &&
 		    off[i].ns > best) {
@@ -583,7 +644,7 @@ static int close_interval(struct wp_monitor *m)
 
 		if (t)
 			memcpy(m->rows[i].comm, t->comm, sizeof(m->rows[i].comm));
-		finish_row(&m->rows[i]);
+		finish_row(m, &m->rows[i]);
 	}
 	snap = (struct wp_mon_snapshot){
 		.start_ns = m->start_ns, .end_ns = m->end_ns, .index = ++m->index,
@@ -853,6 +914,14 @@ void wp_monitor_free(struct wp_monitor *m)
 	free(m->rows);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+const char *wp_mon_runnable_pct(const struct wp_mon_row *r, uint64_t len, char *buf, size_t size)
+{
+	double v = len ? 100.0 * (double)r->runnable_ns / (double)len : 0;
+
+	snprintf(buf, size, r->runnable_estimated_ns ? "~%.1f" : "%.1f", v);
+	return buf;
 }
 
 uint64_t wp_mon_row_blocked(const struct wp_mon_row *r)

@@ -98,28 +98,82 @@ else
 		"the kernel measured ${kern}%: other load shares CPU 0"
 fi
 
-# 2. A pipe: the writer writes a byte every 2 ms, the reader reads them.
+# 1b. A switch storm beside the hog: pingpong's two threads pass a byte
+# through pipes on CPU 0, tens of thousands of wake-ups a second, far
+# above the budget (500 a second a CPU) of the wake-up tracepoints, so
+# most wake-ups go unrecorded and their runnable part is estimated from
+# those recorded: the waits for a CPU and the blocked time as the
+# kernel's schedstat has them (run_delay, and what is neither that nor
+# on a CPU), within 5 points, the estimate said.
+taskset -c 0 sh -c 'while :; do :; done' &
+hog=$!
+bg_pids="$bg_pids $hog"
+taskset -c 0 "$WORKLOADS/pingpong" 30 >pp.out 2>&1 &
+pp=$!
+bg_pids="$bg_pids $pp"
+wait_until 50 sh -c "[ \$(ls /proc/$pp/task | wc -l) -ge 3 ]"
+ptid=$(ls "/proc/$pp/task" | grep -vx "$pp" | head -n 1)
+python3 sample.py $pp "$ptid" >pp-sched.txt &
+sampler=$!
+bg_pids="$bg_pids $sampler"
+"$WALLPROF" top -b -n $N -d 1 --format json -p $pp >pp.json 2>pp.err
+rc=$?
+kill $sampler $hog $pp 2>/dev/null
+check_num "storm: top -b exits 0" $rc -eq 0
+from=$(jq -s '.[1].start_ns' pp.json); to=$(jq -s '.[-1].end_ns' pp.json)
+kon=$(kernel pp-sched.txt "$from" "$to" 2)
+kwait=$(kernel pp-sched.txt "$from" "$to" 3)
+rows=$(jq -c --argjson tid "$ptid" 'select(.interval > 1) | .threads[] | select(.tid == $tid)' pp.json)
+span=$(jq -s '[.[1:][] | .end_ns - .start_ns] | add' pp.json)
+waitpct=$(echo "$rows" | jq -s --argjson s "$span" 'map(.runnable_ns + .preempted_ns) | add * 100 / $s | floor')
+blkpct=$(echo "$rows" | jq -s --argjson s "$span" 'map(.blocked_ns) | add * 100 / $s | floor')
+est=$(echo "$rows" | jq -s 'map(select(.runnable_estimated_ns > 0)) | length')
+echo "# storm: waiting for a CPU: top ${waitpct}%, schedstat ${kwait}%; blocked: top ${blkpct}%, schedstat $((100 - kon - kwait))%"
+check_num "storm: the unrecorded wake-ups' runnable part is estimated in every interval after the first" \
+	"$est" -eq $((N - 1))
+if [ "$kon" -ge 0 ] && [ "$kwait" -ge 0 ]; then
+	check_range "storm: runnable + preempted within 5 points of schedstat's run_delay" \
+		"${waitpct:-0}" $((kwait - 5)) $((kwait + 5))
+	check_range "storm: blocked within 5 points of schedstat's (neither on a CPU nor waiting)" \
+		"${blkpct:-0}" $((100 - kon - kwait - 5)) $((100 - kon - kwait + 5))
+else
+	skip_reference "storm: the waits as schedstat has them" \
+		"the sampler read no schedstat near an interval's end (the machine kept it off)"
+fi
+
+# 2. A pipe: the writer writes a byte every 2 ms, the reader reads them;
+# another reader waits for a second pipe's bytes in epoll_wait.
 cat >pipe.py <<'PY'
-import os, threading, time, sys
+import os, select, threading, time, sys
 r, w = os.pipe()
+r2, w2 = os.pipe()
 def reader():
     open("reader.tid", "w").write(str(threading.get_native_id()))
     while os.read(r, 1):
         pass
+def epreader():
+    ep = select.epoll()
+    ep.register(r2, select.EPOLLIN)
+    open("epreader.tid", "w").write(str(threading.get_native_id()))
+    while True:
+        ep.poll()
+        os.read(r2, 1)
 def writer():
     open("writer.tid", "w").write(str(threading.get_native_id()))
     while True:
         os.write(w, b"x")
+        os.write(w2, b"x")
         time.sleep(0.002)
 threading.Thread(target=reader, daemon=True).start()
+threading.Thread(target=epreader, daemon=True).start()
 threading.Thread(target=writer, daemon=True).start()
 time.sleep(float(sys.argv[1]))
 PY
 python3 pipe.py 60 &
 py=$!
 bg_pids="$bg_pids $py"
-wait_until 50 test -s reader.tid -a -s writer.tid
-rtid=$(cat reader.tid); wtid=$(cat writer.tid)
+wait_until 50 test -s reader.tid -a -s writer.tid -a -s epreader.tid
+rtid=$(cat reader.tid); wtid=$(cat writer.tid); etid=$(cat epreader.tid)
 "$WALLPROF" top -b -n $N -d 1 --format json -p $py >pipe.json 2>pipe.err
 check_num "top -b -p exits 0" $? -eq 0
 kill $py 2>/dev/null
@@ -139,6 +193,11 @@ if [ "$(head -1 pipe.json | jq .wakeups)" = true ]; then
 else
 	skip_check "the writer is the reader's top waker" "wake-ups not recorded here"
 fi
+# (Innermost, schedule_hrtimeout_range_clock tells nothing; do_epoll_wait,
+# or ep_poll on older kernels, says it polls.)
+eio=$(jq -c --argjson tid "$etid" 'select(.interval > 1) | .threads[] | select(.tid == $tid)' \
+	pipe.json | jq -s 'map(.blocked_kind_pct.io / (.blocked_pct + 0.01) * 100) | min | floor')
+check_num "the epoll reader's blocked time is I/O (a poll), 90% of it or more" "${eio:-0}" -ge 90
 
 # 3. A sleeper, launched: 400 sleeps of 10 ms.
 python3 sample.py --find "$(readlink -f "$WORKLOADS/sleeper")" sleeper >sleep-sched.txt &
