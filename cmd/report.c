@@ -344,7 +344,7 @@ int cmd_report(int argc, char **argv)
 	static const char *const wait_groups[] = { "stacks", "name", "none", NULL };
 	static const uint64_t unit_ns[] = { 1, 1000, 1000000 };
 	struct wp_view_opts vo = { .mode = (enum wp_mode)wp_modes[0].value,
-				   .sort = (enum wp_sort)wp_sorts[0].value, .top = 10,
+				   .sort = WP_SORT_WALL, .top = 10,
 				   .by = (enum wp_group_by)wp_groupings[0].value,
 				   .rows = WP_TABLE_ROWS,
 				   .unit_ns = 1000, .thread_root = true,

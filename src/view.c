@@ -437,9 +437,11 @@ const struct wp_view_word wp_modes[] = {
 	{ NULL, 0, NULL },
 };
 
+/* The default first: what a report read without filters is sorted by (wp_view_init). */
 const struct wp_view_word wp_sorts[] = {
-	{ "wall", WP_SORT_WALL, "wall time, largest first" },
 	{ "on", WP_SORT_ON, "on-CPU time, largest first" },
+	{ "wall", WP_SORT_WALL, "wall time, largest first (the default with --mode, --comm, "
+				"--pid, --tid, --waker-comm or --diff)" },
 	{ "off", WP_SORT_OFF, "blocked, runnable and preempted time, largest first" },
 	{ "blocked", WP_SORT_BLOCKED, "blocked time, largest first" },
 	{ "runnable", WP_SORT_RUNNABLE, "runnable time, largest first (needs wake-ups)" },
