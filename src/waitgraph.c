@@ -470,32 +470,44 @@ static int group_threads(struct builder *b, const struct wp_wg_opts *o)
 	return err;
 }
 
+/*
+ * A thread's times into its node's: the ledger's totals (on-CPU anchored
+ * to the kernel's figures, the runnable part of unrecorded wake-ups
+ * estimated), which the periods as recorded are not, so that every format
+ * gives a thread the same figures; its blocked time split by cause as its
+ * periods split it.
+ */
 static void add_times(struct wp_wg_times *t, const struct wp_waits *w, uint32_t serial)
 {
 	const struct wp_waits_thread *th = &w->threads[serial];
+	const struct wp_thread_times *led = th->t;
+	uint64_t blocked[WP_NR_CAUSES] = { 0 }, sum = 0, given = 0;
+	int most = WP_CAUSE_NONE;
 
 	for (size_t i = 0; i < th->n; i++) {
 		const struct wp_kept_event *p = &w->periods[th->first + i];
-		uint64_t d = p->end_ns - p->start_ns;
 		uint32_t next;
 
-		switch (p->kind) {
-		case WP_PERIOD_ON:
-			t->on_cpu_ns += d;
-			break;
-		case WP_PERIOD_RUNNABLE:
-			t->runnable_ns += d;
-			break;
-		case WP_PERIOD_PREEMPTED:
-			t->preempted_ns += d;
-			break;
-		case WP_PERIOD_BLOCKED:
-			t->blocked_ns[wp_waits_cause(w, p, &next)] += d;
-			break;
-		default:
-			break;
+		if (p->kind == WP_PERIOD_BLOCKED) {
+			enum wp_cause c = wp_waits_cause(w, p, &next);
+
+			blocked[c] += p->end_ns - p->start_ns;
+			sum += p->end_ns - p->start_ns;
 		}
 	}
+	t->on_cpu_ns += led->on_cpu_ns;
+	t->runnable_ns += led->runnable_ns;
+	t->preempted_ns += led->preempted_ns;
+	for (int c = 0; c < WP_NR_CAUSES; c++) {
+		uint64_t part = sum ? (uint64_t)((unsigned __int128)blocked[c] * led->blocked_ns / sum)
+				    : 0;
+
+		t->blocked_ns[c] += part;
+		given += part;
+		if (blocked[c] > blocked[most])
+			most = c;
+	}
+	t->blocked_ns[most] += led->blocked_ns - given;
 }
 
 /* Each thread node's threads and times; whether their names differ. */

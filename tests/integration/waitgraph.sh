@@ -121,6 +121,24 @@ check_num "prodcons: --wait-groups none --wait-threshold 0 exits 0" "$rc" -eq 0
 check "prodcons: ... no node of several threads, no edge dropped" python3 -c 'import json, sys
 g = json.load(open(sys.argv[1]))["waitgraph"]
 sys.exit(any(len(n.get("tids", [])) > 1 for n in g["nodes"]) or any(e["dropped"] for e in g["edges"]))' pc.none
+# A thread's times in the graph are the ledger's (report --format json):
+# on-CPU anchored to the kernel's figures, not the switch records alone.
+"$WALLPROF" report -i pc.data --format json >pc.ledger 2>/dev/null
+check "prodcons: every thread's node has the ledger's on-CPU, runnable, preempted and blocked time" \
+	python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["waitgraph"]
+led = {t["tid"]: t for t in json.load(open(sys.argv[2]))["threads"]}
+bad = 0
+for n in g["nodes"]:
+    if n["kind"] != "threads" or len(n["tids"]) != 1 or n["tids"][0] not in led:
+        continue
+    t = led[n["tids"][0]]
+    got = (n["on_cpu_ns"], n["runnable_ns"], n["preempted_ns"], sum(n["blocked_ns"].values()))
+    want = (t["on_cpu_ns"], t["runnable_ns"], t["preempted_ns"], t["blocked_ns"])
+    if got != want:
+        print("# tid %d: graph %s, ledger %s" % (n["tids"][0], got, want))
+        bad += 1
+sys.exit(bad)' pc.none pc.ledger
 run pc.bad pc.berr "$WALLPROF" report -i pc.data --format waitgraph --wait-groups sometimes
 check_num "prodcons: a bad --wait-groups: exit 2" "$rc" -eq 2
 check "prodcons: ... one sentence that names it" grep -q "wait-groups" pc.berr
