@@ -30,6 +30,9 @@
 #   wallprof-nostack  wallprof record -p SERVER -g none (no stack copies)
 #   wallprof-switchN  wallprof record -p SERVER --switch-stacks=N
 # (the last three, not run by default, take the default apart)
+#   wallprof-top      wallprof top -b -p SERVER (batch mode, the default
+#                     refresh of a second, its JSON thrown away): what
+#                     watching a server live costs it (not run by default)
 #   perf              perf record -p SERVER -e cpu-clock -e cs
 #                     --switch-events --call-graph dwarf (what perf needs
 #                     for on- and off-CPU stacks)
@@ -218,6 +221,10 @@ one() {
 	wallprof-service)
 		/usr/bin/time -f '%U %S' -o "$work/time" "$wp" record -v -o "$work/W.data" \
 			-p "$(paste -sd, "$cg/cgroup.procs")" >/dev/null 2>"$work/rec.err" &
+		rec_pid=$! ;;
+	wallprof-top)
+		/usr/bin/time -f '%U %S' -o "$work/time" "$wp" top -b --format json -p "$pid" \
+			>/dev/null 2>"$work/rec.err" &
 		rec_pid=$! ;;
 	perf)
 		/usr/bin/time -f '%U %S' -o "$work/time" perf record -q -o "$work/P.data" \

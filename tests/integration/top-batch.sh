@@ -120,6 +120,7 @@ bg_pids="$bg_pids $sampler"
 rc=$?
 kill $sampler $hog $pp 2>/dev/null
 check_num "storm: top -b exits 0" $rc -eq 0
+[ $rc -eq 0 ] || sed 's/^/# /' pp.err
 from=$(jq -s '.[1].start_ns' pp.json); to=$(jq -s '.[-1].end_ns' pp.json)
 kon=$(kernel pp-sched.txt "$from" "$to" 2)
 kwait=$(kernel pp-sched.txt "$from" "$to" 3)
