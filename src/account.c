@@ -15,6 +15,24 @@
 
 #define NO_STACK UINT32_MAX
 
+/* x + part, both bounded by 2^62 so that a hostile file's times overflow nothing. */
+static int64_t name_share(uint64_t x, double part)
+{
+	int64_t base = x < (1ULL << 62) ? (int64_t)x : INT64_C(1) << 62;
+	int64_t p = part <= -0x1p62 ? -(INT64_C(1) << 62) : part >= 0x1p62 ? INT64_C(1) << 62
+										  : (int64_t)part;
+
+	return base + p;
+}
+
+/* x - y as a signed figure, saturated: a hostile file's times may be anything. */
+static int64_t signed_diff(uint64_t x, uint64_t y)
+{
+	if (x >= y)
+		return x - y <= INT64_MAX ? (int64_t)(x - y) : INT64_MAX;
+	return y - x <= INT64_MAX ? -(int64_t)(y - x) : -INT64_MAX;
+}
+
 /* One name of a process (wp_process_name) while it is being accounted. */
 struct name_span {
 	struct wp_process_name pub;
@@ -969,21 +987,21 @@ static int names_close(struct wp_account *a, const uint64_t *pre_on)
 		struct name_span *n = &a->names[i];
 		const struct thread *t = &a->threads[n->serial];
 		struct name_sums *ns = &sum[n->serial];
-		int64_t moved = (int64_t)t->t.on_cpu_ns - (int64_t)pre_on[n->serial], on;
+		int64_t moved = signed_diff(t->t.on_cpu_ns, pre_on[n->serial]), on;
 		double weight = ns->late ? (double)n->late_at_start / ns->late :
 				ns->raw ? (double)n->pub.on_cpu_ns / (double)ns->raw : 0;
 
 		if (!n->next)	/* the last: the thread's total less the names before it */
-			on = (int64_t)t->t.on_cpu_ns - (int64_t)ns->given;
+			on = signed_diff(t->t.on_cpu_ns, ns->given);
 		else
-			on = (int64_t)n->pub.on_cpu_ns + (int64_t)((double)moved * weight);
+			on = name_share(n->pub.on_cpu_ns, (double)moved * weight);
 		/*
 		 * Never more than the total leaves: a thread that the CPUs'
 		 * capacity cut (-a on a busy machine) may have lost more than
 		 * its later names had, and the names add up to the thread.
 		 */
-		if (on > (int64_t)t->t.on_cpu_ns - (int64_t)ns->given)
-			on = (int64_t)t->t.on_cpu_ns - (int64_t)ns->given;
+		if (on > signed_diff(t->t.on_cpu_ns, ns->given))
+			on = signed_diff(t->t.on_cpu_ns, ns->given);
 		n->pub.on_cpu_ns = on > 0 ? (uint64_t)on : 0;
 		ns->given += n->pub.on_cpu_ns;
 	}
@@ -2233,7 +2251,7 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
 			}
 		}
 	}
-	a->anchors.cpus_moved_ns = (int64_t)on - (int64_t)busy;
+	a->anchors.cpus_moved_ns = signed_diff(on, busy);
 	/*
 	 * Each CPU's busy time its share of the threads' total, at most its
 	 * span; what does not fit goes to the CPUs with room.  The rest of a
@@ -2330,7 +2348,7 @@ static void anchor_times(struct wp_account *a)
 		    an->end.records_ns < base.records_ns)
 			continue;
 		kernel = an->end.kernel_ns - base.kernel_ns;
-		diff = (int64_t)kernel - (int64_t)(an->end.records_ns - base.records_ns);
+		diff = signed_diff(kernel, an->end.records_ns - base.records_ns);
 		late = an->end.late - base.late;
 		if (kernel >= ANCHOR_SHARE_MIN_NS && (uint64_t)(diff < 0 ? -diff : diff) * 10 > kernel)
 			wp_debug("thread %u/%u: the kernel says %" PRIu64 " ns on a CPU, its records %"
