@@ -138,11 +138,12 @@ static void print_json(struct top *t, const struct wp_mon_snapshot *s,
 			",\"preempted_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
 			",\"switches_per_s\":%.1f,\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
 			",\"samples\":%" PRIu64 ",\"exited\":%s,\"approximate\":%s,"
-			"\"runnable_estimated_ns\":%" PRIu64 ",\"top_waker\":",
+			"\"runnable_estimated_ns\":%" PRIu64 ",\"runnable_unknown_ns\":%" PRIu64
+			",\"top_waker\":",
 			r->on_ns, r->runnable_ns, r->preempted_ns, blocked,
 			secs > 0 ? (double)r->switches / secs : 0, r->voluntary, r->involuntary,
 			r->samples, r->exited ? "true" : "false", r->approximate ? "true" : "false",
-			r->runnable_estimated_ns);
+			r->runnable_estimated_ns, r->runnable_unknown_ns);
 		if (r->nr_wakers) {
 			const struct wp_mon_waker *w = &r->wakers[0];
 

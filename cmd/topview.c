@@ -154,6 +154,7 @@ static size_t merge_processes(struct vrow *rows, size_t n)
 			p->r.on_ns += r->on_ns;
 			p->r.runnable_ns += r->runnable_ns;
 			p->r.runnable_estimated_ns += r->runnable_estimated_ns;
+			p->r.runnable_unknown_ns += r->runnable_unknown_ns;
 			p->r.preempted_ns += r->preempted_ns;
 			for (int k = 0; k < WP_BLOCK_KINDS; k++)
 				p->r.blocked_ns[k] += r->blocked_ns[k];

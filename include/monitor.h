@@ -85,6 +85,12 @@ struct wp_mon_row {
 	 * was, in this interval: taken from blocked_ns.
 	 */
 	uint64_t runnable_estimated_ns;
+	/*
+	 * The blocked time of those waits, before the move: what their
+	 * runnable part may be, from none of it to all of it (the estimate's
+	 * bound).
+	 */
+	uint64_t runnable_unknown_ns;
 	uint64_t blocked_ns[WP_BLOCK_KINDS];
 	/*
 	 * Of blocked_ns, the waits whose switch-out had no stack (the budget

@@ -562,6 +562,7 @@ static void estimate_runnable(const struct wp_monitor *m, struct wp_mon_row *r)
 
 	if (!r->unsplit_count || !blocked)
 		return;
+	r->runnable_unknown_ns = r->unsplit_ns < blocked ? r->unsplit_ns : blocked;
 	moved = wp_wake_runnable_part(&r->seen, &m->seen, r->unsplit_count, r->unsplit_ns);
 	if (moved > r->unsplit_ns)
 		moved = r->unsplit_ns;

