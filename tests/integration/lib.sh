@@ -335,11 +335,12 @@ switch_ins() {
 		$2 == "SWITCH_OUT" && ($3 in exiting) && $6 != "preempted" { gone[$3] = 1; next }
 		$2 == "SWITCH_IN" && seen && $3 !~ /\/4294967295$/ && !($3 in gone) {
 			t = ns($1); ins++
-			# (The last switch of a task past its EXIT names no prev:
-			# the kernel has let go of its pid by then, as perf
-			# reports it, so its sample times the switch all the same.)
-			if (($5 in at) && (from[$5] == $7 ||
-			    ($7 ~ /^4294967295\// && (from[$5] in exiting))) &&
+			# (The last switch of a task on its way out names no prev:
+			# the kernel has let go of its pid by then, and its EXIT
+			# may be in no ring of a cgroup's events: the CPU's last
+			# sample, taken in that task's context just before, times
+			# the switch all the same.)
+			if (($5 in at) && (from[$5] == $7 || $7 ~ /^4294967295\//) &&
 			    t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
 			else {
 				untimed++
