@@ -337,8 +337,8 @@ switch_ins() {
 			t = ns($1); ins++
 			# (The last switch of a task on its way out names no prev:
 			# the kernel has let go of its pid by then, and its EXIT
-			# may be in no ring of a cgroup's events: the CPU's last
-			# sample, taken in that task's context just before, times
+			# may be in no ring of the cgroup events: the last sample of the CPU,
+			# taken in the context of that task just before, times
 			# the switch all the same.)
 			if (($5 in at) && (from[$5] == $7 || $7 ~ /^4294967295\//) &&
 			    t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
