@@ -580,19 +580,13 @@ static bool dso_is_recorded(const struct wp_dso *d, int fd, char got[41])
 }
 
 /*
- * The copy record kept of a file mapped in a chroot or another mount
- * namespace (filecache.h), when the recorded path does not hold it.
+ * Take fd (closed unless taken) as d's file, opened by its descriptor, when
+ * it is the recorded one.
  */
-static bool dso_open_copy(struct wp_dso *d)
+static bool dso_take(struct wp_dso *d, int fd)
 {
 	char got[41];
-	int fd;
 
-	if (!d->build_id_size)
-		return false;
-	fd = wp_filecache_open(d->build_id, d->build_id_size, NULL);
-	if (fd < 0)
-		return false;
 	if (!dso_is_recorded(d, fd, got) ||
 	    asprintf(&d->open_path, "/proc/self/fd/%d", fd) < 0) {
 		d->open_path = NULL;
@@ -603,22 +597,28 @@ static bool dso_open_copy(struct wp_dso *d)
 	return true;
 }
 
+/*
+ * The copy record kept of a file mapped in a chroot or another mount
+ * namespace (filecache.h), when the recorded path does not hold it.
+ */
+static bool dso_open_copy(struct wp_dso *d)
+{
+	int fd;
+
+	if (!d->build_id_size)
+		return false;
+	fd = wp_filecache_open(d->build_id, d->build_id_size, NULL);
+	return fd >= 0 && dso_take(d, fd);
+}
+
 /* The file as the process that mapped it saw it, from the recorder's opener. */
 static bool dso_open_other(struct wp_procmap *pm, struct wp_dso *d)
 {
-	char got[41];
 	int fd;
 
 	if (!pm->opener || (fd = pm->opener(pm->opener_arg, d)) < 0)
 		return false;
-	if (!dso_is_recorded(d, fd, got) ||
-	    asprintf(&d->open_path, "/proc/self/fd/%d", fd) < 0) {
-		d->open_path = NULL;
-		close(fd);
-		return false;
-	}
-	d->fd = fd;
-	return true;
+	return dso_take(d, fd);
 }
 
 /*
