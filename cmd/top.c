@@ -139,11 +139,14 @@ static void print_json(struct top *t, const struct wp_mon_snapshot *s,
 			",\"switches_per_s\":%.1f,\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
 			",\"samples\":%" PRIu64 ",\"exited\":%s,\"approximate\":%s,"
 			"\"runnable_estimated_ns\":%" PRIu64 ",\"runnable_unknown_ns\":%" PRIu64
-			",\"top_waker\":",
+			",\"anchored\":%s,\"on_cpu_records_ns\":%" PRIu64 ",\"kernel_offset_ns\":%"
+			PRIu64 ",\"top_waker\":",
 			r->on_ns, r->runnable_ns, r->preempted_ns, blocked,
 			secs > 0 ? (double)r->switches / secs : 0, r->voluntary, r->involuntary,
 			r->samples, r->exited ? "true" : "false", r->approximate ? "true" : "false",
-			r->runnable_estimated_ns, r->runnable_unknown_ns);
+			r->runnable_estimated_ns, r->runnable_unknown_ns,
+			r->anchored ? "true" : "false", r->anchored ? r->on_records_ns : r->on_ns,
+			r->kernel_offset_ns);
 		if (r->nr_wakers) {
 			const struct wp_mon_waker *w = &r->wakers[0];
 
@@ -404,6 +407,9 @@ int cmd_top(int argc, char **argv)
 		ret = WP_EXIT_FAILURE;
 		goto out;
 	}
+	/* The threads' own figures at each interval's end anchor its rows. */
+	o.clock_every = t.delay;
+	wp_monitor_expect_clocks(t.mon);
 	if (!t.batch) {
 		ret = top_view_start(&t, co.color);
 		if (ret) {

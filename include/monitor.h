@@ -13,7 +13,10 @@
  * to.  An interval closes once a record dated after its end has come (the
  * records come in time order) or a drain pass begun after it is in; the
  * state a thread is in at the close counts up to it, so an interval holds
- * every thread's time in it, waits still going on included.  Stacks are
+ * every thread's time in it, waits still going on included.  With the
+ * threads' own figures read at each interval's end (THREAD_CLOCK), the
+ * interval is held until they are in, and its rows anchored to them
+ * (wp_monitor_expect_clocks).  Stacks are
  * named (symbols.h) only for what is shown.  Runs on the thread that
  * feeds it; a snapshot is handed to the caller at each close.  Memory: the
  * rows of the last interval, a few stacks each, and the timeline's and
@@ -97,6 +100,15 @@ struct wp_mon_row {
 	 * of stacks), shared out among the kinds of the thread's other waits.
 	 */
 	uint64_t blocked_unsampled_ns;
+	/*
+	 * The kernel's figures (schedstat, read at the interval's ends)
+	 * replaced the records' on-CPU and run-queue times: on-CPU as the
+	 * switch records had it, and how far the reads were from the
+	 * interval's ends (the figures' bound: what the thread did between
+	 * a read and the end nearest it is counted in the wrong interval).
+	 */
+	bool anchored;
+	uint64_t on_records_ns, kernel_offset_ns;
 	uint64_t switches, voluntary, involuntary;
 	uint64_t samples;
 	struct wp_mon_waker wakers[WP_MON_WAKERS];	/* by ns, most first */
@@ -142,6 +154,14 @@ struct wp_monitor;
 /* interval_ns > 0.  0 or -errno. */
 int wp_monitor_new(uint64_t interval_ns, wp_mon_interval_fn fn, void *arg,
 		   struct wp_monitor **out);
+
+/*
+ * The recording reads its threads' own figures (THREAD_CLOCK records) at
+ * each interval's end, on its clock from its start: each interval is then
+ * held a little past its end (a quarter of it, at most 200 ms) for them,
+ * and its rows anchored to them (wp_mon_row.anchored).  Before start.
+ */
+void wp_monitor_expect_clocks(struct wp_monitor *m);
 
 /* The recording's meta (borrowed until free), before any record.  0 or -errno. */
 int wp_monitor_start(struct wp_monitor *m, const struct wp_meta *meta);

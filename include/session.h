@@ -58,6 +58,13 @@ struct wp_record_opts {
 	/* --flight-recorder: no file at the end, only on SIGUSR1, numbered past those there */
 	bool flight_no_final;
 	size_t flight_memory_max;	/* 0: WP_FLIGHT_MEMORY_MAX */
+	/*
+	 * Seconds between reads of the threads' own figures (THREAD_CLOCK,
+	 * on the recording's clock, from its start): 0 reads them every
+	 * second for a flight recorder, at each file's end when rotating,
+	 * else only at the start and end.  Ignored when rotating.
+	 */
+	double clock_every;
 	bool quiet;
 	bool progress;		/* live status line on stderr */
 	int argc;		/* wallprof's own command line, for the header */

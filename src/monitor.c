@@ -23,6 +23,12 @@
 #include "util.h"
 
 #define MAX_TOKENS 128
+/*
+ * How long an interval is held for the threads' figures read at its end
+ * (wp_monitor_expect_clocks), at most: a read of thousands of threads
+ * takes some 10 ms.
+ */
+#define MAX_HOLD_NS (200ULL * 1000 * 1000)
 /* Rows of one interval at most: past it, threads are left out and counted. */
 #define MAX_ROWS 65536
 
@@ -56,10 +62,37 @@ struct wp_monitor {
 	size_t nr_rows, cap_rows;
 	struct wp_u64map row_of;	/* serial -> index + 1 */
 	uint64_t lost;
+	/*
+	 * The interval closed last, held for hold_ns after its end when the
+	 * recording reads the threads' own figures at each interval's end
+	 * (wp_monitor_expect_clocks): those figures, dated just after the
+	 * end, anchor its rows before they are shown.
+	 */
+	struct wp_mon_row *held;
+	size_t nr_held, cap_held;
+	uint64_t held_start, held_end, held_lost;
+	bool holding;
+	uint64_t hold_ns;		/* 0: shown at once */
+	struct mon_clock *clocks;	/* by thread serial */
+	size_t cap_clocks;
 	struct wp_wake_seen seen;	/* every thread's recorded waits, since the start */
 	uint64_t forgotten;		/* exited threads the timeline let go */
 	size_t processes_forgotten;	/* exited processes the process model let go */
 	bool stopped;
+};
+
+/*
+ * A thread's last THREAD_CLOCK (the kernel's schedstat figures), and what
+ * the span from it to the next one gave the interval held then.
+ */
+struct mon_clock {
+	uint32_t tid;			/* whose: serials go to new threads */
+	uint64_t start_ns;		/* its start, likewise */
+	uint64_t time, on_ns, queued_ns;	/* the last figures, and when */
+	bool set;
+	/* For the held interval whose end is `to`: */
+	uint64_t from, to;		/* the span between its figures */
+	uint64_t span_on_ns, span_queued_ns;	/* what the kernel counted in it */
 };
 
 static const char *const block_names[WP_BLOCK_KINDS] = {
@@ -591,6 +624,142 @@ static void estimate_runnable(const struct wp_monitor *m, struct wp_mon_row *r)
 	r->runnable_estimated_ns = given;
 }
 
+/* The clock slot of a thread (made, or taken over from a forgotten one), or NULL. */
+static struct mon_clock *clock_slot(struct wp_monitor *m, const struct wp_tl_thread *t)
+{
+	struct mon_clock *c;
+
+	if (t->serial >= m->cap_clocks) {
+		size_t cap = m->cap_clocks, want = (size_t)t->serial + 1;
+
+		if (WP_GROW(m->clocks, m->cap_clocks, want))
+			return NULL;
+		memset(m->clocks + cap, 0, (m->cap_clocks - cap) * sizeof(*m->clocks));
+	}
+	c = &m->clocks[t->serial];
+	if (c->tid != t->tid || c->start_ns != t->start_ns) {
+		*c = (struct mon_clock){ .tid = t->tid, .start_ns = t->start_ns };
+		/* Made in the recording: its figures began at 0 then. */
+		if (t->born)
+			c->set = true, c->time = t->start_ns;
+	}
+	return c;
+}
+
+/*
+ * A thread's figures read now (a THREAD_CLOCK): with those read at the
+ * held interval's start (or its birth in it), what the kernel counted
+ * over the span between is the interval's, when the two reads are within
+ * the hold of its ends.
+ */
+static int thread_clock(struct wp_monitor *m, const struct perf_event_header *rec)
+{
+	struct wp_record_thread_clock tc;
+	const struct wp_tl_thread *t;
+	struct mon_clock *c;
+	bool from_start, from_birth;
+
+	if (wp_thread_clock_parse(rec, &tc) || tc.header.misc == WP_CLOCK_EXIT)
+		return 0;
+	t = wp_timeline_find(m->tl, tc.tid);
+	if (!t || t->pid != tc.pid || !(c = clock_slot(m, t)))
+		return 0;
+	from_start = c->time + m->hold_ns >= m->held_start &&
+		     c->time <= m->held_start + m->hold_ns;
+	from_birth = t->born && c->time == t->start_ns && c->time >= m->held_start &&
+		     c->time < m->held_end;
+	if (c->set && m->holding && tc.time >= m->held_end && tc.time - m->held_end <= m->hold_ns &&
+	    (from_start || from_birth) && tc.time > c->time && tc.on_cpu_ns >= c->on_ns &&
+	    tc.runq_ns >= c->queued_ns) {
+		c->from = c->time;
+		c->to = tc.time;
+		c->span_on_ns = tc.on_cpu_ns - c->on_ns;
+		c->span_queued_ns = tc.runq_ns - c->queued_ns;
+	}
+	c->time = tc.time;
+	c->on_ns = tc.on_cpu_ns;
+	c->queued_ns = tc.runq_ns;
+	c->set = true;
+	return 0;
+}
+
+/* ns scaled by num/den, in 128 bits. */
+static uint64_t scaled(uint64_t ns, uint64_t num, uint64_t den)
+{
+	return den ? (uint64_t)((unsigned __int128)ns * num / den) : 0;
+}
+
+/*
+ * Anchor a held row to the kernel's figures over its interval (the
+ * thread's schedstat read at both ends, thread_clock): switch records
+ * come after the switch, so a storm of short slices reads on-CPU time
+ * short and the waits long; and the wake-ups the budget left unrecorded
+ * leave the waits for a CPU after them counted blocked.  The kernel's
+ * on-CPU and run-queue times replace the records', scaled from the span
+ * between the reads to the interval; the run-queue time is shared
+ * between runnable and preempted as the records have them (the excess
+ * over the records' is the unrecorded wake-ups', runnable); blocked is
+ * the rest, each kind and stack keeping its share.  Off by at most what
+ * the thread ran or queued between each read and the interval's end
+ * nearest it (kernel_offset_ns).  false: no figures for it.
+ */
+static bool anchor_row(const struct wp_monitor *m, struct wp_mon_row *r)
+{
+	const struct mon_clock *c = r->serial < m->cap_clocks ? &m->clocks[r->serial] : NULL;
+	struct wp_mon_stack *off = r->stacks + WP_MON_STACKS;
+	uint64_t from = m->held_start, alive, on, queued, blocked, rec_queued, rec_blocked;
+	uint64_t runnable, preempted, given = 0;
+	int top = WP_BLOCK_OTHER;
+
+	if (!c || r->exited || c->tid != r->tid || c->to < m->held_end ||
+	    c->to - m->held_end > m->hold_ns || c->to <= c->from)
+		return false;
+	if (c->from > from)
+		from = c->from;		/* born in it */
+	rec_blocked = wp_mon_row_blocked(r);
+	rec_queued = r->runnable_ns + r->preempted_ns;
+	alive = r->on_ns + rec_queued + rec_blocked;
+	on = scaled(c->span_on_ns, m->held_end - from, c->to - c->from);
+	queued = scaled(c->span_queued_ns, m->held_end - from, c->to - c->from);
+	if (on > alive)
+		on = alive;
+	if (queued > alive - on)
+		queued = alive - on;
+	blocked = alive - on - queued;
+	if (rec_queued >= queued) {
+		preempted = scaled(r->preempted_ns, queued, rec_queued);
+		runnable = queued - preempted;
+	} else {
+		preempted = r->preempted_ns;
+		runnable = queued - preempted;
+	}
+	for (unsigned int i = 0; i < WP_MON_STACKS; i++) {
+		if (!off[i].count)
+			continue;
+		if (off[i].state == WP_MON_BLOCKED)
+			off[i].ns = scaled(off[i].ns, blocked, rec_blocked);
+		else if (off[i].state == WP_MON_RUNNABLE)
+			off[i].ns = scaled(off[i].ns, runnable, r->runnable_ns);
+		else if (off[i].state == WP_MON_PREEMPTED)
+			off[i].ns = scaled(off[i].ns, preempted, r->preempted_ns);
+	}
+	for (int k = 0; k < WP_BLOCK_KINDS; k++) {
+		if (r->blocked_ns[k] > r->blocked_ns[top])
+			top = k;
+		r->blocked_ns[k] = scaled(r->blocked_ns[k], blocked, rec_blocked);
+		given += r->blocked_ns[k];
+	}
+	r->blocked_ns[top] += blocked - given;
+	r->on_records_ns = r->on_ns;
+	r->on_ns = on;
+	r->runnable_ns = runnable;
+	r->preempted_ns = preempted;
+	r->anchored = true;
+	r->kernel_offset_ns = (c->from > from ? c->from - from : from - c->from) +
+			      (c->to - m->held_end);
+	return true;
+}
+
 /*
  * A row made ready to show: on-CPU samples share out the on-CPU time,
  * the runnable part of unrecorded wake-ups estimated, stacks and wakers
@@ -601,11 +770,6 @@ static void finish_row(const struct wp_monitor *m, struct wp_mon_row *r)
 	struct wp_mon_stack *on = r->stacks, *off = r->stacks + WP_MON_STACKS;
 	uint64_t samples = 0, best = 0;
 
-	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
-		samples += on[i].count;
-	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
-		on[i].ns = samples ? r->on_ns * on[i].count / samples : 0;
-	qsort(on, WP_MON_STACKS, sizeof(*on), cmp_stack);
 	qsort(r->wakers, r->nr_wakers, sizeof(*r->wakers), cmp_waker);
 	r->nr_stacks = 2 * WP_MON_STACKS;
 	/* Unsampled waits: shared as the sampled ones are, else "other". */
@@ -623,7 +787,13 @@ static void finish_row(const struct wp_monitor *m, struct wp_mon_row *r)
 		}
 		r->blocked_ns[WP_BLOCK_OTHER] += r->blocked_unsampled_ns - given;
 	}
-	estimate_runnable(m, r);
+	if (!anchor_row(m, r))
+		estimate_runnable(m, r);
+	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
+		samples += on[i].count;
+	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
+		on[i].ns = samples ? r->on_ns * on[i].count / samples : 0;
+	qsort(on, WP_MON_STACKS, sizeof(*on), cmp_stack);
 	qsort(off, WP_MON_STACKS, sizeof(*off), cmp_stack);
 	for (unsigned int i = 0; i < WP_MON_STACKS; i++)
 		if (off[i].count && off[i].state == WP_MON_BLOCKED && off[i].stack != WP_NO_STACK &&
@@ -633,26 +803,59 @@ static void finish_row(const struct wp_monitor *m, struct wp_mon_row *r)
 		}
 }
 
-static int close_interval(struct wp_monitor *m)
+/*
+ * The held interval's rows, made ready and handed over.  0, or the
+ * interval function's return (the monitor then stops).
+ */
+static int show_held(struct wp_monitor *m)
 {
 	struct wp_mon_snapshot snap;
-	size_t forgotten;
+	int ret;
+
+	if (!m->holding)
+		return 0;
+	m->holding = false;
+	for (size_t i = 0; i < m->nr_held; i++)
+		finish_row(m, &m->held[i]);
+	snap = (struct wp_mon_snapshot){
+		.start_ns = m->held_start, .end_ns = m->held_end, .index = ++m->index,
+		.rows = m->held, .nr_rows = m->nr_held, .lost = m->held_lost,
+		.wakeups = wp_timeline_has_wakeups(m->tl),
+	};
+	ret = m->fn(m->fn_arg, &snap);
+	m->nr_held = 0;
+	if (ret)
+		m->stopped = true;
+	return ret;
+}
+
+static int close_interval(struct wp_monitor *m)
+{
+	struct wp_mon_row *rows = m->rows;
+	size_t cap = m->cap_rows, forgotten;
 	int ret, err;
 
+	/* Held longer than an interval (none came to show it): shown now. */
+	ret = show_held(m);
+	if (ret)
+		return ret;
 	wp_timeline_each_live(m->tl, count_open, m);
 	for (size_t i = 0; i < m->nr_rows; i++) {
 		const struct wp_tl_thread *t = wp_timeline_thread(m->tl, m->rows[i].serial);
 
 		if (t)
 			memcpy(m->rows[i].comm, t->comm, sizeof(m->rows[i].comm));
-		finish_row(m, &m->rows[i]);
 	}
-	snap = (struct wp_mon_snapshot){
-		.start_ns = m->start_ns, .end_ns = m->end_ns, .index = ++m->index,
-		.rows = m->rows, .nr_rows = m->nr_rows, .lost = m->lost,
-		.wakeups = wp_timeline_has_wakeups(m->tl),
-	};
-	ret = m->fn(m->fn_arg, &snap);
+	/* Its rows are held (the buffers swap), the next interval's begin empty. */
+	m->rows = m->held;
+	m->cap_rows = m->cap_held;
+	m->held = rows;
+	m->cap_held = cap;
+	m->nr_held = m->nr_rows;
+	m->held_start = m->start_ns;
+	m->held_end = m->end_ns;
+	m->held_lost = m->lost;
+	m->holding = true;
 	m->nr_rows = 0;
 	wp_u64map_release(&m->row_of);
 	m->lost = 0;
@@ -664,7 +867,7 @@ static int close_interval(struct wp_monitor *m)
 	 * records the kernel writes of a task after its exit are in by now.
 	 */
 	err = wp_timeline_forget(m->tl, m->start_ns, &forgotten);
-	if (err && !ret)
+	if (err)
 		ret = err;
 	m->forgotten += forgotten;
 	/*
@@ -679,6 +882,8 @@ static int close_interval(struct wp_monitor *m)
 		ret = err;
 	m->start_ns = m->end_ns;
 	m->end_ns += m->interval_ns;
+	if (!ret && !m->hold_ns)
+		ret = show_held(m);
 	if (ret)
 		m->stopped = true;
 	return ret;
@@ -701,6 +906,11 @@ int wp_monitor_new(uint64_t interval_ns, wp_mon_interval_fn fn, void *arg,
 	pthread_mutex_init(&m->lock, NULL);
 	*out = m;
 	return 0;
+}
+
+void wp_monitor_expect_clocks(struct wp_monitor *m)
+{
+	m->hold_ns = m->interval_ns / 4 < MAX_HOLD_NS ? m->interval_ns / 4 : MAX_HOLD_NS;
 }
 
 int wp_monitor_start(struct wp_monitor *m, const struct wp_meta *meta)
@@ -839,6 +1049,12 @@ static int one_record(struct wp_monitor *m, const struct perf_event_header *rec)
 	if (rec->type == WP_RECORD_TRACE_FORMAT)
 		return wp_sample_kinds_format(&m->kinds, rec);
 	time = wp_record_time(&m->fmt, rec);
+	/* The held interval's figures are in: it is shown. */
+	if (m->holding && time >= m->held_end + m->hold_ns) {
+		err = show_held(m);
+		if (err)
+			return err;
+	}
 	/* In time order: every record of the interval is in, it closes. */
 	while (!m->stopped && time >= m->end_ns) {
 		err = close_interval(m);
@@ -866,6 +1082,8 @@ static int one_record(struct wp_monitor *m, const struct perf_event_header *rec)
 		break;
 	case PERF_RECORD_SAMPLE:
 		return raw_sample(m, rec, time);
+	case WP_RECORD_THREAD_CLOCK:
+		return thread_clock(m, rec);
 	}
 	return wp_timeline_record(m->tl, rec, time);
 }
@@ -890,6 +1108,9 @@ int wp_monitor_records(struct wp_monitor *m, const void *buf, size_t len, uint64
 	/* A drain pass begun after an interval's end: all of it is in. */
 	while (!err && !m->stopped && round_ns && round_ns >= m->end_ns + WP_ROTATE_SLACK_NS)
 		err = close_interval(m);
+	if (!err && !m->stopped && m->holding && round_ns &&
+	    round_ns >= m->held_end + m->hold_ns + WP_ROTATE_SLACK_NS)
+		err = show_held(m);
 	return err;
 }
 
@@ -913,6 +1134,8 @@ void wp_monitor_free(struct wp_monitor *m)
 	wp_u64map_release(&m->last_wait);
 	wp_u64map_release(&m->row_of);
 	free(m->rows);
+	free(m->held);
+	free(m->clocks);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

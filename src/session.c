@@ -1177,7 +1177,7 @@ static uint64_t next_clock_read(uint64_t start, uint64_t every, bool rotating, u
 }
 
 /*
- * The thread that reads the threads' figures of a rotating or flight
+ * The thread that reads the threads' figures of a rotating, flight or monitored
  * recording on time (next_clock_read), beside the main thread, which the
  * switch-out stack budget may keep busy opening and closing events.  It
  * runs ahead of the workload when allowed (CAP_SYS_NICE): a read late by
@@ -1187,7 +1187,9 @@ static void *clock_main(void *arg)
 {
 	struct session *s = arg;
 	uint64_t start = s->meta.start_clock_ns;
-	uint64_t every = s->opts->rotate > 0 ? (uint64_t)(s->opts->rotate * 1e9) : NSEC_PER_SEC;
+	uint64_t every = s->opts->rotate > 0 ? (uint64_t)(s->opts->rotate * 1e9) :
+			 s->opts->clock_every > 0 ? (uint64_t)(s->opts->clock_every * 1e9) :
+			 NSEC_PER_SEC;
 	bool rotating = s->opts->rotate > 0;
 
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
@@ -1210,7 +1212,7 @@ static void *clock_main(void *arg)
 	}
 }
 
-/* Start the figures' reader (rotating or flight recordings). */
+/* Start the figures' reader (rotating, flight or monitored recordings: clock_every). */
 static void clock_reader_start(struct session *s)
 {
 	pthread_condattr_t attr;
@@ -1811,7 +1813,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		}
 	}
 
-	if (opts->rotate > 0 || opts->flight_recorder > 0)
+	if (opts->rotate > 0 || opts->flight_recorder > 0 || opts->clock_every > 0)
 		clock_reader_start(&s);
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
 	clock_reader_stop(&s);

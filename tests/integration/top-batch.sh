@@ -101,10 +101,10 @@ fi
 # 1b. A switch storm beside the hog: pingpong's two threads pass a byte
 # through pipes on CPU 0, tens of thousands of wake-ups a second, far
 # above the budget (500 a second a CPU) of the wake-up tracepoints, so
-# most wake-ups go unrecorded and their runnable part is estimated, with
-# its bound: the waits for a CPU as the kernel's schedstat has them
-# (run_delay) lie between what top knew (runnable + preempted less the
-# estimate) and that plus the blocked time of the unrecorded waits.
+# most wake-ups go unrecorded, and each switch-in record comes late: the
+# rows are anchored to the threads' schedstat read at each interval's
+# end, and match the kernel's figures sampled beside (on-CPU, and the
+# waits for a CPU: run_delay).
 taskset -c 0 sh -c 'while :; do :; done' &
 hog=$!
 bg_pids="$bg_pids $hog"
@@ -123,22 +123,25 @@ check_num "storm: top -b exits 0" $rc -eq 0
 [ $rc -eq 0 ] || sed 's/^/# /' pp.err
 from=$(jq -s '.[1].start_ns' pp.json); to=$(jq -s '.[-1].end_ns' pp.json)
 kwait=$(kernel pp-sched.txt "$from" "$to" 3)
+kon=$(kernel pp-sched.txt "$from" "$to" 2)
 rows=$(jq -c --argjson tid "$ptid" 'select(.interval > 1) | .threads[] | select(.tid == $tid)' pp.json)
 span=$(jq -s '[.[1:][] | .end_ns - .start_ns] | add' pp.json)
-# per cent of the intervals: runnable + preempted, the estimate, its bound
+# per cent of the intervals
 sums() { echo "$rows" | jq -s --argjson s "$span" "map($1) | add * 100 / \$s | floor"; }
 waitpct=$(sums '.runnable_ns + .preempted_ns')
-estpct=$(sums '.runnable_estimated_ns')
-unkpct=$(sums '.runnable_unknown_ns')
-est=$(echo "$rows" | jq -s 'map(select(.runnable_estimated_ns > 0)) | length')
-echo "# storm: waiting for a CPU: top ${waitpct}% (${estpct} of it estimated, of ${unkpct} unknown), schedstat ${kwait}%"
-check_num "storm: the unrecorded wake-ups' runnable part is estimated in every interval after the first" \
-	"$est" -eq $((N - 1))
-if [ "$kwait" -ge 0 ]; then
-	check_range "storm: schedstat's run_delay within what top knew and its bound, 5 points either side" \
-		"$kwait" $((waitpct - estpct - 5)) $((waitpct - estpct + unkpct + 5))
+onpct=$(sums '.on_cpu_ns')
+recpct=$(sums '.on_cpu_records_ns')
+anchored=$(echo "$rows" | jq -s 'map(select(.anchored)) | length')
+echo "# storm: on-CPU: top ${onpct}% (the switch records ${recpct}%), schedstat ${kon}%;" \
+	"waiting for a CPU: top ${waitpct}%, schedstat ${kwait}%"
+check_num "storm: every interval after the first anchored to the kernel's figures" \
+	"$anchored" -eq $((N - 1))
+if [ "$kwait" -ge 0 ] && [ "$kon" -ge 0 ]; then
+	check_range "storm: runnable + preempted within 5 points of schedstat's run_delay" \
+		"$waitpct" $((kwait - 5)) $((kwait + 5))
+	check_range "storm: on-CPU within 5 points of schedstat's" "$onpct" $((kon - 5)) $((kon + 5))
 else
-	skip_reference "storm: the waits as schedstat has them" \
+	skip_reference "storm: the thread's time as schedstat has it" \
 		"the sampler read no schedstat near an interval's end (the machine kept it off)"
 fi
 
