@@ -206,14 +206,15 @@ static void print_text(struct top *t, const struct wp_mon_snapshot *s,
 					      sizeof(frame));
 		frame[120] = '\0';
 		fprintf(f, "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5s %5.1f %5.1f %5.1f %5.1f %5.1f "
-			"%5.1f %5.1f %7.0f  %-22s %s\n", r->pid, r->tid,
+			"%5.1f %5.1f %7.0f  %-22s %s%s%s\n", r->pid, r->tid,
 			wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
 			wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
 			pct(wp_mon_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
 			pct(r->blocked_ns[WP_BLOCK_IO], len), pct(r->blocked_ns[WP_BLOCK_SLEEP], len),
 			pct(r->blocked_ns[WP_BLOCK_NET], len), pct(r->blocked_ns[WP_BLOCK_OTHER], len),
 			secs > 0 ? (double)r->switches / secs : 0, waker,
-			frame[0] ? wp_quote(qf, sizeof(qf), frame, WP_QUOTE_TEXT) : "-");
+			frame[0] ? wp_quote(qf, sizeof(qf), frame, WP_QUOTE_TEXT) : "-",
+			r->exited ? "  [exited]" : "", r->approximate ? "  [records lost]" : "");
 	}
 	fputc('\n', f);
 }
