@@ -1536,7 +1536,9 @@ static void print_summary(struct session *s, uint64_t bytes)
 	if (c->unknown_samples)
 		wp_warn("%llu samples named an event that is not the recording's and were left "
 			"out: another profiler's context-switches event shared them (the kernel "
-			"hands one sample to each software event in turn)",
+			"hands one sample to each software event in turn); every thread's times "
+			"are unaffected (they come from the switch records), but the waits those "
+			"samples were taken at have no stack",
 			(unsigned long long)c->unknown_samples);
 }
 
