@@ -92,6 +92,7 @@ struct mon_clock {
 	bool set;
 	/* For the held interval whose end is `to`: */
 	uint64_t from, to;		/* the span between its figures */
+	bool from_birth;		/* from its birth in the interval */
 	uint64_t span_on_ns, span_queued_ns;	/* what the kernel counted in it */
 };
 
@@ -672,6 +673,7 @@ static int thread_clock(struct wp_monitor *m, const struct perf_event_header *re
 	    (from_start || from_birth) && tc.time > c->time && tc.on_cpu_ns >= c->on_ns &&
 	    tc.runq_ns >= c->queued_ns) {
 		c->from = c->time;
+		c->from_birth = from_birth && !from_start;
 		c->to = tc.time;
 		c->span_on_ns = tc.on_cpu_ns - c->on_ns;
 		c->span_queued_ns = tc.runq_ns - c->queued_ns;
@@ -714,8 +716,8 @@ static bool anchor_row(const struct wp_monitor *m, struct wp_mon_row *r)
 	if (!c || r->exited || c->tid != r->tid || c->to < m->held_end ||
 	    c->to - m->held_end > m->hold_ns || c->to <= c->from)
 		return false;
-	if (c->from > from)
-		from = c->from;		/* born in it */
+	if (c->from_birth)
+		from = c->from;
 	rec_blocked = wp_mon_row_blocked(r);
 	rec_queued = r->runnable_ns + r->preempted_ns;
 	alive = r->on_ns + rec_queued + rec_blocked;
@@ -804,6 +806,54 @@ static void finish_row(const struct wp_monitor *m, struct wp_mon_row *r)
 }
 
 /*
+ * The CPUs hold no more than their time: anchored rows whose figures
+ * together exceed it (each thread's reads a few milliseconds apart, the
+ * kernel's figures and the switch records counting a switch's own time
+ * on either side) give back the excess, each by its share of what the
+ * anchoring added, to the waits for a CPU it took that from; that is
+ * within their bound.
+ */
+static void fit_cpus(struct wp_monitor *m)
+{
+	uint64_t cap, sum = 0, added = 0, excess;
+
+	if (!m->meta || !m->meta->nr_cpus)
+		return;
+	cap = (uint64_t)m->meta->nr_cpus * (m->held_end - m->held_start);
+	for (size_t i = 0; i < m->nr_held; i++) {
+		const struct wp_mon_row *r = &m->held[i];
+
+		sum += r->on_ns;
+		if (r->anchored && r->on_ns > r->on_records_ns)
+			added += r->on_ns - r->on_records_ns;
+	}
+	if (sum <= cap || !added)
+		return;
+	excess = sum - cap < added ? sum - cap : added;
+	for (size_t i = 0; i < m->nr_held; i++) {
+		struct wp_mon_row *r = &m->held[i];
+		uint64_t back, q;
+
+		if (!r->anchored || r->on_ns <= r->on_records_ns)
+			continue;
+		back = scaled(r->on_ns - r->on_records_ns, excess, added);
+		q = r->runnable_ns + r->preempted_ns;
+		for (unsigned int k = 0; k < WP_MON_STACKS; k++)
+			r->stacks[k].ns = scaled(r->stacks[k].ns, r->on_ns - back, r->on_ns);
+		r->on_ns -= back;
+		if (q) {
+			uint64_t pre = scaled(back, r->preempted_ns, q);
+
+			r->preempted_ns += pre;
+			r->runnable_ns += back - pre;
+		} else {
+			r->blocked_ns[WP_BLOCK_OTHER] += back;
+		}
+		r->kernel_offset_ns += back;
+	}
+}
+
+/*
  * The held interval's rows, made ready and handed over.  0, or the
  * interval function's return (the monitor then stops).
  */
@@ -817,6 +867,7 @@ static int show_held(struct wp_monitor *m)
 	m->holding = false;
 	for (size_t i = 0; i < m->nr_held; i++)
 		finish_row(m, &m->held[i]);
+	fit_cpus(m);
 	snap = (struct wp_mon_snapshot){
 		.start_ns = m->held_start, .end_ns = m->held_end, .index = ++m->index,
 		.rows = m->held, .nr_rows = m->nr_held, .lost = m->held_lost,
@@ -831,8 +882,8 @@ static int show_held(struct wp_monitor *m)
 
 static int close_interval(struct wp_monitor *m)
 {
-	struct wp_mon_row *rows = m->rows;
-	size_t cap = m->cap_rows, forgotten;
+	struct wp_mon_row *rows;
+	size_t cap, forgotten;
 	int ret, err;
 
 	/* Held longer than an interval (none came to show it): shown now. */
@@ -847,6 +898,8 @@ static int close_interval(struct wp_monitor *m)
 			memcpy(m->rows[i].comm, t->comm, sizeof(m->rows[i].comm));
 	}
 	/* Its rows are held (the buffers swap), the next interval's begin empty. */
+	rows = m->rows;
+	cap = m->cap_rows;
 	m->rows = m->held;
 	m->cap_rows = m->cap_held;
 	m->held = rows;
