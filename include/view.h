@@ -288,8 +288,9 @@ uint64_t wp_view_sort_key(const struct wp_view *v, const struct wp_thread_times 
  * By process, the busiest processes come each with a row for up to
  * WP_TABLE_THREADS of its busiest threads, as long as rows remain; the
  * rows left then go to more threads of the processes shown, the first
- * first.  A process that has a single thread in the recording is one row
- * (kind WP_ROW_ONE_THREAD), which stands for its thread.
+ * first.  A process that has a single thread in the recording, or whose
+ * only thread not folded as idle is its main thread, is one row (kind
+ * WP_ROW_ONE_THREAD), which stands for its thread.
  */
 #define WP_TABLE_ROWS 24	/* the default o.rows */
 #define WP_TABLE_THREADS 3

@@ -507,7 +507,7 @@ struct table_group {
 	struct wp_thread_times sum;
 	size_t first, n;	/* its threads: members[first, first + n) */
 	uint64_t processes;
-	bool one_thread;	/* a process with no other thread in the recording */
+	bool one_thread;	/* a process with no other thread shown but its main one */
 	bool program;		/* processes of one name (WP_ROW_PROGRAM) */
 	bool taken;		/* it has a row */
 	size_t shown;		/* by process: of its threads, those with a row */
@@ -767,8 +767,14 @@ static int make_groups(struct table_ctx *c, size_t nth, uint32_t *members, size_
 		if (by == WP_BY_PROCESS)
 			memcpy(grp->sum.comm, main_comm(c, nth, members[i]), sizeof(t->comm));
 		grp->program = c->keys && c->keys[members[i]] >= PROGRAM_KEY;
+		/*
+		 * One row for a process of one thread, or whose one thread
+		 * shown is its main thread (the others idle, folded): a row
+		 * under it would repeat it figure for figure.
+		 */
 		grp->one_thread = by == WP_BY_PROCESS && j - i == 1 && !grp->program &&
-				  process_of_one(c->v, c->th, nth, members[i]);
+				  (c->th[members[i]].tid == c->th[members[i]].pid ||
+				   process_of_one(c->v, c->th, nth, members[i]));
 		qsort_r(members + i, j - i, sizeof(*members), member_by_key, (void *)c);
 		i = j;
 	}

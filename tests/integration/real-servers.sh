@@ -181,6 +181,12 @@ redis_tests() {
 	watch_stop wait
 	rec_pids=''
 	report_check RL launched
+	# Its threads but the main one idle, folded: the process is one row,
+	# not a row and the same figures again for its main thread under it.
+	"$WALLPROF" report -i RL.data >RL.txt 2>/dev/null
+	rows=$(awk -v p="$rpid" '/^PID\/TID/ { t = 1; next } t && !NF { exit } t && $1 == p' RL.txt |
+		wc -l)
+	check_num "redis launched: its main thread's figures on one row of the table" "$rows" -eq 1
 
 	# attached and -a: a server of its own, and a load that waits
 	# (stopped) until the recording has begun.
