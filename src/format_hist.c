@@ -38,9 +38,14 @@ static void print_hist(const char *title, const struct wp_hist *h, FILE *out)
 	fprintf(out, "%21s : %8s %6s  %-*s\n", "length", "count", "time", BAR_WIDTH + 2,
 		"distribution");
 	for (int i = lo; i <= hi; i++) {
-		/* The last bucket ends at the largest u64: 1 << 64 does not exist. */
+		/*
+		 * Up to the next bucket's start, not included: printed to 4
+		 * digits, 2^(i+1) - 1 and 2^(i+1) would read as two numbers
+		 * (65.53us, 65.54us).  The last bucket ends at the largest
+		 * u64: 1 << 64 does not exist.
+		 */
 		uint64_t from = i ? 1ULL << i : 0;
-		uint64_t to = i < WP_HIST_BUCKETS - 1 ? (1ULL << (i + 1)) - 1 : UINT64_MAX;
+		uint64_t to = i < WP_HIST_BUCKETS - 1 ? 1ULL << (i + 1) : UINT64_MAX;
 		int bar = max ? (int)((h->count[i] * BAR_WIDTH + max - 1) / max) : 0;
 		char range[48];
 
