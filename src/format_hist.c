@@ -14,7 +14,13 @@
 
 #define BAR_WIDTH 40
 
-static void print_hist(const char *title, const struct wp_hist *h, FILE *out)
+/*
+ * on_cpu_ns: for the on-CPU slices, the threads' on-CPU time as the report
+ * has it (anchored to the kernel's figures), said where the slices, as the
+ * switch records time them, add up to more than a hundredth less or more;
+ * else 0.
+ */
+static void print_hist(const char *title, const struct wp_hist *h, uint64_t on_cpu_ns, FILE *out)
 {
 	uint64_t max = 0, total = 0, n = 0;
 	int lo = -1, hi = -1;
@@ -33,6 +39,9 @@ static void print_hist(const char *title, const struct wp_hist *h, FILE *out)
 	}
 	fprintf(out, "\n%s: %" PRIu64 " intervals, %s in all\n", title, n,
 		wp_human_ns(total, a, sizeof(a)));
+	if (on_cpu_ns && (on_cpu_ns > total ? on_cpu_ns - total : total - on_cpu_ns) * 100 > on_cpu_ns)
+		fprintf(out, "  as the switch records time them; the kernel's own figures give "
+			"these threads %s on a CPU\n", wp_human_ns(on_cpu_ns, b, sizeof(b)));
 	if (lo < 0)
 		return;
 	fprintf(out, "%21s : %8s %6s  %-*s\n", "length", "count", "time", BAR_WIDTH + 2,
@@ -57,21 +66,23 @@ static void print_hist(const char *title, const struct wp_hist *h, FILE *out)
 	}
 }
 
-static void print_set(const struct wp_view *v, const struct wp_hist *h, FILE *out)
+static void print_set(const struct wp_view *v, const struct wp_hist *h, uint64_t anchored_on_ns,
+		      FILE *out)
 {
 	if (wp_view_part(v, WP_PART_ON))
-		print_hist("on-CPU slices (switch-in to switch-out)", &h[WP_HIST_ON_SLICES], out);
+		print_hist("on-CPU slices (switch-in to switch-out)", &h[WP_HIST_ON_SLICES],
+			   anchored_on_ns, out);
 	if (wp_view_part(v, WP_PART_BLOCKED) || wp_view_part(v, WP_PART_PREEMPTED) ||
 	    wp_view_part(v, WP_PART_RUNNABLE))
 		print_hist("off-CPU intervals (switch-out to switch-in)", &h[WP_HIST_OFF_INTERVALS],
-			   out);
+			   0, out);
 	/* runqlat's question, in two halves: after a wake-up, and after a preemption. */
 	if (wp_account_has_wakeups(v->an->account) && wp_view_part(v, WP_PART_RUNNABLE))
 		print_hist("wake-up latency (woken, waiting for a CPU)", &h[WP_HIST_WAKEUP_WAITS],
-			   out);
+			   0, out);
 	if (wp_view_part(v, WP_PART_PREEMPTED))
 		print_hist("preemption waits (preempted, waiting for a CPU)",
-			   &h[WP_HIST_PREEMPT_WAITS], out);
+			   &h[WP_HIST_PREEMPT_WAITS], 0, out);
 }
 
 int wp_format_hist(struct wp_view *v, FILE *out)
@@ -80,14 +91,23 @@ int wp_format_hist(struct wp_view *v, FILE *out)
 	struct wp_hist h[WP_HIST_KINDS];
 	size_t n, shown = 0;
 
+	struct wp_anchor_summary as;
+	uint64_t on = 0;
+
+	wp_account_anchor_summary(v->an->account, &as);
 	th = wp_account_threads(v->an->account, &n);
 	memset(h, 0, sizeof(h));
 	for (size_t i = 0; i < n; i++) {
 		if (!wp_view_thread(v, i))
 			continue;
 		shown++;
-		if (v->o.per_thread)
+		if (v->o.per_thread) {
 			memset(h, 0, sizeof(h));
+			on = 0;
+		}
+		/* Anchored or estimated: the slices then are not the report's on-CPU time. */
+		if (as.anchored || as.estimated)
+			on += th[i].on_cpu_ns;
 		for (int k = 0; k < WP_HIST_KINDS; k++)
 			wp_thread_hist_add(&th[i], (enum wp_hist_kind)k, &h[k]);
 		if (v->o.per_thread) {
@@ -97,12 +117,12 @@ int wp_format_hist(struct wp_view *v, FILE *out)
 			fprintf(out, "%s# thread %" PRIu32 " (%s) of process %" PRIu32 "\n",
 				shown > 1 ? "\n" : "", th[i].tid,
 				wp_quote(comm, sizeof(comm), th[i].comm, WP_QUOTE_TEXT), th[i].pid);
-			print_set(v, h, out);
+			print_set(v, h, on, out);
 		}
 	}
 	if (!v->o.per_thread) {
 		fprintf(out, "# %zu threads\n", shown);
-		print_set(v, h, out);
+		print_set(v, h, on, out);
 	}
 	return 0;
 }

@@ -128,6 +128,23 @@ bad=$(awk -v wk="$wk" 'NR == FNR { vol[$1] = $2; invol[$1] = $3; wakes[$1] = $4;
 		d = n - want; if (d < -1 || d > 1) print tid, $0, "want", want }' j.switches hp.txt)
 check "hist --per-thread: intervals match each thread's switches (+-1)" [ -z "$bad" ]
 [ -z "$bad" ] || printf '%s\n' "$bad" | head -n 5
+# Each thread's on-CPU slices, as the switch records time them, add up to
+# its on-CPU time but for the anchoring to the kernel's figures; where they
+# are over 1% off it, the histogram says the kernel's figure (within its
+# four digits), and where they are within it, says nothing.
+jthreads j.json tid on >j.on
+bad=$(awk 'function ns(v) { return v ~ /ns$/ ? v + 0 : v ~ /us$/ ? v * 1e3 : v ~ /ms$/ ? v * 1e6 : v * 1e9 }
+	NR == FNR { on[$1] = $2; next }
+	/^# thread / { tid = $3; want = got = 0; next }
+	/^on-CPU slices/ { slices = ns($(NF - 2)); d = slices - on[tid]; if (d < 0) d = -d
+		want = d * 100 > on[tid]; got = 0; next }
+	/^  as the switch records time them/ { got = 1; k = ns($(NF - 3))
+		e = k - on[tid]; if (e < 0) e = -e; if (e > on[tid] / 500 + 1) print tid, "says", $(NF - 3), "on", on[tid] }
+	/^ +length : / && tid != "" { if (want != got) print tid, "note", got, "want", want, "slices", slices, "on", on[tid]; tid = "" }' \
+	j.on hp.txt)
+echo "# hist --per-thread: $(grep -c '^  as the switch records time them' hp.txt) threads' slices over 1% off their on-CPU time"
+check "hist --per-thread: the kernel's on-CPU figure said where the slices are over 1% off it" [ -z "$bad" ]
+[ -z "$bad" ] || printf '%s\n' "$bad" | head -n 5
 # The whole is the sum of the threads.
 for k in on-CPU off-CPU preemption $([ "$wk" = true ] && echo wake-up); do
 	all=$(awk -v k="$k" '$1 == k { print $(NF - 4) }' h.txt)
