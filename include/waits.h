@@ -127,4 +127,10 @@ const char *wp_softirq_name(unsigned int softirq);
 /* "task", "hardirq", "softirq", "nmi": a waker's innermost context. */
 const char *wp_wake_context_name(unsigned int context);
 
+/*
+ * Where a waker woke, as reports add it to its name: " (softirq NET_RX)",
+ * " (hardirq)", or "" when in a task's own context.  In buf.
+ */
+const char *wp_waker_where(const struct wp_waker *w, char *buf, size_t size);
+
 #endif

@@ -11,6 +11,7 @@
 #include "symbols.h"
 #include "unwind.h"
 #include "util.h"
+#include "waits.h"
 
 #define DUR(ns, b) wp_human_ns((ns), (b), sizeof(b))
 
@@ -1286,7 +1287,12 @@ static int by_pair(const void *x, const void *y, void *wakers)
 		return a->thread < b->thread ? -1 : 1;
 	if (wa->kind != wb->kind)
 		return wa->kind < wb->kind ? -1 : 1;
-	return wa->tid < wb->tid ? -1 : wa->tid > wb->tid;
+	if (wa->tid != wb->tid)
+		return wa->tid < wb->tid ? -1 : 1;
+	/* An interrupt's softirq tells which (wp_waker_where). */
+	if (wa->context != wb->context)
+		return wa->context < wb->context ? -1 : 1;
+	return wa->softirq < wb->softirq ? -1 : wa->softirq > wb->softirq;
 }
 
 static void print_thread_id(const struct wp_thread_times *t, char *buf, size_t size)
@@ -1308,7 +1314,7 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 	const struct wp_waker *wk;
 	size_t nth, nw, nwk, nx = 0, cap = 0, m = 0;
 	struct woken *x = NULL;
-	char d[16], buf[32], who[256], by[256];
+	char d[16], buf[32], who[256], by[256], where[48];
 
 	th = wp_account_threads(v->an->account, &nth);
 	w = wp_account_stacks(v->an->account, &nw);
@@ -1335,9 +1341,11 @@ static int print_who_woke_whom(struct wp_view *v, unsigned int rows, FILE *out)
 		print_thread_id(&th[x[i].thread], who, sizeof(who));
 		wp_quote(name, sizeof(name), wp_waker_name(v->an, a, buf, sizeof(buf)), WP_QUOTE_TEXT);
 		if (a->kind == WP_WAKER_THREAD)
-			snprintf(by, sizeof(by), "%" PRIu32 "/%" PRIu32 " %s", a->pid, a->tid, name);
+			snprintf(by, sizeof(by), "%" PRIu32 "/%" PRIu32 " %s%s", a->pid, a->tid,
+				 name, wp_waker_where(a, where, sizeof(where)));
 		else
-			snprintf(by, sizeof(by), "%s", name);
+			snprintf(by, sizeof(by), "%s%s", name,
+				 wp_waker_where(a, where, sizeof(where)));
 		fprintf(out, "%-30s %-30s %7" PRIu64 " %8s\n", who, by, x[i].count,
 			DUR(x[i].ns, d));
 	}

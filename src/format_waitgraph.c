@@ -55,13 +55,10 @@ static void put_waker_kind(FILE *out, const struct wp_waits *w, uint32_t waker,
 			   enum wp_quote_mode mode)
 {
 	const struct wp_waker *wk = &w->wakers[waker];
-	const char *vec = wp_softirq_name(wk->softirq);
-	char buf[32];
+	char buf[32], where[48];
 
 	wp_quote_puts(out, wp_waker_name(w->an, wk, buf, sizeof(buf)), mode);
-	if (wk->context)
-		fprintf(out, " (%s%s%s)", wp_wake_context_name(wk->context), vec ? " " : "",
-			vec ? vec : "");
+	fputs(wp_waker_where(wk, where, sizeof(where)), out);
 }
 
 static void text_edge(const struct wp_waitgraph *g, const struct wp_waits *w,

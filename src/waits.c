@@ -51,6 +51,17 @@ const char *wp_wake_context_name(unsigned int context)
 	return "task";
 }
 
+const char *wp_waker_where(const struct wp_waker *w, char *buf, size_t size)
+{
+	const char *vec = wp_softirq_name(w->softirq);
+
+	if (!w->context)
+		return "";
+	snprintf(buf, size, " (%s%s%s)", wp_wake_context_name(w->context), vec ? " " : "",
+		 vec ? vec : "");
+	return buf;
+}
+
 /*
  * A block device's request ended in this frame: a driver's completion in
  * its hard interrupt wakes the waiting thread from there.

@@ -187,6 +187,14 @@ redis_tests() {
 	rows=$(awk -v p="$rpid" '/^PID\/TID/ { t = 1; next } t && !NF { exit } t && $1 == p' RL.txt |
 		wc -l)
 	check_num "redis launched: its main thread's figures on one row of the table" "$rows" -eq 1
+	# Its clients' requests come over loopback: the network's softirq
+	# wakes it, and the table of wakers says which, as the graph does.
+	if grep -q '^wake-ups' RL.txt 2>/dev/null || grep -q 'Who woke whom' RL.txt; then
+		check "redis launched: who woke it names the softirq (NET_RX)" \
+			grep -Eq "^$rpid/$rpid redis-server +\[interrupt\] \(softirq NET_RX\)" RL.txt
+	else
+		skip_check "redis launched: who woke it" "no wake-ups recorded (root or CAP_PERFMON)"
+	fi
 
 	# attached and -a: a server of its own, and a load that waits
 	# (stopped) until the recording has begun.
