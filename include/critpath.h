@@ -40,12 +40,17 @@ enum {
 	WP_CP_CYCLE = 1U << 0,		/* its waker was on the chain already */
 	WP_CP_TOO_DEEP = 1U << 1,	/* the chain reached its depth bound */
 	WP_CP_GATED = 1U << 2,		/* its wake-up was not recorded (record's budget) */
+	/* running, no sample in the slice nor by it: the stack is its nearest sample's */
+	WP_CP_NEAREST_SAMPLE = 1U << 3,
 };
 
 struct wp_cp_segment {
 	uint64_t start_ns, end_ns;
 	uint32_t serial;	/* the thread on the path (running, waiting or blocked) */
-	/* running: its sample's stack; else its switch-out stack; UINT32_MAX: none */
+	/*
+	 * running: its sample's stack (with WP_CP_NEAREST_SAMPLE, one from
+	 * another slice); else its switch-out stack; UINT32_MAX: none
+	 */
 	uint32_t stack;
 	uint32_t waker;		/* DEVICE, OUTSIDE: the waker (index); else UINT32_MAX */
 	uint32_t cpu;		/* running: where, or UINT32_MAX */

@@ -128,6 +128,29 @@ static bool blocked_between(const struct wp_waits *w, const struct wp_waits_thre
 }
 
 /*
+ * A slice with no sample since the thread last blocked, nor before it
+ * next blocks (a server's short slices between waits): the thread's
+ * sample nearest in time, which stands for what its slices do then, as
+ * the ledger spreads unsampled time over the samples it has; i is the
+ * first sample after the slice.
+ */
+static void nearest_sample(const struct wp_waits *w, const struct wp_waits_thread *t, size_t i,
+			   const struct wp_kept_event *p, struct wp_cp_segment *s)
+{
+	const struct wp_waits_sample *before = i ? &w->samples[t->first_sample + i - 1] : NULL;
+	const struct wp_waits_sample *after = i < t->nr_samples ?
+					      &w->samples[t->first_sample + i] : NULL;
+
+	if (before && (!after || p->start_ns - before->time <= after->time - p->end_ns))
+		s->stack = before->stack;
+	else if (after)
+		s->stack = after->stack;
+	else
+		return;
+	s->flags |= WP_CP_NEAREST_SAMPLE;
+}
+
+/*
  * [from, to) of the running period p of thread serial, by the stacks of
  * its samples: each stands for the time since the one before (or since
  * the slice began), and the last for the rest of the slice too.  A slice
@@ -151,6 +174,8 @@ static void running(struct walker *k, uint32_t serial, const struct wp_kept_even
 		else if (i < t->nr_samples &&
 			 !blocked_between(w, t, p, w->samples[t->first_sample + i].time))
 			s.stack = w->samples[t->first_sample + i].stack;
+		else
+			nearest_sample(w, t, i, p, &s);
 		emit(k, &s);
 		return;
 	}

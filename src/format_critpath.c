@@ -52,7 +52,18 @@ static int by_stack(const void *a, const void *b)
 		return c;
 	if (x->stack != y->stack)
 		return x->stack < y->stack ? -1 : 1;
+	if ((x->flags ^ y->flags) & WP_CP_NEAREST_SAMPLE)
+		return x->flags & WP_CP_NEAREST_SAMPLE ? 1 : -1;
 	return 0;
+}
+
+/* Where a stack of the path was: a running slice's without a sample says so. */
+static void put_path_stack(FILE *out, const struct wp_view *v, const struct wp_cp_segment *s,
+			   unsigned int frames)
+{
+	if (s->kind == WP_CP_RUNNING && (s->flags & WP_CP_NEAREST_SAMPLE))
+		fputs("(no sample in its slices: the nearest) ", out);
+	wp_waits_put_stack(out, v->an, s->stack, frames, WP_QUOTE_TEXT);
 }
 
 static int sum_cmp(const void *a, const void *b)
@@ -186,7 +197,7 @@ int wp_format_critpath_text(struct wp_view *v, FILE *out)
 		fputc(' ', out);
 		put_state(w, s, out);
 		fputs(s->kind == WP_CP_RUNNING ? ": " : ", waiting in: ", out);
-		wp_waits_put_stack(out, v->an, s->stack, FRAMES, WP_QUOTE_TEXT);
+		put_path_stack(out, v, s, FRAMES);
 		fputc('\n', out);
 		if ((s->kind == WP_CP_DEVICE || s->kind == WP_CP_OUTSIDE) && s->waker < w->nr_wakers) {
 			fputs("                 woken from: ", out);
@@ -227,7 +238,7 @@ int wp_format_critpath_text(struct wp_view *v, FILE *out)
 		fputc(' ', out);
 		put_state(w, s, out);
 		fputs(": ", out);
-		wp_waits_put_stack(out, v->an, longest->stack, 5, WP_QUOTE_TEXT);
+		put_path_stack(out, v, longest, 5);
 		fputc('\n', out);
 	}
 	if (runs > TEXT_SEGMENTS)
@@ -274,6 +285,8 @@ void wp_format_critpath_json(const struct wp_view *v, FILE *out)
 			fputs(", \"too_deep\": true", out);
 		if (s->flags & WP_CP_GATED)
 			fputs(", \"wakeup_recorded\": false", out);
+		if (s->flags & WP_CP_NEAREST_SAMPLE)
+			fputs(", \"stack_from_nearest_sample\": true", out);
 		fputs(", \"frames\": ", out);
 		wp_json_frames(out, v->an, s->stack);
 		if (s->waker < w->nr_wakers) {

@@ -191,6 +191,14 @@ z=$(( $(wl_field chain.out w2 sleep_end) - $(wl_field chain.out w2 sleep_start) 
 check_num "chain: the timer and w2's wait for a CPU after it: the sleep w2 measured ($z ns), per mille off" \
 	"$(abs $(( ($(val cp.v timer_then_cpu_ns) - z) * 1000 / z )))" -le 20
 check_num "chain: the timer's segment names w2's wf_chain_sleep" "$(val cp.v w2_sleep_frames)" -eq 1
+# A slice with no sample of its own takes its thread's nearest: on the
+# path, no on-CPU time of a thread that had samples is without a stack.
+bare=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sampled = {t["tid"] for t in d["threads"] if t["samples"] > 0}
+print(sum(s["ns"] for s in d["critical_path"]["segments"]
+          if s["kind"] == "on-CPU" and s.get("tid") in sampled and not s.get("frames")))' cp.json)
+check_num "chain: the path's on-CPU time of sampled threads all has stacks (ns without)" "$bare" -eq 0
 run cp.txt cp.terr "$WALLPROF" report -i chain.data --critical-path "$main@$window"
 check_num "chain: text --critical-path exits 0" "$rc" -eq 0
 check "chain: text: the path's holders" grep -Eq "^ +[0-9.]+ ms +[0-9.]+%  w2 \([0-9]+\) on-CPU$" cp.txt
