@@ -35,6 +35,28 @@ struct vrow {
 	uint32_t threads;	/* process rows: how many */
 };
 
+/*
+ * The columns right of COMM, which Left and Right scroll (PID, TID and
+ * COMM stay, to tell the rows apart): the numbers' width, their names'
+ * and the spaces before each, as batch mode prints them.  A number is
+ * shown whole or not at all, since a cut one reads as another; the names
+ * are left-aligned and may be cut at the edge.
+ */
+struct column {
+	const char *name;
+	int width;		/* negative: left-aligned */
+	int gap;		/* spaces before */
+};
+
+static const struct column view_columns[] = {
+	{ "ON%", 5, 1 },   { "RUN%", 5, 1 },  { "PRE%", 5, 1 },  { "BLK%", 5, 1 },
+	{ "LOCK", 5, 1 },  { "IO", 5, 1 },    { "SLEEP", 5, 1 }, { "NET", 5, 1 },
+	{ "OTHER", 5, 1 }, { "SW/s", 7, 1 },  { "WAKER", -20, 2 }, { "WAITS IN", 0, 1 },
+};
+
+#define NR_COLUMNS ARRAY_SIZE(view_columns)
+#define CELL_SIZE WP_QUOTE_SIZE(FRAME_MAX)
+
 enum sort_key { SORT_ON, SORT_WAIT_CPU, SORT_BLOCKED, SORT_SWITCHES, SORT_PID, SORT_KEYS };
 
 static const char *const sort_names[SORT_KEYS] = {
@@ -55,6 +77,7 @@ struct top_view {
 	enum sort_key sort;
 	char filter[64];
 	size_t selected, top;
+	unsigned int first_column;	/* the first of view_columns[] shown */
 	uint32_t detail_tid;
 	/*
 	 * The bottom line: what the s key did, or the last message logged.
@@ -184,6 +207,79 @@ static void put(int y, int x, const char *s, int attr)
 		attroff(attr);
 }
 
+/* Columns from first_column on after the fixed part, as many as fit in cols. */
+static void join_columns(char *line, size_t size, const char *fixed, char cells[][CELL_SIZE],
+			 unsigned int first, int cols)
+{
+	size_t len = (size_t)snprintf(line, size, "%s", fixed);
+
+	for (unsigned int i = first; i < NR_COLUMNS && len + 1 < size; i++) {
+		const struct column *c = &view_columns[i];
+		size_t start = len + (size_t)c->gap;
+		int n;
+
+		if (c->width > 0 ? start + (size_t)c->width > (size_t)cols : start >= (size_t)cols)
+			break;
+		n = snprintf(line + len, size - len, "%*s%*s", c->gap, "", c->width, cells[i]);
+		len = n < 0 ? len : len + (size_t)n >= size ? size - 1 : len + (size_t)n;
+	}
+}
+
+static void draw_header(const struct top_view *v, int y, int attr)
+{
+	char fixed[64], cells[NR_COLUMNS][CELL_SIZE], line[NR_COLUMNS * CELL_SIZE];
+
+	snprintf(fixed, sizeof(fixed), "%7s %7s %-15s", "PID", v->processes ? "THREADS" : "TID",
+		 "COMM");
+	for (unsigned int i = 0; i < NR_COLUMNS; i++)
+		snprintf(cells[i], sizeof(cells[i]), "%s", view_columns[i].name);
+	join_columns(line, sizeof(line), fixed, cells, v->first_column, COLS);
+	mvhline(y, 0, ' ', COLS);
+	put(y, 0, line, attr);
+}
+
+/* A row's cells, in the order of view_columns[]. */
+static void row_cells(const struct vrow *vr, uint64_t len, char cells[][CELL_SIZE])
+{
+	static const enum wp_block_kind kinds[] = {
+		WP_BLOCK_LOCK, WP_BLOCK_IO, WP_BLOCK_SLEEP, WP_BLOCK_NET, WP_BLOCK_OTHER,
+	};
+	const struct wp_mon_row *r = &vr->r;
+	double secs = (double)len / 1e9;
+	unsigned int c = 0;
+	char wb[96];
+
+	snprintf(cells[c++], CELL_SIZE, "%.1f", pct(r->on_ns, len));
+	wp_mon_runnable_pct(r, len, cells[c++], CELL_SIZE);
+	snprintf(cells[c++], CELL_SIZE, "%.1f", pct(r->preempted_ns, len));
+	snprintf(cells[c++], CELL_SIZE, "%.1f", pct(wp_mon_row_blocked(r), len));
+	for (unsigned int k = 0; k < ARRAY_SIZE(kinds); k++)
+		snprintf(cells[c++], CELL_SIZE, "%.1f", pct(r->blocked_ns[kinds[k]], len));
+	snprintf(cells[c++], CELL_SIZE, "%.0f", secs > 0 ? (double)r->switches / secs : 0);
+	snprintf(cells[c++], CELL_SIZE, "%s",
+		 r->nr_wakers ? wp_mon_waker_name(&r->wakers[0], wb, sizeof(wb)) : "-");
+	if (vr->frame[0])
+		wp_quote(cells[c], CELL_SIZE, vr->frame, WP_QUOTE_TEXT);
+	else
+		snprintf(cells[c], CELL_SIZE, "-");
+}
+
+static void draw_row(const struct top_view *v, int y, const struct vrow *vr, uint64_t len,
+		     int attr)
+{
+	const struct wp_mon_row *r = &vr->r;
+	char fixed[128], q[WP_QUOTE_SIZE(16)], cells[NR_COLUMNS][CELL_SIZE];
+	char line[NR_COLUMNS * CELL_SIZE];
+
+	snprintf(fixed, sizeof(fixed), "%7" PRIu32 " %7" PRIu32 " %-15s", r->pid,
+		 v->processes ? vr->threads : r->tid, wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT));
+	row_cells(vr, len, cells);
+	join_columns(line, sizeof(line), fixed, cells, v->first_column, COLS);
+	if (attr)
+		mvhline(y, 0, ' ', COLS);
+	put(y, 0, line, attr);
+}
+
 static void draw_detail(struct top *t, const struct vrow *row, uint64_t len)
 {
 	static const char *const states[] = { "on-CPU", "blocked", "runnable", "preempted" };
@@ -258,8 +354,9 @@ static void draw(struct top *t)
 		return;
 	}
 	put(y++, 0, line, A_BOLD);
-	put(y++, 0, "q quit  p pause  H threads/processes  < > sort  / filter  Enter stacks  "
-	    "s save", 0);
+	/* Fits 80 columns: a user there needs Left and Right most. */
+	put(y++, 0, "q quit  p pause  H procs  <> sort  / filter  Enter stacks  s save  "
+	    "<- -> columns", 0);
 	if (v->processes)
 		n = merge_processes(rows, n);
 	if (v->detail) {
@@ -272,16 +369,10 @@ static void draw(struct top *t)
 	}
 	cur_sort = v->sort;
 	qsort(rows, n, sizeof(*rows), cmp_vrow);
-	snprintf(line, sizeof(line), "%7s %7s %-15s %5s %5s %5s %5s %5s %5s %5s %5s %5s %7s  "
-		 "%-20s %s", "PID", v->processes ? "THREADS" : "TID", "COMM", "ON%", "RUN%", "PRE%",
-		 "BLK%", "LOCK", "IO", "SLEEP", "NET", "OTHER", "SW/s", "WAKER", "WAITS IN");
-	mvhline(y, 0, ' ', COLS);
-	put(y++, 0, line, hdr);
+	draw_header(v, y++, hdr);
 	for (size_t i = 0; i < n; i++) {
 		const struct vrow *vr = &rows[i];
 		const struct wp_mon_row *r = &vr->r;
-		char q[WP_QUOTE_SIZE(16)], wb[96], qf[WP_QUOTE_SIZE(FRAME_MAX)], run[16];
-		double secs = (double)len / 1e9;
 		int attr = 0;
 
 		if (v->filter[0] && !strstr(r->comm, v->filter))
@@ -298,22 +389,7 @@ static void draw(struct top *t)
 		} else if (v->color && pct(r->on_ns, len) >= 50) {
 			attr = COLOR_PAIR(2);
 		}
-		snprintf(line, sizeof(line), "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5s %5.1f %5.1f "
-			 "%5.1f %5.1f %5.1f %5.1f %5.1f %7.0f  %-20s %s", r->pid,
-			 v->processes ? vr->threads : r->tid,
-			 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
-			 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
-			 pct(wp_mon_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
-			 pct(r->blocked_ns[WP_BLOCK_IO], len),
-			 pct(r->blocked_ns[WP_BLOCK_SLEEP], len),
-			 pct(r->blocked_ns[WP_BLOCK_NET], len),
-			 pct(r->blocked_ns[WP_BLOCK_OTHER], len),
-			 secs > 0 ? (double)r->switches / secs : 0,
-			 r->nr_wakers ? wp_mon_waker_name(&r->wakers[0], wb, sizeof(wb)) : "-",
-			 vr->frame[0] ? wp_quote(qf, sizeof(qf), vr->frame, WP_QUOTE_TEXT) : "-");
-		if (attr)
-			mvhline(y, 0, ' ', COLS);
-		put(y++, 0, line, attr);
+		draw_row(v, y++, vr, len, attr);
 		shown++;
 	}
 	if (v->selected >= shown && shown)
@@ -417,6 +493,15 @@ static void *view_main(void *arg)
 			v->selected++;
 			if (LINES > 5 && v->selected >= v->top + (size_t)(LINES - 5))
 				v->top++;
+			break;
+		case KEY_LEFT:
+			if (v->first_column)
+				v->first_column--;
+			break;
+		case KEY_RIGHT:
+			/* The last column stays in view: never a table of names alone. */
+			if (v->first_column + 1 < NR_COLUMNS)
+				v->first_column++;
 			break;
 		case 's':
 			/* The session writes it; top_view_saved() names the file. */

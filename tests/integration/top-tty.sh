@@ -1,9 +1,10 @@
 # top-tty.sh: wallprof top's full screen, driven through tmux (send-keys,
 # capture-pane): the rows and their columns beside what the kernel counted,
-# H, a sort key, the filter, Enter's stacks, p, a resize, the s key's
-# recording read back by report, q leaving the terminal as it was,
-# NO_COLOR, and a dumb terminal refused.  Every wait is for what the
-# screen shows, with a timeout, so that a loaded machine only slows it.
+# H, a sort key, the filter, Enter's stacks, p, a resize, Left and Right at
+# 80 columns, the s key's recording read back by report, q leaving the
+# terminal as it was, NO_COLOR, and a dumb terminal refused.  Every wait
+# is for what the screen shows, with a timeout, so that a loaded machine
+# only slows it.
 # Each check also saves the screen it judged in the test's log.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
@@ -193,6 +194,22 @@ show "100x20"
 check "at 100x20 the title is drawn" grep -q '^wallprof top - interval' screen.txt
 check "and the sleeper's row" grep -Eq "^ *$sl +$sltid +sleeper " screen.txt
 check_num "no line is wider than the pane" "$(awk 'length > 100' screen.txt | wc -l)" -eq 0
+
+# 7b. At 80x24 the columns past NET are off the screen: Right brings them in,
+#     PID, TID and COMM staying; Left takes them back.
+tm resize-window -t t -x 80 -y 24
+wait_until 100 eval 'has_screen "^ +PID +TID +COMM +ON%" && [ "$(awk "length > 80" screen.txt | wc -l)" -eq 0 ]'
+show "80x24"
+check "at 80x24 WAITS IN is off the screen" no_match 'WAITS IN' screen.txt
+keys Right Right Right Right Right Right Right Right Right Right Right Right
+wait_screen 100 '^ +PID +TID +COMM +WAITS IN$' || show "after Right x 12"
+check "Right scrolls WAITS IN into view, after COMM" grep -Eq '^ +PID +TID +COMM +WAITS IN$' screen.txt
+check "where the sleeper waits is shown at 80 columns" \
+	grep -Eq "^ *$sl +$sltid +sleeper +do_nanosleep < sleep_once" screen.txt
+check_num "no line is wider than the pane" "$(awk 'length > 80' screen.txt | wc -l)" -eq 0
+keys Left Left Left Left Left Left Left Left Left Left Left Left
+wait_screen 100 '^ +PID +TID +COMM +ON% +RUN%' || show "after Left x 12"
+check "Left scrolls back to ON%" grep -Eq '^ +PID +TID +COMM +ON% +RUN%' screen.txt
 tm resize-window -t t -x $W -y $H
 wait_screen 100 'WAITS IN$'
 check "back at ${W}x$H the rows are drawn whole again" grep -q 'WAITS IN$' screen.txt
