@@ -76,9 +76,18 @@ struct top_view {
 	bool color, paused, processes, detail;
 	enum sort_key sort;
 	char filter[64];
+	/*
+	 * The selection is a thread (a process in process mode), not a line:
+	 * the rows are sorted again at each interval.  sel_id is its TID (its
+	 * PID in process mode), sel_pid its process's; selected is its line
+	 * as last drawn, kept when it is gone.  The keys move it by sel_move
+	 * lines at the next draw, from wherever the new order puts it.
+	 */
+	uint32_t sel_id, sel_pid;
+	bool sel_valid;
+	int64_t sel_move;
 	size_t selected, top;
 	unsigned int first_column;	/* the first of view_columns[] shown */
-	uint32_t detail_tid;
 	/*
 	 * The bottom line: what the s key did, or the last message logged.
 	 * Under its own lock: messages come from any thread, some of them
@@ -325,14 +334,89 @@ static void draw_detail(struct top *t, const struct vrow *row, uint64_t len)
 	}
 }
 
+/* The rows the filter keeps, moved to the front: how many. */
+static size_t keep_filtered(const struct top_view *v, struct vrow *rows, size_t n)
+{
+	size_t out = 0;
+
+	if (!v->filter[0])
+		return n;
+	for (size_t i = 0; i < n; i++)
+		if (strstr(rows[i].r.comm, v->filter))
+			rows[out++] = rows[i];
+	return out;
+}
+
+/*
+ * Put the selection on its thread's line in the new order (on the same
+ * line when the thread is gone), move it as the keys asked, and scroll
+ * so that it is among the page lines shown.
+ */
+static void place_selection(struct top_view *v, const struct vrow *rows, size_t n, size_t page)
+{
+	size_t pos = v->selected;
+	int64_t to;
+
+	if (!n)
+		return;
+	for (size_t i = 0; v->sel_valid && i < n; i++)
+		if (rows[i].r.tid == v->sel_id) {
+			pos = i;
+			break;
+		}
+	to = (int64_t)(pos < n ? pos : n - 1) + v->sel_move;
+	pos = to < 0 ? 0 : to >= (int64_t)n ? n - 1 : (size_t)to;
+	v->sel_move = 0;
+	v->selected = pos;
+	v->sel_id = rows[pos].r.tid;
+	v->sel_pid = rows[pos].r.pid;
+	v->sel_valid = true;
+	if (pos < v->top)
+		v->top = pos;
+	if (page && pos >= v->top + page)
+		v->top = pos - page + 1;
+	if (v->top + page > n)
+		v->top = n > page ? n - page : 0;
+}
+
+/* The lines of rows a page of the table holds, below its header at y. */
+static size_t table_page(int y)
+{
+	return LINES - 2 > y ? (size_t)(LINES - 2 - y) : 0;
+}
+
+/* The table from line y: its header, then the rows from top down. */
+static void draw_table(struct top_view *v, struct vrow *rows, size_t n, uint64_t len, int y)
+{
+	int hdr = v->color ? COLOR_PAIR(1) | A_BOLD : A_REVERSE;
+
+	n = keep_filtered(v, rows, n);
+	cur_sort = v->sort;
+	qsort(rows, n, sizeof(*rows), cmp_vrow);
+	place_selection(v, rows, n, table_page(y));
+	draw_header(v, y++, hdr);
+	for (size_t i = v->top; i < n && y < LINES - 1; i++) {
+		int attr = 0;
+
+		if (i == v->selected)
+			attr = A_REVERSE;
+		else if (v->color && pct(rows[i].r.on_ns, len) >= 50)
+			attr = COLOR_PAIR(2);
+		draw_row(v, y++, &rows[i], len, attr);
+	}
+	if (!n && y < LINES - 1)
+		put(y, 0, v->filter[0] ? "  no row matches the filter (/ and Enter: all rows)" :
+		    "  no thread seen yet", 0);
+}
+
 static void draw(struct top *t)
 {
 	struct top_view *v = t->view;
 	struct vrow *rows;
-	size_t n, shown = 0;
+	size_t n;
 	uint64_t len;
 	char line[512];
-	int y = 0, hdr = v->color ? COLOR_PAIR(1) | A_BOLD : A_REVERSE;
+	int y = 0;
 
 	pthread_mutex_lock(&v->lock);
 	n = v->nr_rows;
@@ -361,43 +445,13 @@ static void draw(struct top *t)
 		n = merge_processes(rows, n);
 	if (v->detail) {
 		for (size_t i = 0; i < n; i++)
-			if (rows[i].r.tid == v->detail_tid) {
+			if (v->sel_valid && rows[i].r.tid == v->sel_id) {
 				draw_detail(t, &rows[i], len);
 				break;
 			}
-		goto done;
+	} else {
+		draw_table(v, rows, n, len, y);
 	}
-	cur_sort = v->sort;
-	qsort(rows, n, sizeof(*rows), cmp_vrow);
-	draw_header(v, y++, hdr);
-	for (size_t i = 0; i < n; i++) {
-		const struct vrow *vr = &rows[i];
-		const struct wp_mon_row *r = &vr->r;
-		int attr = 0;
-
-		if (v->filter[0] && !strstr(r->comm, v->filter))
-			continue;
-		if (shown < v->top) {
-			shown++;
-			continue;
-		}
-		if (y >= LINES - 1)
-			break;
-		if (shown == v->selected) {
-			attr = A_REVERSE;
-			v->detail_tid = r->tid;
-		} else if (v->color && pct(r->on_ns, len) >= 50) {
-			attr = COLOR_PAIR(2);
-		}
-		draw_row(v, y++, vr, len, attr);
-		shown++;
-	}
-	if (v->selected >= shown && shown)
-		v->selected = shown - 1;
-	if (!shown && y < LINES - 1)
-		put(y, 0, v->filter[0] ? "  no row matches the filter (/ and Enter: all rows)" :
-		    "  no thread seen yet", 0);
-done:
 	pthread_mutex_lock(&v->status_lock);
 	memcpy(line, v->status, sizeof(v->status));
 	pthread_mutex_unlock(&v->status_lock);
@@ -438,6 +492,33 @@ static void read_filter(struct top_view *v)
 	pthread_mutex_unlock(&v->lock);
 }
 
+/* Up, Down, PgUp, PgDn, Home, End: the selection moves at the next draw. */
+static void move_key(struct top_view *v, int c)
+{
+	int64_t page = (int64_t)table_page(2);
+
+	switch (c) {
+	case KEY_UP:
+		v->sel_move--;
+		break;
+	case KEY_DOWN:
+		v->sel_move++;
+		break;
+	case KEY_PPAGE:
+		v->sel_move -= page > 1 ? page : 1;
+		break;
+	case KEY_NPAGE:
+		v->sel_move += page > 1 ? page : 1;
+		break;
+	case KEY_HOME:
+		v->sel_move = INT64_MIN / 2;
+		break;
+	default:
+		v->sel_move = INT64_MAX / 2;
+		break;
+	}
+}
+
 static void *view_main(void *arg)
 {
 	struct top *t = arg;
@@ -462,8 +543,9 @@ static void *view_main(void *arg)
 			v->paused = !v->paused;
 			break;
 		case 'H':
+			/* From a thread to its process, from a process to its main thread. */
 			v->processes = !v->processes;
-			v->selected = v->top = 0;
+			v->sel_id = v->sel_pid;
 			break;
 		case '<':
 			v->sort = (v->sort + SORT_KEYS - 1) % SORT_KEYS;
@@ -478,21 +560,18 @@ static void *view_main(void *arg)
 		case '\n':
 		case '\r':
 		case KEY_ENTER:
-			v->detail = !v->detail;
+			v->detail = !v->detail && v->sel_valid;
 			break;
 		case 27:
 			v->detail = false;
 			break;
 		case KEY_UP:
-			if (v->selected)
-				v->selected--;
-			if (v->selected < v->top)
-				v->top = v->selected;
-			break;
 		case KEY_DOWN:
-			v->selected++;
-			if (LINES > 5 && v->selected >= v->top + (size_t)(LINES - 5))
-				v->top++;
+		case KEY_PPAGE:
+		case KEY_NPAGE:
+		case KEY_HOME:
+		case KEY_END:
+			move_key(v, c);
 			break;
 		case KEY_LEFT:
 			if (v->first_column)

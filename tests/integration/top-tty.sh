@@ -154,8 +154,9 @@ wait_screen 100 "^ *$sl +$sltid +sleeper "
 check "an empty filter shows every row" no_match "filter '" screen.txt
 
 # 5. Enter: the chosen thread's stacks (the first row, by switches: a storm thread,
-#    so filter to the sleeper and sort by switches: its thread is first).
-keys / sleeper Enter '<'
+#    so filter to the sleeper and sort by switches: its thread is first; Home
+#    selects it).
+keys / sleeper Enter '<' Home
 wait_until 100 eval "has_screen 'by switches' && has_screen \"filter 'sleeper'\""
 wait_screen 100 "^ *$sl +$sltid +sleeper "
 first=$(rows_of 2 | head -1)
@@ -285,4 +286,63 @@ check "that says why and what to use" grep -q 'dumb.*-b' top.err
 screen
 check "and draws nothing" no_match 'wallprof top - interval' screen.txt
 kill $sl $pp 2>/dev/null
+
+# 12. At 80x24, a command's threads: mostly-off (blocked 80% of its time,
+#     spinning in deep stacks the rest), and later a spinner that sorts
+#     above it.
+tm resize-window -t t -x 80 -y 24
+mkfifo go.fifo
+rm -f top.rc
+cat >run-top2.sh <<EOF
+"$WALLPROF" top --keep 0 -- sh -c '"$WORKLOADS/mostly-off" 600 & echo \$! >mo.pid
+	read x <go.fifo; exec "$WORKLOADS/spin" 600' 2>top.err
+echo \$? >top.rc
+EOF
+keys "clear; sh run-top2.sh" Enter
+wait_until 300 test -s mo.pid
+mo=$(cat mo.pid)
+bg_pids="$bg_pids $mo"
+wait_until 100 eval '[ -n "$(named $mo mostly-off)" ]'
+motid=$(named $mo mostly-off)
+# The TID on the line drawn in reverse video (an SGR with 7): the selection's.
+esc=$(printf '\033')
+selected() {
+	tm capture-pane -e -p -t t | grep -aE "$esc\\[([0-9]+;)*7m" | sed "s/$esc\\[[0-9;]*m//g" |
+		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $2; exit }'
+}
+# line_of ERE: the number of the first line of the screen that matches.
+line_of() { grep -En -e "$1" screen.txt | sed -n '1s/:.*//p'; }
+wait_screen 300 "^ *$mo +$motid +mostly-off " || show "no row for mostly-off"
+# Select it: Home, then Down until the reverse line is its.
+keys Home
+tries=0
+while [ "$(selected)" != "$motid" ] && [ $tries -lt 20 ]; do
+	keys Down; sleep 0.2; tries=$((tries + 1))
+done
+check_num "Down selects mostly-off's thread" "$(selected)0" -eq "${motid}0"
+at=$(screen && line_of "^ *$mo +$motid +mostly-off ")
+# The spinner starts and sorts above it, on-CPU all the time; a few
+# intervals go by.
+timeout 30 sh -c 'echo go >go.fifo'
+spinner_above() {
+	has_screen " spinner " && [ "$(line_of " spinner ")" -lt "$(line_of " $motid +mostly-off ")" ]
+}
+wait_until 300 spinner_above || show "no spinner above mostly-off"
+i0=$(interval)
+wait_until 300 eval 'has_screen . && [ "$(interval)" -gt "$((i0 + 2))" ]'
+show "the spinner above mostly-off"
+now=$(line_of "^ *$mo +$motid +mostly-off ")
+echo "# mostly-off was on line $at, is now on line $now"
+check "the spinner sorts above mostly-off" spinner_above
+check_num "the selection stayed on mostly-off's thread" "$(selected)0" -eq "${motid}0"
+keys Enter
+wait_screen 100 '^Thread [0-9]+/[0-9]+ ' || show "after Enter"
+show "Enter on mostly-off"
+check "Enter opens the selected thread's stacks" grep -q "^Thread $mo/$motid mostly-off:" screen.txt
+keys Escape
+wait_screen 100 '^ +PID +TID +COMM'
+keys q
+wait_until 300 test -s top.rc
+check_num "q exits 0" "$(cat top.rc)" -eq 0
+kill $mo 2>/dev/null
 finish
