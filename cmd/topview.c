@@ -88,6 +88,7 @@ struct top_view {
 	int64_t sel_move;
 	size_t selected, top;
 	unsigned int first_column;	/* the first of view_columns[] shown */
+	size_t detail_scroll;		/* the Enter view's first line shown */
 	/*
 	 * The bottom line: what the s key did, or the last message logged.
 	 * Under its own lock: messages come from any thread, some of them
@@ -289,49 +290,137 @@ static void draw_row(const struct top_view *v, int y, const struct vrow *vr, uin
 	put(y, 0, line, attr);
 }
 
-static void draw_detail(struct top *t, const struct vrow *row, uint64_t len)
+/*
+ * The Enter view's body, a line at a time: those from first on go to the
+ * screen lines from y down to bottom (excluded), so that it scrolls.
+ */
+struct body {
+	int y, bottom;
+	size_t line, first;
+};
+
+static void body_put(struct body *o, int x, const char *s, int attr)
+{
+	if (o->line++ >= o->first && o->y < o->bottom)
+		put(o->y++, x, s, attr);
+}
+
+/*
+ * The states by the row's time in them, most first: a thread blocked 80%
+ * of the time is to see its blocked stacks, not its on-CPU ones, on the
+ * first screen.
+ */
+static void states_by_time(const struct wp_mon_row *r, enum wp_mon_state order[4])
+{
+	uint64_t ns[4];
+
+	ns[WP_MON_ON] = r->on_ns;
+	ns[WP_MON_BLOCKED] = wp_mon_row_blocked(r);
+	ns[WP_MON_RUNNABLE] = r->runnable_ns;
+	ns[WP_MON_PREEMPTED] = r->preempted_ns;
+	for (int i = 0; i < 4; i++) {
+		int j = i;
+
+		for (; j > 0 && ns[order[j - 1]] < ns[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = (enum wp_mon_state)i;
+	}
+}
+
+/* A stack: its share and state, then its frames, innermost first. */
+static void body_stack(struct top *t, struct body *o, const struct wp_mon_stack *s, uint64_t len)
 {
 	static const char *const states[] = { "on-CPU", "blocked", "runnable", "preempted" };
-	const struct wp_mon_row *r = &row->r;
-	char line[512], q[WP_QUOTE_SIZE(16)], qn[WP_QUOTE_SIZE(200)], wb[96], run[16];
-	int y = 2;
+	char line[512], qn[WP_QUOTE_SIZE(200)];
+	const char *names[12];
+	bool kernel[12];
+	unsigned int n;
 
-	snprintf(line, sizeof(line), "Thread %" PRIu32 "/%" PRIu32 " %s: on-CPU %.1f%%, runnable "
-		 "%s%%, preempted %.1f%%, blocked %.1f%% (Enter or Esc: back)", r->pid, r->tid,
-		 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
-		 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
-		 pct(wp_mon_row_blocked(r), len));
-	put(y++, 0, line, A_BOLD);
-	for (unsigned int i = 0; i < r->nr_wakers && y < LINES - 1; i++) {
+	body_put(o, 0, "", 0);
+	snprintf(line, sizeof(line), "%6.1f%%  %s%s%s", pct(s->ns, len),
+		 states[s->state < 4 ? s->state : 0], s->state == WP_MON_BLOCKED ? " in " : "",
+		 s->state == WP_MON_BLOCKED ? wp_block_kind_name(s->kind) : "");
+	body_put(o, 0, line, A_BOLD);
+	n = wp_monitor_frames(t->mon, s->stack, names, kernel, 12);
+	if (!n)
+		body_put(o, 10, s->stack == WP_NO_STACK ? "[no stack]" : "[unnamed]", 0);
+	for (unsigned int j = 0; j < n; j++) {
+		snprintf(line, sizeof(line), "%s%s", wp_quote(qn, sizeof(qn), names[j], WP_QUOTE_TEXT),
+			 kernel[j] ? " [k]" : "");
+		body_put(o, 10, line, 0);
+	}
+}
+
+/* The wakers, then the stacks, state by state in order of time. */
+static void detail_body(struct top *t, const struct wp_mon_row *r, uint64_t len, struct body *o)
+{
+	enum wp_mon_state order[4];
+	char line[512], wb[96];
+
+	for (unsigned int i = 0; i < r->nr_wakers; i++) {
 		snprintf(line, sizeof(line), "  woken by %-24s %6.1f%% of the time, %" PRIu64
 			 " times", wp_mon_waker_name(&r->wakers[i], wb, sizeof(wb)),
 			 pct(r->wakers[i].ns, len), r->wakers[i].count);
-		put(y++, 0, line, 0);
+		body_put(o, 0, line, 0);
 	}
-	for (unsigned int i = 0; i < 2 * WP_MON_STACKS && y < LINES - 1; i++) {
-		const struct wp_mon_stack *s = &r->stacks[i];
-		const char *names[12];
-		bool kernel[12];
-		unsigned int n;
+	states_by_time(r, order);
+	for (int k = 0; k < 4; k++)
+		for (unsigned int i = 0; i < 2 * WP_MON_STACKS; i++) {
+			const struct wp_mon_stack *s = &r->stacks[i];
 
-		if (!s->count || (!s->ns && s->state != WP_MON_ON))
-			continue;
-		y++;
-		snprintf(line, sizeof(line), "%6.1f%%  %s%s%s", pct(s->ns, len),
-			 states[s->state < 4 ? s->state : 0],
-			 s->state == WP_MON_BLOCKED ? " in " : "",
-			 s->state == WP_MON_BLOCKED ? wp_block_kind_name(s->kind) : "");
-		put(y++, 0, line, A_BOLD);
-		n = wp_monitor_frames(t->mon, s->stack, names, kernel, 12);
-		if (!n)
-			put(y++, 10, s->stack == WP_NO_STACK ? "[no stack]" : "[unnamed]", 0);
-		for (unsigned int j = 0; j < n && y < LINES - 1; j++) {
-			snprintf(line, sizeof(line), "%s%s",
-				 wp_quote(qn, sizeof(qn), names[j], WP_QUOTE_TEXT),
-				 kernel[j] ? " [k]" : "");
-			put(y++, 10, line, 0);
+			if (s->state != order[k] || !s->count || (!s->ns && s->state != WP_MON_ON))
+				continue;
+			body_stack(t, o, s, len);
 		}
-	}
+}
+
+/*
+ * A row's stacks from line y: a heading that stays, and the body below
+ * it, scrolled by detail_scroll lines (kept within the body).
+ */
+static void draw_detail(struct top *t, const struct vrow *row, uint64_t len, int y)
+{
+	struct top_view *v = t->view;
+	const struct wp_mon_row *r = &row->r;
+	char line[512], who[64], q[WP_QUOTE_SIZE(16)], run[16];
+	struct body count = { 0 }, o = { y + 1, LINES - 1, 0, 0 };
+	size_t page = LINES - 1 > y + 1 ? (size_t)(LINES - 2 - y) : 0;
+
+	if (v->processes)
+		snprintf(who, sizeof(who), "Process %" PRIu32 " (%" PRIu32 " threads)", r->pid,
+			 row->threads);
+	else
+		snprintf(who, sizeof(who), "Thread %" PRIu32 "/%" PRIu32, r->pid, r->tid);
+	/* The table's names, so that the figures fit 80 columns. */
+	snprintf(line, sizeof(line), "%s %s: ON%% %.1f  RUN%% %s  PRE%% %.1f  BLK%% %.1f", who,
+		 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
+		 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
+		 pct(wp_mon_row_blocked(r), len));
+	put(y, 0, line, A_BOLD);
+	/* Counted first, so that End and a shorter interval leave no page half empty. */
+	count.first = SIZE_MAX;
+	detail_body(t, r, len, &count);
+	if (v->detail_scroll + page > count.line)
+		v->detail_scroll = count.line > page ? count.line - page : 0;
+	o.first = v->detail_scroll;
+	detail_body(t, r, len, &o);
+}
+
+/* The Enter view of the row selected, or why there is none. */
+static void draw_selected(struct top *t, const struct vrow *rows, size_t n, uint64_t len, int y)
+{
+	struct top_view *v = t->view;
+	char line[128];
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].r.tid == v->sel_id) {
+			draw_detail(t, &rows[i], len, y);
+			return;
+		}
+	/* A thread that ended leaves the rows an interval later: say so, not a blank view. */
+	snprintf(line, sizeof(line), "%s %" PRIu32 " is not in this interval: it has ended.",
+		 v->processes ? "Process" : "Thread", v->sel_id);
+	put(y, 0, line, A_BOLD);
 }
 
 /* The rows the filter keeps, moved to the front: how many. */
@@ -438,20 +527,16 @@ static void draw(struct top *t)
 		return;
 	}
 	put(y++, 0, line, A_BOLD);
-	/* Fits 80 columns: a user there needs Left and Right most. */
-	put(y++, 0, "q quit  p pause  H procs  <> sort  / filter  Enter stacks  s save  "
-	    "<- -> columns", 0);
+	/* The keys of the view shown, in 80 columns: a user there needs Left and Right most. */
+	put(y++, 0, v->detail ? "Esc, Enter or q back  Up Down PgUp PgDn Home End scroll  "
+	    "p pause  s save" : "q quit  p pause  H procs  <> sort  / filter  Enter stacks  "
+	    "s save  <- -> columns", 0);
 	if (v->processes)
 		n = merge_processes(rows, n);
-	if (v->detail) {
-		for (size_t i = 0; i < n; i++)
-			if (v->sel_valid && rows[i].r.tid == v->sel_id) {
-				draw_detail(t, &rows[i], len);
-				break;
-			}
-	} else {
+	if (v->detail)
+		draw_selected(t, rows, n, len, y);
+	else
 		draw_table(v, rows, n, len, y);
-	}
 	pthread_mutex_lock(&v->status_lock);
 	memcpy(line, v->status, sizeof(v->status));
 	pthread_mutex_unlock(&v->status_lock);
@@ -519,6 +604,34 @@ static void move_key(struct top_view *v, int c)
 	}
 }
 
+/* The same keys in the Enter view: its lines scroll (drawing keeps them within it). */
+static void scroll_key(struct top_view *v, int c)
+{
+	size_t page = table_page(2);
+
+	page = page > 1 ? page : 1;
+	switch (c) {
+	case KEY_UP:
+		v->detail_scroll -= v->detail_scroll > 0;
+		break;
+	case KEY_DOWN:
+		v->detail_scroll++;
+		break;
+	case KEY_PPAGE:
+		v->detail_scroll -= v->detail_scroll > page ? page : v->detail_scroll;
+		break;
+	case KEY_NPAGE:
+		v->detail_scroll += page;
+		break;
+	case KEY_HOME:
+		v->detail_scroll = 0;
+		break;
+	default:
+		v->detail_scroll = SIZE_MAX / 2;
+		break;
+	}
+}
+
 static void *view_main(void *arg)
 {
 	struct top *t = arg;
@@ -561,6 +674,7 @@ static void *view_main(void *arg)
 		case '\r':
 		case KEY_ENTER:
 			v->detail = !v->detail && v->sel_valid;
+			v->detail_scroll = 0;
 			break;
 		case 27:
 			v->detail = false;
@@ -571,7 +685,10 @@ static void *view_main(void *arg)
 		case KEY_NPAGE:
 		case KEY_HOME:
 		case KEY_END:
-			move_key(v, c);
+			if (v->detail)
+				scroll_key(v, c);
+			else
+				move_key(v, c);
 			break;
 		case KEY_LEFT:
 			if (v->first_column)

@@ -199,12 +199,14 @@ check_num "no line is wider than the pane" "$(awk 'length > 100' screen.txt | wc
 # 7b. At 80x24 the columns past NET are off the screen: Right brings them in,
 #     PID, TID and COMM staying; Left takes them back.
 tm resize-window -t t -x 80 -y 24
-wait_until 100 eval 'has_screen "^ +PID +TID +COMM +ON%" && [ "$(awk "length > 80" screen.txt | wc -l)" -eq 0 ]'
+wait_until 100 eval 'has_screen "^ +PID +TID +COMM +ON%" &&
+	[ "$(awk "length > 80" screen.txt | wc -l)" -eq 0 ]'
 show "80x24"
 check "at 80x24 WAITS IN is off the screen" no_match 'WAITS IN' screen.txt
 keys Right Right Right Right Right Right Right Right Right Right Right Right
 wait_screen 100 '^ +PID +TID +COMM +WAITS IN$' || show "after Right x 12"
-check "Right scrolls WAITS IN into view, after COMM" grep -Eq '^ +PID +TID +COMM +WAITS IN$' screen.txt
+check "Right scrolls WAITS IN into view, after COMM" \
+	grep -Eq '^ +PID +TID +COMM +WAITS IN$' screen.txt
 check "where the sleeper waits is shown at 80 columns" \
 	grep -Eq "^ *$sl +$sltid +sleeper +do_nanosleep < sleep_once" screen.txt
 check_num "no line is wider than the pane" "$(awk 'length > 80' screen.txt | wc -l)" -eq 0
@@ -294,8 +296,8 @@ tm resize-window -t t -x 80 -y 24
 mkfifo go.fifo
 rm -f top.rc
 cat >run-top2.sh <<EOF
-"$WALLPROF" top --keep 0 -- sh -c '"$WORKLOADS/mostly-off" 600 & echo \$! >mo.pid
-	read x <go.fifo; exec "$WORKLOADS/spin" 600' 2>top.err
+"$WALLPROF" top --keep 0 -- sh -c '"$WORKLOADS/mostly-off" 600 5 & echo \$! >mo.pid
+	read x <go.fifo; "$WORKLOADS/spin" 600; wait' 2>top.err
 echo \$? >top.rc
 EOF
 keys "clear; sh run-top2.sh" Enter
@@ -304,11 +306,11 @@ mo=$(cat mo.pid)
 bg_pids="$bg_pids $mo"
 wait_until 100 eval '[ -n "$(named $mo mostly-off)" ]'
 motid=$(named $mo mostly-off)
-# The TID on the line drawn in reverse video (an SGR with 7): the selection's.
+# The TID on the line drawn in reverse video (an SGR with 7): the selection's (0: none).
 esc=$(printf '\033')
 selected() {
 	tm capture-pane -e -p -t t | grep -aE "$esc\\[([0-9]+;)*7m" | sed "s/$esc\\[[0-9;]*m//g" |
-		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $2; exit }'
+		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { s = $2; exit } END { print s + 0 }'
 }
 # line_of ERE: the number of the first line of the screen that matches.
 line_of() { grep -En -e "$1" screen.txt | sed -n '1s/:.*//p'; }
@@ -319,7 +321,7 @@ tries=0
 while [ "$(selected)" != "$motid" ] && [ $tries -lt 20 ]; do
 	keys Down; sleep 0.2; tries=$((tries + 1))
 done
-check_num "Down selects mostly-off's thread" "$(selected)0" -eq "${motid}0"
+check_num "Down selects mostly-off's thread" "$(selected)" -eq "$motid"
 at=$(screen && line_of "^ *$mo +$motid +mostly-off ")
 # The spinner starts and sorts above it, on-CPU all the time; a few
 # intervals go by.
@@ -334,13 +336,79 @@ show "the spinner above mostly-off"
 now=$(line_of "^ *$mo +$motid +mostly-off ")
 echo "# mostly-off was on line $at, is now on line $now"
 check "the spinner sorts above mostly-off" spinner_above
-check_num "the selection stayed on mostly-off's thread" "$(selected)0" -eq "${motid}0"
+check_num "the selection stayed on mostly-off's thread" "$(selected)" -eq "$motid"
 keys Enter
 wait_screen 100 '^Thread [0-9]+/[0-9]+ ' || show "after Enter"
 show "Enter on mostly-off"
 check "Enter opens the selected thread's stacks" grep -q "^Thread $mo/$motid mostly-off:" screen.txt
 keys Escape
 wait_screen 100 '^ +PID +TID +COMM'
+
+# 13. mostly-off's stacks, in an interval (paused) where its table row says it
+#     was blocked longer than in any other state: the blocked stack comes
+#     first, within 24 rows, and Down scrolls the view.  On a machine so
+#     loaded that its waits for a CPU outlast its sleeps, skipped.
+# First the spinner's, as it ends: the view says so; back in the table the
+# selection keeps its line, now mostly-off's.
+spid=$(awk '$3 == "spinner" { print $1; exit }' screen.txt)
+sptid=$(awk '$3 == "spinner" { print $2; exit }' screen.txt)
+keys Home
+wait_until 100 eval '[ "$(selected)" = "$sptid" ]'
+keys Enter
+wait_screen 100 "^Thread $spid/$sptid spinner:" || show "Enter on the spinner"
+kill "$spid"
+wait_screen 300 "^Thread $sptid is not in this interval: it has ended" || show "the spinner killed"
+check "the stacks of a thread that ended say so" grep -q "^Thread $sptid is not in this interval" \
+	screen.txt
+keys Escape
+wait_until 300 eval 'has_screen "^ +PID +TID +COMM" && ! grep -q " spinner " screen.txt'
+check_num "the selection keeps its line, the first" "$(selected)" -eq "$motid"
+blocked_most() {
+	grep -E "^ *$mo +$motid +mostly-off " screen.txt | tr -d '~' |
+		awk '{ exit !($7 > $4 && $7 > $5 && $7 > $6) }'
+}
+found=0 tries=0
+while [ $found = 0 ] && [ $tries -lt 15 ]; do
+	tries=$((tries + 1))
+	keys p
+	wait_screen 100 PAUSED
+	wait_screen 100 "^ *$mo +$motid +mostly-off "
+	if blocked_most; then found=1; break; fi
+	i0=$(interval)
+	keys p
+	wait_until 300 eval 'has_screen . && ! grep -q PAUSED screen.txt && [ "$(interval)" -gt "$i0" ]'
+done
+show "paused, mostly-off's row"
+if [ $found = 1 ]; then
+	keys Enter
+	wait_screen 100 "^Thread $mo/$motid mostly-off:" || show "after Enter"
+	show "mostly-off's stacks, paused"
+	first=$(grep -E '^ +[0-9.]+%  [a-z]' screen.txt | head -1)
+	echo "# the first stack: $first"
+	check "its first stack is a blocked one, in sleep" \
+		sh -c "echo '$first' | grep -Eq 'blocked in sleep$'"
+	check "its blocked stack's frames down to mo_nap are within 24 rows" \
+		grep -Eq '^ +mo_nap$' screen.txt
+	# The line of the blocked stack's heading (-1: none shown).
+	blocked_at() { _l=$(line_of '^ +[0-9.]+%  blocked in sleep$'); echo "${_l:--1}"; }
+	p0=$(blocked_at)
+	keys Down Down
+	wait_until 100 eval 'has_screen . && [ "$(blocked_at)" -eq "$((p0 - 2))" ]'
+	show "after Down Down"
+	check_num "Down Down scrolls the stacks up two lines" "$(blocked_at)" -eq $((p0 - 2))
+	check "the thread's heading stays on line 3" sh -c "sed -n 3p screen.txt |
+		grep -q '^Thread $mo/$motid mostly-off:'"
+	keys End
+	wait_until 100 eval 'has_screen . && [ "$(blocked_at)" -eq -1 ]'
+	check_num "End shows the last stacks, the first one scrolled off" "$(blocked_at)" -eq -1
+	keys Home
+	wait_until 100 eval 'has_screen . && [ "$(blocked_at)" -eq "$p0" ]'
+	check_num "Home goes back to the top" "$(blocked_at)" -eq "$p0"
+	keys Escape
+	wait_screen 100 '^ +PID +TID +COMM'
+else
+	skip_check "mostly-off's blocked stack first" "its row never showed it blocked most (a loaded machine)"
+fi
 keys q
 wait_until 300 test -s top.rc
 check_num "q exits 0" "$(cat top.rc)" -eq 0
