@@ -170,6 +170,66 @@ int top_view_interval(struct top *t, const struct wp_mon_snapshot *s)
 	return 0;
 }
 
+/*
+ * A thread's wakers added to its process row's: the same waker's time
+ * adds up, the heaviest are kept (a process's Enter view is all its
+ * threads', not its first thread's).
+ */
+static void merge_wakers(struct wp_mon_row *p, const struct wp_mon_row *r)
+{
+	for (unsigned int i = 0; i < r->nr_wakers && i < WP_MON_WAKERS; i++) {
+		const struct wp_mon_waker *w = &r->wakers[i];
+		unsigned int j = 0, light = 0;
+
+		for (; j < p->nr_wakers; j++) {
+			if (p->wakers[j].kind == w->kind && p->wakers[j].tid == w->tid &&
+			    p->wakers[j].pid == w->pid)
+				break;
+			if (p->wakers[j].ns < p->wakers[light].ns)
+				light = j;
+		}
+		if (j < p->nr_wakers) {
+			p->wakers[j].ns += w->ns;
+			p->wakers[j].count += w->count;
+		} else if (p->nr_wakers < WP_MON_WAKERS) {
+			p->wakers[p->nr_wakers++] = *w;
+		} else if (w->ns > p->wakers[light].ns) {
+			p->wakers[light] = *w;
+		}
+	}
+}
+
+/* The same for the stacks: one stack in one state (and kind) adds up. */
+static void merge_stacks(struct wp_mon_row *p, const struct wp_mon_row *r)
+{
+	for (unsigned int i = 0; i < 2 * WP_MON_STACKS; i++) {
+		const struct wp_mon_stack *s = &r->stacks[i];
+		unsigned int j = 0, light = 0;
+
+		if (!s->count)
+			continue;
+		for (; j < 2 * WP_MON_STACKS; j++) {
+			const struct wp_mon_stack *q = &p->stacks[j];
+
+			if (q->count && q->stack == s->stack && q->state == s->state &&
+			    q->kind == s->kind)
+				break;
+			if (!q->count || (p->stacks[light].count && q->ns < p->stacks[light].ns))
+				light = j;
+		}
+		if (j < 2 * WP_MON_STACKS) {
+			p->stacks[j].ns += s->ns;
+			p->stacks[j].count += s->count;
+		} else if (!p->stacks[light].count || s->ns > p->stacks[light].ns) {
+			p->stacks[light] = *s;
+		}
+	}
+	/* Their indexes in the thread's row mean nothing in the process's. */
+	p->wait_stack = -1;
+	for (unsigned int j = 0; j < 2 * WP_MON_STACKS; j++)
+		p->stacks[j].waker = -1;
+}
+
 /* A process row: its threads added up, its most waited-in frame the heaviest thread's. */
 static size_t merge_processes(struct vrow *rows, size_t n)
 {
@@ -192,10 +252,8 @@ static size_t merge_processes(struct vrow *rows, size_t n)
 			for (int k = 0; k < WP_BLOCK_KINDS; k++)
 				p->r.blocked_ns[k] += r->blocked_ns[k];
 			p->r.switches += r->switches;
-			if (r->nr_wakers && (!p->r.nr_wakers || r->wakers[0].ns > p->r.wakers[0].ns)) {
-				p->r.wakers[0] = r->wakers[0];
-				p->r.nr_wakers = 1;
-			}
+			merge_wakers(&p->r, r);
+			merge_stacks(&p->r, r);
 			if (r->tid == r->pid)
 				memcpy(p->r.comm, r->comm, sizeof(p->r.comm));
 			p->threads++;
@@ -351,9 +409,17 @@ static void body_stack(struct top *t, struct body *o, const struct wp_mon_stack 
 	}
 }
 
-/* The wakers, then the stacks, state by state in order of time. */
+static int cmp_stack_ns(const void *a, const void *b)
+{
+	const struct wp_mon_stack *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/* The wakers, then the stacks, state by state in order of time, heaviest first. */
 static void detail_body(struct top *t, const struct wp_mon_row *r, uint64_t len, struct body *o)
 {
+	struct wp_mon_stack stacks[2 * WP_MON_STACKS];
 	enum wp_mon_state order[4];
 	char line[512], wb[96];
 
@@ -363,10 +429,13 @@ static void detail_body(struct top *t, const struct wp_mon_row *r, uint64_t len,
 			 pct(r->wakers[i].ns, len), r->wakers[i].count);
 		body_put(o, 0, line, 0);
 	}
+	/* A process row's stacks are its threads' merged, in no order. */
+	memcpy(stacks, r->stacks, sizeof(stacks));
+	qsort(stacks, ARRAY_SIZE(stacks), sizeof(stacks[0]), cmp_stack_ns);
 	states_by_time(r, order);
 	for (int k = 0; k < 4; k++)
-		for (unsigned int i = 0; i < 2 * WP_MON_STACKS; i++) {
-			const struct wp_mon_stack *s = &r->stacks[i];
+		for (unsigned int i = 0; i < ARRAY_SIZE(stacks); i++) {
+			const struct wp_mon_stack *s = &stacks[i];
 
 			if (s->state != order[k] || !s->count || (!s->ns && s->state != WP_MON_ON))
 				continue;
@@ -796,6 +865,12 @@ int top_view_start(struct top *t, enum wp_color_mode color)
 	cbreak();
 	noecho();
 	keypad(stdscr, TRUE);
+	/*
+	 * Escape leaves the Enter view and the filter: not after ncurses'
+	 * default second of waiting for the rest of a key's sequence, which
+	 * a terminal sends at once.  As htop does.
+	 */
+	set_escdelay(25);
 	curs_set(0);
 	v->color = color != WP_COLOR_NEVER && has_colors() &&
 		   (color == WP_COLOR_ALWAYS || !getenv("NO_COLOR") || !*getenv("NO_COLOR"));

@@ -306,11 +306,12 @@ mo=$(cat mo.pid)
 bg_pids="$bg_pids $mo"
 wait_until 100 eval '[ -n "$(named $mo mostly-off)" ]'
 motid=$(named $mo mostly-off)
-# The TID on the line drawn in reverse video (an SGR with 7): the selection's (0: none).
+# selected [FIELD]: the TID (or field FIELD) of the line drawn in reverse
+# video (an SGR with 7), the selection's; 0: none.
 esc=$(printf '\033')
 selected() {
 	tm capture-pane -e -p -t t | grep -aE "$esc\\[([0-9]+;)*7m" | sed "s/$esc\\[[0-9;]*m//g" |
-		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { s = $2; exit } END { print s + 0 }'
+		awk -v f="${1:-2}" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { s = $f; exit } END { print s + 0 }'
 }
 # line_of ERE: the number of the first line of the screen that matches.
 line_of() { grep -En -e "$1" screen.txt | sed -n '1s/:.*//p'; }
@@ -409,6 +410,24 @@ if [ $found = 1 ]; then
 else
 	skip_check "mostly-off's blocked stack first" "its row never showed it blocked most (a loaded machine)"
 fi
+
+# 14. H on mostly-off's thread: its process is selected, and Enter shows the
+#     stacks of all its threads (mostly-off's sleep among them), not its
+#     first thread's (the main thread's join) alone.
+keys H
+wait_screen 100 '^ +PID +THREADS +COMM' || show "after H"
+check_num "H takes the selection to the thread's process" "$(selected 1)" -eq "$mo"
+keys Enter
+wait_screen 100 "^Process $mo \\(2 threads\\) mostly-off:" || show "Enter on the process"
+pages=0
+while ! has_screen '^ +mo_nap$' && [ $pages -lt 10 ]; do
+	keys NPage; sleep 0.2; pages=$((pages + 1))
+done
+show "mostly-off's process, after $pages PgDn"
+check "a process's stacks are all its threads', mostly-off's among them" \
+	grep -Eq '^ +mo_nap$' screen.txt
+keys Escape
+wait_screen 100 '^ +PID +THREADS +COMM'
 keys q
 wait_until 300 test -s top.rc
 check_num "q exits 0" "$(cat top.rc)" -eq 0
