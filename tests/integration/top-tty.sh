@@ -316,13 +316,26 @@ selected() {
 # line_of ERE: the number of the first line of the screen that matches.
 line_of() { grep -En -e "$1" screen.txt | sed -n '1s/:.*//p'; }
 wait_screen 300 "^ *$mo +$motid +mostly-off " || show "no row for mostly-off"
-# Select it: Home, then Down until the reverse line is its.
-keys Home
+# Select it: End, then Up or Down towards its line until the reverse line
+# is its (each key waits for the selection to move, so that none overshoots).
+sel_line() {
+	tm capture-pane -e -p -t t | grep -anE "$esc\\[([0-9]+;)*7m" | sed -n '1s/:.*//p'
+}
+keys End
+wait_until 50 eval '[ "$(sel_line)" -gt "$(screen && line_of "^ *$mo +$motid +mostly-off ")" ]'
 tries=0
 while [ "$(selected)" != "$motid" ] && [ $tries -lt 20 ]; do
-	keys Down; sleep 0.2; tries=$((tries + 1))
+	tries=$((tries + 1))
+	was=$(selected)
+	screen
+	if [ "$(line_of "^ *$mo +$motid +mostly-off ")" -lt "$(sel_line)" ]; then
+		keys Up
+	else
+		keys Down
+	fi
+	wait_until 50 eval '[ "$(selected)" != "$was" ]'
 done
-check_num "Down selects mostly-off's thread" "$(selected)" -eq "$motid"
+check_num "Up and Down select mostly-off's thread" "$(selected)" -eq "$motid"
 at=$(screen && line_of "^ *$mo +$motid +mostly-off ")
 # The spinner starts and sorts above it, on-CPU all the time; a few
 # intervals go by.
@@ -353,8 +366,8 @@ wait_screen 100 '^ +PID +TID +COMM'
 # selection keeps its line, now mostly-off's.
 spid=$(awk '$3 == "spinner" { print $1; exit }' screen.txt)
 sptid=$(awk '$3 == "spinner" { print $2; exit }' screen.txt)
-keys Home
-wait_until 100 eval '[ "$(selected)" = "$sptid" ]'
+# (Home again and again: the spinner is first but for a slow interval.)
+wait_until 100 eval 'keys Home; [ "$(selected)" = "$sptid" ]'
 keys Enter
 wait_screen 100 "^Thread $spid/$sptid spinner:" || show "Enter on the spinner"
 kill "$spid"
@@ -388,8 +401,11 @@ if [ $found = 1 ]; then
 	echo "# the first stack: $first"
 	check "its first stack is a blocked one, in sleep" \
 		sh -c "echo '$first' | grep -Eq 'blocked in sleep$'"
+	# The frames under the blocked stack's heading, down to the next blank line.
+	awk '/^ +[0-9.]+%  blocked in sleep$/ { on = 1; next } /^$/ { on = 0 } on' screen.txt \
+		>blocked.txt
 	check "its blocked stack's frames down to mo_nap are within 24 rows" \
-		grep -Eq '^ +mo_nap$' screen.txt
+		grep -Eq '^ +mo_nap$' blocked.txt
 	# The line of the blocked stack's heading (-1: none shown).
 	blocked_at() { _l=$(line_of '^ +[0-9.]+%  blocked in sleep$'); echo "${_l:--1}"; }
 	p0=$(blocked_at)
