@@ -35,6 +35,28 @@ struct vrow {
 	uint32_t threads;	/* process rows: how many */
 };
 
+/*
+ * The columns right of COMM, which Left and Right scroll (PID, TID and
+ * COMM stay, to tell the rows apart): the numbers' width, their names'
+ * and the spaces before each, as batch mode prints them.  A number is
+ * shown whole or not at all, since a cut one reads as another; the names
+ * are left-aligned and may be cut at the edge.
+ */
+struct column {
+	const char *name;
+	int width;		/* negative: left-aligned */
+	int gap;		/* spaces before */
+};
+
+static const struct column view_columns[] = {
+	{ "ON%", 5, 1 },   { "RUN%", 5, 1 },  { "PRE%", 5, 1 },  { "BLK%", 5, 1 },
+	{ "LOCK", 5, 1 },  { "IO", 5, 1 },    { "SLEEP", 5, 1 }, { "NET", 5, 1 },
+	{ "OTHER", 5, 1 }, { "SW/s", 7, 1 },  { "WAKER", -20, 2 }, { "WAITS IN", 0, 1 },
+};
+
+#define NR_COLUMNS ARRAY_SIZE(view_columns)
+#define CELL_SIZE WP_QUOTE_SIZE(FRAME_MAX)
+
 enum sort_key { SORT_ON, SORT_WAIT_CPU, SORT_BLOCKED, SORT_SWITCHES, SORT_PID, SORT_KEYS };
 
 static const char *const sort_names[SORT_KEYS] = {
@@ -54,8 +76,19 @@ struct top_view {
 	bool color, paused, processes, detail;
 	enum sort_key sort;
 	char filter[64];
+	/*
+	 * The selection is a thread (a process in process mode), not a line:
+	 * the rows are sorted again at each interval.  sel_id is its TID (its
+	 * PID in process mode), sel_pid its process's; selected is its line
+	 * as last drawn, kept when it is gone.  The keys move it by sel_move
+	 * lines at the next draw, from wherever the new order puts it.
+	 */
+	uint32_t sel_id, sel_pid;
+	bool sel_valid;
+	int64_t sel_move;
 	size_t selected, top;
-	uint32_t detail_tid;
+	unsigned int first_column;	/* the first of view_columns[] shown */
+	size_t detail_scroll;		/* the Enter view's first line shown */
 	/*
 	 * The bottom line: what the s key did, or the last message logged.
 	 * Under its own lock: messages come from any thread, some of them
@@ -137,6 +170,66 @@ int top_view_interval(struct top *t, const struct wp_mon_snapshot *s)
 	return 0;
 }
 
+/*
+ * A thread's wakers added to its process row's: the same waker's time
+ * adds up, the heaviest are kept (a process's Enter view is all its
+ * threads', not its first thread's).
+ */
+static void merge_wakers(struct wp_mon_row *p, const struct wp_mon_row *r)
+{
+	for (unsigned int i = 0; i < r->nr_wakers && i < WP_MON_WAKERS; i++) {
+		const struct wp_mon_waker *w = &r->wakers[i];
+		unsigned int j = 0, light = 0;
+
+		for (; j < p->nr_wakers; j++) {
+			if (p->wakers[j].kind == w->kind && p->wakers[j].tid == w->tid &&
+			    p->wakers[j].pid == w->pid)
+				break;
+			if (p->wakers[j].ns < p->wakers[light].ns)
+				light = j;
+		}
+		if (j < p->nr_wakers) {
+			p->wakers[j].ns += w->ns;
+			p->wakers[j].count += w->count;
+		} else if (p->nr_wakers < WP_MON_WAKERS) {
+			p->wakers[p->nr_wakers++] = *w;
+		} else if (w->ns > p->wakers[light].ns) {
+			p->wakers[light] = *w;
+		}
+	}
+}
+
+/* The same for the stacks: one stack in one state (and kind) adds up. */
+static void merge_stacks(struct wp_mon_row *p, const struct wp_mon_row *r)
+{
+	for (unsigned int i = 0; i < 2 * WP_MON_STACKS; i++) {
+		const struct wp_mon_stack *s = &r->stacks[i];
+		unsigned int j = 0, light = 0;
+
+		if (!s->count)
+			continue;
+		for (; j < 2 * WP_MON_STACKS; j++) {
+			const struct wp_mon_stack *q = &p->stacks[j];
+
+			if (q->count && q->stack == s->stack && q->state == s->state &&
+			    q->kind == s->kind)
+				break;
+			if (!q->count || (p->stacks[light].count && q->ns < p->stacks[light].ns))
+				light = j;
+		}
+		if (j < 2 * WP_MON_STACKS) {
+			p->stacks[j].ns += s->ns;
+			p->stacks[j].count += s->count;
+		} else if (!p->stacks[light].count || s->ns > p->stacks[light].ns) {
+			p->stacks[light] = *s;
+		}
+	}
+	/* Their indexes in the thread's row mean nothing in the process's. */
+	p->wait_stack = -1;
+	for (unsigned int j = 0; j < 2 * WP_MON_STACKS; j++)
+		p->stacks[j].waker = -1;
+}
+
 /* A process row: its threads added up, its most waited-in frame the heaviest thread's. */
 static size_t merge_processes(struct vrow *rows, size_t n)
 {
@@ -159,10 +252,8 @@ static size_t merge_processes(struct vrow *rows, size_t n)
 			for (int k = 0; k < WP_BLOCK_KINDS; k++)
 				p->r.blocked_ns[k] += r->blocked_ns[k];
 			p->r.switches += r->switches;
-			if (r->nr_wakers && (!p->r.nr_wakers || r->wakers[0].ns > p->r.wakers[0].ns)) {
-				p->r.wakers[0] = r->wakers[0];
-				p->r.nr_wakers = 1;
-			}
+			merge_wakers(&p->r, r);
+			merge_stacks(&p->r, r);
 			if (r->tid == r->pid)
 				memcpy(p->r.comm, r->comm, sizeof(p->r.comm));
 			p->threads++;
@@ -184,59 +275,306 @@ static void put(int y, int x, const char *s, int attr)
 		attroff(attr);
 }
 
-static void draw_detail(struct top *t, const struct vrow *row, uint64_t len)
+/* Columns from first_column on after the fixed part, as many as fit in cols. */
+static void join_columns(char *line, size_t size, const char *fixed, char cells[][CELL_SIZE],
+			 unsigned int first, int cols)
+{
+	size_t len = (size_t)snprintf(line, size, "%s", fixed);
+
+	for (unsigned int i = first; i < NR_COLUMNS && len + 1 < size; i++) {
+		const struct column *c = &view_columns[i];
+		size_t start = len + (size_t)c->gap;
+		int n;
+
+		if (c->width > 0 ? start + (size_t)c->width > (size_t)cols : start >= (size_t)cols)
+			break;
+		n = snprintf(line + len, size - len, "%*s%*s", c->gap, "", c->width, cells[i]);
+		len = n < 0 ? len : len + (size_t)n >= size ? size - 1 : len + (size_t)n;
+	}
+}
+
+static void draw_header(const struct top_view *v, int y, int attr)
+{
+	char fixed[64], cells[NR_COLUMNS][CELL_SIZE], line[NR_COLUMNS * CELL_SIZE];
+
+	snprintf(fixed, sizeof(fixed), "%7s %7s %-15s", "PID", v->processes ? "THREADS" : "TID",
+		 "COMM");
+	for (unsigned int i = 0; i < NR_COLUMNS; i++)
+		snprintf(cells[i], sizeof(cells[i]), "%s", view_columns[i].name);
+	join_columns(line, sizeof(line), fixed, cells, v->first_column, COLS);
+	mvhline(y, 0, ' ', COLS);
+	put(y, 0, line, attr);
+}
+
+/* A row's cells, in the order of view_columns[]. */
+static void row_cells(const struct vrow *vr, uint64_t len, char cells[][CELL_SIZE])
+{
+	static const enum wp_block_kind kinds[] = {
+		WP_BLOCK_LOCK, WP_BLOCK_IO, WP_BLOCK_SLEEP, WP_BLOCK_NET, WP_BLOCK_OTHER,
+	};
+	const struct wp_mon_row *r = &vr->r;
+	double secs = (double)len / 1e9;
+	unsigned int c = 0;
+	char wb[96];
+
+	snprintf(cells[c++], CELL_SIZE, "%.1f", pct(r->on_ns, len));
+	wp_mon_runnable_pct(r, len, cells[c++], CELL_SIZE);
+	snprintf(cells[c++], CELL_SIZE, "%.1f", pct(r->preempted_ns, len));
+	snprintf(cells[c++], CELL_SIZE, "%.1f", pct(wp_mon_row_blocked(r), len));
+	for (unsigned int k = 0; k < ARRAY_SIZE(kinds); k++)
+		snprintf(cells[c++], CELL_SIZE, "%.1f", pct(r->blocked_ns[kinds[k]], len));
+	snprintf(cells[c++], CELL_SIZE, "%.0f", secs > 0 ? (double)r->switches / secs : 0);
+	snprintf(cells[c++], CELL_SIZE, "%s",
+		 r->nr_wakers ? wp_mon_waker_name(&r->wakers[0], wb, sizeof(wb)) : "-");
+	if (vr->frame[0])
+		wp_quote(cells[c], CELL_SIZE, vr->frame, WP_QUOTE_TEXT);
+	else
+		snprintf(cells[c], CELL_SIZE, "-");
+}
+
+static void draw_row(const struct top_view *v, int y, const struct vrow *vr, uint64_t len,
+		     int attr)
+{
+	const struct wp_mon_row *r = &vr->r;
+	char fixed[128], q[WP_QUOTE_SIZE(16)], cells[NR_COLUMNS][CELL_SIZE];
+	char line[NR_COLUMNS * CELL_SIZE];
+
+	snprintf(fixed, sizeof(fixed), "%7" PRIu32 " %7" PRIu32 " %-15s", r->pid,
+		 v->processes ? vr->threads : r->tid, wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT));
+	row_cells(vr, len, cells);
+	join_columns(line, sizeof(line), fixed, cells, v->first_column, COLS);
+	if (attr)
+		mvhline(y, 0, ' ', COLS);
+	put(y, 0, line, attr);
+}
+
+/*
+ * The Enter view's body, a line at a time: those from first on go to the
+ * screen lines from y down to bottom (excluded), so that it scrolls.
+ */
+struct body {
+	int y, bottom;
+	size_t line, first;
+};
+
+static void body_put(struct body *o, int x, const char *s, int attr)
+{
+	if (o->line++ >= o->first && o->y < o->bottom)
+		put(o->y++, x, s, attr);
+}
+
+/*
+ * The states by the row's time in them, most first: a thread blocked 80%
+ * of the time is to see its blocked stacks, not its on-CPU ones, on the
+ * first screen.
+ */
+static void states_by_time(const struct wp_mon_row *r, enum wp_mon_state order[4])
+{
+	uint64_t ns[4];
+
+	ns[WP_MON_ON] = r->on_ns;
+	ns[WP_MON_BLOCKED] = wp_mon_row_blocked(r);
+	ns[WP_MON_RUNNABLE] = r->runnable_ns;
+	ns[WP_MON_PREEMPTED] = r->preempted_ns;
+	for (int i = 0; i < 4; i++) {
+		int j = i;
+
+		for (; j > 0 && ns[order[j - 1]] < ns[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = (enum wp_mon_state)i;
+	}
+}
+
+/* A stack: its share and state, then its frames, innermost first. */
+static void body_stack(struct top *t, struct body *o, const struct wp_mon_stack *s, uint64_t len)
 {
 	static const char *const states[] = { "on-CPU", "blocked", "runnable", "preempted" };
-	const struct wp_mon_row *r = &row->r;
-	char line[512], q[WP_QUOTE_SIZE(16)], qn[WP_QUOTE_SIZE(200)], wb[96], run[16];
-	int y = 2;
+	char line[512], qn[WP_QUOTE_SIZE(200)];
+	const char *names[12];
+	bool kernel[12];
+	unsigned int n;
 
-	snprintf(line, sizeof(line), "Thread %" PRIu32 "/%" PRIu32 " %s: on-CPU %.1f%%, runnable "
-		 "%s%%, preempted %.1f%%, blocked %.1f%% (Enter or Esc: back)", r->pid, r->tid,
-		 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
-		 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
-		 pct(wp_mon_row_blocked(r), len));
-	put(y++, 0, line, A_BOLD);
-	for (unsigned int i = 0; i < r->nr_wakers && y < LINES - 1; i++) {
+	body_put(o, 0, "", 0);
+	snprintf(line, sizeof(line), "%6.1f%%  %s%s%s", pct(s->ns, len),
+		 states[s->state < 4 ? s->state : 0], s->state == WP_MON_BLOCKED ? " in " : "",
+		 s->state == WP_MON_BLOCKED ? wp_block_kind_name(s->kind) : "");
+	body_put(o, 0, line, A_BOLD);
+	n = wp_monitor_frames(t->mon, s->stack, names, kernel, 12);
+	if (!n)
+		body_put(o, 10, s->stack == WP_NO_STACK ? "[no stack]" : "[unnamed]", 0);
+	for (unsigned int j = 0; j < n; j++) {
+		snprintf(line, sizeof(line), "%s%s", wp_quote(qn, sizeof(qn), names[j], WP_QUOTE_TEXT),
+			 kernel[j] ? " [k]" : "");
+		body_put(o, 10, line, 0);
+	}
+}
+
+static int cmp_stack_ns(const void *a, const void *b)
+{
+	const struct wp_mon_stack *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/* The wakers, then the stacks, state by state in order of time, heaviest first. */
+static void detail_body(struct top *t, const struct wp_mon_row *r, uint64_t len, struct body *o)
+{
+	struct wp_mon_stack stacks[2 * WP_MON_STACKS];
+	enum wp_mon_state order[4];
+	char line[512], wb[96];
+
+	for (unsigned int i = 0; i < r->nr_wakers; i++) {
 		snprintf(line, sizeof(line), "  woken by %-24s %6.1f%% of the time, %" PRIu64
 			 " times", wp_mon_waker_name(&r->wakers[i], wb, sizeof(wb)),
 			 pct(r->wakers[i].ns, len), r->wakers[i].count);
-		put(y++, 0, line, 0);
+		body_put(o, 0, line, 0);
 	}
-	for (unsigned int i = 0; i < 2 * WP_MON_STACKS && y < LINES - 1; i++) {
-		const struct wp_mon_stack *s = &r->stacks[i];
-		const char *names[12];
-		bool kernel[12];
-		unsigned int n;
+	/* A process row's stacks are its threads' merged, in no order. */
+	memcpy(stacks, r->stacks, sizeof(stacks));
+	qsort(stacks, ARRAY_SIZE(stacks), sizeof(stacks[0]), cmp_stack_ns);
+	states_by_time(r, order);
+	for (int k = 0; k < 4; k++)
+		for (unsigned int i = 0; i < ARRAY_SIZE(stacks); i++) {
+			const struct wp_mon_stack *s = &stacks[i];
 
-		if (!s->count || (!s->ns && s->state != WP_MON_ON))
-			continue;
-		y++;
-		snprintf(line, sizeof(line), "%6.1f%%  %s%s%s", pct(s->ns, len),
-			 states[s->state < 4 ? s->state : 0],
-			 s->state == WP_MON_BLOCKED ? " in " : "",
-			 s->state == WP_MON_BLOCKED ? wp_block_kind_name(s->kind) : "");
-		put(y++, 0, line, A_BOLD);
-		n = wp_monitor_frames(t->mon, s->stack, names, kernel, 12);
-		if (!n)
-			put(y++, 10, s->stack == WP_NO_STACK ? "[no stack]" : "[unnamed]", 0);
-		for (unsigned int j = 0; j < n && y < LINES - 1; j++) {
-			snprintf(line, sizeof(line), "%s%s",
-				 wp_quote(qn, sizeof(qn), names[j], WP_QUOTE_TEXT),
-				 kernel[j] ? " [k]" : "");
-			put(y++, 10, line, 0);
+			if (s->state != order[k] || !s->count || (!s->ns && s->state != WP_MON_ON))
+				continue;
+			body_stack(t, o, s, len);
 		}
+}
+
+/*
+ * A row's stacks from line y: a heading that stays, and the body below
+ * it, scrolled by detail_scroll lines (kept within the body).
+ */
+static void draw_detail(struct top *t, const struct vrow *row, uint64_t len, int y)
+{
+	struct top_view *v = t->view;
+	const struct wp_mon_row *r = &row->r;
+	char line[512], who[64], q[WP_QUOTE_SIZE(16)], run[16];
+	struct body count = { 0 }, o = { y + 1, LINES - 1, 0, 0 };
+	size_t page = LINES - 1 > y + 1 ? (size_t)(LINES - 2 - y) : 0;
+
+	if (v->processes)
+		snprintf(who, sizeof(who), "Process %" PRIu32 " (%" PRIu32 " threads)", r->pid,
+			 row->threads);
+	else
+		snprintf(who, sizeof(who), "Thread %" PRIu32 "/%" PRIu32, r->pid, r->tid);
+	/* The table's names, so that the figures fit 80 columns. */
+	snprintf(line, sizeof(line), "%s %s: ON%% %.1f  RUN%% %s  PRE%% %.1f  BLK%% %.1f", who,
+		 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
+		 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
+		 pct(wp_mon_row_blocked(r), len));
+	put(y, 0, line, A_BOLD);
+	/* Counted first, so that End and a shorter interval leave no page half empty. */
+	count.first = SIZE_MAX;
+	detail_body(t, r, len, &count);
+	if (v->detail_scroll + page > count.line)
+		v->detail_scroll = count.line > page ? count.line - page : 0;
+	o.first = v->detail_scroll;
+	detail_body(t, r, len, &o);
+}
+
+/* The Enter view of the row selected, or why there is none. */
+static void draw_selected(struct top *t, const struct vrow *rows, size_t n, uint64_t len, int y)
+{
+	struct top_view *v = t->view;
+	char line[128];
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].r.tid == v->sel_id) {
+			draw_detail(t, &rows[i], len, y);
+			return;
+		}
+	/* A thread that ended leaves the rows an interval later: say so, not a blank view. */
+	snprintf(line, sizeof(line), "%s %" PRIu32 " is not in this interval: it has ended.",
+		 v->processes ? "Process" : "Thread", v->sel_id);
+	put(y, 0, line, A_BOLD);
+}
+
+/* The rows the filter keeps, moved to the front: how many. */
+static size_t keep_filtered(const struct top_view *v, struct vrow *rows, size_t n)
+{
+	size_t out = 0;
+
+	if (!v->filter[0])
+		return n;
+	for (size_t i = 0; i < n; i++)
+		if (strstr(rows[i].r.comm, v->filter))
+			rows[out++] = rows[i];
+	return out;
+}
+
+/*
+ * Put the selection on its thread's line in the new order (on the same
+ * line when the thread is gone), move it as the keys asked, and scroll
+ * so that it is among the page lines shown.
+ */
+static void place_selection(struct top_view *v, const struct vrow *rows, size_t n, size_t page)
+{
+	size_t pos = v->selected;
+	int64_t to;
+
+	if (!n)
+		return;
+	for (size_t i = 0; v->sel_valid && i < n; i++)
+		if (rows[i].r.tid == v->sel_id) {
+			pos = i;
+			break;
+		}
+	to = (int64_t)(pos < n ? pos : n - 1) + v->sel_move;
+	pos = to < 0 ? 0 : to >= (int64_t)n ? n - 1 : (size_t)to;
+	v->sel_move = 0;
+	v->selected = pos;
+	v->sel_id = rows[pos].r.tid;
+	v->sel_pid = rows[pos].r.pid;
+	v->sel_valid = true;
+	if (pos < v->top)
+		v->top = pos;
+	if (page && pos >= v->top + page)
+		v->top = pos - page + 1;
+	if (v->top + page > n)
+		v->top = n > page ? n - page : 0;
+}
+
+/* The lines of rows a page of the table holds, below its header at y. */
+static size_t table_page(int y)
+{
+	return LINES - 2 > y ? (size_t)(LINES - 2 - y) : 0;
+}
+
+/* The table from line y: its header, then the rows from top down. */
+static void draw_table(struct top_view *v, struct vrow *rows, size_t n, uint64_t len, int y)
+{
+	int hdr = v->color ? COLOR_PAIR(1) | A_BOLD : A_REVERSE;
+
+	n = keep_filtered(v, rows, n);
+	cur_sort = v->sort;
+	qsort(rows, n, sizeof(*rows), cmp_vrow);
+	place_selection(v, rows, n, table_page(y));
+	draw_header(v, y++, hdr);
+	for (size_t i = v->top; i < n && y < LINES - 1; i++) {
+		int attr = 0;
+
+		if (i == v->selected)
+			attr = A_REVERSE;
+		else if (v->color && pct(rows[i].r.on_ns, len) >= 50)
+			attr = COLOR_PAIR(2);
+		draw_row(v, y++, &rows[i], len, attr);
 	}
+	if (!n && y < LINES - 1)
+		put(y, 0, v->filter[0] ? "  no row matches the filter (/ and Enter: all rows)" :
+		    "  no thread seen yet", 0);
 }
 
 static void draw(struct top *t)
 {
 	struct top_view *v = t->view;
 	struct vrow *rows;
-	size_t n, shown = 0;
+	size_t n;
 	uint64_t len;
 	char line[512];
-	int y = 0, hdr = v->color ? COLOR_PAIR(1) | A_BOLD : A_REVERSE;
+	int y = 0;
 
 	pthread_mutex_lock(&v->lock);
 	n = v->nr_rows;
@@ -258,70 +596,16 @@ static void draw(struct top *t)
 		return;
 	}
 	put(y++, 0, line, A_BOLD);
-	put(y++, 0, "q quit  p pause  H threads/processes  < > sort  / filter  Enter stacks  "
-	    "s save", 0);
+	/* The keys of the view shown, in 80 columns: a user there needs Left and Right most. */
+	put(y++, 0, v->detail ? "Esc, Enter or q back  Up Down PgUp PgDn Home End scroll  "
+	    "p pause  s save" : "q quit  p pause  H procs  <> sort  / filter  Enter stacks  "
+	    "s save  <- -> columns", 0);
 	if (v->processes)
 		n = merge_processes(rows, n);
-	if (v->detail) {
-		for (size_t i = 0; i < n; i++)
-			if (rows[i].r.tid == v->detail_tid) {
-				draw_detail(t, &rows[i], len);
-				break;
-			}
-		goto done;
-	}
-	cur_sort = v->sort;
-	qsort(rows, n, sizeof(*rows), cmp_vrow);
-	snprintf(line, sizeof(line), "%7s %7s %-15s %5s %5s %5s %5s %5s %5s %5s %5s %5s %7s  "
-		 "%-20s %s", "PID", v->processes ? "THREADS" : "TID", "COMM", "ON%", "RUN%", "PRE%",
-		 "BLK%", "LOCK", "IO", "SLEEP", "NET", "OTHER", "SW/s", "WAKER", "WAITS IN");
-	mvhline(y, 0, ' ', COLS);
-	put(y++, 0, line, hdr);
-	for (size_t i = 0; i < n; i++) {
-		const struct vrow *vr = &rows[i];
-		const struct wp_mon_row *r = &vr->r;
-		char q[WP_QUOTE_SIZE(16)], wb[96], qf[WP_QUOTE_SIZE(FRAME_MAX)], run[16];
-		double secs = (double)len / 1e9;
-		int attr = 0;
-
-		if (v->filter[0] && !strstr(r->comm, v->filter))
-			continue;
-		if (shown < v->top) {
-			shown++;
-			continue;
-		}
-		if (y >= LINES - 1)
-			break;
-		if (shown == v->selected) {
-			attr = A_REVERSE;
-			v->detail_tid = r->tid;
-		} else if (v->color && pct(r->on_ns, len) >= 50) {
-			attr = COLOR_PAIR(2);
-		}
-		snprintf(line, sizeof(line), "%7" PRIu32 " %7" PRIu32 " %-15s %5.1f %5s %5.1f %5.1f "
-			 "%5.1f %5.1f %5.1f %5.1f %5.1f %7.0f  %-20s %s", r->pid,
-			 v->processes ? vr->threads : r->tid,
-			 wp_quote(q, sizeof(q), r->comm, WP_QUOTE_TEXT), pct(r->on_ns, len),
-			 wp_mon_runnable_pct(r, len, run, sizeof(run)), pct(r->preempted_ns, len),
-			 pct(wp_mon_row_blocked(r), len), pct(r->blocked_ns[WP_BLOCK_LOCK], len),
-			 pct(r->blocked_ns[WP_BLOCK_IO], len),
-			 pct(r->blocked_ns[WP_BLOCK_SLEEP], len),
-			 pct(r->blocked_ns[WP_BLOCK_NET], len),
-			 pct(r->blocked_ns[WP_BLOCK_OTHER], len),
-			 secs > 0 ? (double)r->switches / secs : 0,
-			 r->nr_wakers ? wp_mon_waker_name(&r->wakers[0], wb, sizeof(wb)) : "-",
-			 vr->frame[0] ? wp_quote(qf, sizeof(qf), vr->frame, WP_QUOTE_TEXT) : "-");
-		if (attr)
-			mvhline(y, 0, ' ', COLS);
-		put(y++, 0, line, attr);
-		shown++;
-	}
-	if (v->selected >= shown && shown)
-		v->selected = shown - 1;
-	if (!shown && y < LINES - 1)
-		put(y, 0, v->filter[0] ? "  no row matches the filter (/ and Enter: all rows)" :
-		    "  no thread seen yet", 0);
-done:
+	if (v->detail)
+		draw_selected(t, rows, n, len, y);
+	else
+		draw_table(v, rows, n, len, y);
 	pthread_mutex_lock(&v->status_lock);
 	memcpy(line, v->status, sizeof(v->status));
 	pthread_mutex_unlock(&v->status_lock);
@@ -362,6 +646,61 @@ static void read_filter(struct top_view *v)
 	pthread_mutex_unlock(&v->lock);
 }
 
+/* Up, Down, PgUp, PgDn, Home, End: the selection moves at the next draw. */
+static void move_key(struct top_view *v, int c)
+{
+	int64_t page = (int64_t)table_page(2);
+
+	switch (c) {
+	case KEY_UP:
+		v->sel_move--;
+		break;
+	case KEY_DOWN:
+		v->sel_move++;
+		break;
+	case KEY_PPAGE:
+		v->sel_move -= page > 1 ? page : 1;
+		break;
+	case KEY_NPAGE:
+		v->sel_move += page > 1 ? page : 1;
+		break;
+	case KEY_HOME:
+		v->sel_move = INT64_MIN / 2;
+		break;
+	default:
+		v->sel_move = INT64_MAX / 2;
+		break;
+	}
+}
+
+/* The same keys in the Enter view: its lines scroll (drawing keeps them within it). */
+static void scroll_key(struct top_view *v, int c)
+{
+	size_t page = table_page(2);
+
+	page = page > 1 ? page : 1;
+	switch (c) {
+	case KEY_UP:
+		v->detail_scroll -= v->detail_scroll > 0;
+		break;
+	case KEY_DOWN:
+		v->detail_scroll++;
+		break;
+	case KEY_PPAGE:
+		v->detail_scroll -= v->detail_scroll > page ? page : v->detail_scroll;
+		break;
+	case KEY_NPAGE:
+		v->detail_scroll += page;
+		break;
+	case KEY_HOME:
+		v->detail_scroll = 0;
+		break;
+	default:
+		v->detail_scroll = SIZE_MAX / 2;
+		break;
+	}
+}
+
 static void *view_main(void *arg)
 {
 	struct top *t = arg;
@@ -386,8 +725,9 @@ static void *view_main(void *arg)
 			v->paused = !v->paused;
 			break;
 		case 'H':
+			/* From a thread to its process, from a process to its main thread. */
 			v->processes = !v->processes;
-			v->selected = v->top = 0;
+			v->sel_id = v->sel_pid;
 			break;
 		case '<':
 			v->sort = (v->sort + SORT_KEYS - 1) % SORT_KEYS;
@@ -402,21 +742,31 @@ static void *view_main(void *arg)
 		case '\n':
 		case '\r':
 		case KEY_ENTER:
-			v->detail = !v->detail;
+			v->detail = !v->detail && v->sel_valid;
+			v->detail_scroll = 0;
 			break;
 		case 27:
 			v->detail = false;
 			break;
 		case KEY_UP:
-			if (v->selected)
-				v->selected--;
-			if (v->selected < v->top)
-				v->top = v->selected;
-			break;
 		case KEY_DOWN:
-			v->selected++;
-			if (LINES > 5 && v->selected >= v->top + (size_t)(LINES - 5))
-				v->top++;
+		case KEY_PPAGE:
+		case KEY_NPAGE:
+		case KEY_HOME:
+		case KEY_END:
+			if (v->detail)
+				scroll_key(v, c);
+			else
+				move_key(v, c);
+			break;
+		case KEY_LEFT:
+			if (v->first_column)
+				v->first_column--;
+			break;
+		case KEY_RIGHT:
+			/* The last column stays in view: never a table of names alone. */
+			if (v->first_column + 1 < NR_COLUMNS)
+				v->first_column++;
 			break;
 		case 's':
 			/* The session writes it; top_view_saved() names the file. */
@@ -515,6 +865,12 @@ int top_view_start(struct top *t, enum wp_color_mode color)
 	cbreak();
 	noecho();
 	keypad(stdscr, TRUE);
+	/*
+	 * Escape leaves the Enter view and the filter: not after ncurses'
+	 * default second of waiting for the rest of a key's sequence, which
+	 * a terminal sends at once.  As htop does.
+	 */
+	set_escdelay(25);
 	curs_set(0);
 	v->color = color != WP_COLOR_NEVER && has_colors() &&
 		   (color == WP_COLOR_ALWAYS || !getenv("NO_COLOR") || !*getenv("NO_COLOR"));

@@ -1,9 +1,10 @@
 # top-tty.sh: wallprof top's full screen, driven through tmux (send-keys,
 # capture-pane): the rows and their columns beside what the kernel counted,
-# H, a sort key, the filter, Enter's stacks, p, a resize, the s key's
-# recording read back by report, q leaving the terminal as it was,
-# NO_COLOR, and a dumb terminal refused.  Every wait is for what the
-# screen shows, with a timeout, so that a loaded machine only slows it.
+# H, a sort key, the filter, Enter's stacks, p, a resize, Left and Right at
+# 80 columns, the s key's recording read back by report, q leaving the
+# terminal as it was, NO_COLOR, and a dumb terminal refused.  Every wait
+# is for what the screen shows, with a timeout, so that a loaded machine
+# only slows it.
 # Each check also saves the screen it judged in the test's log.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
@@ -153,8 +154,9 @@ wait_screen 100 "^ *$sl +$sltid +sleeper "
 check "an empty filter shows every row" no_match "filter '" screen.txt
 
 # 5. Enter: the chosen thread's stacks (the first row, by switches: a storm thread,
-#    so filter to the sleeper and sort by switches: its thread is first).
-keys / sleeper Enter '<'
+#    so filter to the sleeper and sort by switches: its thread is first; Home
+#    selects it).
+keys / sleeper Enter '<' Home
 wait_until 100 eval "has_screen 'by switches' && has_screen \"filter 'sleeper'\""
 wait_screen 100 "^ *$sl +$sltid +sleeper "
 first=$(rows_of 2 | head -1)
@@ -193,6 +195,24 @@ show "100x20"
 check "at 100x20 the title is drawn" grep -q '^wallprof top - interval' screen.txt
 check "and the sleeper's row" grep -Eq "^ *$sl +$sltid +sleeper " screen.txt
 check_num "no line is wider than the pane" "$(awk 'length > 100' screen.txt | wc -l)" -eq 0
+
+# 7b. At 80x24 the columns past NET are off the screen: Right brings them in,
+#     PID, TID and COMM staying; Left takes them back.
+tm resize-window -t t -x 80 -y 24
+wait_until 100 eval 'has_screen "^ +PID +TID +COMM +ON%" &&
+	[ "$(awk "length > 80" screen.txt | wc -l)" -eq 0 ]'
+show "80x24"
+check "at 80x24 WAITS IN is off the screen" no_match 'WAITS IN' screen.txt
+keys Right Right Right Right Right Right Right Right Right Right Right Right
+wait_screen 100 '^ +PID +TID +COMM +WAITS IN$' || show "after Right x 12"
+check "Right scrolls WAITS IN into view, after COMM" \
+	grep -Eq '^ +PID +TID +COMM +WAITS IN$' screen.txt
+check "where the sleeper waits is shown at 80 columns" \
+	grep -Eq "^ *$sl +$sltid +sleeper +do_nanosleep < sleep_once" screen.txt
+check_num "no line is wider than the pane" "$(awk 'length > 80' screen.txt | wc -l)" -eq 0
+keys Left Left Left Left Left Left Left Left Left Left Left Left
+wait_screen 100 '^ +PID +TID +COMM +ON% +RUN%' || show "after Left x 12"
+check "Left scrolls back to ON%" grep -Eq '^ +PID +TID +COMM +ON% +RUN%' screen.txt
 tm resize-window -t t -x $W -y $H
 wait_screen 100 'WAITS IN$'
 check "back at ${W}x$H the rows are drawn whole again" grep -q 'WAITS IN$' screen.txt
@@ -268,4 +288,164 @@ check "that says why and what to use" grep -q 'dumb.*-b' top.err
 screen
 check "and draws nothing" no_match 'wallprof top - interval' screen.txt
 kill $sl $pp 2>/dev/null
+
+# 12. At 80x24, a command's threads: mostly-off (blocked 80% of its time,
+#     spinning in deep stacks the rest), and later a spinner that sorts
+#     above it.
+tm resize-window -t t -x 80 -y 24
+mkfifo go.fifo
+rm -f top.rc
+cat >run-top2.sh <<EOF
+"$WALLPROF" top --keep 0 -- sh -c '"$WORKLOADS/mostly-off" 600 5 & echo \$! >mo.pid
+	read x <go.fifo; "$WORKLOADS/spin" 600; wait' 2>top.err
+echo \$? >top.rc
+EOF
+keys "clear; sh run-top2.sh" Enter
+wait_until 300 test -s mo.pid
+mo=$(cat mo.pid)
+bg_pids="$bg_pids $mo"
+wait_until 100 eval '[ -n "$(named $mo mostly-off)" ]'
+motid=$(named $mo mostly-off)
+# selected [FIELD]: the TID (or field FIELD) of the line drawn in reverse
+# video (an SGR with 7), the selection's; 0: none.
+esc=$(printf '\033')
+selected() {
+	tm capture-pane -e -p -t t | grep -aE "$esc\\[([0-9]+;)*7m" | sed "s/$esc\\[[0-9;]*m//g" |
+		awk -v f="${1:-2}" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { s = $f; exit } END { print s + 0 }'
+}
+# line_of ERE: the number of the first line of the screen that matches.
+line_of() { grep -En -e "$1" screen.txt | sed -n '1s/:.*//p'; }
+wait_screen 300 "^ *$mo +$motid +mostly-off " || show "no row for mostly-off"
+# Select it: End, then Up or Down towards its line until the reverse line
+# is its (each key waits for the selection to move, so that none overshoots).
+sel_line() {
+	tm capture-pane -e -p -t t | grep -anE "$esc\\[([0-9]+;)*7m" | sed -n '1s/:.*//p'
+}
+keys End
+wait_until 50 eval '[ "$(sel_line)" -gt "$(screen && line_of "^ *$mo +$motid +mostly-off ")" ]'
+tries=0
+while [ "$(selected)" != "$motid" ] && [ $tries -lt 20 ]; do
+	tries=$((tries + 1))
+	was=$(selected)
+	screen
+	if [ "$(line_of "^ *$mo +$motid +mostly-off ")" -lt "$(sel_line)" ]; then
+		keys Up
+	else
+		keys Down
+	fi
+	wait_until 50 eval '[ "$(selected)" != "$was" ]'
+done
+check_num "Up and Down select mostly-off's thread" "$(selected)" -eq "$motid"
+at=$(screen && line_of "^ *$mo +$motid +mostly-off ")
+# The spinner starts and sorts above it, on-CPU all the time; a few
+# intervals go by.
+timeout 30 sh -c 'echo go >go.fifo'
+spinner_above() {
+	has_screen " spinner " && [ "$(line_of " spinner ")" -lt "$(line_of " $motid +mostly-off ")" ]
+}
+wait_until 300 spinner_above || show "no spinner above mostly-off"
+i0=$(interval)
+wait_until 300 eval 'has_screen . && [ "$(interval)" -gt "$((i0 + 2))" ]'
+show "the spinner above mostly-off"
+now=$(line_of "^ *$mo +$motid +mostly-off ")
+echo "# mostly-off was on line $at, is now on line $now"
+check "the spinner sorts above mostly-off" spinner_above
+check_num "the selection stayed on mostly-off's thread" "$(selected)" -eq "$motid"
+keys Enter
+wait_screen 100 '^Thread [0-9]+/[0-9]+ ' || show "after Enter"
+show "Enter on mostly-off"
+check "Enter opens the selected thread's stacks" grep -q "^Thread $mo/$motid mostly-off:" screen.txt
+keys Escape
+wait_screen 100 '^ +PID +TID +COMM'
+
+# 13. mostly-off's stacks, in an interval (paused) where its table row says it
+#     was blocked longer than in any other state: the blocked stack comes
+#     first, within 24 rows, and Down scrolls the view.  On a machine so
+#     loaded that its waits for a CPU outlast its sleeps, skipped.
+# First the spinner's, as it ends: the view says so; back in the table the
+# selection keeps its line, now mostly-off's.
+spid=$(awk '$3 == "spinner" { print $1; exit }' screen.txt)
+sptid=$(awk '$3 == "spinner" { print $2; exit }' screen.txt)
+# (Home again and again: the spinner is first but for a slow interval.)
+wait_until 100 eval 'keys Home; [ "$(selected)" = "$sptid" ]'
+keys Enter
+wait_screen 100 "^Thread $spid/$sptid spinner:" || show "Enter on the spinner"
+kill "$spid"
+wait_screen 300 "^Thread $sptid is not in this interval: it has ended" || show "the spinner killed"
+check "the stacks of a thread that ended say so" grep -q "^Thread $sptid is not in this interval" \
+	screen.txt
+keys Escape
+wait_until 300 eval 'has_screen "^ +PID +TID +COMM" && ! grep -q " spinner " screen.txt'
+check_num "the selection keeps its line, the first" "$(selected)" -eq "$motid"
+blocked_most() {
+	grep -E "^ *$mo +$motid +mostly-off " screen.txt | tr -d '~' |
+		awk '{ exit !($7 > $4 && $7 > $5 && $7 > $6) }'
+}
+found=0 tries=0
+while [ $found = 0 ] && [ $tries -lt 15 ]; do
+	tries=$((tries + 1))
+	keys p
+	wait_screen 100 PAUSED
+	wait_screen 100 "^ *$mo +$motid +mostly-off "
+	if blocked_most; then found=1; break; fi
+	i0=$(interval)
+	keys p
+	wait_until 300 eval 'has_screen . && ! grep -q PAUSED screen.txt && [ "$(interval)" -gt "$i0" ]'
+done
+show "paused, mostly-off's row"
+if [ $found = 1 ]; then
+	keys Enter
+	wait_screen 100 "^Thread $mo/$motid mostly-off:" || show "after Enter"
+	show "mostly-off's stacks, paused"
+	first=$(grep -E '^ +[0-9.]+%  [a-z]' screen.txt | head -1)
+	echo "# the first stack: $first"
+	check "its first stack is a blocked one, in sleep" \
+		sh -c "echo '$first' | grep -Eq 'blocked in sleep$'"
+	# The frames under the blocked stack's heading, down to the next blank line.
+	awk '/^ +[0-9.]+%  blocked in sleep$/ { on = 1; next } /^$/ { on = 0 } on' screen.txt \
+		>blocked.txt
+	check "its blocked stack's frames down to mo_nap are within 24 rows" \
+		grep -Eq '^ +mo_nap$' blocked.txt
+	# The line of the blocked stack's heading (-1: none shown).
+	blocked_at() { _l=$(line_of '^ +[0-9.]+%  blocked in sleep$'); echo "${_l:--1}"; }
+	p0=$(blocked_at)
+	keys Down Down
+	wait_until 100 eval 'has_screen . && [ "$(blocked_at)" -eq "$((p0 - 2))" ]'
+	show "after Down Down"
+	check_num "Down Down scrolls the stacks up two lines" "$(blocked_at)" -eq $((p0 - 2))
+	check "the thread's heading stays on line 3" sh -c "sed -n 3p screen.txt |
+		grep -q '^Thread $mo/$motid mostly-off:'"
+	keys End
+	wait_until 100 eval 'has_screen . && [ "$(blocked_at)" -eq -1 ]'
+	check_num "End shows the last stacks, the first one scrolled off" "$(blocked_at)" -eq -1
+	keys Home
+	wait_until 100 eval 'has_screen . && [ "$(blocked_at)" -eq "$p0" ]'
+	check_num "Home goes back to the top" "$(blocked_at)" -eq "$p0"
+	keys Escape
+	wait_screen 100 '^ +PID +TID +COMM'
+else
+	skip_check "mostly-off's blocked stack first" "its row never showed it blocked most (a loaded machine)"
+fi
+
+# 14. H on mostly-off's thread: its process is selected, and Enter shows the
+#     stacks of all its threads (mostly-off's sleep among them), not its
+#     first thread's (the main thread's join) alone.
+keys H
+wait_screen 100 '^ +PID +THREADS +COMM' || show "after H"
+check_num "H takes the selection to the thread's process" "$(selected 1)" -eq "$mo"
+keys Enter
+wait_screen 100 "^Process $mo \\(2 threads\\) mostly-off:" || show "Enter on the process"
+pages=0
+while ! has_screen '^ +mo_nap$' && [ $pages -lt 10 ]; do
+	keys NPage; sleep 0.2; pages=$((pages + 1))
+done
+show "mostly-off's process, after $pages PgDn"
+check "a process's stacks are all its threads', mostly-off's among them" \
+	grep -Eq '^ +mo_nap$' screen.txt
+keys Escape
+wait_screen 100 '^ +PID +THREADS +COMM'
+keys q
+wait_until 300 test -s top.rc
+check_num "q exits 0" "$(cat top.rc)" -eq 0
+kill $mo 2>/dev/null
 finish
