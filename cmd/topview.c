@@ -33,6 +33,7 @@ struct vrow {
 	struct wp_mon_row r;
 	char frame[FRAME_MAX];	/* where it waits most, named */
 	uint32_t threads;	/* process rows: how many */
+	uint64_t frame_blocked_ns;	/* process rows: the blocked time of frame's thread */
 };
 
 /*
@@ -242,8 +243,11 @@ static size_t merge_processes(struct vrow *rows, size_t n)
 		const struct wp_mon_row *r = &rows[i].r;
 
 		if (p && p->r.pid == r->pid) {
-			if (wp_mon_row_blocked(r) > wp_mon_row_blocked(&p->r) && rows[i].frame[0])
+			/* The thread blocked longest, not the threads so far added up. */
+			if (wp_mon_row_blocked(r) > p->frame_blocked_ns && rows[i].frame[0]) {
 				memcpy(p->frame, rows[i].frame, sizeof(p->frame));
+				p->frame_blocked_ns = wp_mon_row_blocked(r);
+			}
 			p->r.on_ns += r->on_ns;
 			p->r.runnable_ns += r->runnable_ns;
 			p->r.runnable_estimated_ns += r->runnable_estimated_ns;
@@ -261,6 +265,7 @@ static size_t merge_processes(struct vrow *rows, size_t n)
 		}
 		rows[out] = rows[i];
 		rows[out].r.tid = rows[out].r.pid;
+		rows[out].frame_blocked_ns = rows[i].frame[0] ? wp_mon_row_blocked(r) : 0;
 		out++;
 	}
 	return out;
