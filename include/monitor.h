@@ -158,7 +158,7 @@ int wp_monitor_new(uint64_t interval_ns, wp_mon_interval_fn fn, void *arg,
 /*
  * The recording reads its threads' own figures (THREAD_CLOCK records) at
  * each interval's end, on its clock from its start: each interval is then
- * held a little past its end (a quarter of it, at most 200 ms) for them,
+ * held a little past its end (half of it, at most 500 ms) for them,
  * and its rows anchored to them (wp_mon_row.anchored).  Before start.
  */
 void wp_monitor_expect_clocks(struct wp_monitor *m);

@@ -130,7 +130,7 @@ int main(void)
 	 * it on for 0.7 ms of every 2 (its switch-ins late), the kernel
 	 * 1.2 ms of every 2, run-queue the rest.
 	 */
-	for (uint64_t t = MS; t < 2500 * MS; t += 2 * MS) {
+	for (uint64_t t = MS; t < 2700 * MS; t += 2 * MS) {
 		add_switch(SPINNER, 0, t + 500 * US, false, false);
 		add_switch(SPINNER, 0, t + 1200 * US, true, true);
 		if (t == 1001 * MS)
