@@ -112,6 +112,12 @@ unsigned int wp_rotate_nr_files(const struct wp_rotate *r, const char **first,
 /* Flight recorder: records evicted by age (or by the memory bound) so far. */
 uint64_t wp_rotate_evicted(const struct wp_rotate *r);
 
+/*
+ * The processes the model holds for the next file's start: those alive,
+ * and those gone for less than a few seconds.
+ */
+size_t wp_rotate_nr_processes(const struct wp_rotate *r);
+
 /* Bytes of all the files. */
 uint64_t wp_rotate_bytes(const struct wp_rotate *r);
 

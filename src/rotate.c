@@ -38,6 +38,12 @@ struct st_proc {
 	/* a thread of it was seen alive: once none is, it is gone */
 	bool had_threads;
 	bool alive;			/* one is, at the last prune */
+	/*
+	 * The time of its latest record: one that no prune saw alive (it
+	 * came and went between two, or a record of it came late) is gone
+	 * FORGET_AFTER_NS after.
+	 */
+	uint64_t seen;
 	struct wp_buf maps;		/* its executable MMAP2 records, copied */
 	struct wp_buf cmdline;		/* its last CMDLINE record, or empty */
 };
@@ -67,6 +73,7 @@ struct model {
 	size_t nr_stacks, cap_stacks;
 	struct wp_u64map stack_index;	/* tid -> index */
 	uint64_t pruned;		/* when it was last pruned */
+	uint64_t latest;		/* the latest time of a record applied */
 	/*
 	 * A live recording's stack table so far (DSO, PLACE and STACK
 	 * records): each file begins with it, as the samples of any file may
@@ -369,25 +376,31 @@ static int model_deliver(const struct perf_event_header *h, const struct wp_samp
 	int err = 0;
 
 	(void)sample;	/* none is queued */
+	if (time > m->latest)
+		m->latest = time;
 	switch (h->type) {
 	case WP_RECORD_CMDLINE:
 		if (wp_cmdline_parse(h, &cl))
 			break;
 		if (!(p = proc_get(m, cl.pid, true)))
 			return -ENOMEM;
+		p->seen = m->latest;
 		wp_buf_release(&p->cmdline);
 		err = wp_buf_append(&p->cmdline, h, h->size);
 		break;
 	case PERF_RECORD_COMM:
 		/* A new program: the old one's mappings are gone. */
-		if (!wp_comm_parse(h, &c) && c.exec && (p = proc_get(m, c.pid, false)))
+		if (!wp_comm_parse(h, &c) && c.exec && (p = proc_get(m, c.pid, false))) {
+			p->seen = m->latest;
 			p->maps.len = 0;
+		}
 		break;
 	case PERF_RECORD_MMAP2:
 		if (wp_mmap2_parse(h, &mm) || !(mm.prot & PROT_EXEC))
 			break;
 		if (!(p = proc_get(m, mm.pid, true)))
 			return -ENOMEM;
+		p->seen = m->latest;
 		err = proc_map(p, h, &mm);
 		break;
 	case PERF_RECORD_FORK:
@@ -395,6 +408,7 @@ static int model_deliver(const struct perf_event_header *h, const struct wp_samp
 			break;
 		if (!(p = proc_get(m, te.pid, true)))
 			return -ENOMEM;
+		p->seen = m->latest;
 		err = proc_fork(r, p, te.ppid);
 		break;
 	}
@@ -425,7 +439,11 @@ static int mark_live(void *arg, const struct wp_tl_thread *t, const struct wp_tl
  * At most once a second, as of now: the threads that left long ago
  * forgotten, the processes whose threads all did, and the stack copies of
  * waits since over.  A stack copy of a thread not seen yet (its records
- * still in the queue) stays a second.
+ * still in the queue) stays a second.  A process that no prune saw with
+ * a thread alive (most of them beside churn: a shell's /bin/true lives a
+ * few milliseconds) goes when none lives and it has had no record for
+ * FORGET_AFTER_NS: waiting for a thread seen alive, such processes stayed
+ * for the whole recording, each with its mappings and command line.
  */
 static int model_prune(struct wp_rotate *r, uint64_t now)
 {
@@ -450,11 +468,14 @@ static int model_prune(struct wp_rotate *r, uint64_t now)
 			i++;
 		else
 			stack_del(m, i);	/* the last one moves here */
-	for (size_t i = 0; i < m->nr_procs;)
-		if (!m->procs[i].had_threads || m->procs[i].alive)
+	for (size_t i = 0; i < m->nr_procs;) {
+		const struct st_proc *p = &m->procs[i];
+
+		if (p->alive || (!p->had_threads && p->seen + FORGET_AFTER_NS > now))
 			i++;
 		else
-			proc_del(m, m->procs[i].pid);
+			proc_del(m, p->pid);	/* the last one moves here */
+	}
 	return 0;
 }
 
@@ -1361,6 +1382,11 @@ unsigned int wp_rotate_nr_files(const struct wp_rotate *r, const char **first, c
 uint64_t wp_rotate_evicted(const struct wp_rotate *r)
 {
 	return r->evicted;
+}
+
+size_t wp_rotate_nr_processes(const struct wp_rotate *r)
+{
+	return r->m.nr_procs;
 }
 
 uint64_t wp_rotate_bytes(const struct wp_rotate *r)

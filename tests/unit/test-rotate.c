@@ -67,13 +67,19 @@ static void put(const void *h)
 	}
 }
 
-static void put_trailer(struct perf_event_header *h, size_t body, uint32_t tid, uint64_t t)
+static void put_trailer_of(struct perf_event_header *h, size_t body, uint32_t pid, uint32_t tid,
+			   uint64_t t)
 {
-	struct wp_sample_id id = { .pid = 100, .tid = tid, .time = START + t, .id = 7 };
+	struct wp_sample_id id = { .pid = pid, .tid = tid, .time = START + t, .id = 7 };
 
 	h->size = (uint16_t)(sizeof(*h) + body + wp_sample_id_size(&fmt));
 	wp_sample_id_write(&fmt, &id, (uint8_t *)(h + 1) + body);
 	put(h);
+}
+
+static void put_trailer(struct perf_event_header *h, size_t body, uint32_t tid, uint64_t t)
+{
+	put_trailer_of(h, body, 100, tid, t);
 }
 
 /* SWITCH of tid (process 100) at start + t. */
@@ -111,15 +117,35 @@ static void put_comm(uint32_t tid, const char *name, uint64_t t)
 	put_trailer(h, wp_comm_body(&c, h + 1, 64), tid, t);
 }
 
-static void put_mmap(uint64_t addr, uint64_t t)
+/* An executable mapping of process pid (its main thread's) at start + t. */
+static void put_mmap_of(uint32_t pid, uint64_t addr, uint64_t t)
 {
 	uint64_t buf[32] = { 0 };
 	struct perf_event_header *h = (void *)buf;
-	struct wp_mmap2 m = { .pid = 100, .tid = 100, .addr = addr, .len = 4096,
+	struct wp_mmap2 m = { .pid = pid, .tid = pid, .addr = addr, .len = 4096,
 			      .prot = 5 /* PROT_READ | PROT_EXEC */, .filename = "/bin/worker" };
 
 	h->type = PERF_RECORD_MMAP2;
-	put_trailer(h, wp_mmap2_body(&m, h + 1, 128), 100, t);
+	put_trailer_of(h, wp_mmap2_body(&m, h + 1, 128), pid, pid, t);
+}
+
+static void put_mmap(uint64_t addr, uint64_t t)
+{
+	put_mmap_of(100, addr, t);
+}
+
+/* FORK (made by process 100) or EXIT of process pid, its one thread, at start + t. */
+static void put_process(uint32_t type, uint32_t pid, uint64_t t)
+{
+	uint64_t buf[16] = { 0 };
+	struct perf_event_header *h = (void *)buf;
+	uint32_t body[4] = { pid, 100, pid, 100 };
+	uint64_t time = START + t;
+
+	h->type = (uint16_t)type;
+	memcpy(h + 1, body, sizeof(body));
+	memcpy((uint8_t *)(h + 1) + sizeof(body), &time, 8);
+	put_trailer_of(h, sizeof(body) + 8, pid, pid, t);
 }
 
 static int feed(struct wp_rotate *r, uint64_t round_t)
@@ -451,6 +477,66 @@ static void test_flight_straddle(void)
 		"THREAD:100@3000 COMM:100@3000 THREAD:101/blocked@3000 COMM:101@3000 ");
 }
 
+/*
+ * The flight recorder beside churn: 1000 processes, each made, mapped and
+ * gone within 3 ms, 100 a second, none alive when the model is pruned
+ * (once a second).  What the model holds for them goes two seconds after
+ * their last record (the records of some 3 seconds are in it at most);
+ * the process that lives keeps its mapping in every file's start.
+ */
+static void test_flight_churn(void)
+{
+	struct wp_rotate_opts o = { .window_ns = 1000 * MS, .compress_level = 1 };
+	struct wp_summary whole = { .end_clock_ns = START + 10500 * MS,
+				    .stop_reason = WP_STOP_TARGET_EXITED };
+	struct wp_rotate *r;
+	const char *first, *last;
+	char out[128], path[160], got[2048];
+	size_t most = 0;
+	long s, e;
+	int why, err = 0;
+
+	snprintf(out, sizeof(out), "%s/c.data", tmpdir);
+	o.output = out;
+	o.no_final_dump = true;
+	if (!is_int(wp_rotate_open(&o, &r), 0, "churn: opens") ||
+	    !is_int(wp_rotate_start(r, &meta), 0, "churn: starts"))
+		return;
+	put_comm(100, "main", 10 * MS);
+	put_mmap(0x400000, 20 * MS);
+	for (uint32_t i = 0; i < 1000 && !err; i++) {
+		uint64_t t = 100 * MS + i * 10 * MS;
+
+		put_process(PERF_RECORD_FORK, 1000 + i, t);
+		put_mmap_of(1000 + i, 0x400000, t + 1 * MS);
+		put_process(PERF_RECORD_EXIT, 1000 + i, t + 3 * MS);
+		if (i % 10 == 9) {
+			/* The end of a drain pass: what came before the last one is in order. */
+			struct perf_event_header round = { .type = WP_RECORD_ROUND,
+							   .size = sizeof(round) };
+
+			put(&round);
+			err = feed(r, t + 10 * MS);
+			if (wp_rotate_nr_processes(r) > most)
+				most = wp_rotate_nr_processes(r);
+		}
+	}
+	is_int(err, 0, "churn: 100 blocks of 10 processes each");
+	ok(most <= 350, "churn: at most %zu processes held for 1000, those of the last 3 s", most);
+	wp_rotate_request_dump(r, START + 10200 * MS);
+	is_int(feed(r, 10300 * MS), 0, "churn: a pass after the request");
+	is_int(wp_rotate_end(r, &whole), 0, "churn: ends");
+	is_int(wp_rotate_nr_files(r, &first, &last), 1, "churn: one file");
+	wp_rotate_free(r);
+	/* The process alive, restated at the file's start: its mapping kept. */
+	snprintf(path, sizeof(path), "%s/c.0001.data", tmpdir);
+	read_back(path, got, sizeof(got), &s, &e, &why);
+	ok(strstr(got, "MMAP2:100@9200 ") != NULL, "churn: the live process's mapping restated");
+	if (!strstr(got, "MMAP2:100@9200 "))
+		diag("got: %s", got);
+	unlink(path);
+}
+
 int main(void)
 {
 	wp_log_set_sink(quiet_sink);
@@ -469,6 +555,7 @@ int main(void)
 	test_flight();
 	test_state();
 	test_flight_straddle();
+	test_flight_churn();
 	rmdir(tmpdir);
 	return done_testing();
 }
