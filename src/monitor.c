@@ -935,6 +935,9 @@ static int close_interval(struct wp_monitor *m)
 	pthread_mutex_unlock(&m->lock);
 	if (err && !ret)
 		ret = err;
+	wp_debug("top: interval %" PRIu64 ": %zu rows, %" PRIu64 " stacks defined, %" PRIu64
+		 " exited threads forgotten", m->index + 1, m->nr_held,
+		 wp_stacktable_count(m->table), m->forgotten);
 	m->start_ns = m->end_ns;
 	m->end_ns += m->interval_ns;
 	if (!ret && !m->hold_ns)
