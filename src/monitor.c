@@ -747,9 +747,11 @@ static bool anchor_row(const struct wp_monitor *m, struct wp_mon_row *r)
 		else if (off[i].state == WP_MON_PREEMPTED)
 			off[i].ns = scaled(off[i].ns, preempted, r->preempted_ns);
 	}
-	for (int k = 0; k < WP_BLOCK_KINDS; k++) {
+	/* The rounding's remainder to the heaviest kind. */
+	for (int k = 0; k < WP_BLOCK_KINDS; k++)
 		if (r->blocked_ns[k] > r->blocked_ns[top])
 			top = k;
+	for (int k = 0; k < WP_BLOCK_KINDS; k++) {
 		r->blocked_ns[k] = scaled(r->blocked_ns[k], blocked, rec_blocked);
 		given += r->blocked_ns[k];
 	}
