@@ -64,6 +64,13 @@ int wp_order_push(struct wp_order *o, const struct perf_event_header *rec, void 
 int wp_order_flush(struct wp_order *o);
 
 /*
+ * Deliver every queued record dated before time, oldest first: for a
+ * source that knows none older can come any more (the drain's ROUND
+ * time, sink.h), where the rounds alone would hold them until the next.
+ */
+int wp_order_flush_before(struct wp_order *o, uint64_t time);
+
+/*
  * The span of time the recording covers.  A record dated outside it is
  * delivered with the time of the nearer end, so that no interval runs
  * past the recording; one dated more than a second outside it has a

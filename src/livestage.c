@@ -217,11 +217,14 @@ static int flush(struct wp_livestage *ls)
 
 /*
  * Queue a block's records for time order, and write what comes out.  A
- * ROUND lets out every record of the passes before the last one, so once
- * block k is in, so is every record of the passes that began by the last
- * one of block k - 1 (the drain ends its blocks with a ROUND), and of
- * block k itself when nothing is held back.  A block cut from the middle
- * of one of the drain's (round_ns 0) tells nothing new.
+ * ROUND lets out every record of the passes before the last one; and a
+ * block that ends with the drain's ROUND (round_ns) holds every record
+ * dated before round_ns that was not in an earlier block (sink.h), so
+ * those go out too, and the output is told round_ns at once.  (Waiting
+ * for the next block's ROUND held a quiet recording's rotated file back
+ * until the next drain pass with records, or the next interval's.)  A
+ * block cut from the middle of one of the drain's (round_ns 0) tells
+ * nothing new.
  */
 static int take_block(struct wp_livestage *ls, struct qblock *b, uint64_t prev_round_ns)
 {
@@ -243,9 +246,11 @@ static int take_block(struct wp_livestage *ls, struct qblock *b, uint64_t prev_r
 		err = wp_order_push(ls->order, h, b, b->len);
 		off += h->size;
 	}
+	if (!err && b->round_ns)
+		err = wp_order_flush_before(ls->order, b->round_ns);
 	if (err)
 		return err;
-	ls->out_round_ns = wp_order_bytes(ls->order) || !b->round_ns ? prev_round_ns : b->round_ns;
+	ls->out_round_ns = b->round_ns ? b->round_ns : prev_round_ns;
 	return flush(ls);
 }
 
@@ -508,6 +513,7 @@ static int sink_records(struct wp_sink *k, const void *buf, size_t len, uint64_t
 			struct wp_sink_progress *p)
 {
 	p->bytes = 0;	/* the files are the unwinder's, on its thread */
+	p->kept = 0;	/* ... and what they hold of a block, theirs to say */
 	return wp_livestage_write(stage_of(k), buf, len, round_ns);
 }
 

@@ -364,6 +364,11 @@ int wp_order_flush(struct wp_order *o)
 	return deliver_until(o, UINT64_MAX);
 }
 
+int wp_order_flush_before(struct wp_order *o, uint64_t time)
+{
+	return time ? deliver_until(o, time - 1) : 0;
+}
+
 uint64_t wp_order_impossible(const struct wp_order *o)
 {
 	return o->impossible;

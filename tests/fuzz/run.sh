@@ -38,7 +38,8 @@ for h in $harnesses; do
 		{ echo "no $build/tests/fuzz/fuzz-$h: configure with CC=clang --enable-fuzzers and build" >&2; exit 2; }
 done
 # Seeds recorded from this build's wallprof: small recordings of every
-# kind of stack, compressed and not.  Without perf events (an
+# kind of stack, compressed and not, with the stack copies
+# (--unwind=report) and unwound live (the default: a stack table).  Without perf events (an
 # unprivileged container), the committed corpora still seed the run.
 make_seeds() {
 	rm -rf "$seeds"
@@ -49,14 +50,16 @@ make_seeds() {
 	for w in "spin 0.2" "wallclock 0.2" "sleeper 5 10" "pingpong 0.05"; do
 		for g in dwarf,1024 fp; do
 			for z in --no-compress --compress; do
-				name=${w%% *}-${g%%,*}-${z#--}
-				# shellcheck disable=SC2086
-				if ASAN_OPTIONS=detect_leaks=0 "$build/wallprof" record -q -F 199 -g "$g" "$z" \
-					-o "$seeds/$name.wprof" -- "$build/tests/workloads/"$w \
-					>/dev/null 2>"$seeds/$name.err"; then
-					seeded=$((seeded + 1))
-				fi
-				rm -f "$seeds/$name.err"
+				for u in report live; do
+					name=${w%% *}-${g%%,*}-${z#--}-$u
+					# shellcheck disable=SC2086
+					if ASAN_OPTIONS=detect_leaks=0 "$build/wallprof" record -q -F 199 \
+						-g "$g" "$z" --unwind="$u" -o "$seeds/$name.wprof" -- \
+						"$build/tests/workloads/"$w >/dev/null 2>"$seeds/$name.err"; then
+						seeded=$((seeded + 1))
+					fi
+					rm -f "$seeds/$name.err"
+				done
 			done
 		done
 	done

@@ -23,7 +23,8 @@ run rep.out rep.err "$WALLPROF" report -i fp.data
 check_num "report of it: exits 0" "$rc" -eq 0
 check "report of it: the spinner is there" grep -q ' spinner ' rep.out
 
-run out err "$WALLPROF" record -q -o x.data -- "$WORKLOADS/spin" 0.3
+# (The stack copies kept, --unwind=report: report is what unwinds them.)
+run out err "$WALLPROF" record -q --unwind=report -o x.data -- "$WORKLOADS/spin" 0.3
 check_num "record -g dwarf on x86_64: exits 0" "$rc" -eq 0
 run f.out f.err env WALLPROF_TEST_MACHINE=aarch64 "$WALLPROF" report -i x.data --format folded \
 	--mode on

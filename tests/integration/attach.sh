@@ -23,8 +23,9 @@ start() {
 # --- -p on a process that starts a thread after the attach ---------------
 start late.out "$WORKLOADS/late-thread" 1.5 0.5
 pid=$wl
-# It stops by itself when the process exits.
-run rec.out rec.err timeout 60 "$WALLPROF" record -p "$pid" -o F
+# It stops by itself when the process exits.  (Its samples are counted in
+# --dump's raw SAMPLE lines: raw stacks, --unwind=report.)
+run rec.out rec.err timeout 60 "$WALLPROF" record --unwind=report -p "$pid" -o F
 check_num "-p: record exits 0 when the process exits" "$rc" -eq 0
 wait "$pid"
 check_num "-p: the workload exits 0" $? -eq 0

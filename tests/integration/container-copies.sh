@@ -31,10 +31,12 @@ cp "$WORKLOADS/mapswap" R/app/ || exit 99
 for lib in $(ldd "$WORKLOADS/mapswap" | grep -o '/[^ ]*'); do
 	mkdir -p "R$(dirname "$lib")" && cp -L "$lib" "R$lib" || exit 99
 done
-# in_container DATA SECONDS FILE...: root records nobody's program mapping FILEs.
+# in_container DATA SECONDS FILE...: root records nobody's program mapping
+# FILEs, with the stack copies (--unwind=report), which report unwinds
+# through the copies.
 in_container() {
 	_d=$1 _s=$2; shift 2
-	"$WALLPROF" record -v -o "$_d" --user nobody -- unshare -r -m chroot R /app/mapswap \
+	"$WALLPROF" record -v --unwind=report -o "$_d" --user nobody -- unshare -r -m chroot R /app/mapswap \
 		"$_s" "$@"
 }
 # copy_of FILE: the cache's copy of FILE (by content), or nothing.

@@ -7,7 +7,10 @@
 # says it was cut short, and where, and counts what the file holds; report
 # shows the cut.  A flight recorder's file is never committed as if
 # complete after a write error.  (Before: 24 to 104 KB of the 400 KiB were
-# kept, and a flight recorder's file said it was complete.)
+# kept, and a flight recorder's file said it was complete.)  The files
+# keep the stack copies (--unwind=report), which fill the room within a
+# second or two (unwound live, a file grows with the distinct stacks),
+# and their samples are counted in --dump's raw SAMPLE lines.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -63,7 +66,7 @@ for how in --no-compress --compress; do
 	[ "$how" = --compress ] && { dd if=/dev/zero of=M/filler bs=4k count=50 2>/dev/null || exit 99; }
 	free=$(avail)
 	# Seconds of its own CPU time: on a busy machine it takes longer, not less room.
-	run wl.out rec.err "$WALLPROF" record "$how" -o M/p.data -- "$WORKLOADS/spin" 4 cpu
+	run wl.out rec.err "$WALLPROF" record --unwind=report "$how" -o M/p.data -- "$WORKLOADS/spin" 4 cpu
 	check_num "plain $how: record exits 3 (cut short)" "$rc" -eq 3
 	check "plain $how: record says where it was cut" \
 		grep -q "^wallprof: wrote .* MiB to 'M/p.data', cut short at .* by a write error (No space left on device)$" rec.err
@@ -73,7 +76,7 @@ done
 
 # Rotating: the file being written when the disk filled is the last one.
 free=$(avail)
-run wl.out rec.err "$WALLPROF" record --no-compress --rotate 1 -o M/r.data -- "$WORKLOADS/spin" 2
+run wl.out rec.err "$WALLPROF" record --unwind=report --no-compress --rotate 1 -o M/r.data -- "$WORKLOADS/spin" 2
 check_num "rotate: record exits 3" "$rc" -eq 3
 last=$(ls M/r.0*.data | tail -n 1)
 all=$(cat M/r.0*.data | wc -c)
@@ -84,7 +87,7 @@ rm -f M/*
 
 # The flight recorder's file at the end.
 free=$(avail)
-run wl.out rec.err "$WALLPROF" record --no-compress --flight-recorder 2 -o M/e.data -- \
+run wl.out rec.err "$WALLPROF" record --unwind=report --no-compress --flight-recorder 2 -o M/e.data -- \
 	"$WORKLOADS/spin" 2
 check_num "flight recorder: record exits 3" "$rc" -eq 3
 check "flight recorder: record says the file was cut short" \
@@ -95,7 +98,7 @@ rm -f M/*
 # The flight recorder's file on SIGUSR1: cut short, the recording runs on,
 # and the file at the end, for which nothing is left, is not made at all.
 free=$(avail)
-"$WALLPROF" record --no-compress --flight-recorder 2 -o M/u.data -- "$WORKLOADS/spin" 3 \
+"$WALLPROF" record --unwind=report --no-compress --flight-recorder 2 -o M/u.data -- "$WORKLOADS/spin" 3 \
 	>wl.out 2>rec.err &
 wp=$!
 bg_pids="$bg_pids $wp"

@@ -27,7 +27,9 @@ blamed() { sed -n 's/^#  *[0-9.]*% in \(.*\): no symbols there .*/\1/p' "$1" | s
 # no_new_blame FILE: it blames no file on symbols that the unlimited report does not.
 no_new_blame() { ! blamed "$1" | comm -23 - free.blamed | grep -q .; }
 
-run out rec.err "$WALLPROF" record -q -o many.data -- sh run.sh
+# (The stack copies kept, --unwind=report: report unwinds and names them
+# under each limit.)
+run out rec.err "$WALLPROF" record -q --unwind=report -o many.data -- sh run.sh
 check_num "record exits 0" "$rc" -eq 0
 run free.txt free.err "$WALLPROF" report -i many.data --no-cache
 check_num "report, no limit: exits 0" "$rc" -eq 0

@@ -46,16 +46,24 @@ run rec.out rec.err "$WALLPROF" record -q -o F -- "$dir/$exe" 1 \
 	"arg$esc[2J$bel" "c1${csi}31m${nel}x"
 check_num "record the workload at a hostile path" "$rc" -eq 0
 check "record: stderr is safe" safe rec.err
+# R keeps the stack copies (--unwind=report): report opens the file to
+# unwind and name them, and names its frames after it once it is gone.
+# F is unwound live, its places named in the file.
+run rec.out rec-r.err "$WALLPROF" record -q --unwind=report -o R -- "$dir/$exe" 1 \
+	"arg$esc[2J$bel" "c1${csi}31m${nel}x"
+check_num "record the workload at a hostile path, --unwind=report" "$rc" -eq 0
+check "record --unwind=report: stderr is safe" safe rec-r.err
 
-# every_output TAG: each format and --dump of F into TAG.FORMAT (+ .err),
-# each exiting 0 with safe stdout and stderr.
+# every_output TAG [DATA]: each format and --dump of DATA (default F) into
+# TAG.FORMAT (+ .err), each exiting 0 with safe stdout and stderr.
 every_output() {
+	_in=${2:-F}
 	for fmt in text folded hist json flamegraph trace dump; do
 		case $fmt in
-		dump) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i F --dump ;;
-		hist) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i F --format hist \
+		dump) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i "$_in" --dump ;;
+		hist) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i "$_in" --format hist \
 			--per-thread ;;
-		*) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i F --format "$fmt" ;;
+		*) run "$1.$fmt" "$1.$fmt.err" "$WALLPROF" report -i "$_in" --format "$fmt" ;;
 		esac
 		check_num "$1, $fmt: exit status 0" "$rc" -eq 0
 		check "$1, $fmt: output is safe for a terminal" safe "$1.$fmt"
@@ -63,9 +71,11 @@ every_output() {
 	done
 	check "$1, json: parses" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' \
 		"$1.json"
-	# Every line of the dump is one header line or one record.
+	# Every line of the dump is one header line or one record (the stack
+	# table's files, places and stacks, unwound live, are undated).
 	check "$1, dump: one line per record" awk '
 		/^#/ || /^ROUND$/ || /^(BUILD_ID|UNKNOWN|TRACE_FORMAT) / || /^[A-Z_0-9]+ malformed/ { next }
+		/^(DSO|PLACE|STACK) [0-9]+ / { next }
 		/^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9] [A-Z_0-9]+( |$)/ { next }
 		{ print "# not a record: " substr($0, 1, 80); bad = 1 } END { exit bad }' "$1.dump"
 }
@@ -118,9 +128,11 @@ ev = json.load(open(sys.argv[1]))["traceEvents"]
 names = {e["args"]["name"] for e in ev if e["name"] == "thread_name"}
 sys.exit(0 if "\x1b]2;pwn\x07" in names and "c1\ufffd2J\ufffdx" in names else 1)' intact.trace
 
+every_output intact-raw R
+
 # --- the file is gone: frames are named after it, a warning names it ----
 rm -f "$dir/$exe"
-every_output missing
+every_output missing R
 check "missing: a warning names the file, escaped" \
 	grep -qF "warning: cannot open '$tmp/dir\\033[1m/wl\\033]2;title\\a\\n;x\\2332J'" \
 	missing.text.err

@@ -53,7 +53,7 @@ convert() {
 }
 
 # The mixed workload, with everything the ledger reads.
-run wl.out rec.err "$WALLPROF" record -q -o raw.data -- "$WORKLOADS/wallclock" 1
+run wl.out rec.err "$WALLPROF" record -q --unwind=report -o raw.data -- "$WORKLOADS/wallclock" 1
 check_num "wallclock: record exits 0" "$rc" -eq 0
 convert wallclock
 spinner=$(wl_field wl.out spinner tid)
@@ -94,7 +94,7 @@ same "text --by thread --sort on" --by thread --sort on
 # Recursions deeper than the frame limit, and than a 1 KiB stack copy:
 # the unwinder's marks (frame limit, truncated) survive conversion.
 for g in dwarf dwarf,1024; do
-	run wl.out rec.err "$WALLPROF" record -q -f -g "$g" -o raw.data -- "$WORKLOADS/recurse" 2000 0.4
+	run wl.out rec.err "$WALLPROF" record -q -f --unwind=report -g "$g" -o raw.data -- "$WORKLOADS/recurse" 2000 0.4
 	check_num "recurse -g $g: record exits 0" "$rc" -eq 0
 	convert "recurse -g $g"
 	same "recurse -g $g: folded" --format folded
@@ -102,7 +102,7 @@ for g in dwarf dwarf,1024; do
 done
 
 # Frame-pointer callchains: user frames from the kernel's callchain.
-run wl.out rec.err "$WALLPROF" record -q -f -g fp -o raw.data -- "$WORKLOADS/wallclock" 0.5
+run wl.out rec.err "$WALLPROF" record -q -f --unwind=report -g fp -o raw.data -- "$WORKLOADS/wallclock" 0.5
 check_num "-g fp: record exits 0" "$rc" -eq 0
 convert "-g fp"
 same "-g fp: folded" --format folded
@@ -110,7 +110,7 @@ same "-g fp: json" --format json --top 1000
 
 # A CPU-bound workload, 50 frames deep: the file keeps one copy of each
 # distinct stack, and a short record per sample.
-run wl.out rec.err "$WALLPROF" record -q -f -o raw.data -- "$WORKLOADS/recurse" 50 2
+run wl.out rec.err "$WALLPROF" record -q -f --unwind=report -o raw.data -- "$WORKLOADS/recurse" 50 2
 check_num "cpu-bound: record exits 0" "$rc" -eq 0
 convert cpu-bound
 same "cpu-bound: folded" --format folded

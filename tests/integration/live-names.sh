@@ -52,7 +52,7 @@ cp "$WORKLOADS/wallclock" bin/wlnames
 cp "$WORKLOADS/deep-inline" bin/inlnames
 run wl.out rec.err "$WALLPROF" record -q --unwind=live -o live/rec.data -- bin/wlnames 1
 check_num "record --unwind=live exits 0" "$rc" -eq 0
-run wl.out rec.err "$WALLPROF" record -q -o raw.data -- bin/inlnames 20 0.5
+run wl.out rec.err "$WALLPROF" record -q --unwind=report -o raw.data -- bin/inlnames 20 0.5
 check_num "record (raw) exits 0" "$rc" -eq 0
 run c.out conv.err "$WALLPROF" convert -f -i raw.data -o conv/rec.data
 check_num "convert exits 0" "$rc" -eq 0

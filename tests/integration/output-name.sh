@@ -30,7 +30,8 @@ refused "--rotate 1 -o d/" --rotate 1 -o d/
 refused "--flight-recorder 2 -o ''" --flight-recorder 2 -o ''
 
 # convert: the same names are refused.
-run out err "$WALLPROF" record -q -o F -- true
+# (convert takes a file of stack copies: --unwind=report.)
+run out err "$WALLPROF" record -q --unwind=report -o F -- true
 check_num "a recording to convert" "$rc" -eq 0
 run out err "$WALLPROF" convert -i F -o ''
 check_num "convert -o '': exit status 1" "$rc" -eq 1

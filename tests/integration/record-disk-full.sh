@@ -57,8 +57,9 @@ cut_short() {
 # Uncompressed: the file system fills within about half a second.
 t0=$(date +%s)
 # (At 20 kHz: a busy machine that gives the spinner a twentieth of a CPU
-# still fills the 4 MiB in a second.)
-run wl.out rec.err "$WALLPROF" record -F 20000 --no-compress -o M/out.data -- "$WORKLOADS/spin" 4
+# still fills the 4 MiB in a second, with the stack copies kept:
+# --unwind=report.  Unwound live, the file grows with the distinct stacks.)
+run wl.out rec.err "$WALLPROF" record --unwind=report -F 20000 --no-compress -o M/out.data -- "$WORKLOADS/spin" 4
 t=$(( $(date +%s) - t0 ))
 cut_short "--no-compress" M/out.data
 rm -f M/out.data
@@ -67,7 +68,7 @@ rm -f M/out.data
 dd if=/dev/zero of=M/filler bs=64k 2>/dev/null
 truncate -s -48K M/filler || exit 99
 t0=$(date +%s)
-run wl.out rec.err "$WALLPROF" record -F 20000 -o M/out.data -- "$WORKLOADS/spin" 4
+run wl.out rec.err "$WALLPROF" record --unwind=report -F 20000 -o M/out.data -- "$WORKLOADS/spin" 4
 t=$(( $(date +%s) - t0 ))
 cut_short "compressed, 48 KiB free" M/out.data
 

@@ -17,9 +17,11 @@ complete() { dump "$1" d && grep -q '^# summary' d && no_match '^wallprof: error
 # --- a file size limit: the same as a full disk ---------------------------
 # wallprof ignores SIGXFSZ itself (its default would kill it); the limit,
 # 8192 blocks of 512 or 1024 bytes, is set in a subshell.  (At 20 kHz the
-# spinner fills it even with the twentieth of a CPU a busy machine gives.)
+# spinner fills it even with the twentieth of a CPU a busy machine gives:
+# with the stack copies kept, --unwind=report; unwound live, the file
+# grows with the distinct stacks and never reaches the limit.)
 t0=$(date +%s)
-(ulimit -f 8192 && exec "$WALLPROF" record -F 20000 --no-compress -o big.data -- "$WORKLOADS/spin" 3) \
+(ulimit -f 8192 && exec "$WALLPROF" record --unwind=report -F 20000 --no-compress -o big.data -- "$WORKLOADS/spin" 3) \
 	</dev/null >wl.out 2>rec.err
 rc=$?
 t=$(( $(date +%s) - t0 ))

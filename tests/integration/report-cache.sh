@@ -5,7 +5,9 @@
 # details); a damaged cache file (cut, bits flipped, garbage) is passed
 # over and replaced, reports running at once all get the same report and
 # leave whole files; a cache that cannot be made costs nothing but time,
-# silently; a symbolic link in the cache is never written through.
+# silently; a symbolic link in the cache is never written through.  The
+# recordings keep the stack copies (--unwind=report): report names their
+# frames, and keeps the names; a file unwound live names them itself.
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 
@@ -14,7 +16,7 @@ export XDG_CACHE_HOME
 unset WALLPROF_NO_CACHE
 cache=$XDG_CACHE_HOME/wallprof
 
-run rec.out rec.err "$WALLPROF" record -q -o S -- "$WORKLOADS/spin" 0.5
+run rec.out rec.err "$WALLPROF" record -q --unwind=report -o S -- "$WORKLOADS/spin" 0.5
 check_num "record" "$rc" -eq 0
 
 # report NAME ARGS...: the report of S into NAME.out (stderr NAME.err).
@@ -63,7 +65,7 @@ if [ -n "$id" ] && [ -f "$debug" ]; then
 	sp=$!
 	bg_pids="$bg_pids $sp"
 	sleep 0.3
-	run arec.out arec.err "$WALLPROF" record -q -o A -p "$sp" -d 0.5
+	run arec.out arec.err "$WALLPROF" record -q --unwind=report -o A -p "$sp" -d 0.5
 	check_num "record an attached spinner" "$rc" -eq 0
 	kill "$sp" 2>/dev/null
 	XDG_CACHE_HOME=$tmp/cache5 run un1.out un1.err "$WALLPROF" report -v -i A --format folded
@@ -76,7 +78,7 @@ if [ -n "$id" ] && [ -f "$debug" ]; then
 	# A storm's wake-ups, run-queue entries and switches are held too, in
 	# their order: the same in every format as a report from the cache,
 	# which holds none unless a file it maps was never named.
-	run prec.out prec.err "$WALLPROF" record -q -o P -- "$WORKLOADS/pingpong" 0.3
+	run prec.out prec.err "$WALLPROF" record -q --unwind=report -o P -- "$WORKLOADS/pingpong" 0.3
 	check_num "record a storm" "$rc" -eq 0
 	# (Deliveries are held only while a debug file is still being
 	# decompressed: a first report that finds them done holds none.)

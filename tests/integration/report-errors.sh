@@ -33,9 +33,10 @@ refused "a missing file" -i missing.data
 refused "a missing file (json)" -i missing.data --format json
 
 # A real recording, uncompressed so that a cut falls inside the records;
-# the workload runs from a copy, for the missing and changed binary below.
+# the workload runs from a copy, for the missing and changed binary below,
+# which report reads to unwind the stack copies: --unwind=report.
 cp "$WORKLOADS/wallclock" ./wc || exit 99
-run wl.out rec.err "$WALLPROF" record -q --no-compress -o R -- "$tmp/wc" 0.5
+run wl.out rec.err "$WALLPROF" record -q --unwind=report --no-compress -o R -- "$tmp/wc" 0.5
 check_num "a recording for the tests" "$rc" -eq 0
 run good.json good.err "$WALLPROF" report -i R --format json
 check_num "report on the intact recording exits 0" "$rc" -eq 0

@@ -34,8 +34,10 @@ done
 # --- the mapped file replaced after recording ------------------------------
 # The workload runs from a copy, by a relative path, so that its absolute
 # path is in the MMAP2 records only (not in the recorded command line).
+# The recordings keep the stack copies (--unwind=report): report opens the
+# mapped files and their debug files to unwind and name them.
 mkdir lib && cp "$WORKLOADS/spin" lib/wl || exit 99
-run wl.out rec.err "$WALLPROF" record -q --no-compress -o R -- ./lib/wl 0.3
+run wl.out rec.err "$WALLPROF" record -q --unwind=report --no-compress -o R -- ./lib/wl 0.3
 check_num "record the workload" "$rc" -eq 0
 run good.folded good.err $T "$WALLPROF" report -i R --format folded
 check_num "intact: exit status 0" "$rc" -eq 0
@@ -99,7 +101,7 @@ if command -v objcopy >/dev/null 2>&1; then
 	objcopy --only-keep-debug dl/wl dl/.debug/wl.debug &&
 		objcopy --strip-debug dl/wl &&
 		objcopy --add-gnu-debuglink=dl/.debug/wl.debug dl/wl || exit 99
-	run wl.out rec.err "$WALLPROF" record -q -o D -- ./dl/wl 0.3
+	run wl.out rec.err "$WALLPROF" record -q --unwind=report -o D -- ./dl/wl 0.3
 	check_num "record the workload with a debuglink" "$rc" -eq 0
 	# The first place searched is beside the file: a FIFO, then a device.
 	for bad in fifo zero; do

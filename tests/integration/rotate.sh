@@ -148,17 +148,16 @@ for name in $NAMES; do
 	fi
 done
 }
-rotation out
+rotation out --unwind=report
 rotation live --unwind=live
 
 # 1b. A wait across the boundaries keeps its stack: sleep blocks for 3.5 s
 # in one call; every later file begins with it off-CPU (its THREAD record
 # says so) and gives its time to the stack it went off-CPU in.
 for mode in raw live; do
-	opt=
+	opt=--unwind=report
 	[ "$mode" = live ] && opt=--unwind=live
-	# shellcheck disable=SC2086 # no option or one
-	run out err "$WALLPROF" record -q $opt --rotate 1 -o "z$mode.data" -- sleep 3.5
+	run out err "$WALLPROF" record -q "$opt" --rotate 1 -o "z$mode.data" -- sleep 3.5
 	check_num "$mode: sleep 3.5 --rotate 1: record exits 0" "$rc" -eq 0
 	for f in $(files "z$mode" | tail -n +2); do
 		dump "$f" "$f.d"
@@ -254,7 +253,9 @@ done
 
 # 3. SIGINT: the last file ends at the signal, complete; SIGKILL: the file
 # being written stays under its temporary name, and report reads it.
-"$WALLPROF" record -q --rotate 1 -o int.data -- "$WORKLOADS/spin" 30 >/dev/null 2>int.err &
+# (The last file's samples are counted in --dump's raw SAMPLE lines:
+# --unwind=report.)
+"$WALLPROF" record -q --unwind=report --rotate 1 -o int.data -- "$WORKLOADS/spin" 30 >/dev/null 2>int.err &
 wp=$!
 bg_pids="$bg_pids $wp"
 sleep 2.5

@@ -101,13 +101,15 @@ refused "-a" -a
 refused "-a with a command" -a -- true
 
 # What nobody could trace: its own process, with kernel stacks (the
-# sleeper workload sleeps 40 times 100 ms, in a second thread).
+# sleeper workload sleeps 40 times 100 ms, in a second thread).  The
+# switch-out stacks are counted in --dump's raw SAMPLE lines: raw stacks
+# (--unwind=report).
 $nobody ./sleeper 40 100 > own.out &
 sleeper_pid=$!
 bg_pids="$bg_pids $sleeper_pid"
 wait_until 50 sh -c "[ \"\$(ls /proc/$sleeper_pid/task 2>/dev/null | wc -l)\" -ge 2 ]" ||
 	{ fail "the sleeper workload started its thread"; finish; }
-run out err as_nobody ./wallprof-caps record -q -o data/own.data -p "$sleeper_pid" -d 1.5
+run out err as_nobody ./wallprof-caps record -q --unwind=report -o data/own.data -p "$sleeper_pid" -d 1.5
 check_num "-p nobody's own process: exit status 0" "$rc" -eq 0
 check "-p nobody's own process: no message" [ ! -s err ]
 sed 's/^/# /' err

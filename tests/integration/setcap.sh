@@ -44,7 +44,9 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 kptr=$(cat /proc/sys/kernel/kptr_restrict)
 echo "# kernel.perf_event_paranoid $paranoid, kernel.kptr_restrict $kptr"
 
-run cmd.out cmd.err as_nobody ./wallprof-caps record -q -o out/F.data -- \
+# (The switch-out stacks are counted in --dump's raw SAMPLE lines: raw
+# stacks, --unwind=report.)
+run cmd.out cmd.err as_nobody ./wallprof-caps record -q --unwind=report -o out/F.data -- \
 	sh -c 'grep ^Cap /proc/self/status; exec "$0" 5 10' ./sleeper
 check_num "record as nobody with file capabilities exits 0" "$rc" -eq 0
 check "no warning about missing privileges" no_match 'CAP_PERFMON|CAP_SYSLOG|paranoid|kptr' cmd.err
@@ -75,7 +77,7 @@ else
 fi
 
 # Without cap_syslog: kernel stacks, no symbols, one warning at record time.
-run cmd.out cmd.err as_nobody ./wallprof-nosyslog record -q -o out/G.data -- ./sleeper 5 10
+run cmd.out cmd.err as_nobody ./wallprof-nosyslog record -q --unwind=report -o out/G.data -- ./sleeper 5 10
 check_num "record without cap_syslog exits 0" "$rc" -eq 0
 dump out/G.data g
 tid=$(wl_field cmd.out sleeper tid)

@@ -15,10 +15,12 @@ tmp_files() { ls -A | grep -c '^\.F\.wallprof-' || true; }
 one_tmp_file() { [ "$(tmp_files)" -eq 1 ]; }
 
 # stop_with SIG STATUS: record spin, send SIG to wallprof after ~1 s.
+# (Its samples are counted in --dump's raw SAMPLE lines: raw stacks,
+# --unwind=report.)
 stop_with() {
 	_sig=$1 _want=$2
 	rm -f F
-	"$WALLPROF" record -o F -- "$WORKLOADS/spin" 30 >wl.out 2>rec.err &
+	"$WALLPROF" record --unwind=report -o F -- "$WORKLOADS/spin" 30 >wl.out 2>rec.err &
 	wp=$!
 	bg_pids="$bg_pids $wp"
 	child=''

@@ -1,7 +1,9 @@
 # sleeper.sh: the off-CPU records of a thread that sleeps a known number of
 # times.  As root, every switch-out of a profiled thread gives one
 # SWITCH_OUT record (and a SWITCH_IN when it runs again) and one
-# switch-out sample with the off-CPU stack.
+# switch-out sample with the off-CPU stack.  Those samples are counted in
+# --dump's raw SAMPLE lines: the recordings keep raw stacks
+# (--unwind=report).
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 core_test accuracy
@@ -11,7 +13,7 @@ SLEEPS=20
 # (page faults on I/O, locks in the thread library) and when it reports.
 EXTRA=5
 
-run wl.out rec.err "$WALLPROF" record -o F -- "$WORKLOADS/sleeper" $SLEEPS 10
+run wl.out rec.err "$WALLPROF" record --unwind=report -o F -- "$WORKLOADS/sleeper" $SLEEPS 10
 check_num "record exits with the command's status" "$rc" -eq 0
 tid=$(wl_field wl.out sleeper tid)
 check_num "the workload slept $SLEEPS times" "$(wl_field wl.out sleeper sleeps)" -eq $SLEEPS
@@ -39,7 +41,7 @@ check "the recording stopped when the target exited" grep -q ', stop target-exit
 check "the thread's name was recorded" grep -Eq "^[0-9.]+ COMM [0-9]+/$tid sleeper( |$)" d
 
 # --no-off-cpu: no switch records, no switch-out stacks.
-run wl.out rec.err "$WALLPROF" record --no-off-cpu -o G -- "$WORKLOADS/sleeper" $SLEEPS 10
+run wl.out rec.err "$WALLPROF" record --unwind=report --no-off-cpu -o G -- "$WORKLOADS/sleeper" $SLEEPS 10
 check_num "--no-off-cpu: record exits 0" "$rc" -eq 0
 dump G d
 check_num "--no-off-cpu: report --dump exits 0" $? -eq 0

@@ -4,6 +4,8 @@
 # holds on a loaded machine too: samples = oncpu_ns * HZ / 1e9, +-10%
 # (the kernel's hrtimer-driven cpu-clock is exact to a sample or two; the
 # margin covers the thread's start and exit around the measurement).
+# The samples, their registers and stack copies are read in --dump's raw
+# SAMPLE lines: the recordings keep raw stacks (--unwind=report).
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 core_test accuracy
@@ -13,7 +15,7 @@ core_test accuracy
 # ground truth.
 rate() {
 	_hz=$1 _secs=$2 _f=$3
-	run wl.out rec.err "$WALLPROF" record -F "$_hz" -o "$_f" -- "$WORKLOADS/spin" "$_secs" cpu
+	run wl.out rec.err "$WALLPROF" record --unwind=report -F "$_hz" -o "$_f" -- "$WORKLOADS/spin" "$_secs" cpu
 	check_num "-F $_hz: record exits 0" "$rc" -eq 0
 	_tid=$(wl_field wl.out spinner tid)
 	_on=$(wl_field wl.out spinner oncpu_ns)
@@ -46,7 +48,7 @@ rate 200 0.5 F200
 rm -f F200
 
 # -g fp: a callchain in every sample and no stack copy.
-run wl.out rec.err "$WALLPROF" record -g fp -o Ffp -- "$WORKLOADS/spin" 0.3
+run wl.out rec.err "$WALLPROF" record --unwind=report -g fp -o Ffp -- "$WORKLOADS/spin" 0.3
 check_num "-g fp: record exits 0" "$rc" -eq 0
 dump Ffp d
 check_num "-g fp: report --dump exits 0" $? -eq 0
@@ -63,7 +65,7 @@ check_num "-g fp: no sample has a stack copy" \
 check "-g fp: the recording finished" grep -q '^# summary: ' d
 
 # -g none: bare samples; switches are still recorded, without stacks.
-run wl.out rec.err "$WALLPROF" record -g none -o Fnone -- "$WORKLOADS/spin" 0.3
+run wl.out rec.err "$WALLPROF" record --unwind=report -g none -o Fnone -- "$WORKLOADS/spin" 0.3
 check_num "-g none: record exits 0" "$rc" -eq 0
 dump Fnone d
 check_num "-g none: report --dump exits 0" $? -eq 0

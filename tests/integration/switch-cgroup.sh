@@ -40,9 +40,11 @@ rmdir "$stale" 2>/dev/null
 
 # --- switch-out stacks, and no stub ----------------------------------------
 # The switch-in checks below count sched_switch samples, which this VM's
-# kernel drops while another test traces the scheduler (lib.sh).
+# kernel drops while another test traces the scheduler (lib.sh).  They
+# and the switch-out stacks are counted in --dump's raw SAMPLE lines: the
+# recordings keep raw stacks (--unwind=report).
 tracing_alone
-run wl.out rec.err "$WALLPROF" record -q -o S -- "$WORKLOADS/sleeper" 30 10
+run wl.out rec.err "$WALLPROF" record -q --unwind=report -o S -- "$WORKLOADS/sleeper" 30 10
 check_num "sleeper: record exits 0" "$rc" -eq 0
 dump S d
 tid=$(wl_field wl.out sleeper tid)
@@ -126,7 +128,7 @@ fi
 # --- without cgroup v2: the threads' own events ----------------------------
 if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
 	run wl2.out rec2.err unshare -m sh -c 'umount -l "$1" && shift && exec "$@"' sh "$mnt" \
-		"$WALLPROF" record -q -o N -- "$WORKLOADS/sleeper" 30 10
+		"$WALLPROF" record -q --unwind=report -o N -- "$WORKLOADS/sleeper" 30 10
 	check_num "no cgroup v2: record exits 0" "$rc" -eq 0
 	dump N d2
 	tid=$(wl_field wl2.out sleeper tid)

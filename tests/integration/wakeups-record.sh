@@ -6,6 +6,8 @@
 # tracefs mounted when it is not (and said so in one line),
 # --wakeups=off, nostacks and all-stacks; as an ordinary user: one line
 # saying wake-ups are not recorded and why, and the recording as before.
+# The samples are counted in --dump's raw SAMPLE lines: those recordings
+# keep raw stacks (--unwind=report).
 # shellcheck source=tests/integration/lib.sh
 . "$TESTS_SRCDIR/integration/lib.sh"
 core_test wake-ups
@@ -34,7 +36,7 @@ else
 	skip_check "unmounted tracefs is mounted" "no mount namespace to unmount tracefs in"
 fi
 
-run wl.out err "$WALLPROF" record -o w.data -- "$WORKLOADS/wallclock" 0.5
+run wl.out err "$WALLPROF" record -o w.data --unwind=report -- "$WORKLOADS/wallclock" 0.5
 check_num "record exits 0" "$rc" -eq 0
 check "its summary counts wake-ups" grep -Eq 'switches, [0-9]+ wake-ups;' err
 dump w.data d
@@ -85,7 +87,7 @@ foreign_waker() {
 	if [ "$1" = before ]; then
 		start_writer
 	fi
-	"$WALLPROF" record -o f.data -p "$reader" >wl.out 2>err &
+	"$WALLPROF" record -o f.data --unwind=report -p "$reader" >wl.out 2>err &
 	recorder=$!
 	bg_pids="$bg_pids $recorder"
 	i=0
@@ -146,7 +148,7 @@ with open(sys.argv[1], "w") as f:
 foreign_waker before
 foreign_waker after
 
-run wl.out err "$WALLPROF" record -o n.data --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
+run wl.out err "$WALLPROF" record -o n.data --unwind=report --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
 check_num "--wakeups=nostacks: exits 0" "$rc" -eq 0
 dump n.data d
 check "--wakeups=nostacks: wake-ups without stacks" \
@@ -160,7 +162,7 @@ dump o.data d
 check "--wakeups=off: no wake-up events" no_match 'sched:sched_wak' d
 check "--wakeups=off: no wakeups flag" no_match '^# flags:.* wakeups' d
 
-run wl.out err "$WALLPROF" record -o a.data --wakeups=all-stacks -- "$WORKLOADS/wallclock" 0.3
+run wl.out err "$WALLPROF" record -o a.data --unwind=report --wakeups=all-stacks -- "$WORKLOADS/wallclock" 0.3
 check_num "--wakeups=all-stacks: exits 0" "$rc" -eq 0
 dump a.data d
 check "--wakeups=all-stacks: one sched_waking event, with stacks" \

@@ -3,8 +3,9 @@
  * test-order.c: records from several rings, each in time order,
  * interleaved pass by pass with ROUND records between passes, come out in
  * time order, ties in the order they were pushed, none late, none lost;
- * with a bound too small for a pass, still all of them; and the room a
- * burst took is given back.
+ * with a bound too small for a pass, still all of them; the room a burst
+ * took is given back; and a source that knows none older will come lets
+ * out every record before a time at once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -141,11 +142,51 @@ static void burst(void)
 	wp_order_free(o);
 }
 
+/*
+ * The rounds hold the last pass's records until the next ROUND;
+ * wp_order_flush_before lets out those before its time, and only those.
+ */
+static void flush_before(void)
+{
+	struct perf_event_header round = { .type = WP_RECORD_ROUND, .size = sizeof(round) };
+	struct wp_order *o;
+	uint32_t seq = 0;
+	int err = 0;
+
+	memset(&got, 0, sizeof(got));
+	got.ordered = true;
+	if (wp_order_new(&fmt, on_record, NULL, NULL, &o)) {
+		ok(0, "flush before: a queue");
+		return;
+	}
+	for (uint64_t t = 1000; t <= 5000 && !err; t += 1000)
+		err = push_switch(o, t, seq++);
+	if (!err)
+		err = wp_order_push(o, &round, NULL, 0);
+	ok(!err && got.n == 0, "flush before: a pass's records wait for the next ROUND (%" PRIu64
+	   " out)", got.n);
+	if (!err)
+		err = wp_order_flush_before(o, 4000);
+	ok(!err, "flush before: succeeds");
+	is_u64(got.n, 3, "flush before 4000: the records at 1000, 2000 and 3000 are out");
+	is_u64(got.last_time, 3000, "flush before 4000: the last one out is at 3000");
+	if (!err)
+		err = wp_order_flush_before(o, 0);
+	is_u64(got.n, 3, "flush before 0: nothing more");
+	if (!err)
+		err = wp_order_flush(o);
+	is_u64(got.n, 5, "flush: the rest");
+	ok(got.ordered, "flush before: in time order");
+	is_u64(wp_order_late(o), 0, "flush before: none late");
+	wp_order_free(o);
+}
+
 int main(void)
 {
 	wp_sample_format_init(&fmt, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 0);
 	run(0, "rounds");
 	run(16384, "a small bound");
 	burst();
+	flush_before();
 	return done_testing();
 }
