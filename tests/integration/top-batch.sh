@@ -111,7 +111,7 @@ bg_pids="$bg_pids $hog"
 taskset -c 0 "$WORKLOADS/pingpong" 30 >pp.out 2>&1 &
 pp=$!
 bg_pids="$bg_pids $pp"
-wait_until 50 sh -c "[ \$(ls /proc/$pp/task | wc -l) -ge 3 ]"
+wait_until 50 sh -c "[ \$(ls /proc/$pp/task | wc -l) -ge 2 ]"
 ptid=$(ls "/proc/$pp/task" | grep -vx "$pp" | head -n 1)
 python3 sample.py $pp "$ptid" >pp-sched.txt &
 sampler=$!
@@ -120,7 +120,7 @@ bg_pids="$bg_pids $sampler"
 rc=$?
 kill $sampler $hog $pp 2>/dev/null
 check_num "storm: top -b exits 0" $rc -eq 0
-[ $rc -eq 0 ] || sed 's/^/# /' pp.err
+[ $rc -eq 0 ] || { sed "s/^/# /" pp.err; echo "# pingpong: $(cat pp.out 2>/dev/null)"; }
 from=$(jq -s '.[1].start_ns' pp.json); to=$(jq -s '.[-1].end_ns' pp.json)
 kwait=$(kernel pp-sched.txt "$from" "$to" 3)
 kon=$(kernel pp-sched.txt "$from" "$to" 2)
