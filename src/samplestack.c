@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* samplestack.c: callchain and unwound user stack of a sample, as places. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -26,6 +27,12 @@ struct wp_resolver {
 	struct wp_stacks *places;	/* a place's words -> its id */
 	struct wp_ustack ustack;
 	uint64_t cache_hits;
+	/*
+	 * The machine kind of a stack table's file recorded where this build
+	 * cannot unwind: its stacks are unwound already, so the warning
+	 * waits for a sample with a stack copy (the unwinder fell behind).
+	 */
+	char foreign[64];
 };
 
 /* Was the recording made on this machine's running kernel, in this boot? */
@@ -47,6 +54,15 @@ bool wp_same_kernel(const struct wp_meta *m)
 	return true;
 }
 
+static void warn_foreign(const char *rec)
+{
+	char what[WP_QUOTE_SIZE(64)];
+
+	wp_warn("the stacks were recorded on %s; wallprof unwinds DWARF stacks only on the "
+		"machine kind they were recorded on, and only on %s: user frames are left out",
+		wp_quote(what, sizeof(what), rec, WP_QUOTE_TEXT), wp_arch_supported());
+}
+
 /*
  * The unwinder for the file's DWARF stacks, or none (and a warning) when
  * they were recorded on a machine whose registers this build cannot map.
@@ -60,12 +76,10 @@ static int unwinder_for(struct wp_resolver *r, const struct wp_meta *m)
 	if (!(m->sample_type & PERF_SAMPLE_STACK_USER))
 		return 0;
 	if (!arch || strcmp(rec, host)) {
-		char what[WP_QUOTE_SIZE(64)];
-
-		wp_warn("the stacks were recorded on %s; wallprof unwinds DWARF stacks only "
-			"on the machine kind they were recorded on, and only on %s: user frames "
-			"are left out", wp_quote(what, sizeof(what), rec, WP_QUOTE_TEXT),
-			wp_arch_supported());
+		if (m->flags & WP_META_STACK_TABLE)
+			snprintf(r->foreign, sizeof(r->foreign), "%s", rec);
+		else
+			warn_foreign(rec);
 		return 0;
 	}
 	return wp_unwinder_new(r->pm, arch, &r->unwinder);
@@ -273,6 +287,10 @@ void wp_resolver_sample(struct wp_resolver *r, const struct perf_event_header *r
 			out->chain[out->nr_chain++] = user_place(r, proc, ip, first_user);
 			first_user = false;
 		}
+	}
+	if (r->foreign[0] && user && s->regs_abi != 0 && s->stack_dyn_size) {
+		warn_foreign(r->foreign);	/* the first that needed unwinding */
+		r->foreign[0] = '\0';
 	}
 	if (!r->unwinder || !user || s->regs_abi == 0)
 		return;	/* no DWARF stacks, or a kernel thread: no user stack */

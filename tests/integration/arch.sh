@@ -41,4 +41,25 @@ check "report on aarch64 of x86_64 stacks: the times are all there" grep -q '^sp
 run f.out f.err "$WALLPROF" report -i x.data --format folded --mode on
 check "report on x86_64: the unwound user frames" \
 	grep -q 'spin_outer;spin_middle_\[i\];spin_leaf' f.out
+
+# Unwound live (the default), the file's stacks need no unwinder: reported
+# on aarch64 they are whole, and no warning says user frames are left out
+# (but of samples the unwinder fell behind on, written with their copies).
+run out err "$WALLPROF" record -q -o l.data -- "$WORKLOADS/spin" 0.3
+check_num "record --unwind=live on x86_64: exits 0" "$rc" -eq 0
+run f.out f.err env WALLPROF_TEST_MACHINE=aarch64 "$WALLPROF" report -i l.data --format folded \
+	--mode on
+check_num "report on aarch64 of x86_64 stacks unwound live: exits 0" "$rc" -eq 0
+check "report on aarch64 of x86_64 stacks unwound live: the unwound user frames" \
+	grep -q 'spin_outer;spin_middle_\[i\];spin_leaf' f.out
+raw=$(env WALLPROF_TEST_MACHINE=aarch64 "$WALLPROF" report -i l.data --format json 2>/dev/null |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["quality"]["live_raw_samples"])')
+echo "# samples written with their stack copies: ${raw:-?}"
+if [ "${raw:-1}" = 0 ]; then
+	check "report on aarch64 of x86_64 stacks unwound live: no warning" [ ! -s f.err ]
+	sed 's/^/# /' f.err
+else
+	check "report on aarch64 of x86_64 stacks unwound live, some raw: the warning" \
+		grep -q "recorded on x86_64; wallprof unwinds DWARF stacks only on the machine kind" f.err
+fi
 finish

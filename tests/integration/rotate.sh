@@ -254,10 +254,13 @@ done
 # 3. SIGINT: the last file ends at the signal, complete; SIGKILL: the file
 # being written stays under its temporary name, and report reads it.
 # (The last file's samples are counted in --dump's raw SAMPLE lines:
-# --unwind=report.)
+# --unwind=report.  Timed from when record holds its events, as above:
+# the signal comes half-way through the third file, however long a busy
+# machine took to start the recording.)
 "$WALLPROF" record -q --unwind=report --rotate 1 -o int.data -- "$WORKLOADS/spin" 30 >/dev/null 2>int.err &
 wp=$!
 bg_pids="$bg_pids $wp"
+wait_until 600 has_events || fail "SIGINT: record opened its events within 60 s"
 sleep 2.5
 kill -INT "$wp"
 wait "$wp"
