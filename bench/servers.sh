@@ -29,6 +29,9 @@
 #                     only: no switch records, stacks or wake-ups)
 #   wallprof-nostack  wallprof record -p SERVER -g none (no stack copies)
 #   wallprof-switchN  wallprof record -p SERVER --switch-stacks=N
+#   wallprof-raw      wallprof record -p SERVER --unwind=report (stack
+#                     copies in the file, unwound by report: the default
+#                     until live unwinding became it)
 # (the last three, not run by default, take the default apart)
 #   wallprof-top      wallprof top -b -p SERVER (batch mode, the default
 #                     refresh of a second, its JSON thrown away): what
@@ -206,12 +209,14 @@ one() {
 	server_pid=$pid
 	case $c in
 	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks | \
-	wallprof-noswitch | wallprof-nooff | wallprof-nostack | wallprof-switch[0-9]*)
+	wallprof-noswitch | wallprof-nooff | wallprof-nostack | wallprof-switch[0-9]* | \
+	wallprof-raw)
 		local extra=()
 		[[ "$c" == wallprof-switch[0-9]* ]] && extra=(--switch-stacks="${c#wallprof-switch}")
 		[ "$c" = wallprof-noswitch ] && extra=(--switch-stacks=1)
 		[ "$c" = wallprof-nooff ] && extra=(--no-off-cpu)
 		[ "$c" = wallprof-nostack ] && extra=(-g none)
+		[ "$c" = wallprof-raw ] && extra=(--unwind=report)
 		[ "$c" = wallprof-off ] && extra=(--wakeups=off)
 		[ "$c" = wallprof-nostacks ] && extra=(--wakeups=nostacks)
 		[ "$c" = wallprof-allstacks ] && extra=(--wakeups=all-stacks)
