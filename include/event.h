@@ -52,15 +52,12 @@ enum wp_wakeups {
 };
 
 /*
- * The default budget of switch-out stacks a second per CPU: above what
- * most programs switch, far below a busy server's (PostgreSQL's backends
- * switch some 15,000 times a second on a CPU) and a storm's hundreds of
- * thousands.  Each stack taken costs the program its copy and the
- * recorder its unwinding: on pgbench, 1000 kept 0.68-0.73 of the
- * throughput where 10000 kept 0.53-0.56, at half the recorder's CPU
- * (bench/README.md); the switch-outs past it are estimated.
+ * The default budget of switch-out stacks a second per CPU: far above
+ * what ordinary programs switch (a few thousand a second), far below a
+ * storm's hundreds of thousands, whose cost it cuts to that of the switch
+ * records alone (bench/README.md).
  */
-#define WP_SWITCH_STACKS_DEFAULT 1000
+#define WP_SWITCH_STACKS_DEFAULT 10000
 
 struct wp_event_opts {
 	const char *event;	/* cpu-clock, task-clock, cycles, instructions */
