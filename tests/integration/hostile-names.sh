@@ -42,7 +42,7 @@ nl='
 dir="$tmp/dir$esc[1m"
 exe="wl$esc]2;title$bel$nl;x${csi}2J"
 mkdir "$dir" && cp "$WORKLOADS/hostile" "$dir/$exe" || exit 99
-run rec.out rec.err "$WALLPROF" record -q -o F -- "$dir/$exe" 1 \
+run rec.out rec.err "$WALLPROF" record -q --unwind=live -o F -- "$dir/$exe" 1 \
 	"arg$esc[2J$bel" "c1${csi}31m${nel}x"
 check_num "record the workload at a hostile path" "$rc" -eq 0
 check "record: stderr is safe" safe rec.err
@@ -89,7 +89,7 @@ check "text: the command line, escaped" \
 # The header's command line reads back, in bash, as the very arguments.
 if command -v bash >/dev/null 2>&1; then
 	sed -n 's/^# command: //p' intact.text >cmdline
-	printf '%s\n' "$WALLPROF" record -q -o F -- "$dir/$exe" 1 "arg$esc[2J$bel" \
+	printf '%s\n' "$WALLPROF" record -q --unwind=live -o F -- "$dir/$exe" 1 "arg$esc[2J$bel" \
 		"c1${csi}31m${nel}x" >argv.want
 	bash -c 'eval "set -- $(cat cmdline)"; printf "%s\n" "$@"' >argv.got 2>argv.err
 	check "text: the command line pasted into bash gives the same arguments" \
