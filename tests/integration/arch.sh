@@ -42,10 +42,11 @@ run f.out f.err "$WALLPROF" report -i x.data --format folded --mode on
 check "report on x86_64: the unwound user frames" \
 	grep -q 'spin_outer;spin_middle_\[i\];spin_leaf' f.out
 
-# Unwound live (the default), the file's stacks need no unwinder: reported
-# on aarch64 they are whole, and no warning says user frames are left out
-# (but of samples the unwinder fell behind on, written with their copies).
-run out err "$WALLPROF" record -q -o l.data -- "$WORKLOADS/spin" 0.3
+# Unwound live (--unwind=live), the file's stacks need no unwinder:
+# reported on aarch64 they are whole, and no warning says user frames are
+# left out (but of samples the unwinder fell behind on, written with their
+# copies).
+run out err "$WALLPROF" record -q --unwind=live -o l.data -- "$WORKLOADS/spin" 0.3
 check_num "record --unwind=live on x86_64: exits 0" "$rc" -eq 0
 run f.out f.err env WALLPROF_TEST_MACHINE=aarch64 "$WALLPROF" report -i l.data --format folded \
 	--mode on

@@ -65,8 +65,13 @@ check "the wakers' stacks are recorded" \
 	grep -Eq ' SAMPLE .* sched:sched_waking#2 ip 0x[0-9a-f]+ period 1 callchain [1-9][0-9]* regs abi64 stack [1-9]' d
 # Timers wake the sleeper in an interrupt, on whatever thread ran: when
 # none of the recording's, the second event has the kernel's frames.
-check "other wakers' kernel frames are recorded" \
-	grep -Eq ' SAMPLE .* sched:sched_waking#3 ip 0x[0-9a-f]+ period 1 callchain [1-9]' d
+# Whether one did depends on where the interrupts landed (the FIFO's
+# writer below is an outside waker for certain): each that did has them.
+others=$(samples 'sched:sched_waking#3' d)
+echo "# wake-ups by threads outside the recording: $others"
+check_num "other wakers' samples all carry the kernel's frames" \
+	"$(grep -Ec ' SAMPLE .* sched:sched_waking#3 ip 0x[0-9a-f]+ period 1 callchain [1-9]' d)" \
+	-eq "$others"
 
 # A program outside the recording wakes the recorded reader of a FIFO:
 # its wake-ups come without its stack memory, with its kernel frames,
