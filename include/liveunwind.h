@@ -71,6 +71,15 @@ int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header 
  */
 int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out);
 
+/*
+ * Count the records of its output (len bytes at buf, whole records) into
+ * c as the drain counted what they came from (wp_summary_count): a
+ * STACK_SAMPLE as the sample it was, the table's definitions not at all.
+ * What a file that a write error cut short holds, in the drain's terms.
+ */
+void wp_liveunwind_count(const struct wp_liveunwind *lu, const void *buf, size_t len,
+			 struct wp_summary *c);
+
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu);
 
 /* NULL is fine. */

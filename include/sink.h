@@ -45,6 +45,8 @@ struct wp_sink_ops {
 	int (*request_dump)(struct wp_sink *k, uint64_t now);
 	/* NULL: nothing waits. */
 	int (*finish)(struct wp_sink *k, struct wp_summary *whole);
+	/* NULL: the writes' own errors and progress say what the files hold. */
+	int (*written)(struct wp_sink *k, struct wp_summary *c, uint64_t *until_ns);
 	int (*end)(struct wp_sink *k, struct wp_summary *whole, int *write_err);
 	unsigned int (*files)(const struct wp_sink *k, const char **first, const char **last);
 	uint64_t (*bytes)(const struct wp_sink *k);
@@ -98,6 +100,16 @@ int wp_sink_request_dump(struct wp_sink *k, uint64_t now);
  * error.
  */
 int wp_sink_finish(struct wp_sink *k, struct wp_summary *whole);
+
+/*
+ * After a write error that came to light on another thread than the
+ * records' (a stage in front of the files writes them later): the
+ * records the files hold, counted into c as the drain counts them
+ * (wp_summary_count's fields only), and the time up to which they hold
+ * every record.  0; -ENODATA when there was no such error, or the sink's
+ * writes said it themselves (wp_sink_progress).  Thread safe.
+ */
+int wp_sink_written(struct wp_sink *k, struct wp_summary *c, uint64_t *until_ns);
 
 /*
  * The end of the recording: the files closed, with their closing blocks

@@ -347,8 +347,10 @@ static void print_wp_record(const struct dump *d, const struct perf_event_header
 		if (wp_stack_sample_parse(h, &ss))
 			goto bad;
 		print_time(out, ss.time);
-		fprintf(out, " STACK_SAMPLE %u/%u cpu %u id %" PRIu64 " stack %d", ss.pid, ss.tid,
-			ss.cpu, ss.id, ss.stack == WP_NO_STACK ? -1 : (int)ss.stack);
+		fprintf(out, " STACK_SAMPLE %u/%u cpu %u id %" PRIu64 " (", ss.pid, ss.tid, ss.cpu,
+			ss.id);
+		put_event_name(d, ss.id);
+		fprintf(out, ") stack %d", ss.stack == WP_NO_STACK ? -1 : (int)ss.stack);
 		if (ss.thread)
 			fprintf(out, " thread %u", ss.thread);
 		if (ss.flags & WP_STACK_SAMPLE_IRQ)

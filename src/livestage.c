@@ -67,6 +67,10 @@ struct wp_livestage {
 	struct qblock *spare[SPARE_QBLOCKS];	/* freed blocks to fill again, or NULL */
 	bool done;			/* no more blocks will come */
 	int err;			/* the first error */
+	/* Under lock too, the thread's to set: what the files hold (write_out). */
+	int write_err;			/* the files' first error, or 0 */
+	struct wp_summary written;	/* the records they hold, counted as the drain does */
+	uint64_t written_round_ns;	/* they hold every record dated before it */
 	pthread_t thread;
 	/* The thread's own: */
 	uint64_t out_round_ns;		/* every record of the passes begun by then is out */
@@ -176,6 +180,29 @@ static void set_error(struct wp_livestage *ls, int err)
 	pthread_mutex_unlock(&ls->lock);
 }
 
+/*
+ * Hand what came out to the files, and count what they hold: after a
+ * write error, the drain's counts are of blocks this thread never
+ * wrote, so the counts and the time up to which the files hold every
+ * record are this thread's to say (wp_sink_written).
+ */
+static int write_out(struct wp_livestage *ls, uint64_t round_ns)
+{
+	struct wp_sink_progress p = { 0 };
+	int err = wp_sink_records(ls->inner, ls->out.data, ls->out.len, round_ns, &p);
+	size_t kept = err ? p.kept : ls->out.len;
+
+	pthread_mutex_lock(&ls->lock);
+	wp_liveunwind_count(ls->lu, ls->out.data, kept, &ls->written);
+	if (!err && round_ns)
+		ls->written_round_ns = round_ns;
+	if (err && !ls->write_err)
+		ls->write_err = err;
+	pthread_mutex_unlock(&ls->lock);
+	ls->out.len = 0;
+	return err;
+}
+
 static int deliver(const struct perf_event_header *rec, const struct wp_sample *s,
 		   uint64_t time, void *arg)
 {
@@ -190,8 +217,7 @@ static int deliver(const struct perf_event_header *rec, const struct wp_sample *
 	if (err || ls->out.len < OUT_PIECE)
 		return err;
 	/* Whole records, in time order: the ROUND that closes them comes with the rest. */
-	err = wp_sink_records(ls->inner, ls->out.data, ls->out.len, 0, NULL);
-	ls->out.len = 0;
+	err = write_out(ls, 0);
 	ls->pieces = true;
 	return err;
 }
@@ -210,7 +236,7 @@ static int flush(struct wp_livestage *ls)
 	ls->pieces = false;
 	err = wp_buf_append(&ls->out, &round, sizeof(round));
 	if (!err)
-		err = wp_sink_records(ls->inner, ls->out.data, ls->out.len, ls->out_round_ns, NULL);
+		err = write_out(ls, ls->out_round_ns);
 	ls->out.len = 0;
 	return err;
 }
@@ -546,6 +572,21 @@ static int sink_finish(struct wp_sink *k, struct wp_summary *whole)
 	return err ? err : e;
 }
 
+static int sink_written(struct wp_sink *k, struct wp_summary *c, uint64_t *until_ns)
+{
+	struct wp_livestage *ls = stage_of(k);
+	int err;
+
+	pthread_mutex_lock(&ls->lock);
+	err = ls->write_err;
+	if (err) {
+		*c = ls->written;
+		*until_ns = ls->written_round_ns;
+	}
+	pthread_mutex_unlock(&ls->lock);
+	return err ? 0 : -ENODATA;
+}
+
 static int sink_end(struct wp_sink *k, struct wp_summary *whole, int *write_err)
 {
 	return wp_sink_end(stage_of(k)->inner, whole, write_err);
@@ -571,6 +612,7 @@ static const struct wp_sink_ops live_ops = {
 	.records = sink_records,
 	.request_dump = sink_request_dump,
 	.finish = sink_finish,
+	.written = sink_written,
 	.end = sink_end,
 	.files = sink_files,
 	.bytes = sink_bytes,

@@ -394,6 +394,29 @@ void wp_liveunwind_set_opener(struct wp_liveunwind *lu, wp_procmap_opener_fn fn,
 	wp_procmap_set_opener(lu->pm, fn, arg);
 }
 
+void wp_liveunwind_count(const struct wp_liveunwind *lu, const void *buf, size_t len,
+			 struct wp_summary *c)
+{
+	const struct perf_event_header *h;
+	size_t off = 0;
+
+	while ((h = wp_record_next(buf, len, &off))) {
+		const struct wp_record_kind *k = wp_record_kind_of(h->type);
+		struct wp_stack_sample ss;
+		uint64_t id;
+		int role = -1;
+
+		/* The table's definitions are no records of the drain's. */
+		if (k && (k->flags & WP_KIND_STACK_DEF))
+			continue;
+		if (h->type == WP_RECORD_STACK_SAMPLE && !wp_stack_sample_parse(h, &ss))
+			role = (int)wp_sample_kinds_role(&lu->kinds, ss.id);
+		else if (h->type == PERF_RECORD_SAMPLE && !wp_sample_event_id(&lu->fmt, h, &id))
+			role = (int)wp_sample_kinds_role(&lu->kinds, id);
+		wp_summary_count(c, h, role);
+	}
+}
+
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu)
 {
 	return &lu->stats;

@@ -1873,6 +1873,29 @@ int wp_record_run(const struct wp_record_opts *opts)
 		cut_short(&s, err, when);	/* in the last drain */
 	}
 	{
+		/*
+		 * A stage in front of the files (the live unwinder) wrote
+		 * after the drain: what the files hold, it says.
+		 */
+		struct wp_summary held = { 0 };
+		uint64_t until;
+
+		if (s.write_err && !wp_sink_written(s.sink, &held, &until)) {
+			s.summary.records = held.records;
+			s.summary.samples = held.samples;
+			s.summary.switch_samples = held.switch_samples;
+			s.summary.switches = held.switches;
+			s.summary.wakeups = held.wakeups;
+			s.summary.lost_records = held.lost_records;
+			s.summary.lost_samples = held.lost_samples;
+			s.summary.throttles = held.throttles;
+			if (!until)
+				until = s.meta.start_clock_ns;
+			if (until < s.cut_ns)
+				s.cut_ns = until;
+		}
+	}
+	{
 		uint64_t counted = wp_evlist_read_lost(&s.ev);
 
 		if (counted > s.summary.lost_records)

@@ -40,6 +40,11 @@ int wp_sink_finish(struct wp_sink *k, struct wp_summary *whole)
 	return k->ops->finish ? k->ops->finish(k, whole) : 0;
 }
 
+int wp_sink_written(struct wp_sink *k, struct wp_summary *c, uint64_t *until_ns)
+{
+	return k->ops->written ? k->ops->written(k, c, until_ns) : -ENODATA;
+}
+
 int wp_sink_end(struct wp_sink *k, struct wp_summary *whole, int *write_err)
 {
 	return k->ops->end(k, whole, write_err);

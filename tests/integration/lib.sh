@@ -339,8 +339,11 @@ switch_ins() {
 			# the kernel has let go of its pid by then, and its EXIT
 			# may be in no ring of the cgroup events: the last sample of the CPU,
 			# taken in the context of that task just before, times
-			# the switch all the same.)
-			if (($5 in at) && (from[$5] == $7 || $7 ~ /^4294967295\//) &&
+			# the switch all the same.  A process on its way out may
+			# still name its pid, not its tid: "PID/4294967295".)
+			p = $7; sub(/\/.*/, "/", p)
+			if (($5 in at) && (from[$5] == $7 || $7 ~ /^4294967295\// ||
+			    ($7 ~ /\/4294967295$/ && index(from[$5], p) == 1)) &&
 			    t >= at[$5] && t - at[$5] <= 2000000) delete at[$5]
 			else {
 				untimed++

@@ -4,7 +4,11 @@
 # recording does not follow, wake the server's backend; the report names
 # that waker psql, with the client's process ID, where it showed only
 # ":TID".  The name is read from /proc while recording (a TASK_NAME
-# record in the file), so it holds after the client is gone.
+# record in the file), so it holds after the client is gone.  It is read
+# once the recorder has read the first wake-up from the rings, some 50
+# ms later, and longer on a busy machine: 300 queries took psql less than
+# that, so it ends with a two-second pause (a client gone before the read
+# is named by its tid, as the man page says).
 set -u
 . "$TESTS_SRCDIR/integration/lib.sh"
 pg_nobody
@@ -13,7 +17,8 @@ psql=$(command -v psql || echo "$bin/psql")
 
 i=1
 while [ $i -le 300 ]; do echo "select $i;"; i=$((i + 1)); done > queries.sql
-"$WALLPROF" record -q -o W.data -p "$pm" -d 4 > rec.out 2> rec.err &
+echo "select pg_sleep(2);" >> queries.sql
+"$WALLPROF" record -q -o W.data -p "$pm" -d 6 > rec.out 2> rec.err &
 rec=$!
 bg_pids="$bg_pids $rec"
 sleep 1
@@ -21,7 +26,9 @@ sleep 1
 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
 	"$psql" -h "$tmp/sock" -q -f queries.sql postgres > psql.out 2> psql.err &
 client=$!
+t0=$(date +%s%N)
 wait "$client"
+echo "# psql ran for $((($(date +%s%N) - t0) / 1000000)) ms"
 check_num "psql ran its 300 queries" "$(grep -c . psql.out)" -ge 300
 wait "$rec"
 check_num "record -p the server exits 0" "$?" -eq 0
@@ -50,8 +57,15 @@ walk(json.load(open(sys.argv[2])))
 print(named, unnamed)
 PY
 read -r named unnamed < wakers.out
-echo "# wake-ups by the client: $named named psql, $unnamed by tid alone"
-check_num "the client's wake-ups of the backend are named psql" "${named:-0}" -ge 100
+# The wake-ups the file holds: the stack budget leaves some out when the
+# queries come fast (report estimates those, and names no waker for them).
+recorded=$(awk -v c="$client/$client" '$2 == "SAMPLE" && $3 == c && $6 ~ /^sched:sched_waking/ { n++ }
+	END { print n + 0 }' d)
+echo "# wake-ups by the client: $named named psql, $unnamed by tid alone; $recorded in the file"
+# (A wake-up of a backend that was not blocked ends no wait: 90%.)
+check_num "the client's wake-ups of the backend are named psql ($named of $recorded in the file)" \
+	"$((${named:-0} * 10))" -ge "$((recorded * 9))"
+check_num "it woke the backend for its queries" "$recorded" -ge 10
 check_num "none is named by its tid alone" "${unnamed:-1}" -eq 0
 "$WALLPROF" report -i W.data --mode wall > W.text 2> text.err
 check "who woke whom names it psql ($client/$client psql)" grep -Eq "^[0-9]+/[0-9]+ postgres +$client/$client psql " W.text
