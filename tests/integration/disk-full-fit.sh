@@ -37,14 +37,6 @@ any_samples() {
 		$2 == "SAMPLE" && (e == "" || $6 == e) { n++ }
 		$2 == "STACK_SAMPLE" && (e == "" || $8 == "(" e ")") { n++ } END { print n + 0 }' "$2"
 }
-# times_event DUMP: the name of the switch times' event as the dump writes it.
-times_event() {
-	_n=$(awk '/^# event [0-9]+: .*, switch times, / { n = $3; sub(/:$/, "", n); print n; exit }' "$1")
-	_e=$(awk -v n="${_n:-x}" '$2 == "event" && $3 == n ":" { e = $4; sub(/,$/, "", e); print e }' "$1")
-	[ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ] && _e="$_e#$_n"
-	echo "${_e:-none}"
-}
-
 # was_cut WHAT FILE FREE: the checks for a file a full disk cut short, which
 # had FREE bytes of room.
 was_cut() {

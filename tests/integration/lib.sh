@@ -316,9 +316,7 @@ switch_event() {
 # the 2 ms before them (each sample times one switch-in).  WHY: a file
 # to write each untimed one to, with its CPU's last sample.
 switch_ins() {
-	_n=$(awk '/^# event [0-9]+: .*, switch times, / { n = $3; sub(/:$/, "", n); print n; exit }' "$1")
-	_e=$(awk -v n="${_n:-x}" '$1 == "#" && $2 == "event" && $3 == n ":" { e = $4; sub(/,$/, "", e); print e }' "$1")
-	[ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ] && _e="$_e#$_n"
+	_e=$(times_event "$1")
 	grep -E '^[0-9]+\.[0-9]+ ' "$1" | sort -n -k1,1 | awk -v ev="${_e:-none}" -v why="${2:-/dev/null}" '
 		function ns(s,  x) { split(s, x, "."); return x[1] * 1000000000 + x[2] }
 		# (A sched_switch sample is taken in the context of the task
@@ -352,6 +350,15 @@ switch_ins() {
 			}
 		}
 		END { printf "%d %d\n", ins, untimed }'
+}
+
+# times_event DUMP: the name of the switch times' event as the dump's
+# sample lines give it ("none" without one).
+times_event() {
+	_n=$(awk '/^# event [0-9]+: .*, switch times, / { n = $3; sub(/:$/, "", n); print n; exit }' "$1")
+	_e=$(awk -v n="${_n:-x}" '$1 == "#" && $2 == "event" && $3 == n ":" { e = $4; sub(/,$/, "", e); print e }' "$1")
+	[ -n "$_e" ] && [ "$(grep -c "^# event [0-9]*: $_e, " "$1")" -gt 1 ] && _e="$_e#$_n"
+	echo "${_e:-none}"
 }
 
 # switch_samples DUMP [TID]: SAMPLE lines with a switch-out stack.
