@@ -32,6 +32,9 @@
 #   wallprof-raw      wallprof record -p SERVER --unwind=report (stack
 #                     copies in the file, unwound by report: the default
 #                     until live unwinding became it)
+#   wallprof-before   wallprof record -p SERVER with the wallprof binary
+#                     BENCH_BEFORE names (a build of an earlier commit:
+#                     a change measured side by side with what it changes)
 # (the last three, not run by default, take the default apart)
 #   wallprof-top      wallprof top -b -p SERVER (batch mode, the default
 #                     refresh of a second, its JSON thrown away): what
@@ -53,6 +56,7 @@
 #                             (0: unpinned; unpinned figures moved 30% from
 #                             run to run on two CPUs)
 #   BENCH_NO_BUILD=1, BENCH_BUILD=DIR   as bench/lib.sh
+#   BENCH_BEFORE=PATH         the wallprof binary of wallprof-before
 #   TMPDIR                    where servers' data and recordings go
 # Needs root (PostgreSQL runs as the user postgres; perf and offcputime
 # need privileges), the Debian packages postgresql, redis-server,
@@ -210,8 +214,12 @@ one() {
 	case $c in
 	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks | \
 	wallprof-noswitch | wallprof-nooff | wallprof-nostack | wallprof-switch[0-9]* | \
-	wallprof-raw)
-		local extra=()
+	wallprof-raw | wallprof-before)
+		local extra=() bin=$wp
+		if [ "$c" = wallprof-before ]; then
+			bin=${BENCH_BEFORE:-}
+			[ -x "$bin" ] || die "wallprof-before needs BENCH_BEFORE=a wallprof binary"
+		fi
 		[[ "$c" == wallprof-switch[0-9]* ]] && extra=(--switch-stacks="${c#wallprof-switch}")
 		[ "$c" = wallprof-noswitch ] && extra=(--switch-stacks=1)
 		[ "$c" = wallprof-nooff ] && extra=(--no-off-cpu)
@@ -220,7 +228,7 @@ one() {
 		[ "$c" = wallprof-off ] && extra=(--wakeups=off)
 		[ "$c" = wallprof-nostacks ] && extra=(--wakeups=nostacks)
 		[ "$c" = wallprof-allstacks ] && extra=(--wakeups=all-stacks)
-		/usr/bin/time -f '%U %S' -o "$work/time" "$wp" record -q -o "$work/W.data" \
+		/usr/bin/time -f '%U %S' -o "$work/time" "$bin" record -q -o "$work/W.data" \
 			"${extra[@]}" -p "$pid" >/dev/null 2>"$work/rec.err" &
 		rec_pid=$! ;;
 	wallprof-service)

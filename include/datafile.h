@@ -57,6 +57,13 @@
 #define WP_META_WAKEUPS_GATED	(1ULL << 9)
 /* The kernel's figures of threads at their exit were recorded (THREAD_CLOCK, exit). */
 #define WP_META_EXIT_CLOCKS	(1ULL << 10)
+/*
+ * The on-CPU event was per CPU, for every task, and the recorder kept the
+ * samples of the recording's threads (the task and switch records came
+ * from a per-task WP_EVENT_SIDEBAND event): a thread's timer does not
+ * start and stop at each of its switches.
+ */
+#define WP_META_ONCPU_PER_CPU	(1ULL << 11)
 
 enum wp_callgraph {
 	WP_CALLGRAPH_NONE = 0,
@@ -80,6 +87,8 @@ enum wp_event_role {
 	WP_EVENT_ENQUEUED = 4,		/* sched:sched_wakeup, per CPU: on a run queue */
 	/* sched:sched_switch, per CPU: when the CPU changed threads, exactly. */
 	WP_EVENT_SCHED_SWITCH = 5,
+	/* No samples: a per-task event for the task and switch records only. */
+	WP_EVENT_SIDEBAND = 6,
 };
 
 struct wp_event_desc {

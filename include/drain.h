@@ -57,9 +57,14 @@ struct wp_seen *wp_drain_seen(struct wp_drain *d);
 /*
  * Keep the wake-ups of these threads (the recording's at its start), and
  * of the threads born from then on (FORK and EXIT records say which), of
- * all the kernel's filter lets through (wp_evlist_filter_wakees).
+ * all the kernel's filter lets through (wp_evlist_filter_wakees); with
+ * the on-CPU event per CPU (wp_evlist_oncpu_per_cpu), their on-CPU
+ * samples of all it sees.  newer_than: the last thread id handed out
+ * before the threads were listed (a thread above it may be a new one of
+ * the recording's), or 0 to leave it as it is.
  */
-int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n);
+int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n,
+			  uint32_t newer_than);
 
 /*
  * The launch stub (target.h), which shares the command's cgroup

@@ -132,6 +132,16 @@ struct wp_drain {
 	pthread_mutex_t wakees_lock;
 	bool track_wakees;
 	struct wp_u64map wakees;	/* tid -> 1 */
+	/*
+	 * The on-CPU event per CPU (WP_META_ONCPU_PER_CPU): its samples are
+	 * kept for those threads only.  Under wakees_lock: threads above
+	 * newer_than may be the recording's new ones (their FORK in another
+	 * ring); others, tid -> 1, those found not to be (a sweep later),
+	 * whose samples go at once.
+	 */
+	bool oncpu_filter;
+	uint32_t newer_than;
+	struct wp_u64map others;
 	/* Scheduler records of other programs' threads left out (atomic). */
 	uint64_t foreign;
 	/*
@@ -455,10 +465,13 @@ static void note_wakee(struct wp_drain *d, const struct perf_event_header *h)
 	if (!__atomic_load_n(&d->track_wakees, __ATOMIC_ACQUIRE) || wp_task_event_parse(h, &te))
 		return;
 	pthread_mutex_lock(&d->wakees_lock);
-	if (h->type == PERF_RECORD_FORK)
+	if (h->type == PERF_RECORD_FORK) {
 		wp_u64map_put(&d->wakees, te.tid, 1);
-	else
+		if (d->others.len)
+			wp_u64map_del(&d->others, te.tid);
+	} else {
 		wp_u64map_del(&d->wakees, te.tid);
+	}
 	pthread_mutex_unlock(&d->wakees_lock);
 }
 
@@ -561,11 +574,51 @@ static int wakee_known(struct wp_drain *d, const struct perf_event_header *h, in
 	return known;
 }
 
-int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n)
+/* Others remembered at most: past it they are looked at again. */
+#define OTHERS_MAX 65536
+
+/*
+ * An on-CPU sample of the per-CPU event: 1, of one of the recording's
+ * threads; 0, of another task; -1, not known yet (the threads are not
+ * given yet, or a new thread whose FORK may still be in another ring).
+ * final: the rings were swept since, what is not known is another's.
+ */
+static int oncpu_known(struct wp_drain *d, const struct perf_event_header *h, struct parsed *p,
+		       bool final)
+{
+	const struct wp_sample *s = parse_once(d, h, p);
+	int known;
+
+	if (!s || !s->tid)
+		return 0;
+	pthread_mutex_lock(&d->wakees_lock);
+	if (wp_u64map_get(&d->wakees, s->tid, NULL))
+		known = 1;
+	else if (wp_u64map_get(&d->others, s->tid, NULL))
+		known = 0;
+	else if (final && !__atomic_load_n(&d->track_wakees, __ATOMIC_RELAXED))
+		known = 0;	/* before the threads were given: not told apart */
+	else if (final) {
+		if (d->others.len >= OTHERS_MAX)
+			wp_u64map_release(&d->others);
+		wp_u64map_put(&d->others, s->tid, 1);
+		known = 0;
+	} else {
+		known = __atomic_load_n(&d->track_wakees, __ATOMIC_RELAXED) &&
+			s->tid <= d->newer_than ? 0 : -1;
+	}
+	pthread_mutex_unlock(&d->wakees_lock);
+	return known;
+}
+
+int wp_drain_track_wakees(struct wp_drain *d, const uint32_t *tids, size_t n,
+			  uint32_t newer_than)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&d->wakees_lock);
+	if (newer_than)
+		d->newer_than = newer_than;
 	for (size_t i = 0; !err && i < n; i++)
 		err = wp_u64map_put(&d->wakees, tids[i], 1);
 	__atomic_store_n(&d->track_wakees, true, __ATOMIC_RELEASE);
@@ -647,8 +700,11 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		uint8_t *dst;
 
 		off += h->size;
-		if (role == WP_EVENT_SWITCH_OUT ? switch_out_recorded(d, h) != 1 :
-		    wakee_known(d, h, role, &p) != 1) {
+		if (role == WP_EVENT_ONCPU) {
+			if (oncpu_known(d, h, &p, true) != 1)
+				continue;	/* another task's, not the scheduler's */
+		} else if (role == WP_EVENT_SWITCH_OUT ? switch_out_recorded(d, h) != 1 :
+			   wakee_known(d, h, role, &p) != 1) {
 			if (role != WP_EVENT_SWITCH_OUT)
 				__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
 			continue;
@@ -661,6 +717,10 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 			wp_sample_scrub_user(&d->ev->fmt, (struct perf_event_header *)dst);
 		d->cur->len += h->size;
 		d->counts.records++;
+		if (role == WP_EVENT_ONCPU) {
+			d->counts.samples++;
+			continue;
+		}
 		count_sched_sample(d, role);
 		if (role != WP_EVENT_SWITCH_OUT && role != WP_EVENT_SCHED_SWITCH)
 			note_waker(d, h, &p);
@@ -946,6 +1006,14 @@ static int drain_record_ours(struct wp_drain *d, const struct perf_event_header 
 				note_waker(d, h, &p);
 			break;
 		case WP_EVENT_ONCPU:
+			switch (d->oncpu_filter ? oncpu_known(d, h, &p, false) : 1) {
+			case 0:
+				d->counts.records--;	/* another task's: as if never read */
+				return 0;
+			case -1:
+				d->counts.records--;	/* counted if kept */
+				return held_add(d, h, canon);
+			}
 			d->counts.samples++;
 			break;
 		default:
@@ -1333,6 +1401,7 @@ int wp_drain_start(struct wp_evlist *ev, struct wp_sink *sink, struct wp_drain *
 	}
 	d->nr_roles = ev->nr_fds;
 	qsort(d->roles, d->nr_roles, sizeof(*d->roles), id_role_cmp);
+	d->oncpu_filter = ev->percpu_descs != 0;
 	d->members_only = ev->cgroup_descs && ev->nr_cgroup_members;
 	for (size_t i = 0; i < ev->nr_cgroup_members; i++)
 		if (wp_u64map_put(&d->members, (uint64_t)ev->cgroup_members[i], 1)) {
@@ -1546,6 +1615,7 @@ void wp_drain_free(struct wp_drain *d)
 	wp_seen_free(d->seen);
 	wp_u64map_release(&d->born);
 	wp_u64map_release(&d->members);
+	wp_u64map_release(&d->others);
 	wp_cmdline_reader_free(d->cmdlines);
 	wp_buf_release(&d->cmdline_records);
 	free(d->roles);

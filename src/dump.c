@@ -81,7 +81,7 @@ static void print_header(const struct dump *d)
 		", stack %u bytes, call graph %s\n", m->sample_type, m->regs_mask,
 		m->stack_size, m->callgraph == WP_CALLGRAPH_DWARF ? "dwarf" :
 		m->callgraph == WP_CALLGRAPH_FP ? "fp" : "none");
-	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s%s%s\n",
+	fprintf(out, "# flags:%s%s%s%s%s%s%s%s%s%s%s%s\n",
 		m->flags & WP_META_KERNEL_SAMPLES ? " kernel-samples" : "",
 		m->flags & WP_META_KERNEL_STACKS ? " kernel-stacks" : "",
 		m->flags & WP_META_SWITCHES ? " switches" : "",
@@ -92,7 +92,8 @@ static void print_header(const struct dump *d)
 		m->flags & WP_META_WAKEUPS ? " wakeups" : "",
 		m->flags & WP_META_WAKEUPS_GATED ? " wakeups-gated" : "",
 		m->flags & WP_META_STACK_TABLE ? " stack-table" : "",
-		m->flags & WP_META_EXIT_CLOCKS ? " exit-clocks" : "");
+		m->flags & WP_META_EXIT_CLOCKS ? " exit-clocks" : "",
+		m->flags & WP_META_ONCPU_PER_CPU ? " oncpu-per-cpu" : "");
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
@@ -104,7 +105,8 @@ static void print_header(const struct dump *d)
 			ev->role == WP_EVENT_WAKEUP ? "wake-ups" :
 			ev->role == WP_EVENT_WAKEUP_NEW ? "new threads' wake-ups" :
 			ev->role == WP_EVENT_ENQUEUED ? "woken threads on a run queue" :
-			ev->role == WP_EVENT_SCHED_SWITCH ? "switch times" : "on-CPU samples",
+			ev->role == WP_EVENT_SCHED_SWITCH ? "switch times" :
+			ev->role == WP_EVENT_SIDEBAND ? "task and switch records" : "on-CPU samples",
 			ev->attr.type, (uint64_t)ev->attr.config,
 			ev->attr.freq ? "frequency" : "period", (uint64_t)ev->attr.sample_period,
 			ev->nr_ids);

@@ -674,7 +674,8 @@ static int evlist_open(struct wp_evlist *ev, pid_t pid, const char *what)
 			int fd, err;
 
 			/* Per-CPU events are not opened per task. */
-			if (pid > 0 && ((ev->cpu_wide_descs | ev->cgroup_descs) & (1U << d)))
+			if (pid > 0 &&
+			    ((ev->cpu_wide_descs | ev->cgroup_descs | ev->percpu_descs) & (1U << d)))
 				continue;
 			fd = evlist_open_fd(ev, pid, c, d);
 
@@ -787,6 +788,59 @@ int wp_evlist_open_cgroup_events(struct wp_evlist *ev)
 				return fd;
 			}
 			err = evlist_setup_fd(ev, fd, -1, c, d, "the cgroup");
+			if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+				err = -errno;
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+bool wp_evlist_oncpu_per_cpu(struct wp_evlist *ev)
+{
+	struct perf_event_attr *a = &ev->descs[0].attr, *sb;
+	unsigned int d;
+
+	if (ev->meta_flags & WP_META_CPU_WIDE || ev->cgroup_descs || ev->percpu_descs ||
+	    ev->nr_descs >= WP_MAX_DESCS || ev->descs[0].role != WP_EVENT_ONCPU ||
+	    a->type != PERF_TYPE_SOFTWARE || a->config != PERF_COUNT_SW_CPU_CLOCK)
+		return false;
+	d = ev->nr_descs++;
+	ev->descs[d] = ev->descs[0];
+	snprintf(ev->descs[d].name, sizeof(ev->descs[d].name), "dummy");
+	ev->descs[d].role = WP_EVENT_SIDEBAND;
+	sb = &ev->descs[d].attr;
+	sb->config = PERF_COUNT_SW_DUMMY;
+	sb->sample_period = 1;	/* never sampled: it counts nothing */
+	/* The on-CPU event: no side-band records (the dummy's), every task's time. */
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	a->context_switch = 0;
+	a->inherit = 0;
+	a->enable_on_exec = 0;
+	/* The idle task is no thread of a recording of tasks. */
+	a->exclude_idle = 1;
+	ev->percpu_descs |= 1U << 0;
+	ev->meta_flags |= WP_META_ONCPU_PER_CPU;
+	return true;
+}
+
+int wp_evlist_open_percpu_events(struct wp_evlist *ev)
+{
+	for (unsigned int c = 0; c < ev->nr_cpus; c++) {
+		for (unsigned int d = 0; d < ev->nr_descs; d++) {
+			int fd, err;
+
+			if (!(ev->percpu_descs & (1U << d)))
+				continue;
+			fd = evlist_open_fd(ev, -1, c, d);
+			if (fd == -ENODEV)
+				continue;
+			if (fd < 0) {
+				wp_priv_explain_open_error(&ev->priv, fd, "the on-CPU events");
+				return fd;
+			}
+			err = evlist_setup_fd(ev, fd, -1, c, d, "the on-CPU events");
 			if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
 				err = -errno;
 			if (err)
@@ -987,7 +1041,8 @@ int wp_evlist_refilter_wakees(struct wp_evlist *ev, const uint32_t *tids, size_t
 
 int wp_evlist_open_task(struct wp_evlist *ev, pid_t tid, const char *what)
 {
-	unsigned int per_task = ((1U << ev->nr_descs) - 1) & ~(ev->cpu_wide_descs | ev->cgroup_descs);
+	unsigned int per_task = ((1U << ev->nr_descs) - 1) &
+				~(ev->cpu_wide_descs | ev->cgroup_descs | ev->percpu_descs);
 	int err;
 
 	/*

@@ -35,6 +35,8 @@ static const char *event_role(uint32_t role)
 		return "enqueued";
 	case WP_EVENT_SCHED_SWITCH:
 		return "switch-times";
+	case WP_EVENT_SIDEBAND:
+		return "records";
 	default:
 		return "on-cpu";
 	}

@@ -33,6 +33,7 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 	const struct wp_meta *m = an->meta;
 	time_t secs = (time_t)(m->start_realtime_ns / NSEC_PER_SEC);
 	char when[64] = "?", dur[32];
+	const char *per_cpu;
 	struct tm tm;
 
 	if (localtime_r(&secs, &tm))
@@ -52,6 +53,8 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 	wp_quote_puts(out, m->os_release, WP_QUOTE_TEXT);
 	fprintf(out, ", %u CPUs)\n", m->nr_cpus);
 	fprintf(out, "# events:");
+	/* Attached, sampled per CPU: the threads' samples, kept from every task's. */
+	per_cpu = m->flags & WP_META_ONCPU_PER_CPU ? " per CPU" : "";
 	for (uint32_t e = 0; e < m->nr_events; e++) {
 		const struct wp_event_desc *ev = &m->events[e];
 		char name[WP_QUOTE_SIZE(sizeof(ev->name))];
@@ -73,12 +76,14 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", name);
 		else if (ev->role == WP_EVENT_SCHED_SWITCH)
 			fprintf(out, "%s switch times (%s)", e ? "," : "", name);
+		else if (ev->role == WP_EVENT_SIDEBAND)
+			continue;	/* the switch records', said below */
 		else if (ev->attr.freq)
-			fprintf(out, "%s %s at %" PRIu64 " Hz", e ? "," : "", name,
-				(uint64_t)ev->attr.sample_freq);
+			fprintf(out, "%s %s at %" PRIu64 " Hz%s", e ? "," : "", name,
+				(uint64_t)ev->attr.sample_freq, per_cpu);
 		else
-			fprintf(out, "%s %s every %" PRIu64 " ns", e ? "," : "", name,
-				(uint64_t)ev->attr.sample_period);
+			fprintf(out, "%s %s every %" PRIu64 " ns%s", e ? "," : "", name,
+				(uint64_t)ev->attr.sample_period, per_cpu);
 	}
 	if (m->flags & WP_META_SWITCHES)
 		fprintf(out, ", switch records");

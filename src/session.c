@@ -72,6 +72,7 @@ struct session {
 	sigset_t sigs;
 	bool progress_shown;
 	struct wp_buf wakees;		/* thread ids whose wake-ups are kept at first */
+	uint32_t newer_than;		/* the last thread id handed out as they were listed */
 	struct wp_attached *attached;	/* threads given events of their own */
 	size_t nr_attached, cap_attached;
 	bool attached_sorted;
@@ -520,20 +521,27 @@ static int write_trace_formats(struct session *s)
 }
 
 /*
- * The threads whose wake-ups the kernel keeps for us at first: the
- * launched command, or the threads attached to; the drain thread follows
- * those created and gone from then on.
+ * The per-CPU events of a recording of tasks: the wake-up tracepoints,
+ * and the on-CPU event when it is per CPU (wp_evlist_oncpu_per_cpu).
+ * The threads whose records of them are kept at first: the launched
+ * command, or the threads attached to (the kernel's filter keeps their
+ * wake-ups); the drain thread follows those created and gone from then
+ * on.
  */
-static int open_wakeups(struct session *s)
+static int open_cpu_events(struct session *s)
 {
 	const struct wp_record_opts *o = s->opts;
+	bool wakeups = wp_evlist_has_wakeups(&s->ev) && !o->events.cpu_wide;
 	struct wp_buf ids = { 0 };
 	int err = 0;
 
-	if (!wp_evlist_has_wakeups(&s->ev) || o->events.cpu_wide)
+	if (!wakeups && !s->ev.percpu_descs)
 		return 0;
 	/* The command, not yet forked, is among the threads created from now on. */
-	err = wp_evlist_open_cpu_events(&s->ev);
+	if (wakeups)
+		err = wp_evlist_open_cpu_events(&s->ev);
+	if (!err && s->ev.percpu_descs)
+		err = wp_evlist_open_percpu_events(&s->ev);
 	for (size_t i = 0; !err && i < o->nr_pids; i++) {
 		pid_t *tids = NULL;
 		size_t n = 0;
@@ -558,8 +566,10 @@ static int open_wakeups(struct session *s)
 		/* Every thread created from now on, the recording's among them. */
 		if (wp_read_int_file("/proc/sys/kernel/ns_last_pid", &last) || last <= 0)
 			last = 0;
-		err = wp_evlist_filter_wakees(&s->ev, (const uint32_t *)ids.data,
-					      ids.len / sizeof(uint32_t), (uint32_t)last);
+		s->newer_than = (uint32_t)last;
+		if (wakeups)
+			err = wp_evlist_filter_wakees(&s->ev, (const uint32_t *)ids.data,
+						      ids.len / sizeof(uint32_t), (uint32_t)last);
 	}
 	if (err && err != -EPERM && err != -EACCES)
 		wp_error("cannot set up the wake-up tracepoints: %s", strerror(-err));
@@ -1695,6 +1705,15 @@ int wp_record_run(const struct wp_record_opts *opts)
 		s.target_cgroup = -1;
 	}
 	/*
+	 * Attached otherwise: on-CPU samples per CPU, every task's, the
+	 * drain keeping the recording's threads' (other users' processes
+	 * too, so not on capabilities that reach them only for this).
+	 */
+	if (!err && !opts->command && (opts->nr_pids || opts->nr_tids) &&
+	    !opts->events.cpu_wide && !s.ev.cgroup_descs && wp_priv_can_profile_cpus(&s.priv) &&
+	    (!s.priv.elevated || opts->any_process) && wp_evlist_oncpu_per_cpu(&s.ev))
+		wp_debug("on-CPU samples per CPU, the attached threads' kept");
+	/*
 	 * A closed standard error (EPIPE) or a file size limit (EFBIG) is an
 	 * error to handle, not a reason to die with the recording.  Set after
 	 * the fork: the command keeps the default dispositions.
@@ -1710,7 +1729,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		mark_start(&s);
 	err = open_targets(&s);
 	if (!err)
-		err = open_wakeups(&s);
+		err = open_cpu_events(&s);
 	if (!err)
 		err = start_clocks(&s);
 	if (err)
@@ -1761,9 +1780,10 @@ int wp_record_run(const struct wp_record_opts *opts)
 		err = wp_drain_add_source(s.drain, take_exits, s.exits);
 	if (!err)
 		err = write_trace_formats(&s);
-	if (!err && wp_evlist_has_wakeups(&s.ev) && !opts->events.cpu_wide) {
+	if (!err && (wp_evlist_has_wakeups(&s.ev) || s.ev.percpu_descs) &&
+	    !opts->events.cpu_wide) {
 		err = wp_drain_track_wakees(s.drain, (const uint32_t *)s.wakees.data,
-					    s.wakees.len / sizeof(uint32_t));
+					    s.wakees.len / sizeof(uint32_t), s.newer_than);
 		/* Only where the ledger knows the tracepoints may be off a while. */
 		s.refilter = s.meta.flags & WP_META_WAKEUPS_GATED;
 		s.refilter_next_ns = wp_clock_ns(CLOCK_MONOTONIC) + REFILTER_LOOK_NS;
@@ -1801,7 +1821,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		if (wp_evlist_has_wakeups(&s.ev)) {
 			uint32_t t = (uint32_t)s.child.pid;
 
-			err = wp_drain_track_wakees(s.drain, &t, 1);
+			err = wp_drain_track_wakees(s.drain, &t, 1, 0);
 			if (err)
 				goto out;
 		}

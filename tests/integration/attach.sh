@@ -23,10 +23,16 @@ start() {
 # --- -p on a process that starts a thread after the attach ---------------
 start late.out "$WORKLOADS/late-thread" 1.5 0.5
 pid=$wl
+# A busy loop beside it: as root its on-CPU samples come from events per
+# CPU, which sample the loop too; none of them may be kept.
+sh -c 'while :; do :; done' &
+hog=$!
+bg_pids="$bg_pids $hog"
 # It stops by itself when the process exits.  (Its samples are counted in
 # --dump's raw SAMPLE lines: raw stacks, --unwind=report.)
 run rec.out rec.err timeout 60 "$WALLPROF" record --unwind=report -p "$pid" -o F
 check_num "-p: record exits 0 when the process exits" "$rc" -eq 0
+kill "$hog" 2>/dev/null
 wait "$pid"
 check_num "-p: the workload exits 0" $? -eq 0
 late=$(wl_field late.out late tid)
@@ -50,6 +56,13 @@ tol=$(awk -v w="$want" 'BEGIN { t = int(w / 10 + 0.5); print t < 3 ? 3 : t }')
 check_num "-p: cpu-clock samples of the late thread" "$n" -gt 0
 check_range "-p: late thread samples match its CPU time (expect $want)" "$n" \
 	$((want - tol)) $((want + tol))
+check_num "-p: no record of the busy loop beside it ($hog)" \
+	"$(awk -v h="$hog" '$3 ~ ("^" h "/") { n++ } END { print n + 0 }' d)" -eq 0
+if [ "$(id -u)" -eq 0 ]; then
+	check "-p as root: on-CPU samples from events per CPU" grep -q '^# flags: .* oncpu-per-cpu' d
+	check "-p as root: the threads' records from a dummy event" \
+		grep -q '^# event [0-9]*: dummy, task and switch records, ' d
+fi
 check "-p: nothing was lost" grep -q '^# lost: 0 records, 0 samples' d
 check "-p: stopped because the target exited" grep -q ', stop target-exited, ' d
 
