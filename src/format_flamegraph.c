@@ -575,7 +575,9 @@ static void put_frame(struct fg *g, FILE *out, const struct fg_node *nd, bool in
 		c = delta >= 0 ? (struct rgb){ 250, 250 - fade, 250 - fade } :
 				 (struct rgb){ 250 - fade, 250 - fade, 250 };
 	}
-	size_t room = w > 6 ? (size_t)((w - 6) / CHAR_WIDTH) : 0;
+	/* (A hostile file's frame may be wider than the whole: capped.) */
+	double fit = w > 6 ? (w - 6) / CHAR_WIDTH : 0;
+	size_t room = fit < 4096 ? (size_t)fit : 4096;
 	char buf[32];
 	int shown = 0;
 
