@@ -142,6 +142,12 @@ struct wp_drain {
 	bool oncpu_filter;
 	uint32_t newer_than;
 	struct wp_u64map others;
+	/*
+	 * Threads of the recording that exited in this pass and the one
+	 * before: a thread that moved to another CPU to exit has samples in
+	 * a ring read after its EXIT.
+	 */
+	struct wp_u64map exited[2];
 	/* Scheduler records of other programs' threads left out (atomic). */
 	uint64_t foreign;
 	/*
@@ -470,8 +476,25 @@ static void note_wakee(struct wp_drain *d, const struct perf_event_header *h)
 		if (d->others.len)
 			wp_u64map_del(&d->others, te.tid);
 	} else {
+		if (d->oncpu_filter && wp_u64map_get(&d->wakees, te.tid, NULL))
+			wp_u64map_put(&d->exited[0], te.tid, 1);
 		wp_u64map_del(&d->wakees, te.tid);
 	}
+	pthread_mutex_unlock(&d->wakees_lock);
+}
+
+/* A pass is over: the threads that exited the pass before are gone for good. */
+static void exited_age(struct wp_drain *d)
+{
+	struct wp_u64map t;
+
+	if (!d->oncpu_filter)
+		return;
+	pthread_mutex_lock(&d->wakees_lock);
+	wp_u64map_release(&d->exited[1]);
+	t = d->exited[1];
+	d->exited[1] = d->exited[0];
+	d->exited[0] = t;
 	pthread_mutex_unlock(&d->wakees_lock);
 }
 
@@ -592,7 +615,8 @@ static int oncpu_known(struct wp_drain *d, const struct perf_event_header *h, st
 	if (!s || !s->tid)
 		return 0;
 	pthread_mutex_lock(&d->wakees_lock);
-	if (wp_u64map_get(&d->wakees, s->tid, NULL))
+	if (wp_u64map_get(&d->wakees, s->tid, NULL) || wp_u64map_get(&d->exited[0], s->tid, NULL) ||
+	    wp_u64map_get(&d->exited[1], s->tid, NULL))
 		known = 1;
 	else if (wp_u64map_get(&d->others, s->tid, NULL))
 		known = 0;
@@ -601,6 +625,8 @@ static int oncpu_known(struct wp_drain *d, const struct perf_event_header *h, st
 	else if (final) {
 		if (d->others.len >= OTHERS_MAX)
 			wp_u64map_release(&d->others);
+	wp_u64map_release(&d->exited[0]);
+	wp_u64map_release(&d->exited[1]);
 		wp_u64map_put(&d->others, s->tid, 1);
 		known = 0;
 	} else {
@@ -1171,6 +1197,7 @@ static uint64_t drain_pass(struct wp_drain *d)
 	/* Those of the last sweep, with what is known now. */
 	held_resolve(d, &d->held);
 	strangers_resolve(d, &d->strangers);
+	exited_age(d);
 	wp_buf_release(&held);
 	wp_buf_release(&strangers);
 	if (__atomic_exchange_n(&d->flush_asked, false, __ATOMIC_ACQ_REL)) {
@@ -1616,6 +1643,8 @@ void wp_drain_free(struct wp_drain *d)
 	wp_u64map_release(&d->born);
 	wp_u64map_release(&d->members);
 	wp_u64map_release(&d->others);
+	wp_u64map_release(&d->exited[0]);
+	wp_u64map_release(&d->exited[1]);
 	wp_cmdline_reader_free(d->cmdlines);
 	wp_buf_release(&d->cmdline_records);
 	free(d->roles);
