@@ -772,22 +772,23 @@ bool wp_evlist_use_cgroup(struct wp_evlist *ev, int cgroup_fd, const pid_t *memb
 	return ev->cgroup_descs != 0;
 }
 
-int wp_evlist_open_cgroup_events(struct wp_evlist *ev)
+/* Open and enable the descs of mask on every CPU, for every task (or a cgroup's). */
+static int open_enabled_per_cpu(struct wp_evlist *ev, unsigned int mask, const char *what)
 {
 	for (unsigned int c = 0; c < ev->nr_cpus; c++) {
 		for (unsigned int d = 0; d < ev->nr_descs; d++) {
 			int fd, err;
 
-			if (!(ev->cgroup_descs & (1U << d)))
+			if (!(mask & (1U << d)))
 				continue;
 			fd = evlist_open_fd(ev, -1, c, d);
 			if (fd == -ENODEV)
 				continue;
 			if (fd < 0) {
-				wp_priv_explain_open_error(&ev->priv, fd, "the cgroup");
+				wp_priv_explain_open_error(&ev->priv, fd, what);
 				return fd;
 			}
-			err = evlist_setup_fd(ev, fd, -1, c, d, "the cgroup");
+			err = evlist_setup_fd(ev, fd, -1, c, d, what);
 			if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
 				err = -errno;
 			if (err)
@@ -795,6 +796,11 @@ int wp_evlist_open_cgroup_events(struct wp_evlist *ev)
 		}
 	}
 	return 0;
+}
+
+int wp_evlist_open_cgroup_events(struct wp_evlist *ev)
+{
+	return open_enabled_per_cpu(ev, ev->cgroup_descs, "the cgroup");
 }
 
 bool wp_evlist_oncpu_per_cpu(struct wp_evlist *ev)
@@ -827,27 +833,7 @@ bool wp_evlist_oncpu_per_cpu(struct wp_evlist *ev)
 
 int wp_evlist_open_percpu_events(struct wp_evlist *ev)
 {
-	for (unsigned int c = 0; c < ev->nr_cpus; c++) {
-		for (unsigned int d = 0; d < ev->nr_descs; d++) {
-			int fd, err;
-
-			if (!(ev->percpu_descs & (1U << d)))
-				continue;
-			fd = evlist_open_fd(ev, -1, c, d);
-			if (fd == -ENODEV)
-				continue;
-			if (fd < 0) {
-				wp_priv_explain_open_error(&ev->priv, fd, "the on-CPU events");
-				return fd;
-			}
-			err = evlist_setup_fd(ev, fd, -1, c, d, "the on-CPU events");
-			if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
-				err = -errno;
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	return open_enabled_per_cpu(ev, ev->percpu_descs, "the on-CPU events");
 }
 
 bool wp_evlist_has_wakeups(const struct wp_evlist *ev)
