@@ -200,8 +200,16 @@ check_num "the reader has a row in every interval after the first" "$nlast" -eq 
 low=$(echo "$last" | jq -s 'map(.blocked_pct + .runnable_pct) | min | floor')
 check_num "the reader is blocked (or just woken) 90% of each interval or more" "$low" -ge 90
 if [ "$(head -1 pipe.json | jq .wakeups)" = true ]; then
+	# The reader wakes for the pipe's byte (the writer), then may wait
+	# for Python's lock (the GIL), which whoever holds it hands over: the
+	# epoll reader too, woken by the same writer.  Under load that may
+	# be the most of an interval's wake-ups: either is a true top waker.
+	wk=$(echo "$last" | jq -s --argjson w "$wtid" --argjson e "$etid" \
+		'map(select(.top_waker.tid == $w or .top_waker.tid == $e)) | length')
+	check_num "the writer ($wtid) or, for the GIL, the epoll reader ($etid) is the reader's top waker in each interval" \
+		"$wk" -eq $((N - 1))
 	wk=$(echo "$last" | jq -s --argjson w "$wtid" 'map(select(.top_waker.tid == $w)) | length')
-	check_num "the writer ($wtid) is the reader's top waker in each interval" "$wk" -eq $((N - 1))
+	check_num "the writer is its top waker in some interval" "$wk" -ge 1
 	# (Python's own lock, the GIL, is a futex: under load some of its
 	# blocked time is that, which is right.  The pipe is the rest.)
 	io=$(echo "$last" | jq -s 'map(.blocked_kind_pct.io / (.blocked_pct + 0.01) * 100) | min | floor')
