@@ -625,8 +625,6 @@ static int oncpu_known(struct wp_drain *d, const struct perf_event_header *h, st
 	else if (final) {
 		if (d->others.len >= OTHERS_MAX)
 			wp_u64map_release(&d->others);
-	wp_u64map_release(&d->exited[0]);
-	wp_u64map_release(&d->exited[1]);
 		wp_u64map_put(&d->others, s->tid, 1);
 		known = 0;
 	} else {
