@@ -68,18 +68,19 @@ for how in launch attach; do
 	lost=$(python3 -c 'import json, sys; h = json.load(open(sys.argv[1]))["header"]
 print(h["lost_records"] + h["lost_samples"])' j-$how.json 2>/dev/null)
 	share=$((main_samples * period * 100 / (main_on + 1)))
-	# Attached with events per CPU, a tick that falls in a short thread's
-	# exit and switch goes to the thread switched in, main: up to 130%
-	# (117% seen).
-	most=110
+	# Attached with events per CPU, a tick that falls in a switch goes
+	# to the thread switched in: main gains the ticks of its short
+	# threads' exits and loses those of its own switches (82% to 117%
+	# seen): 70 to 130%.
+	least=85 most=110
 	"$WALLPROF" report --dump -i j-$how.data 2>/dev/null | grep -q '^# flags: .* oncpu-per-cpu' &&
-		most=130
-	if [ "${lost:-0}" -gt 0 ] && [ "$share" -lt 85 ]; then
+		least=70 most=130
+	if [ "${lost:-0}" -gt 0 ] && [ "$share" -lt "$least" ]; then
 		skip_reference "join, $how: main's samples are its on-CPU time / period, percent" \
 			"$share%, but the recording lost $lost records or samples"
 	else
 		check_range "join, $how: main's samples are its on-CPU time / period, percent" \
-			"$share" 85 "$most"
+			"$share" "$least" "$most"
 	fi
 	# Each of the thousands of threads has a few microseconds of exit path
 	# after its EXIT record, outside its window by design.
