@@ -71,11 +71,13 @@ dump x.data x.dump
 # A thread runs its exit on past its EXIT, to its last switch-out (which
 # the cgroup's switch records show; preempted on the way, it runs again):
 # the first switch-out after its EXIT that is no preemption, its tid
-# perhaps gone from it (-1), is its end.
+# perhaps gone from it (-1), or its pid too, is its end.
 awk '$2 == "COMM" && $5 == "exec" { print $4, $1 } $2 == "FORK" { print $2, $1 }
-	$2 == "EXIT" { exit_tid = $3; exit_at = $1; print $2, $1; print "EXIT_RECORD", $1 }
+	$2 == "EXIT" { exit_tid = $3; exit_at = $1; print $2, $1; print "EXIT_RECORD", $1
+		exit_pid = $3; sub(/\/.*/, "", exit_pid) }
 	exit_tid && !last && $2 == "SWITCH_OUT" && $1 > exit_at && $6 != "preempted" &&
-		($3 == exit_tid || $3 == "4294967295/4294967295") { last = $1 }
+		($3 == exit_tid || $3 == "4294967295/4294967295" || $3 == exit_pid "/4294967295") {
+		last = $1 }
 	END { if (last) print "EXIT", last }' x.dump |
 	sort -n -k2,2 | awk '{ split($2, t, "."); printf "%s %.0f\n", $1, t[1] * 1e9 + t[2] }' |
 	awk '$1 != "EXIT" && $1 != "EXIT_RECORD" { print; next } $1 == "EXIT_RECORD" { er = $0; next }
