@@ -208,6 +208,13 @@ struct wp_summary {
  */
 void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role);
 
+/*
+ * Set to's counts of records (records, samples, switch_samples,
+ * switches, wakeups, lost_records, lost_samples, throttles) to from's:
+ * what wp_summary_count keeps of the kernel's records.
+ */
+void wp_summary_take_counts(struct wp_summary *to, const struct wp_summary *from);
+
 struct wp_writer;
 
 /*

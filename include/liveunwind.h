@@ -72,10 +72,15 @@ int wp_liveunwind_pass(struct wp_liveunwind *lu, const struct perf_event_header 
 int wp_liveunwind_names(struct wp_liveunwind *lu, struct wp_buf *out);
 
 /*
- * Count the records of its output (len bytes at buf, whole records) into
- * c as the drain counted what they came from (wp_summary_count): a
- * STACK_SAMPLE as the sample it was, the table's definitions not at all.
- * What a file that a write error cut short holds, in the drain's terms.
+ * What its output holds so far, counted as the drain counted what it came
+ * from (wp_summary_count): a STACK_SAMPLE as the sample it was, the
+ * table's definitions not at all.  Counted as each record goes out.
+ */
+const struct wp_summary *wp_liveunwind_counts(const struct wp_liveunwind *lu);
+
+/*
+ * The same count of some of its output (len bytes at buf, whole records)
+ * into c: the part of a block that a write error let into a file.
  */
 void wp_liveunwind_count(const struct wp_liveunwind *lu, const void *buf, size_t len,
 			 struct wp_summary *c);

@@ -1527,18 +1527,11 @@ int wp_drain_stop(struct wp_drain *d, struct wp_summary *s)
 	d->writer_started = false;
 	/* After a write error, the counts of what the file holds. */
 	c = d->write_err ? &d->written : &d->counts;
-	s->records = c->records;
-	s->samples = c->samples;
-	s->switch_samples = c->switch_samples;
-	s->switches = c->switches;
-	s->lost_records = c->lost_records;
-	s->lost_samples = c->lost_samples;
-	s->throttles = c->throttles;
+	wp_summary_take_counts(s, c);
 	s->ring_bytes = c->ring_bytes;
 	s->stack_bytes_trimmed = c->stack_bytes_trimmed;
 	s->corrupt_bytes = c->corrupt_bytes;
 	s->rings_full_at_end = c->rings_full_at_end;
-	s->wakeups = c->wakeups;
 	s->unknown_samples = c->unknown_samples;
 	err = d->write_err;
 	return err;

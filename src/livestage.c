@@ -190,10 +190,13 @@ static int write_out(struct wp_livestage *ls, uint64_t round_ns)
 {
 	struct wp_sink_progress p = { 0 };
 	int err = wp_sink_records(ls->inner, ls->out.data, ls->out.len, round_ns, &p);
-	size_t kept = err ? p.kept : ls->out.len;
+	size_t kept = p.kept;
 
 	pthread_mutex_lock(&ls->lock);
-	wp_liveunwind_count(ls->lu, ls->out.data, kept, &ls->written);
+	if (!err)
+		ls->written = *wp_liveunwind_counts(ls->lu);	/* out is all of it */
+	else if (!ls->write_err)
+		wp_liveunwind_count(ls->lu, ls->out.data, kept, &ls->written);
 	if (!err && round_ns)
 		ls->written_round_ns = round_ns;
 	if (err && !ls->write_err)

@@ -49,6 +49,7 @@ struct wp_liveunwind {
 	struct wp_sample_stack sstack;
 	uint32_t words[HEAD_WORDS + WP_SSTACK_CHAIN + WP_MAX_FRAMES];
 	struct wp_liveunwind_stats stats;
+	struct wp_summary out_counts;	/* what its output holds, as the drain counts */
 	struct wp_placenames *names;	/* the places named so far, or NULL */
 	uint64_t next_forget;		/* record time of the next wp_procmap_forget */
 };
@@ -245,6 +246,11 @@ static int convert_sample(struct wp_liveunwind *lu, const struct perf_event_head
 	}
 	lu->stats.samples++;
 	err = wp_stack_sample_append(out, &ss);
+	if (!err) {
+		struct perf_event_header h = { .type = WP_RECORD_STACK_SAMPLE };
+
+		wp_summary_count(&lu->out_counts, &h, (int)role);
+	}
 	return err ? err : 1;
 }
 
@@ -297,7 +303,11 @@ static int take(struct wp_liveunwind *lu, const struct perf_event_header *rec, u
 	} else if (parsed) {
 		lu->stats.raw_samples++;
 	}
-	return wp_buf_append(out, rec, rec->size);
+	err = wp_buf_append(out, rec, rec->size);
+	if (!err)
+		wp_summary_count(&lu->out_counts, rec,
+				 parsed ? (int)wp_sample_kinds_role(&lu->kinds, s.id) : -1);
+	return err;
 }
 
 int wp_liveunwind_record(struct wp_liveunwind *lu, const struct perf_event_header *rec,
@@ -415,6 +425,11 @@ void wp_liveunwind_count(const struct wp_liveunwind *lu, const void *buf, size_t
 			role = (int)wp_sample_kinds_role(&lu->kinds, id);
 		wp_summary_count(c, h, role);
 	}
+}
+
+const struct wp_summary *wp_liveunwind_counts(const struct wp_liveunwind *lu)
+{
+	return &lu->out_counts;
 }
 
 const struct wp_liveunwind_stats *wp_liveunwind_stats(const struct wp_liveunwind *lu)

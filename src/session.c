@@ -1901,14 +1901,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 		uint64_t until;
 
 		if (s.write_err && !wp_sink_written(s.sink, &held, &until)) {
-			s.summary.records = held.records;
-			s.summary.samples = held.samples;
-			s.summary.switch_samples = held.switch_samples;
-			s.summary.switches = held.switches;
-			s.summary.wakeups = held.wakeups;
-			s.summary.lost_records = held.lost_records;
-			s.summary.lost_samples = held.lost_samples;
-			s.summary.throttles = held.throttles;
+			wp_summary_take_counts(&s.summary, &held);
 			if (!until)
 				until = s.meta.start_clock_ns;
 			if (until < s.cut_ns)
