@@ -8,10 +8,12 @@
  * per process, a sorted list of executable mappings.  A new mapping
  * replaces whatever it overlaps (the kernel reports no munmap); an exec
  * starts an empty address space; a forked process starts with a copy of
- * its parent's.  Each process carries a generation number that changes
- * whenever its mappings change, so the unwinder knows when to rebuild;
- * generations are never given twice in one model, to processes that
- * reuse a pid included.  An EXIT of a process's main thread marks it
+ * its parent's.  Processes whose code mappings are alike share one
+ * address space (struct wp_addrspace): the workers a server forks keep
+ * their parent's until they map something else, and one unwinding
+ * session and one cache of unwound stacks serve them all.  A process's
+ * address space is let go whenever its mappings change; their ids are
+ * never given twice in one model.  An EXIT of a process's main thread marks it
  * exited; a long-running reader lets such processes go
  * (wp_procmap_forget).
  */
@@ -63,11 +65,25 @@ struct wp_map {
 	bool exec;
 };
 
+/*
+ * The code mappings of one process or more, alike (same files at the
+ * same addresses).  Owned by the model, held by its processes.
+ */
+struct wp_addrspace {
+	uint64_t id;		/* never given twice in one model (ucache.h's keys) */
+	uint64_t hash;		/* of the mappings */
+	struct wp_map *maps;	/* a copy of the processes' */
+	size_t nr_maps;
+	unsigned int refs;	/* processes on it */
+	bool tabled;		/* found by its hash (not one that collided) */
+	void *unwind_state;	/* owned by the unwinder */
+};
+
 struct wp_process {
 	uint32_t pid;
 	struct wp_map *maps;
 	size_t nr_maps, cap_maps;
-	uint64_t generation;	/* bumped when maps change */
+	struct wp_addrspace *space;	/* NULL until wp_procmap_addrspace; changes let it go */
 	/*
 	 * From an exec until a sample's user IP is in the maps: execve
 	 * keeps the old image's registers while the new one is mapped.
@@ -81,7 +97,6 @@ struct wp_process {
 	 */
 	uint64_t exited_ns;
 	bool leader_gone;	/* its main thread's EXIT came */
-	void *unwind_state;	/* owned by the unwinder */
 };
 
 struct wp_procmap;
@@ -220,10 +235,20 @@ uint32_t wp_procmap_dso_intern(struct wp_procmap *pm, const char *path, uint32_t
 uint64_t wp_map_bias(const struct wp_dso *dso, const struct wp_map *map);
 
 /*
- * Called when a process is freed or its mappings change so that owners
- * of unwind_state can drop it.
+ * The address space of process p as its mappings are now, shared with
+ * the processes whose mappings are alike; NULL only when out of memory.
+ * Held until p's mappings change or p goes.
  */
-typedef void (*wp_procmap_release_fn)(struct wp_process *p, void *arg);
+struct wp_addrspace *wp_procmap_addrspace(struct wp_procmap *pm, struct wp_process *p);
+
+/* Address spaces held (by one process or more). */
+size_t wp_procmap_nr_addrspaces(const struct wp_procmap *pm);
+
+/*
+ * Called when the last process holding an address space lets it go, so
+ * that the owner of its unwind_state can drop it.
+ */
+typedef void (*wp_procmap_release_fn)(struct wp_addrspace *space, void *arg);
 void wp_procmap_set_release(struct wp_procmap *pm, wp_procmap_release_fn fn, void *arg);
 
 /* Files whose build id differs from the recorded one (warned). */

@@ -3,8 +3,8 @@
  * ucache.h: user stacks already unwound and named.
  *
  * The unwinder's result depends only on the registers, the address space
- * and the stack bytes it read, so an entry is keyed by a hash of (pid,
- * mapping generation, registers) and holds a hash of the first read_bytes
+ * and the stack bytes it read, so an entry is keyed by a hash of (address
+ * space, registers) and holds a hash of the first read_bytes
  * of the stack: a sample with the same key and the same leading bytes
  * unwinds the same way.  Hashing only what the unwinder read (usually far
  * less than the copy) keeps lookups cheap.  A truncated stack also depends
@@ -47,9 +47,11 @@ struct wp_ucache;
  */
 int wp_ucache_new(unsigned int nr_slots, size_t nr_tokens, struct wp_ucache **out);
 
-/* The key of a sample: a hash of its pid, mapping generation and registers. */
-uint64_t wp_ucache_key(uint32_t pid, uint64_t generation, const uint64_t *regs,
-		       unsigned int nr_regs);
+/*
+ * The key of a sample: a hash of its address space's id (procmap.h:
+ * processes with their code mapped alike share it) and its registers.
+ */
+uint64_t wp_ucache_key(uint64_t space, const uint64_t *regs, unsigned int nr_regs);
 
 /*
  * Find the stack of a sample with this key and stack copy (dyn_size bytes

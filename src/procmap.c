@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "buildid.h"
 #include "debuginfod.h"
@@ -36,7 +37,9 @@ struct wp_procmap {
 	unsigned int nr_open, max_open;
 	uint64_t tick;
 	struct wp_dso *busy;		/* the one handed out last: never closed */
-	uint64_t generations;		/* given so far: each process change takes the next */
+	struct wp_u64map spaces;	/* hash of the mappings -> struct wp_addrspace * */
+	size_t nr_spaces;		/* held, tabled or not */
+	uint64_t space_ids;		/* given so far */
 	size_t nr_exited;		/* processes with exited_ns set */
 	wp_procmap_opener_fn opener;	/* or NULL */
 	void *opener_arg;
@@ -170,16 +173,92 @@ struct wp_process *wp_procmap_process(struct wp_procmap *pm, uint32_t pid)
 	return p;
 }
 
+/* Process p no longer holds its address space: the last one out frees it. */
+static void space_leave(struct wp_procmap *pm, struct wp_process *p)
+{
+	struct wp_addrspace *sp = p->space;
+
+	p->space = NULL;
+	if (!sp || --sp->refs)
+		return;
+	if (pm->release && sp->unwind_state)
+		pm->release(sp, pm->release_arg);
+	if (sp->tabled)
+		wp_u64map_del(&pm->spaces, sp->hash);
+	pm->nr_spaces--;
+	free(sp->maps);
+	free(sp);
+}
+
+static uint64_t maps_hash(const struct wp_map *maps, size_t n)
+{
+	uint64_t h = n;
+
+	/* Field by field: the structures' padding holds anything. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t f[4] = { maps[i].start, maps[i].end, maps[i].pgoff, maps[i].dso };
+
+		h = XXH3_64bits_withSeed(f, sizeof(f), h);
+	}
+	return h;
+}
+
+static bool maps_alike(const struct wp_map *a, const struct wp_map *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].start != b[i].start || a[i].end != b[i].end ||
+		    a[i].pgoff != b[i].pgoff || a[i].dso != b[i].dso)
+			return false;
+	return true;
+}
+
+struct wp_addrspace *wp_procmap_addrspace(struct wp_procmap *pm, struct wp_process *p)
+{
+	struct wp_addrspace *sp;
+	uint64_t hash, found;
+
+	if (p->space)
+		return p->space;
+	hash = maps_hash(p->maps, p->nr_maps);
+	if (wp_u64map_get(&pm->spaces, hash, &found)) {
+		sp = (struct wp_addrspace *)(uintptr_t)found;
+		if (sp->nr_maps == p->nr_maps && maps_alike(sp->maps, p->maps, p->nr_maps)) {
+			sp->refs++;
+			p->space = sp;
+			return sp;
+		}
+	}
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return NULL;
+	if (p->nr_maps && !(sp->maps = malloc(p->nr_maps * sizeof(*sp->maps)))) {
+		free(sp);
+		return NULL;
+	}
+	if (p->nr_maps)
+		memcpy(sp->maps, p->maps, p->nr_maps * sizeof(*sp->maps));
+	sp->nr_maps = p->nr_maps;
+	sp->hash = hash;
+	/* Unique in the model: a space let go and a new one alike must not share a key. */
+	sp->id = ++pm->space_ids;
+	sp->refs = 1;
+	/* One whose hash another holds (a collision) serves its process alone. */
+	sp->tabled = !wp_u64map_get(&pm->spaces, hash, &found) &&
+		     !wp_u64map_put(&pm->spaces, hash, (uintptr_t)sp);
+	pm->nr_spaces++;
+	p->space = sp;
+	return sp;
+}
+
+size_t wp_procmap_nr_addrspaces(const struct wp_procmap *pm)
+{
+	return pm->nr_spaces;
+}
+
 static void process_changed(struct wp_procmap *pm, struct wp_process *p)
 {
-	/*
-	 * Unique in the model, not per process: a process let go and a new
-	 * one with its pid must not share a generation (ucache.h's keys).
-	 */
-	p->generation = ++pm->generations;
 	process_alive(pm, p);
-	if (pm->release && p->unwind_state)
-		pm->release(p, pm->release_arg);
+	space_leave(pm, p);
 }
 
 static void process_clear(struct wp_procmap *pm, struct wp_process *p)
@@ -387,8 +466,7 @@ void wp_procmap_seen(struct wp_procmap *pm, struct wp_process *p, uint64_t time)
 
 static void process_free(struct wp_procmap *pm, struct wp_process *p)
 {
-	if (pm->release && p->unwind_state)
-		pm->release(p, pm->release_arg);
+	space_leave(pm, p);
 	free(p->maps);
 	free(p);
 }
@@ -918,6 +996,7 @@ void wp_procmap_free(struct wp_procmap *pm)
 	if (pm->vdso_fd >= 0)
 		close(pm->vdso_fd);
 	wp_u64map_release(&pm->procs);
+	wp_u64map_release(&pm->spaces);
 	free(pm->dsos);
 	free(pm);
 }

@@ -185,15 +185,16 @@ static uint32_t user_place(struct wp_resolver *r, const struct wp_process *proc,
  * found already unwound: the unwinder's result depends only on the
  * registers, the address space and the stack bytes it read.
  */
-static void unwind_user(struct wp_resolver *r, const struct wp_process *proc,
+static void unwind_user(struct wp_resolver *r, struct wp_process *proc,
 			const struct wp_sample *s, struct wp_sample_stack *out)
 {
 	struct wp_ucache_stack st = { .tokens = out->user };
+	struct wp_addrspace *sp = r->ucache ? wp_procmap_addrspace(r->pm, proc) : NULL;
 	uint64_t key = 0;
 
 	out->flags |= WP_SSTACK_UNWOUND;
-	if (r->ucache) {
-		key = wp_ucache_key(s->pid, proc->generation, s->regs, r->fmt.nr_regs);
+	if (sp) {
+		key = wp_ucache_key(sp->id, s->regs, r->fmt.nr_regs);
 		if (wp_ucache_find(r->ucache, key, s->stack, s->stack_dyn_size, &st)) {
 			r->cache_hits++;
 			out->nr_user = st.len <= WP_MAX_FRAMES ? st.len : WP_MAX_FRAMES;
@@ -214,7 +215,7 @@ static void unwind_user(struct wp_resolver *r, const struct wp_process *proc,
 	st.unreadable = r->ustack.unreadable;
 	st.too_deep = r->ustack.too_deep;
 	st.needed = r->ustack.needed;
-	if (r->ucache)
+	if (sp)
 		wp_ucache_insert(r->ucache, key, s->stack, s->stack_dyn_size,
 				 r->ustack.read_bytes, &st);
 flags:

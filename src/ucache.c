@@ -11,7 +11,7 @@
 #include "util.h"
 
 struct ucache_entry {
-	uint64_t key;		/* pid, generation, registers */
+	uint64_t key;		/* address space, registers */
 	uint64_t bytes_hash;	/* of stack[0, read_bytes) */
 	uint64_t needed;
 	uint32_t read_bytes;
@@ -65,11 +65,9 @@ int wp_ucache_new(unsigned int nr_slots, size_t nr_tokens, struct wp_ucache **ou
 	return 0;
 }
 
-uint64_t wp_ucache_key(uint32_t pid, uint64_t generation, const uint64_t *regs,
-		       unsigned int nr_regs)
+uint64_t wp_ucache_key(uint64_t space, const uint64_t *regs, unsigned int nr_regs)
 {
-	return XXH3_64bits_withSeed(regs, (size_t)nr_regs * sizeof(*regs),
-				    ((uint64_t)pid << 32) ^ generation);
+	return XXH3_64bits_withSeed(regs, (size_t)nr_regs * sizeof(*regs), space);
 }
 
 bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stack,

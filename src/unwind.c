@@ -16,22 +16,24 @@
 #include "unwind.h"
 
 /*
- * A process's Dwfl maps and parses the files of its modules: some hundred
- * kilobytes each.  Recordings of thousands of short processes would keep
- * them all, so only the LIVE_PROCS used last are kept; another is rebuilt
- * when its process is sampled again (the unwound stacks cache spares most
- * of that).
+ * An address space's Dwfl maps and parses the files of its modules: some
+ * hundred kilobytes each.  One serves every process whose code mappings
+ * are alike (a server's forked workers; procmap.h).  Recordings of
+ * thousands of short processes would keep them all, so only the
+ * LIVE_SPACES used last are kept; another is rebuilt when one of its
+ * processes is sampled again (the unwound stacks cache spares most of
+ * that).
  */
-#define LIVE_PROCS 64
+#define LIVE_SPACES 64
 /* Room a sample's other fields take at most beside its stack copy. */
 #define UNWIND_RECORD_SLACK 8192
 
-struct proc_unwind {
+struct space_unwind {
 	Dwfl *dwfl;
 	unsigned int nr_modules;	/* reported, each holding a descriptor or two */
 	bool attached;
-	struct wp_process *proc;
-	struct proc_unwind *prev, *next;	/* used last first */
+	struct wp_addrspace *space;
+	struct space_unwind *prev, *next;	/* used last first */
 };
 
 struct wp_unwinder {
@@ -41,10 +43,10 @@ struct wp_unwinder {
 	int self_fd;
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
-	struct proc_unwind *live, *live_tail;	/* used last first */
+	struct space_unwind *live, *live_tail;	/* used last first */
 	unsigned int nr_live;
 	/*
-	 * Descriptors the live processes' sessions hold, counting two a
+	 * Descriptors the live address spaces' sessions hold, counting two a
 	 * module (its file and its debug file), and the most they may.
 	 */
 	unsigned int fds, max_fds;
@@ -52,6 +54,7 @@ struct wp_unwinder {
 	const struct wp_sample_format *fmt;
 	const struct wp_sample *cur;
 	struct wp_process *proc;
+	struct wp_addrspace *space;	/* proc's */
 	struct wp_ustack *out;
 	uint64_t sp;
 	uint64_t last_sp;
@@ -153,68 +156,69 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-static void live_unlink(struct wp_unwinder *u, struct proc_unwind *pu)
+static void live_unlink(struct wp_unwinder *u, struct space_unwind *su)
 {
-	if (pu->prev)
-		pu->prev->next = pu->next;
+	if (su->prev)
+		su->prev->next = su->next;
 	else
-		u->live = pu->next;
-	if (pu->next)
-		pu->next->prev = pu->prev;
+		u->live = su->next;
+	if (su->next)
+		su->next->prev = su->prev;
 	else
-		u->live_tail = pu->prev;
-	pu->prev = pu->next = NULL;
+		u->live_tail = su->prev;
+	su->prev = su->next = NULL;
 }
 
-static void live_push(struct wp_unwinder *u, struct proc_unwind *pu)
+static void live_push(struct wp_unwinder *u, struct space_unwind *su)
 {
-	pu->prev = NULL;
-	pu->next = u->live;
+	su->prev = NULL;
+	su->next = u->live;
 	if (u->live)
-		u->live->prev = pu;
+		u->live->prev = su;
 	else
-		u->live_tail = pu;
-	u->live = pu;
+		u->live_tail = su;
+	u->live = su;
 }
 
-static void release_proc(struct wp_process *p, void *arg)
+static void release_space(struct wp_addrspace *sp, void *arg)
 {
 	struct wp_unwinder *u = arg;
-	struct proc_unwind *pu = p->unwind_state;
+	struct space_unwind *su = sp->unwind_state;
 
-	if (pu) {
-		live_unlink(u, pu);
+	if (su) {
+		live_unlink(u, su);
 		u->nr_live--;
-		u->fds -= 2 * pu->nr_modules;
-		dwfl_end(pu->dwfl);
-		free(pu);
+		u->fds -= 2 * su->nr_modules;
+		dwfl_end(su->dwfl);
+		free(su);
 	}
-	p->unwind_state = NULL;
-	/* The process may be let go next (wp_procmap_forget): hold no pointer to it. */
-	if (u->proc == p)
-		u->proc = NULL;
+	sp->unwind_state = NULL;
+	/* The space may be let go next (its last process gone): hold no pointer to it. */
+	if (u->space == sp)
+		u->space = NULL;
 }
 
-/* The least recently used live process but the one being unwound, or NULL. */
-static struct proc_unwind *proc_lru(const struct wp_unwinder *u)
+/* The least recently used live address space but the one in use, or NULL. */
+static struct space_unwind *space_lru(const struct wp_unwinder *u)
 {
-	struct proc_unwind *pu = u->live_tail;
+	struct space_unwind *su = u->live_tail;
 
-	if (pu && u->proc && pu == u->proc->unwind_state)
-		pu = pu->prev;
-	return pu;
+	/* Compared, never followed: a space without a session goes unannounced. */
+	if (su && su->space == u->space)
+		su = su->prev;
+	return su;
 }
 
 /* Another cache needs a descriptor: every session but the one in use goes. */
 static unsigned int unwind_reclaim(void *arg)
 {
 	struct wp_unwinder *u = arg;
-	struct proc_unwind *pu;
+	struct space_unwind *su;
 	unsigned int n = 0;
 
-	while ((pu = proc_lru(u))) {
-		n += 2 * pu->nr_modules;
-		release_proc(pu->proc, u);
+	while ((su = space_lru(u))) {
+		n += 2 * su->nr_modules;
+		release_space(su->space, u);
 	}
 	return n;
 }
@@ -243,50 +247,50 @@ int wp_unwinder_new(struct wp_procmap *pm, const struct wp_arch *arch,
 		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
 	/* Three eighths of the descriptors left (procmap.c and symbols.c share the rest). */
 	u->max_fds = wp_fdlimit_share(8, 8) * 3;
-	wp_procmap_set_release(pm, release_proc, u);
+	wp_procmap_set_release(pm, release_space, u);
 	wp_fd_reclaim_register(unwind_reclaim, u);
 	*out = u;
 	return 0;
 }
 
-static struct proc_unwind *proc_state(struct wp_unwinder *u, struct wp_process *p)
+static struct space_unwind *space_state(struct wp_unwinder *u, struct wp_addrspace *sp)
 {
-	struct proc_unwind *pu = p->unwind_state;
+	struct space_unwind *su = sp->unwind_state;
 
-	if (pu) {
-		live_unlink(u, pu);
-		live_push(u, pu);
-		return pu;
+	if (su) {
+		live_unlink(u, su);
+		live_push(u, su);
+		return su;
 	}
-	if (u->nr_live >= LIVE_PROCS)
-		release_proc(u->live_tail->proc, u);
-	pu = calloc(1, sizeof(*pu));
-	if (!pu)
+	if (u->nr_live >= LIVE_SPACES)
+		release_space(u->live_tail->space, u);
+	su = calloc(1, sizeof(*su));
+	if (!su)
 		return NULL;
-	pu->dwfl = dwfl_begin(&u->callbacks);
-	if (!pu->dwfl) {
-		free(pu);
+	su->dwfl = dwfl_begin(&u->callbacks);
+	if (!su->dwfl) {
+		free(su);
 		return NULL;
 	}
-	pu->proc = p;
-	p->unwind_state = pu;
-	live_push(u, pu);
+	su->space = sp;
+	sp->unwind_state = su;
+	live_push(u, su);
 	u->nr_live++;
-	return pu;
+	return su;
 }
 
 /* Make sure the ELF file mapped at addr is a module of the process' Dwfl. */
-static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint64_t addr)
+static void report_module_at(struct wp_unwinder *u, struct space_unwind *su, uint64_t addr)
 {
 	const struct wp_map *m;
-	struct proc_unwind *old;
+	struct space_unwind *old;
 	struct wp_dso *dso;
 	Dwfl_Module *mod;
 	char name[256];
 	uint64_t bias;
 	int fd;
 
-	if (dwfl_addrmodule(pu->dwfl, addr))
+	if (dwfl_addrmodule(su->dwfl, addr))
 		return;
 	m = wp_process_find_map(u->proc, addr);
 	if (!m || m->dso == WP_DSO_NONE)
@@ -295,9 +299,9 @@ static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint
 	if (!dso || !wp_procmap_dso_open(u->pm, dso))
 		return;
 	bias = wp_map_bias(dso, m);
-	/* Room for its descriptors: the least recently unwound processes go. */
-	while (u->fds + 2 > u->max_fds && (old = proc_lru(u)))
-		release_proc(old->proc, u);
+	/* Room for its descriptors: the least recently unwound address spaces go. */
+	while (u->fds + 2 > u->max_fds && (old = space_lru(u)))
+		release_space(old->space, u);
 	fd = wp_procmap_dso_fd(u->pm, dso);
 	fd = fd >= 0 ? wp_fd_dup(fd) : -1;
 	if (fd < 0) {
@@ -306,15 +310,15 @@ static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint
 		return;
 	}
 	snprintf(name, sizeof(name), "%s@%llx", dso->short_name, (unsigned long long)bias);
-	dwfl_report_begin_add(pu->dwfl);
+	dwfl_report_begin_add(su->dwfl);
 	/* libdwfl owns fd from here on, even when reporting fails. */
-	mod = dwfl_report_elf(pu->dwfl, name, dso->open_path, fd, bias, true);
-	dwfl_report_end(pu->dwfl, NULL, NULL);
+	mod = dwfl_report_elf(su->dwfl, name, dso->open_path, fd, bias, true);
+	dwfl_report_end(su->dwfl, NULL, NULL);
 	if (!mod) {
 		wp_debug("cannot use '%s' for unwinding: %s", dso->path, dwfl_errmsg(-1));
 		return;
 	}
-	pu->nr_modules++;
+	su->nr_modules++;
 	u->fds += 2;
 	/*
 	 * Where .eh_frame has no answer (a PC it does not cover, a frame
@@ -327,7 +331,7 @@ static void report_module_at(struct wp_unwinder *u, struct proc_unwind *pu, uint
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct wp_unwinder *u = arg;
-	struct proc_unwind *pu = u->proc->unwind_state;
+	struct space_unwind *su = u->space->unwind_state;
 	struct wp_ustack *out = u->out;
 	Dwarf_Addr pc;
 	Dwarf_Word sp;
@@ -348,7 +352,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	if (m && m->dso != WP_DSO_NONE)
 		dso = wp_procmap_dso(u->pm, m->dso);
 	/* The caller's module must exist before libdwfl steps into it. */
-	report_module_at(u, pu, out->n == 0 ? pc : pc - 1);
+	report_module_at(u, su, out->n == 0 ? pc : pc - 1);
 	if (!dwfl_frame_pc(state, &pc, &isact))
 		isact = out->n == 0;
 	/*
@@ -388,7 +392,7 @@ bool wp_unwind_user_ip(const struct wp_unwinder *u, const struct wp_sample_forma
 void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 		      const struct wp_sample *s, struct wp_ustack *out)
 {
-	struct proc_unwind *pu;
+	struct space_unwind *su;
 	uint64_t ip;
 
 	memset(out, 0, offsetof(struct wp_ustack, n));
@@ -409,23 +413,30 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	u->proc = wp_procmap_find(u->pm, s->pid);
 	if (!u->proc)
 		return;
-	pu = proc_state(u, u->proc);
-	if (!pu)
+	u->space = wp_procmap_addrspace(u->pm, u->proc);
+	if (!u->space)
 		return;
-	report_module_at(u, pu, ip);
-	if (!pu->attached) {
-		if (!dwfl_attach_state(pu->dwfl, u->self_elf, (pid_t)s->pid, &thread_callbacks, u)) {
+	su = space_state(u, u->space);
+	if (!su)
+		return;
+	report_module_at(u, su, ip);
+	/*
+	 * The pid is libdwfl's alone: the thread callbacks serve the sample
+	 * being unwound, whichever of the space's processes it is of.
+	 */
+	if (!su->attached) {
+		if (!dwfl_attach_state(su->dwfl, u->self_elf, (pid_t)s->pid, &thread_callbacks, u)) {
 			wp_debug("cannot attach unwinder for process %u: %s", s->pid, dwfl_errmsg(-1));
 			return;
 		}
-		pu->attached = true;
+		su->attached = true;
 	}
 	u->out_of_stack = false;
 	u->unreadable = false;
 	u->deepest_read = 0;
 	u->last_sp = 0;
 	dwfl_errno();	/* clear the sticky error */
-	dwfl_getthread_frames(pu->dwfl, (pid_t)s->tid, frame_cb, u);
+	dwfl_getthread_frames(su->dwfl, (pid_t)s->tid, frame_cb, u);
 	if (out->n)
 		out->failed = false;
 	if (u->deepest_read > u->sp)
@@ -445,7 +456,7 @@ void wp_unwinder_free(struct wp_unwinder *u)
 	wp_fd_reclaim_unregister(unwind_reclaim, u);
 	/* The process map outlives us: leave it no state and no callback. */
 	while (u->live)
-		release_proc(u->live->proc, u);
+		release_space(u->live->space, u);
 	wp_procmap_set_release(u->pm, NULL, NULL);
 	if (u->self_elf)
 		elf_end(u->self_elf);

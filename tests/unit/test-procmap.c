@@ -96,7 +96,6 @@ static void test_kept(void)
 {
 	struct wp_procmap *pm;
 	struct wp_process *p;
-	uint64_t gen;
 	size_t n = 0;
 
 	if (!ok(!wp_procmap_new(false, &pm), "kept: a process model"))
@@ -105,7 +104,6 @@ static void test_kept(void)
 	/* 200 and 300, forked; 200 exits and its pid comes back at once. */
 	feed(pm, task_rec(PERF_RECORD_FORK, 200, 100, 200, 100, START));
 	feed(pm, task_rec(PERF_RECORD_FORK, 300, 100, 300, 100, START));
-	gen = wp_procmap_find(pm, 200)->generation;
 	feed(pm, task_rec(PERF_RECORD_EXIT, 200, 100, 200, 100, START + MS));
 	feed(pm, task_rec(PERF_RECORD_FORK, 200, 100, 200, 100, START + 2 * MS));
 	/* 300's main thread leaves its thread 301 running (pthread_exit). */
@@ -121,8 +119,8 @@ static void test_kept(void)
 	ok(!wp_procmap_forget(pm, START + 10000 * MS, &n) && n == 0,
 	   "nothing let go: 200 came back, 300 lives on");
 	p = wp_procmap_find(pm, 200);
-	ok(p && p->nr_maps == 1 && p->generation > gen,
-	   "pid reused: its maps and a generation of its own");
+	ok(p && p->nr_maps == 1 && p->maps[0].start == 0x400000,
+	   "pid reused: the new process has its parent's maps");
 	/* 301 exits: the process is gone with it. */
 	feed(pm, task_rec(PERF_RECORD_EXIT, 300, 300, 301, 300, START + 10001 * MS));
 	ok(!wp_procmap_forget(pm, START + 10002 * MS, &n) && n == 1 && !wp_procmap_find(pm, 300),
@@ -133,9 +131,70 @@ static void test_kept(void)
 	wp_procmap_free(pm);
 }
 
+static int released;
+static struct wp_addrspace *released_space;
+
+static void on_release(struct wp_addrspace *space, void *arg)
+{
+	(void)arg;
+	released++;
+	released_space = space;
+	space->unwind_state = NULL;
+}
+
+/* Forked processes share their parent's address space until they map more. */
+static void test_addrspace(void)
+{
+	struct wp_addrspace *a, *b, *c, *d;
+	struct wp_procmap *pm;
+	uint64_t old_id;
+	size_t n = 0;
+
+	if (!ok(!wp_procmap_new(false, &pm), "addrspace: a process model"))
+		return;
+	wp_procmap_set_release(pm, on_release, NULL);
+	feed(pm, mmap_rec(100, 0x400000));
+	feed(pm, task_rec(PERF_RECORD_FORK, 200, 100, 200, 100, START));
+	feed(pm, task_rec(PERF_RECORD_FORK, 300, 100, 300, 100, START));
+	a = wp_procmap_addrspace(pm, wp_procmap_find(pm, 100));
+	b = wp_procmap_addrspace(pm, wp_procmap_find(pm, 200));
+	c = wp_procmap_addrspace(pm, wp_procmap_find(pm, 300));
+	ok(a && a == b && b == c && a->refs == 3 && wp_procmap_nr_addrspaces(pm) == 1,
+	   "addrspace: a parent and its forked children share one");
+	ok(wp_procmap_addrspace(pm, wp_procmap_find(pm, 200)) == a && a->refs == 3,
+	   "addrspace: asking again takes no second hold");
+	/* 300 maps more code: it leaves the shared one for its own. */
+	a->unwind_state = &n;
+	feed(pm, mmap_rec(300, 0x7f0000000000));
+	d = wp_procmap_addrspace(pm, wp_procmap_find(pm, 300));
+	ok(d && d != a && a->refs == 2 && d->nr_maps == 2 && wp_procmap_nr_addrspaces(pm) == 2,
+	   "addrspace: a process that maps more has its own");
+	ok(released == 0 && a->unwind_state == &n,
+	   "addrspace: the shared one stays with its other processes");
+	/* A process not forked but mapping the same code at the same place shares it too. */
+	feed(pm, mmap_rec(500, 0x400000));
+	ok(wp_procmap_addrspace(pm, wp_procmap_find(pm, 500)) == a && a->refs == 3,
+	   "addrspace: one mapped alike, not forked, shares it");
+	/* 100, 200 and 500 go: the last one out lets it go, its state released once. */
+	feed(pm, task_rec(PERF_RECORD_EXIT, 100, 1, 100, 1, START + MS));
+	feed(pm, task_rec(PERF_RECORD_EXIT, 200, 100, 200, 100, START + MS));
+	feed(pm, task_rec(PERF_RECORD_EXIT, 500, 1, 500, 1, START + MS));
+	old_id = a->id;
+	ok(!wp_procmap_forget(pm, START + 2 * MS, &n) && n == 3, "addrspace: three processes let go");
+	ok(released == 1 && released_space == a && wp_procmap_nr_addrspaces(pm) == 1,
+	   "addrspace: released once, as its last process went");
+	/* A new one alike gets an id never given (cached stacks are keyed by it). */
+	feed(pm, mmap_rec(600, 0x400000));
+	a = wp_procmap_addrspace(pm, wp_procmap_find(pm, 600));
+	ok(a && a->id != old_id && a->id != d->id, "addrspace: a new one has an id of its own");
+	wp_procmap_free(pm);
+	ok(released == 1, "addrspace: spaces without unwind state are freed unannounced");
+}
+
 int main(void)
 {
 	test_churn();
 	test_kept();
+	test_addrspace();
 	return done_testing();
 }
