@@ -58,6 +58,13 @@ enum wp_wakeups {
  * records alone (bench/README.md).
  */
 #define WP_SWITCH_STACKS_DEFAULT 10000
+/*
+ * The wake-up tracepoints go off in a CPU's closed slots only above this
+ * many times its budget of switch-outs a second (stackgate.h): a
+ * wake-up's sample costs far less than a stack, and only it names a
+ * wait's waker.
+ */
+#define WP_WAKEUPS_GATE_FACTOR 4
 
 struct wp_event_opts {
 	const char *event;	/* cpu-clock, task-clock, cycles, instructions */

@@ -14,6 +14,13 @@
  * The switch-outs that get a stack are a random sample of time,
  * independent of what the threads do, so report can share the time of
  * the others among them without bias (account.h).
+ *
+ * The wake-up tracepoints cost a sample at every wake-up, so in a harder
+ * storm, above a second rate w, a closed slot closes them too (their
+ * caller closes them everywhere while any CPU wants them closed).  They
+ * are kept apart from the stacks, and w above the budget, because a
+ * wait's waker is known only from its wake-up, and a wake-up costs far
+ * less than a stack.
  * Owns its per-CPU state; the caller does the switching.
  */
 #ifndef WALLPROF_STACKGATE_H
@@ -24,12 +31,21 @@
 
 struct wp_stackgate;
 
-/* budget: switch-outs a second per CPU that all get a stack (> 0). */
-int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
-		     struct wp_stackgate **out);
+/*
+ * budget: switch-outs a second per CPU that all get a stack (> 0);
+ * wakeup_rate: switch-outs a second of a CPU above which its closed
+ * slots close the wake-ups too (0: never).
+ */
+int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate,
+		     uint64_t now_ns, struct wp_stackgate **out);
 
-/* Turn CPU cpu's switch-out stacks on or off; returns 0 or -errno. */
-typedef int (*wp_stackgate_set_fn)(unsigned int cpu, bool open, void *arg);
+/*
+ * Turn CPU cpu's switch-out stacks on or off (stacks_open), and say
+ * whether it wants the wake-ups on (wakeups_open); called when either
+ * changes.  Returns 0 or -errno.
+ */
+typedef int (*wp_stackgate_set_fn)(unsigned int cpu, bool stacks_open, bool wakeups_open,
+				   void *arg);
 
 /*
  * Advance to now_ns: switch_outs(cpu) gives each CPU's switch-outs so far,

@@ -412,8 +412,9 @@ static unsigned int length_bucket(uint64_t ns)
 /*
  * The stratum a kind's unsampled time is shared in: a voluntary wait's
  * blocked and runnable time together (a wait whose stack went unsampled
- * usually had its wake-up gated too, so its runnable time is still in
- * its blocked part: only the whole wait compares), preemptions apart.
+ * had its wake-up gated too in a hard storm, so its runnable time is
+ * still in its blocked part: only the whole wait compares), preemptions
+ * apart.
  */
 static int stratum_part(int p)
 {

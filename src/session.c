@@ -79,8 +79,10 @@ struct session {
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
-	bool *gate_closed;		/* per CPU slot: its gate is closed */
-	unsigned int nr_gate_closed;
+	bool *stacks_closed;		/* per CPU: its switch-out stacks are off */
+	bool *wakeups_closed;		/* per CPU: it wants the wake-ups off */
+	unsigned int nr_wakeups_closed;
+	uint64_t wakeups_off_ns, wakeups_off_since;	/* time they were off, and since when */
 	/*
 	 * The wake-up tracepoints' filters, renewed while other programs'
 	 * threads pass them (refilter_step): on, the foreign records seen at
@@ -1045,26 +1047,35 @@ static uint64_t gate_switch_outs(unsigned int cpu, uint64_t *as_of_ns, void *arg
 }
 
 /*
- * A CPU's slot opens or closes: its switch-out stacks go on or off, and
- * the wake-up tracepoints are open on every CPU while no CPU's slot is
+ * A CPU's slot opens or closes: its switch-out stacks go on or off; and
+ * the wake-up tracepoints are open on every CPU while no CPU wants them
  * closed (a tracepoint's perf probe stays on while any CPU has an event
  * on it, costing every hit of it, so they are closed on all at once).
  */
-static int gate_set(unsigned int cpu, bool open, void *arg)
+static int gate_set(unsigned int cpu, bool stacks_open, bool wakeups_open, void *arg)
 {
 	struct session *s = arg;
-	int err = wp_evlist_gate(&s->ev, cpu, open), e = 0;
+	uint64_t now;
+	int err = 0, e = 0;
 
-	if (!(s->meta.flags & WP_META_WAKEUPS_GATED) || cpu >= s->ev.nr_cpus)
+	if (cpu >= s->ev.nr_cpus)
+		return 0;
+	if (s->stacks_closed[cpu] == stacks_open) {
+		s->stacks_closed[cpu] = !stacks_open;
+		err = wp_evlist_gate(&s->ev, cpu, stacks_open);
+	}
+	if (!(s->meta.flags & WP_META_WAKEUPS_GATED) || s->wakeups_closed[cpu] == !wakeups_open)
 		return err;
-	if (s->gate_closed[cpu] == !open)
-		return err;
-	s->gate_closed[cpu] = !open;
-	s->nr_gate_closed += open ? -1 : 1;
-	if (!open && s->nr_gate_closed == 1)
-		e = wp_evlist_sched_close(&s->ev, wp_clock_ns(CLOCK_MONOTONIC));
-	else if (open && !s->nr_gate_closed)
-		e = wp_evlist_sched_open(&s->ev, wp_clock_ns(CLOCK_MONOTONIC));
+	s->wakeups_closed[cpu] = !wakeups_open;
+	s->nr_wakeups_closed += wakeups_open ? -1 : 1;
+	now = wp_clock_ns(CLOCK_MONOTONIC);
+	if (!wakeups_open && s->nr_wakeups_closed == 1) {
+		e = wp_evlist_sched_close(&s->ev, now);
+		s->wakeups_off_since = now;
+	} else if (wakeups_open && !s->nr_wakeups_closed) {
+		e = wp_evlist_sched_open(&s->ev, now);
+		s->wakeups_off_ns += now - s->wakeups_off_since;
+	}
 	return err ? err : e;
 }
 
@@ -1462,14 +1473,13 @@ static void keep_foreign_files(struct session *s)
 /* Where the budget turned stacks and wake-ups off, and for how long. */
 static void print_gate(struct session *s)
 {
-	bool stacks = s->meta.flags & WP_META_OFFCPU_STACKS;
-	const char *what = !(s->meta.flags & WP_META_WAKEUPS_GATED) ? "switch-out stacks" :
-			   stacks ? "switch-out stacks and wake-ups" : "wake-ups";
+	uint64_t budget = s->opts->events.switch_stack_budget;
+	uint64_t end = s->summary.end_clock_ns, off = s->wakeups_off_ns;
 	char list[256] = "";
 	size_t len = 0;
 
-	for (unsigned int i = 0; i < s->ev.nr_cpus; i++) {
-		double share = wp_stackgate_closed_share(s->gate, i, s->summary.end_clock_ns);
+	for (unsigned int i = 0; (s->meta.flags & WP_META_OFFCPU_STACKS) && i < s->ev.nr_cpus; i++) {
+		double share = wp_stackgate_closed_share(s->gate, i, end);
 
 		if (share < 0.005 || len >= sizeof(list) - 32)
 			continue;
@@ -1477,11 +1487,18 @@ static void print_gate(struct session *s)
 					len ? ", " : "", i, 100 * share);
 	}
 	if (len)
-		wp_info("%s were off for part of the time on CPU %s, which switched out more than "
-			"%llu times a second; report estimates the rest", what, list,
-			(unsigned long long)s->opts->events.switch_stack_budget);
+		wp_info("switch-out stacks were off for part of the time on CPU %s, which switched "
+			"out more than %llu times a second; report estimates the rest", list,
+			(unsigned long long)budget);
+	if (s->nr_wakeups_closed && end > s->wakeups_off_since)
+		off += end - s->wakeups_off_since;
+	if (end > s->meta.start_clock_ns && off * 200 >= end - s->meta.start_clock_ns)
+		wp_info("wake-ups were off %.0f%% of the time, while a CPU switched out more than "
+			"%llu times a second; report estimates their share of the waits",
+			100.0 * (double)off / (double)(end - s->meta.start_clock_ns),
+			(unsigned long long)(WP_WAKEUPS_GATE_FACTOR * budget));
 	if (wp_stackgate_error(s->gate))
-		wp_warn("cannot turn %s off and on: %s", what,
+		wp_warn("cannot turn switch-out stacks or wake-ups off and on: %s",
 			strerror(-wp_stackgate_error(s->gate)));
 }
 
@@ -1529,7 +1546,8 @@ static void print_summary(struct session *s, uint64_t bytes)
 		    (double)c->wakeups / secs > WAKEUPS_HINT)
 			wp_info("%.0f wake-ups a second were recorded, a sample each: in such a storm "
 				"they slow the program as much as a stack at every switch would; "
-				"without --switch-stacks=all they are bounded with the stacks",
+				"without --switch-stacks=all they go off with the stacks in a storm "
+				"(--switch-stacks)",
 				(double)c->wakeups / secs);
 	}
 	/* Losses and throttling are warnings: -q does not hide them. */
@@ -1828,11 +1846,13 @@ int wp_record_run(const struct wp_record_opts *opts)
 	}
 	if (s.meta.switch_stack_budget || (s.meta.flags & WP_META_WAKEUPS_GATED)) {
 		err = wp_stackgate_new(s.ev.nr_cpus, opts->events.switch_stack_budget,
+				       WP_WAKEUPS_GATE_FACTOR * opts->events.switch_stack_budget,
 				       wp_clock_ns(CLOCK_MONOTONIC), &s.gate);
 		if (err)
 			goto out;
-		s.gate_closed = calloc(s.ev.nr_cpus, sizeof(*s.gate_closed));
-		if (!s.gate_closed) {
+		s.stacks_closed = calloc(s.ev.nr_cpus, sizeof(*s.stacks_closed));
+		s.wakeups_closed = calloc(s.ev.nr_cpus, sizeof(*s.wakeups_closed));
+		if (!s.stacks_closed || !s.wakeups_closed) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1947,7 +1967,8 @@ out:
 		free(s.child.cmd);
 	}
 	wp_stackgate_free(s.gate);
-	free(s.gate_closed);
+	free(s.stacks_closed);
+	free(s.wakeups_closed);
 	wp_drain_free(s.drain);
 	wp_exitclock_free(s.exits);
 	wp_procset_free(s.procs);

@@ -24,6 +24,7 @@
 
 struct gate_cpu {
 	bool open;
+	bool wakeups_open;
 	uint64_t slot_end_ns;
 	uint64_t base_count, base_ns;	/* the count a rate is measured from, and as of when */
 	bool have_base, measured;
@@ -35,6 +36,7 @@ struct gate_cpu {
 struct wp_stackgate {
 	unsigned int nr_cpus;
 	uint64_t budget;
+	uint64_t wakeup_rate;		/* 0: the wake-ups stay on */
 	uint64_t start_ns;
 	uint64_t rng;
 	int error;
@@ -56,8 +58,8 @@ static double next_unit(struct wp_stackgate *g)
 	return (double)(next_random(g) >> 11) / (double)(1ULL << 53);
 }
 
-int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
-		     struct wp_stackgate **out)
+int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate,
+		     uint64_t now_ns, struct wp_stackgate **out)
 {
 	struct wp_stackgate *g;
 
@@ -68,6 +70,7 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
 		return -ENOMEM;
 	g->nr_cpus = nr_cpus;
 	g->budget = budget;
+	g->wakeup_rate = wakeup_rate;
 	g->start_ns = now_ns;
 	g->rng = now_ns ^ 0x9E3779B97F4A7C15ULL;
 	if (!g->rng)
@@ -75,25 +78,31 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t now_ns,
 	for (unsigned int i = 0; i < nr_cpus; i++) {
 		/* Open until a rate is known: the events start on. */
 		g->cpus[i].open = true;
+		g->cpus[i].wakeups_open = true;
 		g->cpus[i].state_since_ns = now_ns;
 	}
 	*out = g;
 	return 0;
 }
 
+/* A slot: the stacks open or closed, and the wake-ups with them above the wake-up rate. */
 static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint64_t now_ns,
 		      wp_stackgate_set_fn set, void *arg)
 {
 	struct gate_cpu *c = &g->cpus[cpu];
+	bool wakeups_open = open || !g->wakeup_rate || c->rate <= (double)g->wakeup_rate;
 	int err;
 
-	if (c->open == open)
+	if (c->open == open && c->wakeups_open == wakeups_open)
 		return;
-	if (!c->open)
-		c->closed_ns += now_ns - c->state_since_ns;
-	c->state_since_ns = now_ns;
+	if (c->open != open) {
+		if (!c->open)
+			c->closed_ns += now_ns - c->state_since_ns;
+		c->state_since_ns = now_ns;
+	}
 	c->open = open;
-	err = set(cpu, open, arg);
+	c->wakeups_open = wakeups_open;
+	err = set(cpu, open, wakeups_open, arg);
 	if (err && !g->error)
 		g->error = err;
 }

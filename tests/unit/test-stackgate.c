@@ -11,10 +11,14 @@
 struct sim {
 	uint64_t now_ns;
 	double rate[2];		/* switch-outs a second */
+	uint64_t base[2], rate_since[2];	/* the count when the rate was set, and when */
 	bool open[2];
 	unsigned int changes[2];
 	uint64_t open_ns[2];	/* time spent open */
 	uint64_t stacks[2];	/* switch-outs while open */
+	bool wakeups_open[2];
+	unsigned int wakeup_changes[2];
+	unsigned int wakeups_bad;	/* wake-ups off in an open slot */
 	int fail;		/* -errno for set to return */
 	unsigned int backwards;	/* steps that asked to be called in the past */
 };
@@ -25,15 +29,33 @@ static uint64_t sim_switch_outs(unsigned int cpu, uint64_t *as_of_ns, void *arg)
 	struct sim *s = arg;
 
 	*as_of_ns = s->now_ns / (10 * MS) * (10 * MS);
-	return (uint64_t)(s->rate[cpu] * (double)*as_of_ns / 1e9);
+	if (*as_of_ns < s->rate_since[cpu])
+		*as_of_ns = s->rate_since[cpu];
+	return s->base[cpu] + (uint64_t)(s->rate[cpu] * (double)(*as_of_ns - s->rate_since[cpu]) / 1e9);
 }
 
-static int sim_set(unsigned int cpu, bool open, void *arg)
+/* CPU cpu switches out at rate from now on (its count goes on from where it was). */
+static void set_rate(struct sim *s, unsigned int cpu, double rate)
+{
+	uint64_t as_of;
+
+	s->base[cpu] = sim_switch_outs(cpu, &as_of, s);
+	s->rate_since[cpu] = as_of;
+	s->rate[cpu] = rate;
+}
+
+static int sim_set(unsigned int cpu, bool open, bool wakeups_open, void *arg)
 {
 	struct sim *s = arg;
 
+	if (s->open[cpu] != open)
+		s->changes[cpu]++;
+	if (!wakeups_open && open)
+		s->wakeups_bad++;
+	if (s->wakeups_open[cpu] != wakeups_open)
+		s->wakeup_changes[cpu]++;
 	s->open[cpu] = open;
-	s->changes[cpu]++;
+	s->wakeups_open[cpu] = wakeups_open;
 	return s->fail;
 }
 
@@ -64,12 +86,14 @@ static void run(struct wp_stackgate *g, struct sim *s, double secs)
 
 int main(void)
 {
-	struct sim s = { .now_ns = 5 * MS, .rate = { 1000, 100000 }, .open = { true, true } };
+	struct sim s = { .now_ns = 5 * MS, .rate = { 1000, 100000 }, .open = { true, true },
+			 .wakeups_open = { true, true } };
 	struct wp_stackgate *g = NULL;
 	double secs = 100;
 
-	is_int(wp_stackgate_new(2, 0, 0, &g), -22, "a budget of 0 is refused");
-	is_int(wp_stackgate_new(2, 5000, s.now_ns, &g), 0, "a gate of 5000 a second per CPU");
+	is_int(wp_stackgate_new(2, 0, 0, 0, &g), -22, "a budget of 0 is refused");
+	is_int(wp_stackgate_new(2, 5000, 20000, s.now_ns, &g), 0,
+	       "a gate of 5000 a second per CPU, the wake-ups' at 20000");
 	ok(wp_stackgate_wants_fresh_counts(g), "fresh counts wanted until a rate is known");
 	run(g, &s, secs);
 	ok(wp_stackgate_wants_fresh_counts(g), "fresh counts wanted while a CPU storms");
@@ -90,15 +114,32 @@ int main(void)
 		   "closed and open add up to the whole time");
 		ok(wp_stackgate_closed_share(g, 0, s.now_ns) == 0, "the calm CPU: never closed");
 	}
+	ok(s.wakeup_changes[1] > 2 && !s.wakeups_open[1] == !s.open[1],
+	   "20x over: the wake-ups go off and on with the stacks (%u times)", s.wakeup_changes[1]);
+	is_int(s.wakeup_changes[0], 0, "the calm CPU: the wake-ups never off");
 	is_int(wp_stackgate_error(g), 0, "no error");
 	is_int(s.backwards, 0, "the next step is never in the past");
 	/* The storm ends: back to every stack. */
-	s.rate[1] = 100;
+	set_rate(&s, 1, 100);
 	run(g, &s, 1);
 	ok(s.open[1], "when the rate falls below the budget, the event is on again");
 	ok(!wp_stackgate_wants_fresh_counts(g), "calm CPUs: the drain's own pace will do");
+	/* Over the budget, under the wake-ups' rate: the stacks go off, the wake-ups stay. */
+	s.wakeup_changes[1] = 0;
+	s.changes[1] = 0;
+	set_rate(&s, 1, 10000);
+	run(g, &s, 10);
+	ok(s.changes[1] > 2 && s.wakeup_changes[1] == 0 && s.wakeups_open[1],
+	   "2x over the budget, under 20000: stacks off and on (%u), the wake-ups on all along",
+	   s.changes[1]);
+	/* A harder storm: they go off too, in closed slots only. */
+	set_rate(&s, 1, 50000);
+	run(g, &s, 10);
+	ok(s.wakeup_changes[1] > 2, "over 20000: the wake-ups off and on (%u times)",
+	   s.wakeup_changes[1]);
+	is_int(s.wakeups_bad, 0, "the wake-ups are never off while the stacks are on");
 	s.fail = -9;
-	s.rate[1] = 100000;
+	set_rate(&s, 1, 100000);
 	run(g, &s, 1);
 	is_int(wp_stackgate_error(g), -9, "the first error of set is kept");
 	wp_stackgate_free(g);
