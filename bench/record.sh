@@ -29,11 +29,16 @@
 #       perf-nostacks   perf without the context-switches event: switch
 #                       records and on-CPU samples only, the floor that
 #                       bounded switch-out stacks can approach
-#       wallprof        wallprof record with its defaults
+#       wallprof        wallprof record with its defaults (stacks unwound
+#                       while recording, when the binary unwinds live by
+#                       default; else the stack copies kept)
 #       wallprof-all    wallprof --switch-stacks=all: a stack at every
 #                       switch-out, as perf here
 #       wallprof-live   wallprof --unwind=live: stacks unwound while
-#                       recording, a stack table in the file
+#                       recording, a stack table in the file (the default
+#                       now; for builds from before it was)
+#       wallprof-raw    wallprof --unwind=report: the stack copies kept in
+#                       the file, for report to unwind
 #       wallprof-rate   wallprof --switch-stacks=$BENCH_SWITCH_RATE (default
 #                       4000 a second per CPU): switch-out stacks bounded,
 #                       the rest estimated
@@ -127,6 +132,7 @@ cfg_label() {
 	wallprof-wakeups) echo "wallprof, wake-ups" ;;
 	wallprof-all) echo "wallprof --switch-stacks=all" ;;
 	wallprof-live) echo "wallprof --unwind=live" ;;
+	wallprof-raw) echo "wallprof --unwind=report" ;;
 	wallprof-rate) echo "wallprof --switch-stacks=$switch_rate" ;;
 	wallprof-alt) if [ -n "$wp_has_nc" ]; then echo "wallprof --no-compress"; else echo "wallprof -z"; fi ;;
 	wallprof-nc) echo "wallprof --no-compress" ;;
@@ -147,6 +153,7 @@ set_prof() {
 	wallprof-rate) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_rate[@]+"${wp_rate[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-all) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} ${wp_all[@]+"${wp_all[@]}"} -o "$d/W.data" -f --) ;;
 	wallprof-live) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --unwind=live -o "$d/W.data" -f --) ;;
+	wallprof-raw) prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --unwind=report -o "$d/W.data" -f --) ;;
 	wallprof-alt)
 		if [ -n "$wp_has_nc" ]; then
 			prof=("$wp" record -q ${wp_opts[@]+"${wp_opts[@]}"} --no-compress -o "$d/W.data" -f --)

@@ -44,8 +44,9 @@ wp_rec=()
 if "$wp" record --help 2>&1 | grep -q -- '--wakeups'; then
 	wp_rec=(--wakeups="$wakeups")
 fi
-if [ "${BENCH_UNWIND:-report}" != report ]; then
-	wp_rec+=(--unwind="$BENCH_UNWIND")
+# Always said: record's default is live (it was report before).
+if "$wp" record --help 2>&1 | grep -q -- '--unwind'; then
+	wp_rec+=(--unwind="${BENCH_UNWIND:-report}")
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wallprof-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

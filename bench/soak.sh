@@ -15,12 +15,15 @@
 #               that alone keeps both CPUs of a small machine busy
 # recorded with wallprof's defaults (stacks at every switch-out included),
 # once in each mode (BENCH_MODES chooses, in this order):
-#   plain       one file
+#   plain       one file, with the stack copies (--unwind=report)
 #   flight      --flight-recorder BENCH_WINDOW: nothing written but at a
 #               SIGUSR1 sent at each quarter of the run, and at the end
+#               (--unwind=report)
 #   rotate      --rotate BENCH_ROTATE: a new file every interval
-#   live        --unwind=live: one file of distinct stacks, which grows
-#               with the stacks the workloads have, not with time
+#               (--unwind=report)
+#   live        --unwind=live (the default): one file of distinct stacks,
+#               which grows with the stacks the workloads have, not with
+#               time
 #   live-flight, live-rotate   flight and rotate, unwound live
 # Every BENCH_INTERVAL seconds it prints the time, wallprof record's
 # resident memory (VmRSS of the process, its threads included), the bytes
@@ -59,6 +62,10 @@ interval=${BENCH_INTERVAL:-$(( secs / 20 ))}
 command -v python3 >/dev/null 2>&1 || die "python3 is missing (apt-get install python3)"
 bench_build wallprof tests/workloads/wallclock tests/workloads/churn tests/workloads/pingpong ||
 	die "cannot build"
+# The stack copies kept: said, as live is the default (a build from before
+# it knows no --unwind, and keeps them anyway).
+raw=()
+"$wp" record --help 2>&1 | grep -q -- '--unwind' && raw=(--unwind=report)
 
 modes=${BENCH_MODES:-plain flight rotate}
 window=${BENCH_WINDOW:-10}
@@ -98,8 +105,9 @@ complete() { find "$d/out" -maxdepth 1 -name 'soak*.data' | sort; }
 soak() {
 	local mode=$1 opts=() start t kib rc last n sent=0
 	case $mode in
-	flight) opts=(--flight-recorder "$window") ;;
-	rotate) opts=(--rotate "$rotate") ;;
+	plain) opts=(${raw[@]+"${raw[@]}"}) ;;
+	flight) opts=(${raw[@]+"${raw[@]}"} --flight-recorder "$window") ;;
+	rotate) opts=(${raw[@]+"${raw[@]}"} --rotate "$rotate") ;;
 	live) opts=(--unwind=live) ;;
 	live-flight) opts=(--unwind=live --flight-recorder "$window") ;;
 	live-rotate) opts=(--unwind=live --rotate "$rotate") ;;

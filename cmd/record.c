@@ -57,8 +57,8 @@ static const struct cmd_option record_options[] = {
 	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>", "wake-ups and their wakers:",
 	  wp_wakeups_word },
 	{ "unwind", OPT_UNWIND, OPTION_ARG, "=<when>",
-	  "when to unwind stacks: 'report' (default: the file\nkeeps stack copies) or 'live' "
-	  "(while recording:\na table of distinct stacks, a far smaller file)", NULL },
+	  "when to unwind stacks: 'live' (default: while\nrecording, a table of distinct stacks, a far\n"
+	  "smaller file) or 'report' (the file keeps stack\ncopies, unwound by report)", NULL },
 	{ NULL, 0, 0, NULL, "Target:", NULL },
 	{ "pid", 'p', OPTION_ARG, " <pid,...>",
 	  "attach to running processes and their new threads", NULL },
@@ -198,6 +198,7 @@ int cmd_record(int argc, char **argv)
 		},
 		.output = "wallprof.data",
 		.compress_level = DEFAULT_COMPRESS,
+		.unwind_live = true,
 		.argc = argc + 1,
 	};
 	struct option_parser parser;
