@@ -53,7 +53,7 @@ static const struct cmd_option record_options[] = {
 	  "no context-switch records and no switch-out stacks", NULL },
 	{ "switch-stacks", OPT_SWITCH_STACKS, OPTION_ARG, "=<rate>",
 	  "'all' switch-out stacks, or at most <rate> a second\nper CPU, the rest "
-	  "estimated (default 10000)", NULL },
+	  "estimated (default 4000)", NULL },
 	{ "wakeups", OPT_WAKEUPS, OPTION_ARG, "=<how>", "wake-ups and their wakers:",
 	  wp_wakeups_word },
 	{ "unwind", OPT_UNWIND, OPTION_ARG, "=<when>",

@@ -52,12 +52,15 @@ enum wp_wakeups {
 };
 
 /*
- * The default budget of switch-out stacks a second per CPU: far above
- * what ordinary programs switch (a few thousand a second), far below a
- * storm's hundreds of thousands, whose cost it cuts to that of the switch
- * records alone (bench/README.md).
+ * The default budget of switch-out stacks a second per CPU: above what
+ * ordinary programs switch (a few thousand a second), as perf samples
+ * its context-switch event (4000 a second), far below a storm's hundreds
+ * of thousands, whose cost it cuts to that of the switch records alone.
+ * On servers that switch 10,000 to 15,000 times a second (PostgreSQL,
+ * Redis) the stacks were most of what recording cost them, and 10000
+ * took nearly all (bench/README.md).
  */
-#define WP_SWITCH_STACKS_DEFAULT 10000
+#define WP_SWITCH_STACKS_DEFAULT 4000
 /*
  * The wake-up tracepoints go off in a CPU's closed slots only above this
  * many times its budget of switch-outs a second (stackgate.h): a

@@ -141,12 +141,12 @@ srate=$(awk '/^# summary: / { d = $3; for (i = 4; i < NF; i++) if ($(i + 1) == "
 echo "# hint: $srate off-CPU stacks a second"
 if [ "$srate" -gt 20000 ]; then
 	check "hint: the summary names --switch-stacks after a storm of stacks" \
-		grep -q 'off-CPU stacks a second slowed the program at each switch; without --switch-stacks=all, at most 10000 a second per CPU' hint.err
+		grep -q 'off-CPU stacks a second slowed the program at each switch; without --switch-stacks=all, at most 4000 a second per CPU' hint.err
 else
 	check "hint: at $srate stacks a second, no word of them" no_match 'stacks a second slowed' hint.err
 fi
 
-# The default in a storm: at most 10000 stacks a second per CPU, and the
+# The default in a storm: at most 4000 stacks a second per CPU, and the
 # summary says where stacks were turned off.
 run dflt.wl dflt.err "$WALLPROF" record --wakeups=off -o dflt.data -- \
 	taskset -c 0 "$WORKLOADS/pingpong" 1
@@ -158,9 +158,9 @@ stacks=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 print(sum(t["switch_samples"] for t in d["threads"]), d["quality"]["switch_stacks"]["rate"],
       d["quality"]["switch_stacks"]["rate_per"].replace(" ", "_"))' dflt.json)
 set -- $stacks
-check_num "default: at most 10000 stacks a second on the one CPU (and some 20% for the first 10 ms)" \
-	"${1:-999999}" -le 12000
-check "default: the JSON gives the budget, per CPU" test "${2:-}" = 10000 -a "${3:-}" = cpu
+check_num "default: at most 4000 stacks a second on the one CPU (and some 20% for the first 10 ms)" \
+	"${1:-999999}" -le 4800
+check "default: the JSON gives the budget, per CPU" test "${2:-}" = 4000 -a "${3:-}" = cpu
 run calm.wl calm.err "$WALLPROF" record -o calm.data -- "$WORKLOADS/sleeper" 20 5
 check "hint: not after a calm recording" no_match 'switch-stacks' calm.err
 

@@ -353,7 +353,7 @@ fi
 # w = 4 b (b, the budget: stackgate.h, event.h) the tracepoints are open
 # a share (b / r)^2 of the time, and so that share of the waits has its
 # wake-up; under w, all of it.
-budget=10000
+budget=4000
 wbound=$((4 * budget))
 run storm.wl storm.err "$WALLPROF" record -o storm.data -- taskset -c 0 "$WORKLOADS/pingpong" 1.5
 check_num "storm: record exits 0" "$rc" -eq 0
