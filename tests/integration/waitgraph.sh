@@ -29,7 +29,7 @@ P="$TESTS_SRCDIR/integration/waitgraph.py"
 # for many wake-ups (lib.sh's tracing_alone, which other checkouts' tests
 # do not see): a recording with fewer than the workload surely made is
 # made again, and says so.
-wakings() { dump "$1" "$1.dump" && grep -Ec ' SAMPLE .* sched:sched_waking(#[0-9]+)? ' "$1.dump"; }
+wakings() { dump "$1" "$1.dump" && grep -Ec ' (STACK_)?SAMPLE .* \(?sched:sched_waking(#[0-9]+)?\)? ' "$1.dump"; }
 
 # woken JSON TID: how many of TID's waits a recorded wake-up ended
 # (report --format json's threads), which the graph can name a waker for.
@@ -152,7 +152,7 @@ for try in 1 2 3 4 5 6; do
 	run chain.out chain.err "$WALLPROF" record -q -o chain.data -- $pin "$WORKLOADS/waitfor" chain
 	[ "$rc" -eq 0 ] || sed 's/^/# record: /' chain.err
 	n=$(wakings chain.data)
-	own=$(grep -Ec " SAMPLE $(wl_field chain.out main pid)/[0-9]+ .* sched:sched_waking(#[0-9]+)? " \
+	own=$(grep -Ec " (STACK_)?SAMPLE $(wl_field chain.out main pid)/[0-9]+ .* \\(?sched:sched_waking(#[0-9]+)?\\)? " \
 		chain.data.dump)
 	[ "$n" -ge 3 ] && [ "$own" -ge 2 ] && break
 	echo "# chain, try $try: the kernel emitted $n sched_waking samples of 3 or more," \

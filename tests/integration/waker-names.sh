@@ -59,7 +59,10 @@ PY
 read -r named unnamed < wakers.out
 # The wake-ups the file holds: the stack budget leaves some out when the
 # queries come fast (report estimates those, and names no waker for them).
-recorded=$(awk -v c="$client/$client" '$2 == "SAMPLE" && $3 == c && $6 ~ /^sched:sched_waking/ { n++ }
+# (A raw sample names its event in field 6; one unwound live after its
+# id, in parentheses.)
+recorded=$(awk -v c="$client/$client" '($2 == "SAMPLE" && $6 ~ /^sched:sched_waking/ ||
+	$2 == "STACK_SAMPLE" && / id [0-9]+ \(sched:sched_waking/) && $3 == c { n++ }
 	END { print n + 0 }' d)
 echo "# wake-ups by the client: $named named psql, $unnamed by tid alone; $recorded in the file"
 # (A wake-up of a backend that was not blocked ends no wait: 90%.)

@@ -12,6 +12,7 @@ struct sim {
 	uint64_t now_ns;
 	double rate[2];		/* switch-outs a second */
 	uint64_t base[2], rate_since[2];	/* the count when the rate was set, and when */
+	uint64_t gran_ns;	/* counts as of multiples of this (0: 10 ms) */
 	bool open[2];
 	unsigned int changes[2];
 	uint64_t open_ns[2];	/* time spent open */
@@ -28,7 +29,9 @@ static uint64_t sim_switch_outs(unsigned int cpu, uint64_t *as_of_ns, void *arg)
 {
 	struct sim *s = arg;
 
-	*as_of_ns = s->now_ns / (10 * MS) * (10 * MS);
+	uint64_t gran = s->gran_ns ? s->gran_ns : 10 * MS;
+
+	*as_of_ns = s->now_ns / gran * gran;
 	if (*as_of_ns < s->rate_since[cpu])
 		*as_of_ns = s->rate_since[cpu];
 	return s->base[cpu] + (uint64_t)(s->rate[cpu] * (double)(*as_of_ns - s->rate_since[cpu]) / 1e9);
@@ -138,6 +141,36 @@ int main(void)
 	ok(s.wakeup_changes[1] > 2, "over 20000: the wake-ups off and on (%u times)",
 	   s.wakeup_changes[1]);
 	is_int(s.wakeups_bad, 0, "the wake-ups are never off while the stacks are on");
+	wp_stackgate_free(g);
+	/*
+	 * A program that starts with a burst (30 switch-outs in its first
+	 * 2 ms, 15,000 a second) and then switches 50 times a second: the
+	 * burst alone is no rate, and nothing is ever turned off.
+	 */
+	{
+		struct sim b = { .now_ns = 5 * MS, .rate = { 15000, 50 }, .open = { true, true },
+				 .wakeups_open = { true, true }, .gran_ns = MS / 4 };
+
+		is_int(wp_stackgate_new(2, 4000, 16000, b.now_ns, &g), 0, "burst: a gate of 4000");
+		run(g, &b, 0.002);
+		set_rate(&b, 0, 50);
+		run(g, &b, 5);
+		is_int(b.changes[0], 0, "burst: a start of 15000 a second for 2 ms turns nothing off");
+		is_int(b.wakeup_changes[0], 0, "burst: nor the wake-ups");
+		ok(wp_stackgate_closed_share(g, 0, b.now_ns) == 0, "burst: never closed");
+		wp_stackgate_free(g);
+	}
+	/* A storm is still seen within some 10 ms. */
+	{
+		struct sim t = { .now_ns = 5 * MS, .rate = { 200000, 50 }, .open = { true, true },
+				 .wakeups_open = { true, true }, .gran_ns = MS / 4 };
+
+		is_int(wp_stackgate_new(2, 4000, 16000, t.now_ns, &g), 0, "storm: a gate of 4000");
+		run(g, &t, 0.015);
+		ok(!t.open[0] || t.changes[0] > 0, "storm: 200,000 a second is seen within 15 ms");
+		wp_stackgate_free(g);
+	}
+	is_int(wp_stackgate_new(2, 5000, 20000, s.now_ns, &g), 0, "a gate again, for errors");
 	s.fail = -9;
 	set_rate(&s, 1, 100000);
 	run(g, &s, 1);
