@@ -26,6 +26,7 @@
 #include "plt.h"
 #include "quote.h"
 #include "symbols.h"
+#include "symtab.h"
 #include "symcache.h"
 #include "u64map.h"
 #include "util.h"
@@ -60,6 +61,8 @@ struct dso_symbolizer {
 	struct wp_symcache *kept;	/* from and for other reports, or NULL */
 	bool kept_tried;
 	struct wp_plt *plt;	/* its PLT stubs' names, or NULL */
+	struct wp_symtab *symtab;	/* its symbols by address, once asked for */
+	bool symtab_tried;
 	bool debug_tried;
 	uint64_t debug_installed_ns;	/* when its debug file was put there, 0: none */
 };
@@ -122,6 +125,9 @@ static void session_end(struct wp_symbols *s, struct dso_symbolizer *ds)
 	ds->tried = false;
 	wp_plt_free(ds->plt);
 	ds->plt = NULL;
+	wp_symtab_free(ds->symtab);
+	ds->symtab = NULL;
+	ds->symtab_tried = false;
 	s->nr_sessions--;
 }
 
@@ -583,6 +589,36 @@ static unsigned int describe_user(struct wp_symbols *s, uint32_t idx, struct wp_
 	return n;
 }
 
+/*
+ * The symbol covering file address addr, with addr's offset in it and
+ * its size: from the sorted table (symtab.h), else libdwfl's own search.
+ */
+static const char *symbol_at(struct wp_symbols *s, uint32_t idx, Dwfl_Module *mod,
+			     uint64_t addr, uint64_t *off, uint64_t *size)
+{
+	struct dso_symbolizer *ds = &s->dsos[idx];
+	const char *name;
+	uint64_t start;
+	GElf_Off o;
+	GElf_Sym sym;
+
+	if (!ds->symtab_tried) {
+		ds->symtab_tried = true;
+		if (wp_symtab_read(mod, &ds->symtab))
+			wp_debug("no memory for the symbols of module %s", dwfl_module_info(mod,
+				 NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+	}
+	name = wp_symtab_find(ds->symtab, addr, &start, size);
+	if (name) {
+		*off = addr - start;
+		return name;
+	}
+	name = dwfl_module_addrinfo(mod, addr, &o, &sym, NULL, NULL, NULL);
+	*off = o;
+	*size = sym.st_size;
+	return name;
+}
+
 static unsigned int describe_in_file(struct wp_symbols *s, uint32_t idx, struct wp_dso *dso,
 				     uint64_t addr, struct described *d)
 {
@@ -592,8 +628,7 @@ static unsigned int describe_in_file(struct wp_symbols *s, uint32_t idx, struct 
 	Dwarf_Die *cudie, *scopes = NULL;
 	bool have_where = false;
 	Dwarf_Addr bias = 0;
-	GElf_Off off;
-	GElf_Sym sym;
+	uint64_t off, size;
 	const char *name;
 	int nscopes;
 
@@ -646,8 +681,8 @@ static unsigned int describe_in_file(struct wp_symbols *s, uint32_t idx, struct 
 	}
 	free(scopes);
 	/* No DWARF for it: the symbol table, checked against the symbol's size. */
-	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-	if (name && (sym.st_size == 0 || off < sym.st_size) && d->n < MAX_CHAIN) {
+	name = symbol_at(s, idx, mod, addr, &off, &size);
+	if (name && (size == 0 || off < size) && d->n < MAX_CHAIN) {
 		const char *decl_file = NULL;
 		int decl_line = 0;
 
@@ -1110,6 +1145,7 @@ void wp_symbols_free(struct wp_symbols *s)
 		wp_u64map_release(&s->dsos[i].cache);
 		wp_symcache_free(s->dsos[i].kept);
 		wp_plt_free(s->dsos[i].plt);
+		wp_symtab_free(s->dsos[i].symtab);
 	}
 	if (s->kept_dir >= 0)
 		close(s->kept_dir);
