@@ -108,6 +108,14 @@ uint64_t wp_hash_seed(void);
 uint64_t wp_hash(const void *p, size_t len, uint64_t seed);
 uint64_t wp_hash_u64(uint64_t key, uint64_t seed);
 
+/*
+ * In an array of n elements of size bytes each, sorted by the uint64_t
+ * at offset key_off in each, how many have a key at or below key (so the
+ * last of them, when any, is at the result - 1).
+ */
+size_t wp_count_at_or_below(const void *base, size_t n, size_t size, size_t key_off,
+			    uint64_t key);
+
 /* A growable byte buffer; the holder owns data (free with wp_buf_release). */
 struct wp_buf {
 	uint8_t *data;

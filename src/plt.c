@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,17 +235,10 @@ out:
 
 const char *wp_plt_name(const struct wp_plt *plt, uint64_t addr, uint64_t *entry)
 {
-	size_t lo = 0, hi = plt ? plt->nr_stubs : 0;
-
 	/* The last stub that starts at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = plt ? wp_count_at_or_below(plt->stubs, plt->nr_stubs, sizeof(*plt->stubs),
+					       offsetof(struct stub, start), addr) : 0;
 
-		if (plt->stubs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || addr - plt->stubs[lo - 1].start >= plt->stubs[lo - 1].size)
 		return NULL;
 	if (entry)

@@ -2,10 +2,12 @@
 /* symtab.c: a module's symbols sorted by address (see symtab.h). */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <gelf.h>
 
 #include "symtab.h"
+#include "util.h"
 
 struct sym_entry {
 	uint64_t start, size;
@@ -77,20 +79,12 @@ const char *wp_symtab_find(const struct wp_symtab *t, uint64_t addr, uint64_t *s
 			   uint64_t *size)
 {
 	const struct sym_entry *best = NULL;
-	size_t lo = 0, hi, group;
+	size_t lo, group;
 
 	if (!t)
 		return NULL;
-	/* The first entry past addr: those before it start at or below. */
-	hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The entries before lo start at or below addr. */
+	lo = wp_count_at_or_below(t->e, t->n, sizeof(*t->e), offsetof(struct sym_entry, start), addr);
 	if (!lo)
 		return NULL;
 	/* The nearest start at or below addr, all its symbols. */

@@ -270,3 +270,21 @@ uint64_t wp_hash_u64(uint64_t key, uint64_t seed)
 {
 	return XXH3_64bits_withSeed(&key, sizeof(key), seed);
 }
+
+size_t wp_count_at_or_below(const void *base, size_t n, size_t size, size_t key_off,
+			    uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + key_off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
