@@ -95,6 +95,14 @@ int wp_list_threads(pid_t pid, pid_t **out, size_t *n);
 pid_t wp_thread_group(pid_t tid);
 
 /*
+ * How many child processes of process pid, already running, are not
+ * among the n processes listed (from /proc/PID/task/TID/children, each
+ * read up to 4 KiB); *first is one of them.  0 when none, or when they
+ * cannot be read.
+ */
+size_t wp_unlisted_children(pid_t pid, const pid_t *listed, size_t n, pid_t *first);
+
+/*
  * Whether the process (or thread) exists and has a thread that is not a
  * zombie: a process lives on after its main thread's pthread_exit().
  */

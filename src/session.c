@@ -1470,6 +1470,25 @@ static void keep_foreign_files(struct session *s)
 /* Wake-ups a second above which record says what --switch-stacks=all cost. */
 #define WAKEUPS_HINT 20000.0
 
+/*
+ * -p follows the processes listed and the children they make from now
+ * on, not those already running: a server's workers (PostgreSQL's
+ * backends under its postmaster) would go unrecorded without a word.
+ */
+static void hint_unlisted_children(const struct wp_record_opts *opts)
+{
+	for (size_t i = 0; i < opts->nr_pids; i++) {
+		pid_t pid = opts->pids[i], first = 0;
+		size_t n = wp_unlisted_children(pid, opts->pids, opts->nr_pids, &first);
+
+		if (n)
+			wp_info("process %d has %zu child process%s already running (%d%s), which "
+				"-p does not follow: list them too, as -p \"$(pgrep -d, -P %d),%d\"",
+				(int)pid, n, n == 1 ? "" : "es", (int)first, n > 1 ? ", ..." : "",
+				(int)pid, (int)pid);
+	}
+}
+
 /* Where the budget turned stacks and wake-ups off, and for how long. */
 static void print_gate(struct session *s)
 {
@@ -1731,6 +1750,8 @@ int wp_record_run(const struct wp_record_opts *opts)
 	    !opts->events.cpu_wide && !s.ev.cgroup_descs && wp_priv_can_profile_cpus(&s.priv) &&
 	    (!s.priv.elevated || opts->any_process) && wp_evlist_oncpu_per_cpu(&s.ev))
 		wp_debug("on-CPU samples per CPU, the attached threads' kept");
+	if (!err && !opts->command && opts->nr_pids)
+		hint_unlisted_children(opts);
 	/*
 	 * A closed standard error (EPIPE) or a file size limit (EFBIG) is an
 	 * error to handle, not a reason to die with the recording.  Set after

@@ -467,6 +467,34 @@ pid_t wp_thread_group(pid_t tid)
 	return (pid_t)strtol(p + 6, NULL, 10);
 }
 
+size_t wp_unlisted_children(pid_t pid, const pid_t *listed, size_t n, pid_t *first)
+{
+	pid_t *tids;
+	size_t nr_tids, count = 0;
+
+	if (wp_list_threads(pid, &tids, &nr_tids))
+		return 0;
+	for (size_t i = 0; i < nr_tids; i++) {
+		char path[64], buf[4096], *p = buf, *end;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tids[i]);
+		if (wp_read_text_file(path, buf, sizeof(buf)))
+			continue;
+		for (long child; (child = strtol(p, &end, 10)) > 0 && end != p; p = end) {
+			size_t k = 0;
+
+			while (k < n && listed[k] != (pid_t)child)
+				k++;
+			if (k < n)
+				continue;
+			if (!count++)
+				*first = (pid_t)child;
+		}
+	}
+	free(tids);
+	return count;
+}
+
 /* Whether /proc/<path>/stat shows a task that is neither zombie nor dead. */
 static bool stat_alive(const char *path)
 {

@@ -151,4 +151,23 @@ check_range "-p, main thread exits meanwhile: the worker's switch-outs, as the k
 	"$(span_switch_outs d "${worker:-x}")" "$1" "$2"
 check_num "-p, main thread exits meanwhile: some" "$(count SWITCH_OUT d "${worker:-x}")" -gt 0
 
+# --- -p on a process whose children already run ---------------------------
+# They are not followed (a server's workers, forked before): record says
+# so, naming one and the -p that lists them; not once they are listed.
+sh -c 'sleep 5 & sleep 5 & wait' &
+parent=$!
+bg_pids="$bg_pids $parent"
+wait_until 100 sh -c "[ \"\$(pgrep -c -P $parent)\" -eq 2 ]"
+kids=$(pgrep -d, -P "$parent")
+run kids.out kids.err "$WALLPROF" record -d 0.2 -o K -p "$parent"
+check_num "-p, children already running: record exits 0" "$rc" -eq 0
+check "-p, children already running: record says they are not followed, and how to list them" \
+	grep -Fq "process $parent has 2 child processes already running (" kids.err
+check "-p, children already running: the -p that lists them" \
+	grep -Fq "which -p does not follow: list them too, as -p \"\$(pgrep -d, -P $parent),$parent\"" kids.err
+run kids2.out kids2.err "$WALLPROF" record -d 0.2 -o K2 -p "$kids,$parent"
+check_num "-p, children listed too: record exits 0" "$rc" -eq 0
+check "-p, children listed too: no word of them" no_match 'child process' kids2.err
+kill "$parent" $(echo "$kids" | tr , ' ') 2>/dev/null
+
 finish
