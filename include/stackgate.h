@@ -16,12 +16,14 @@
  * the others among them without bias (account.h).
  *
  * The wake-up tracepoints cost a sample at every wake-up, so in a harder
- * storm, above a second rate w, a closed slot closes them too (their
- * caller closes them everywhere while any CPU wants them closed).  They
- * are kept apart from the stacks, and w above the budget, because a
- * wait's waker is known only from its wake-up, and a wake-up costs far
- * less than a stack.
- * Owns its per-CPU state; the caller does the switching.
+ * storm, above a second rate w, a closed slot closes them too, on every
+ * CPU at once (a tracepoint's perf probe costs each hit while any CPU
+ * has an event on it): they are off while any CPU over w is in a closed
+ * slot.  They are kept apart from the stacks, and w above the budget,
+ * because a wait's waker is known only from its wake-up, and a wake-up
+ * costs far less than a stack.
+ * Owns the per-CPU slots and the wake-ups' state, and how long each was
+ * off; the caller does the switching.
  */
 #ifndef WALLPROF_STACKGATE_H
 #define WALLPROF_STACKGATE_H
@@ -40,21 +42,25 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate
 		     uint64_t now_ns, struct wp_stackgate **out);
 
 /*
- * Turn CPU cpu's switch-out stacks on or off (stacks_open), and say
- * whether it wants the wake-ups on (wakeups_open); called when either
- * changes.  Returns 0 or -errno.
+ * What the gate reads and turns.  switch_outs gives CPU cpu's switch-outs
+ * so far, counted as of *as_of_ns; stacks turns CPU cpu's switch-out
+ * stacks on or off; wakeups turns the wake-up tracepoints of every CPU
+ * on or off at now_ns.  The last two are called only on a change (the
+ * wake-ups go off after a CPU's stacks and on before them, so they are
+ * never off while every CPU's stacks are on) and return 0 or -errno.
  */
-typedef int (*wp_stackgate_set_fn)(unsigned int cpu, bool stacks_open, bool wakeups_open,
-				   void *arg);
+struct wp_stackgate_ops {
+	uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg);
+	int (*stacks)(unsigned int cpu, bool open, void *arg);
+	int (*wakeups)(bool open, uint64_t now_ns, void *arg);
+};
 
 /*
- * Advance to now_ns: switch_outs(cpu) gives each CPU's switch-outs so far,
- * counted as of *as_of_ns.  Calls set for each CPU whose slot changes
- * state.  Returns when to call again (CLOCK_MONOTONIC ns).
+ * Advance to now_ns (CLOCK_MONOTONIC), turning what changes.  Returns when
+ * to call again.
  */
 uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
-			   uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg),
-			   wp_stackgate_set_fn set, void *arg);
+			   const struct wp_stackgate_ops *ops, void *arg);
 
 /*
  * Whether counts fresher than the drain thread's own pace would serve:
@@ -66,7 +72,10 @@ bool wp_stackgate_wants_fresh_counts(const struct wp_stackgate *g);
 /* Share of the recorded time that CPU cpu's stacks were off, 0..1. */
 double wp_stackgate_closed_share(const struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns);
 
-/* The first error of set, or 0. */
+/* Share of the recorded time that the wake-ups were off, 0..1. */
+double wp_stackgate_wakeups_off_share(const struct wp_stackgate *g, uint64_t now_ns);
+
+/* The first error of the ops' stacks or wakeups, or 0. */
 int wp_stackgate_error(const struct wp_stackgate *g);
 
 void wp_stackgate_free(struct wp_stackgate *g);

@@ -79,10 +79,6 @@ struct session {
 	int write_err;		/* the write error that cut the recording short */
 	uint64_t cut_ns;	/* when */
 	struct wp_stackgate *gate;	/* --switch-stacks=RATE, or NULL */
-	bool *stacks_closed;		/* per CPU: its switch-out stacks are off */
-	bool *wakeups_closed;		/* per CPU: it wants the wake-ups off */
-	unsigned int nr_wakeups_closed;
-	uint64_t wakeups_off_ns, wakeups_off_since;	/* time they were off, and since when */
 	/*
 	 * The wake-up tracepoints' filters, renewed while other programs'
 	 * threads pass them (refilter_step): on, the foreign records seen at
@@ -1046,38 +1042,27 @@ static uint64_t gate_switch_outs(unsigned int cpu, uint64_t *as_of_ns, void *arg
 	return wp_drain_switch_outs(s->drain, cpu, as_of_ns);
 }
 
-/*
- * A CPU's slot opens or closes: its switch-out stacks go on or off; and
- * the wake-up tracepoints are open on every CPU while no CPU wants them
- * closed (a tracepoint's perf probe stays on while any CPU has an event
- * on it, costing every hit of it, so they are closed on all at once).
- */
-static int gate_set(unsigned int cpu, bool stacks_open, bool wakeups_open, void *arg)
+/* A CPU's slot opens or closes: its switch-out stacks go on or off. */
+static int gate_stacks(unsigned int cpu, bool open, void *arg)
 {
 	struct session *s = arg;
-	uint64_t now;
-	int err = 0, e = 0;
 
-	if (cpu >= s->ev.nr_cpus)
-		return 0;
-	if (s->stacks_closed[cpu] == stacks_open) {
-		s->stacks_closed[cpu] = !stacks_open;
-		err = wp_evlist_gate(&s->ev, cpu, stacks_open);
-	}
-	if (!(s->meta.flags & WP_META_WAKEUPS_GATED) || s->wakeups_closed[cpu] == !wakeups_open)
-		return err;
-	s->wakeups_closed[cpu] = !wakeups_open;
-	s->nr_wakeups_closed += wakeups_open ? -1 : 1;
-	now = wp_clock_ns(CLOCK_MONOTONIC);
-	if (!wakeups_open && s->nr_wakeups_closed == 1) {
-		e = wp_evlist_sched_close(&s->ev, now);
-		s->wakeups_off_since = now;
-	} else if (wakeups_open && !s->nr_wakeups_closed) {
-		e = wp_evlist_sched_open(&s->ev, now);
-		s->wakeups_off_ns += now - s->wakeups_off_since;
-	}
-	return err ? err : e;
+	return cpu < s->ev.nr_cpus ? wp_evlist_gate(&s->ev, cpu, open) : 0;
 }
+
+/* The wake-up tracepoints go off or on, on every CPU. */
+static int gate_wakeups(bool open, uint64_t now_ns, void *arg)
+{
+	struct session *s = arg;
+
+	return open ? wp_evlist_sched_open(&s->ev, now_ns) : wp_evlist_sched_close(&s->ev, now_ns);
+}
+
+static const struct wp_stackgate_ops gate_ops = {
+	.switch_outs = gate_switch_outs,
+	.stacks = gate_stacks,
+	.wakeups = gate_wakeups,
+};
 
 /* How often the foreign records are looked at, and how many call for new filters. */
 #define REFILTER_LOOK_NS (50ULL * 1000 * 1000)
@@ -1302,8 +1287,7 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 		/* The switch-out stack budget is kept in slots of some 10 ms. */
 		if (s->gate && !s->write_err) {
 			if (now >= gate_ns)
-				gate_ns = wp_stackgate_step(s->gate, now, gate_switch_outs,
-							    gate_set, s);
+				gate_ns = wp_stackgate_step(s->gate, now, &gate_ops, s);
 			if (gate_ns > now && gate_ns - now < wait_ns)
 				wait_ns = gate_ns - now;
 		}
@@ -1493,29 +1477,27 @@ static void hint_unlisted_children(const struct wp_record_opts *opts)
 static void print_gate(struct session *s)
 {
 	uint64_t budget = s->opts->events.switch_stack_budget;
-	uint64_t end = s->summary.end_clock_ns, off = s->wakeups_off_ns;
+	uint64_t end = s->summary.end_clock_ns;
+	double wakeups_off = wp_stackgate_wakeups_off_share(s->gate, end);
 	char list[256] = "";
 	size_t len = 0;
 
+	/* "81% of the time on CPU 1, 12% on CPU 0" */
 	for (unsigned int i = 0; (s->meta.flags & WP_META_OFFCPU_STACKS) && i < s->ev.nr_cpus; i++) {
 		double share = wp_stackgate_closed_share(s->gate, i, end);
 
-		if (share < 0.005 || len >= sizeof(list) - 32)
+		if (share < 0.005 || len >= sizeof(list) - 40)
 			continue;
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%.0f%%)",
-					len ? ", " : "", i, 100 * share);
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%.0f%% %son CPU %u",
+					len ? ", " : "", 100 * share, len ? "" : "of the time ", i);
 	}
 	if (len)
-		wp_info("switch-out stacks were off for part of the time on CPU %s, which switched "
-			"out more than %llu times a second; report estimates the rest", list,
-			(unsigned long long)budget);
-	if (s->nr_wakeups_closed && end > s->wakeups_off_since)
-		off += end - s->wakeups_off_since;
-	if (end > s->meta.start_clock_ns && off * 200 >= end - s->meta.start_clock_ns)
+		wp_info("switch-out stacks were off %s, which switched out more than %llu times a "
+			"second; report estimates the rest", list, (unsigned long long)budget);
+	if (wakeups_off >= 0.005)
 		wp_info("wake-ups were off %.0f%% of the time, while a CPU switched out more than "
 			"%llu times a second; report estimates their share of the waits",
-			100.0 * (double)off / (double)(end - s->meta.start_clock_ns),
-			(unsigned long long)(WP_WAKEUPS_GATE_FACTOR * budget));
+			100.0 * wakeups_off, (unsigned long long)(WP_WAKEUPS_GATE_FACTOR * budget));
 	if (wp_stackgate_error(s->gate))
 		wp_warn("cannot turn switch-out stacks or wake-ups off and on: %s",
 			strerror(-wp_stackgate_error(s->gate)));
@@ -1867,16 +1849,11 @@ int wp_record_run(const struct wp_record_opts *opts)
 	}
 	if (s.meta.switch_stack_budget || (s.meta.flags & WP_META_WAKEUPS_GATED)) {
 		err = wp_stackgate_new(s.ev.nr_cpus, opts->events.switch_stack_budget,
-				       WP_WAKEUPS_GATE_FACTOR * opts->events.switch_stack_budget,
+				       s.meta.flags & WP_META_WAKEUPS_GATED ?
+				       WP_WAKEUPS_GATE_FACTOR * opts->events.switch_stack_budget : 0,
 				       wp_clock_ns(CLOCK_MONOTONIC), &s.gate);
 		if (err)
 			goto out;
-		s.stacks_closed = calloc(s.ev.nr_cpus, sizeof(*s.stacks_closed));
-		s.wakeups_closed = calloc(s.ev.nr_cpus, sizeof(*s.wakeups_closed));
-		if (!s.stacks_closed || !s.wakeups_closed) {
-			err = -ENOMEM;
-			goto out;
-		}
 	}
 
 	if (opts->rotate > 0 || opts->flight_recorder > 0 || opts->clock_every > 0)
@@ -1988,8 +1965,6 @@ out:
 		free(s.child.cmd);
 	}
 	wp_stackgate_free(s.gate);
-	free(s.stacks_closed);
-	free(s.wakeups_closed);
 	wp_drain_free(s.drain);
 	wp_exitclock_free(s.exits);
 	wp_procset_free(s.procs);

@@ -29,7 +29,7 @@
 
 struct gate_cpu {
 	bool open;
-	bool wakeups_open;
+	bool wants_wakeups_off;		/* closed, above the wake-ups' rate */
 	uint64_t slot_end_ns;
 	uint64_t base_count, base_ns;	/* the count a rate is measured from, and as of when */
 	bool have_base, measured;
@@ -45,6 +45,8 @@ struct wp_stackgate {
 	uint64_t start_ns;
 	uint64_t rng;
 	int error;
+	unsigned int nr_wanting_wakeups_off;	/* CPUs whose wants_wakeups_off is set */
+	uint64_t wakeups_off_ns, wakeups_off_since;	/* time they were off, and since when */
 	struct gate_cpu cpus[];
 };
 
@@ -83,33 +85,58 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate
 	for (unsigned int i = 0; i < nr_cpus; i++) {
 		/* Open until a rate is known: the events start on. */
 		g->cpus[i].open = true;
-		g->cpus[i].wakeups_open = true;
 		g->cpus[i].state_since_ns = now_ns;
 	}
 	*out = g;
 	return 0;
 }
 
-/* A slot: the stacks open or closed, and the wake-ups with them above the wake-up rate. */
-static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint64_t now_ns,
-		      wp_stackgate_set_fn set, void *arg)
+static void keep_error(struct wp_stackgate *g, int err)
+{
+	if (err && !g->error)
+		g->error = err;
+}
+
+/*
+ * Whether CPU cpu wants the wake-ups off changes: they go off with the
+ * first CPU that wants them off and on again with the last.
+ */
+static void want_wakeups_off(struct wp_stackgate *g, unsigned int cpu, bool off, uint64_t now_ns,
+			     const struct wp_stackgate_ops *ops, void *arg)
 {
 	struct gate_cpu *c = &g->cpus[cpu];
-	bool wakeups_open = open || !g->wakeup_rate || c->rate <= (double)g->wakeup_rate;
-	int err;
 
-	if (c->open == open && c->wakeups_open == wakeups_open)
+	if (c->wants_wakeups_off == off)
 		return;
+	c->wants_wakeups_off = off;
+	if (off && g->nr_wanting_wakeups_off++ == 0) {
+		g->wakeups_off_since = now_ns;
+		keep_error(g, ops->wakeups(false, now_ns, arg));
+	} else if (!off && --g->nr_wanting_wakeups_off == 0) {
+		g->wakeups_off_ns += now_ns - g->wakeups_off_since;
+		keep_error(g, ops->wakeups(true, now_ns, arg));
+	}
+}
+
+/* A slot: the stacks open or closed, and the wake-ups off in a closed one above their rate. */
+static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint64_t now_ns,
+		      const struct wp_stackgate_ops *ops, void *arg)
+{
+	struct gate_cpu *c = &g->cpus[cpu];
+	bool wakeups_off = !open && g->wakeup_rate && c->rate > (double)g->wakeup_rate;
+
+	/* The wake-ups on before the stacks, off after them. */
+	if (!wakeups_off)
+		want_wakeups_off(g, cpu, false, now_ns, ops, arg);
 	if (c->open != open) {
 		if (!c->open)
 			c->closed_ns += now_ns - c->state_since_ns;
 		c->state_since_ns = now_ns;
+		c->open = open;
+		keep_error(g, ops->stacks(cpu, open, arg));
 	}
-	c->open = open;
-	c->wakeups_open = wakeups_open;
-	err = set(cpu, open, wakeups_open, arg);
-	if (err && !g->error)
-		g->error = err;
+	if (wakeups_off)
+		want_wakeups_off(g, cpu, true, now_ns, ops, arg);
 }
 
 /* A uniform draw of a length in [len / 2, len * 3 / 2). */
@@ -126,7 +153,7 @@ static uint64_t spread(struct wp_stackgate *g, uint64_t len)
  * (at least 0.5 ms), so that it holds some 0.02 b stacks.
  */
 static void next_slot(struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns,
-		      wp_stackgate_set_fn set, void *arg)
+		      const struct wp_stackgate_ops *ops, void *arg)
 {
 	struct gate_cpu *c = &g->cpus[cpu];
 	double f = c->rate > (double)g->budget ? (double)g->budget / c->rate : 1.0;
@@ -134,7 +161,7 @@ static void next_slot(struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns,
 
 	if (f >= 1.0) {
 		c->slot_end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
-		set_state(g, cpu, true, now_ns, set, arg);
+		set_state(g, cpu, true, now_ns, ops, arg);
 		return;
 	}
 	open_len = 20.0 * MS * f;
@@ -144,10 +171,10 @@ static void next_slot(struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns,
 	p = share * SLOT_MEAN_NS / (open_len + share * (SLOT_MEAN_NS - open_len));
 	if (next_unit(g) < p) {
 		c->slot_end_ns = now_ns + spread(g, (uint64_t)open_len);
-		set_state(g, cpu, true, now_ns, set, arg);
+		set_state(g, cpu, true, now_ns, ops, arg);
 	} else {
 		c->slot_end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
-		set_state(g, cpu, false, now_ns, set, arg);
+		set_state(g, cpu, false, now_ns, ops, arg);
 	}
 }
 
@@ -168,14 +195,13 @@ bool wp_stackgate_wants_fresh_counts(const struct wp_stackgate *g)
 }
 
 uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
-			   uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg),
-			   wp_stackgate_set_fn set, void *arg)
+			   const struct wp_stackgate_ops *ops, void *arg)
 {
 	uint64_t next = now_ns + POLL_NS;
 
 	for (unsigned int i = 0; i < g->nr_cpus; i++) {
 		struct gate_cpu *c = &g->cpus[i];
-		uint64_t as_of, n = switch_outs(i, &as_of, arg);
+		uint64_t as_of, n = ops->switch_outs(i, &as_of, arg);
 
 		if (!c->measured && now_ns + FIRST_POLL_NS < next)
 			next = now_ns + FIRST_POLL_NS;
@@ -197,7 +223,7 @@ uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
 			c->measured = true;
 		}
 		if (c->measured && now_ns >= c->slot_end_ns)
-			next_slot(g, i, now_ns, set, arg);
+			next_slot(g, i, now_ns, ops, arg);
 		if (c->measured && c->slot_end_ns < next)
 			next = c->slot_end_ns;
 	}
@@ -214,6 +240,17 @@ double wp_stackgate_closed_share(const struct wp_stackgate *g, unsigned int cpu,
 	c = &g->cpus[cpu];
 	closed = c->closed_ns + (c->open ? 0 : now_ns - c->state_since_ns);
 	return (double)closed / (double)(now_ns - g->start_ns);
+}
+
+double wp_stackgate_wakeups_off_share(const struct wp_stackgate *g, uint64_t now_ns)
+{
+	uint64_t off = g->wakeups_off_ns;
+
+	if (now_ns <= g->start_ns)
+		return 0;
+	if (g->nr_wanting_wakeups_off && now_ns > g->wakeups_off_since)
+		off += now_ns - g->wakeups_off_since;
+	return (double)off / (double)(now_ns - g->start_ns);
 }
 
 int wp_stackgate_error(const struct wp_stackgate *g)

@@ -11,7 +11,7 @@ chromium libxml2-utils libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-g
 nodejs
 postgresql-15 redis-server redis-tools openjdk-17-jdk-headless
 libcurl4-openssl-dev clickhouse-server clickhouse-client"
-[ "${1:-}" = "--with-bench" ] && pkgs="$pkgs time bc"
+[ "${1:-}" = "--with-bench" ] && pkgs="$pkgs time bc libbpf-tools"
 
 missing=""
 for p in $pkgs; do

@@ -17,9 +17,10 @@ struct sim {
 	unsigned int changes[2];
 	uint64_t open_ns[2];	/* time spent open */
 	uint64_t stacks[2];	/* switch-outs while open */
-	bool wakeups_open[2];
-	unsigned int wakeup_changes[2];
-	unsigned int wakeups_bad;	/* wake-ups off in an open slot */
+	bool wakeups_open;	/* on every CPU at once */
+	unsigned int wakeup_changes;
+	unsigned int wakeups_bad;	/* wake-ups off while every CPU's stacks are on */
+	uint64_t wakeups_off_ns;
 	int fail;		/* -errno for set to return */
 	unsigned int backwards;	/* steps that asked to be called in the past */
 };
@@ -47,20 +48,37 @@ static void set_rate(struct sim *s, unsigned int cpu, double rate)
 	s->rate[cpu] = rate;
 }
 
-static int sim_set(unsigned int cpu, bool open, bool wakeups_open, void *arg)
+static int sim_stacks(unsigned int cpu, bool open, void *arg)
 {
 	struct sim *s = arg;
 
 	if (s->open[cpu] != open)
 		s->changes[cpu]++;
-	if (!wakeups_open && open)
-		s->wakeups_bad++;
-	if (s->wakeups_open[cpu] != wakeups_open)
-		s->wakeup_changes[cpu]++;
 	s->open[cpu] = open;
-	s->wakeups_open[cpu] = wakeups_open;
+	if (!s->wakeups_open && s->open[0] && s->open[1])
+		s->wakeups_bad++;
 	return s->fail;
 }
+
+static int sim_wakeups(bool open, uint64_t now_ns, void *arg)
+{
+	struct sim *s = arg;
+
+	if (s->wakeups_open != open)
+		s->wakeup_changes++;
+	s->wakeups_open = open;
+	if (now_ns != s->now_ns)
+		s->wakeups_bad++;
+	if (!open && s->open[0] && s->open[1])
+		s->wakeups_bad++;
+	return s->fail;
+}
+
+static const struct wp_stackgate_ops sim_ops = {
+	.switch_outs = sim_switch_outs,
+	.stacks = sim_stacks,
+	.wakeups = sim_wakeups,
+};
 
 /* Run the gate for secs seconds of simulated time. */
 static void run(struct wp_stackgate *g, struct sim *s, double secs)
@@ -72,12 +90,14 @@ static void run(struct wp_stackgate *g, struct sim *s, double secs)
 		uint64_t step;
 
 		if (s->now_ns >= next)
-			next = wp_stackgate_step(g, s->now_ns, sim_switch_outs, sim_set, s);
+			next = wp_stackgate_step(g, s->now_ns, &sim_ops, s);
 		if (next < s->now_ns)
 			s->backwards++;
 		step = (next > s->now_ns ? next : s->now_ns + MS) - s->now_ns;
 		if (s->now_ns + step > end)
 			step = end - s->now_ns;
+		if (!s->wakeups_open)
+			s->wakeups_off_ns += step;
 		for (int c = 0; c < 2; c++)
 			if (s->open[c]) {
 				s->open_ns[c] += step;
@@ -90,7 +110,7 @@ static void run(struct wp_stackgate *g, struct sim *s, double secs)
 int main(void)
 {
 	struct sim s = { .now_ns = 5 * MS, .rate = { 1000, 100000 }, .open = { true, true },
-			 .wakeups_open = { true, true } };
+			 .wakeups_open = true };
 	struct wp_stackgate *g = NULL;
 	double secs = 100;
 
@@ -117,9 +137,19 @@ int main(void)
 		   "closed and open add up to the whole time");
 		ok(wp_stackgate_closed_share(g, 0, s.now_ns) == 0, "the calm CPU: never closed");
 	}
-	ok(s.wakeup_changes[1] > 2 && !s.wakeups_open[1] == !s.open[1],
-	   "20x over: the wake-ups go off and on with the stacks (%u times)", s.wakeup_changes[1]);
-	is_int(s.wakeup_changes[0], 0, "the calm CPU: the wake-ups never off");
+	ok(s.wakeup_changes > 2 && s.wakeups_open == s.open[1],
+	   "20x over: the wake-ups go off and on with its stacks (%u times)", s.wakeup_changes);
+	{
+		double off = wp_stackgate_wakeups_off_share(g, s.now_ns);
+		double sim_off = (double)s.wakeups_off_ns / (double)(s.now_ns - 5 * MS);
+
+		ok(off > 0.99 && off - sim_off < 0.001 && sim_off - off < 0.001,
+		   "the wake-ups' off share is the time they were off (%.2f%%, %.2f%%)",
+		   100 * off, 100 * sim_off);
+		ok(off - wp_stackgate_closed_share(g, 1, s.now_ns) < 0.001 &&
+		   wp_stackgate_closed_share(g, 1, s.now_ns) - off < 0.001,
+		   "and the storming CPU's closed share");
+	}
 	is_int(wp_stackgate_error(g), 0, "no error");
 	is_int(s.backwards, 0, "the next step is never in the past");
 	/* The storm ends: back to every stack. */
@@ -128,19 +158,26 @@ int main(void)
 	ok(s.open[1], "when the rate falls below the budget, the event is on again");
 	ok(!wp_stackgate_wants_fresh_counts(g), "calm CPUs: the drain's own pace will do");
 	/* Over the budget, under the wake-ups' rate: the stacks go off, the wake-ups stay. */
-	s.wakeup_changes[1] = 0;
+	s.wakeup_changes = 0;
 	s.changes[1] = 0;
 	set_rate(&s, 1, 10000);
 	run(g, &s, 10);
-	ok(s.changes[1] > 2 && s.wakeup_changes[1] == 0 && s.wakeups_open[1],
+	ok(s.changes[1] > 2 && s.wakeup_changes == 0 && s.wakeups_open,
 	   "2x over the budget, under 20000: stacks off and on (%u), the wake-ups on all along",
 	   s.changes[1]);
 	/* A harder storm: they go off too, in closed slots only. */
 	set_rate(&s, 1, 50000);
 	run(g, &s, 10);
-	ok(s.wakeup_changes[1] > 2, "over 20000: the wake-ups off and on (%u times)",
-	   s.wakeup_changes[1]);
-	is_int(s.wakeups_bad, 0, "the wake-ups are never off while the stacks are on");
+	ok(s.wakeup_changes > 2, "over 20000: the wake-ups off and on (%u times)",
+	   s.wakeup_changes);
+	/* Both CPUs storm: the wake-ups are off while either is closed. */
+	s.wakeup_changes = 0;
+	set_rate(&s, 0, 50000);
+	run(g, &s, 10);
+	ok(s.changes[0] > 2 && s.wakeup_changes > 2, "both over 20000: CPU 0 closes too (%u)",
+	   s.changes[0]);
+	is_int(s.wakeups_bad, 0,
+	       "the wake-ups are never off while every CPU's stacks are on, and change at once");
 	wp_stackgate_free(g);
 	/*
 	 * A program that starts with a burst (30 switch-outs in its first
@@ -149,21 +186,21 @@ int main(void)
 	 */
 	{
 		struct sim b = { .now_ns = 5 * MS, .rate = { 15000, 50 }, .open = { true, true },
-				 .wakeups_open = { true, true }, .gran_ns = MS / 4 };
+				 .wakeups_open = true, .gran_ns = MS / 4 };
 
 		is_int(wp_stackgate_new(2, 4000, 16000, b.now_ns, &g), 0, "burst: a gate of 4000");
 		run(g, &b, 0.002);
 		set_rate(&b, 0, 50);
 		run(g, &b, 5);
 		is_int(b.changes[0], 0, "burst: a start of 15000 a second for 2 ms turns nothing off");
-		is_int(b.wakeup_changes[0], 0, "burst: nor the wake-ups");
+		is_int(b.wakeup_changes, 0, "burst: nor the wake-ups");
 		ok(wp_stackgate_closed_share(g, 0, b.now_ns) == 0, "burst: never closed");
 		wp_stackgate_free(g);
 	}
 	/* A storm is still seen within some 10 ms. */
 	{
 		struct sim t = { .now_ns = 5 * MS, .rate = { 200000, 50 }, .open = { true, true },
-				 .wakeups_open = { true, true }, .gran_ns = MS / 4 };
+				 .wakeups_open = true, .gran_ns = MS / 4 };
 
 		is_int(wp_stackgate_new(2, 4000, 16000, t.now_ns, &g), 0, "storm: a gate of 4000");
 		run(g, &t, 0.015);
@@ -174,7 +211,7 @@ int main(void)
 	s.fail = -9;
 	set_rate(&s, 1, 100000);
 	run(g, &s, 1);
-	is_int(wp_stackgate_error(g), -9, "the first error of set is kept");
+	is_int(wp_stackgate_error(g), -9, "the first error of stacks or wakeups is kept");
 	wp_stackgate_free(g);
 	return done_testing();
 }
