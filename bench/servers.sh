@@ -29,6 +29,7 @@
 #                     only: no switch records, stacks or wake-ups)
 #   wallprof-nostack  wallprof record -p SERVER -g none (no stack copies)
 #   wallprof-switchN  wallprof record -p SERVER --switch-stacks=N
+#   wallprof-freqN    wallprof record -p SERVER -F N (on-CPU samples a second)
 #   wallprof-raw      wallprof record -p SERVER --unwind=report (stack
 #                     copies in the file, unwound by report: the default
 #                     until live unwinding became it)
@@ -214,13 +215,14 @@ one() {
 	case $c in
 	wallprof-attach | wallprof-off | wallprof-nostacks | wallprof-allstacks | \
 	wallprof-noswitch | wallprof-nooff | wallprof-nostack | wallprof-switch[0-9]* | \
-	wallprof-raw | wallprof-before)
+	wallprof-freq[0-9]* | wallprof-raw | wallprof-before)
 		local extra=() bin=$wp
 		if [ "$c" = wallprof-before ]; then
 			bin=${BENCH_BEFORE:-}
 			[ -x "$bin" ] || die "wallprof-before needs BENCH_BEFORE=a wallprof binary"
 		fi
 		[[ "$c" == wallprof-switch[0-9]* ]] && extra=(--switch-stacks="${c#wallprof-switch}")
+		[[ "$c" == wallprof-freq[0-9]* ]] && extra=(-F "${c#wallprof-freq}")
 		[ "$c" = wallprof-noswitch ] && extra=(--switch-stacks=1)
 		[ "$c" = wallprof-nooff ] && extra=(--no-off-cpu)
 		[ "$c" = wallprof-nostack ] && extra=(-g none)

@@ -685,15 +685,6 @@ static void note_waker_exit(struct wp_drain *d, const struct perf_event_header *
 		wp_u64map_del(&d->wakers_named, te.tid);
 }
 
-/* A kept sample of a scheduler tracepoint: switch times are no wake-ups. */
-static void count_sched_sample(struct wp_drain *d, int role)
-{
-	if (role == WP_EVENT_SWITCH_OUT)
-		d->counts.switch_samples++;
-	else if (role != WP_EVENT_SCHED_SWITCH)
-		d->counts.wakeups++;
-}
-
 /* Set a wake-up of a thread not known yet aside, trimmed, until held_resolve. */
 static int held_add(struct wp_drain *d, const struct perf_event_header *h, uint64_t canon)
 {
@@ -707,13 +698,89 @@ static int held_add(struct wp_drain *d, const struct perf_event_header *h, uint6
 	return 0;
 }
 
+static int switch_out_recorded(struct wp_drain *d, const struct perf_event_header *h);
+
 /*
- * The wake-ups set aside before the rings were swept once more: a FORK
+ * Whether a sample of role (an event of ours) is the recording's: 1 keep
+ * it, 0 leave it out (as if never read; a wake-up of another program's
+ * thread is counted as foreign), -1 its thread is not known yet (set it
+ * aside: held_add).  Asked again, once the rings were swept once more
+ * (again), a thread still not known is not the recording's.
+ */
+static int sample_verdict(struct wp_drain *d, const struct perf_event_header *h, int role,
+			  struct parsed *p, bool again)
+{
+	int v;
+
+	switch (role) {
+	case WP_EVENT_SWITCH_OUT:
+		v = d->switch_outs_per_cpu ? switch_out_recorded(d, h) : 1;
+		break;
+	case WP_EVENT_WAKEUP:
+	case WP_EVENT_WAKEUP_NEW:
+	case WP_EVENT_ENQUEUED:
+	case WP_EVENT_SCHED_SWITCH:
+		v = wakee_known(d, h, role, p);
+		if (v == 0 || (v < 0 && again)) {
+			__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		break;
+	case WP_EVENT_ONCPU:
+		v = d->oncpu_filter ? oncpu_known(d, h, p, again) : 1;
+		break;
+	default:
+		return 0;
+	}
+	return v < 0 && again ? 0 : v;
+}
+
+/*
+ * Copy a sample the verdict kept into the current block, and count it:
+ * trimmed unless it was set aside trimmed already, its id made the
+ * file's (canon), a foreign waker's user stack scrubbed.
+ */
+static int keep_sample(struct wp_drain *d, const struct perf_event_header *h, int role,
+		       uint64_t canon, struct parsed *p, bool trimmed)
+{
+	uint8_t *dst = drain_room(d, h->size);
+	size_t n = h->size;
+
+	if (!dst)
+		return -ENOMEM;
+	if (trimmed) {
+		memcpy(dst, h, n);
+	} else {
+		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
+		d->counts.stack_bytes_trimmed += h->size - n;
+	}
+	if (canon)
+		wp_sample_set_event_id(&d->ev->fmt, (struct perf_event_header *)dst, canon);
+	if (p->foreign_waker)
+		wp_sample_scrub_user(&d->ev->fmt, (struct perf_event_header *)dst);
+	d->cur->len += n;
+	d->counts.records++;
+	switch (role) {
+	case WP_EVENT_ONCPU:
+		d->counts.samples++;
+		break;
+	case WP_EVENT_SWITCH_OUT:
+		d->counts.switch_samples++;
+		break;
+	case WP_EVENT_SCHED_SWITCH:	/* switch times are no wake-ups */
+		break;
+	default:
+		d->counts.wakeups++;
+		note_waker(d, h, p);
+	}
+	return 0;
+}
+
+/*
+ * The samples set aside before the rings were swept once more: a FORK
  * precedes the first wake-up of its thread, so by now it has been read
  * if there is one.  Keep those of the recording's threads, drop the rest.
  */
-static int switch_out_recorded(struct wp_drain *d, const struct perf_event_header *h);
-
 static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 {
 	for (size_t off = 0; off + sizeof(struct perf_event_header) <= held->len;) {
@@ -721,33 +788,14 @@ static int held_resolve(struct wp_drain *d, struct wp_buf *held)
 		uint64_t canon;
 		int role = sample_role(d, h, &canon);	/* ids are the file's by now */
 		struct parsed p = { .state = 0 };
-		uint8_t *dst;
+		int err;
 
 		off += h->size;
-		if (role == WP_EVENT_ONCPU) {
-			if (oncpu_known(d, h, &p, true) != 1)
-				continue;	/* another task's, not the scheduler's */
-		} else if (role == WP_EVENT_SWITCH_OUT ? switch_out_recorded(d, h) != 1 :
-			   wakee_known(d, h, role, &p) != 1) {
-			if (role != WP_EVENT_SWITCH_OUT)
-				__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
+		if (sample_verdict(d, h, role, &p, true) != 1)
 			continue;
-		}
-		dst = drain_room(d, h->size);
-		if (!dst)
-			return -ENOMEM;
-		memcpy(dst, h, h->size);
-		if (p.foreign_waker)
-			wp_sample_scrub_user(&d->ev->fmt, (struct perf_event_header *)dst);
-		d->cur->len += h->size;
-		d->counts.records++;
-		if (role == WP_EVENT_ONCPU) {
-			d->counts.samples++;
-			continue;
-		}
-		count_sched_sample(d, role);
-		if (role != WP_EVENT_SWITCH_OUT && role != WP_EVENT_SCHED_SWITCH)
-			note_waker(d, h, &p);
+		err = keep_sample(d, h, role, 0, &p, true);
+		if (err)
+			return err;
 	}
 	held->len = 0;
 	return 0;
@@ -985,78 +1033,38 @@ static int strangers_resolve(struct wp_drain *d, struct wp_buf *b)
 /* Count one record of the recording's and copy it (stack trimmed) into the current block. */
 static int drain_record_ours(struct wp_drain *d, const struct perf_event_header *h)
 {
-	struct parsed p;
 	uint64_t id, lost, canon;
 	uint8_t *dst;
-	size_t n;
-	int role;
 
-	p.state = 0;	/* decoded only when asked (not the whole struct: every record passes) */
-	p.foreign_waker = false;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		struct parsed p;
+		int role = sample_role(d, h, &canon);
+
+		/* Decoded only when asked (not the whole struct: every sample passes). */
+		p.state = 0;
+		p.foreign_waker = false;
+
+		if (role < WP_EVENT_ONCPU || role > WP_EVENT_SCHED_SWITCH) {
+			/*
+			 * No event of ours: its fields (time, stacks) may be
+			 * another recorder's too (event.c), so it is not kept.
+			 */
+			d->counts.unknown_samples++;
+			return 0;
+		}
+		switch (sample_verdict(d, h, role, &p, false)) {
+		case 0:
+			return 0;
+		case -1:
+			return held_add(d, h, canon);
+		}
+		return keep_sample(d, h, role, canon, &p, false);
+	}
 	dst = drain_room(d, h->size);
 	if (!dst)
 		return -ENOMEM;
 	d->counts.records++;
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		role = sample_role(d, h, &canon);
-		switch (role) {
-		case WP_EVENT_SWITCH_OUT:
-			switch (d->switch_outs_per_cpu ? switch_out_recorded(d, h) : 1) {
-			case 0:
-				d->counts.records--;	/* as if never read */
-				return 0;
-			case -1:
-				d->counts.records--;	/* counted if kept */
-				return held_add(d, h, canon);
-			}
-			d->counts.switch_samples++;
-			break;
-		case WP_EVENT_WAKEUP:
-		case WP_EVENT_WAKEUP_NEW:
-		case WP_EVENT_ENQUEUED:
-		case WP_EVENT_SCHED_SWITCH:
-			switch (wakee_known(d, h, role, &p)) {
-			case 0:
-				d->counts.records--;	/* not ours: as if never read */
-				__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED);
-				return 0;
-			case -1:
-				d->counts.records--;	/* counted if kept */
-				return held_add(d, h, canon);
-			}
-			count_sched_sample(d, role);
-			if (role != WP_EVENT_SCHED_SWITCH)
-				note_waker(d, h, &p);
-			break;
-		case WP_EVENT_ONCPU:
-			switch (d->oncpu_filter ? oncpu_known(d, h, &p, false) : 1) {
-			case 0:
-				d->counts.records--;	/* another task's: as if never read */
-				return 0;
-			case -1:
-				d->counts.records--;	/* counted if kept */
-				return held_add(d, h, canon);
-			}
-			d->counts.samples++;
-			break;
-		default:
-			/*
-			 * No event of ours: its fields (time, stacks) may be
-			 * another recorder's too (event.c), so it is not kept.
-			 */
-			d->counts.records--;
-			d->counts.unknown_samples++;
-			return 0;
-		}
-		n = wp_sample_copy_trimmed(&d->ev->fmt, h, dst);
-		if (canon)
-			wp_sample_set_event_id(&d->ev->fmt, (struct perf_event_header *)dst, canon);
-		if (p.foreign_waker)
-			wp_sample_scrub_user(&d->ev->fmt, (struct perf_event_header *)dst);
-		d->counts.stack_bytes_trimmed += h->size - n;
-		d->cur->len += n;
-		return 0;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		d->counts.switches++;
