@@ -215,6 +215,12 @@ void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, i
  */
 void wp_summary_take_counts(struct wp_summary *to, const struct wp_summary *from);
 
+/*
+ * Add from's counts of records, as above, and its synthesized records, to
+ * to's: the parts of a recording (rotate.c's chunks) summed.
+ */
+void wp_summary_add_counts(struct wp_summary *to, const struct wp_summary *from);
+
 struct wp_writer;
 
 /*

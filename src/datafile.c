@@ -1765,6 +1765,19 @@ void wp_summary_take_counts(struct wp_summary *to, const struct wp_summary *from
 	to->throttles = from->throttles;
 }
 
+void wp_summary_add_counts(struct wp_summary *to, const struct wp_summary *from)
+{
+	to->records += from->records;
+	to->samples += from->samples;
+	to->switch_samples += from->switch_samples;
+	to->switches += from->switches;
+	to->wakeups += from->wakeups;
+	to->lost_records += from->lost_records;
+	to->lost_samples += from->lost_samples;
+	to->throttles += from->throttles;
+	to->synthesized += from->synthesized;
+}
+
 void wp_summary_count(struct wp_summary *c, const struct perf_event_header *h, int role)
 {
 	const struct wp_record_kind *k = wp_record_kind_of(h->type);

@@ -434,7 +434,7 @@ static void print_stack_copy_advice(const struct wp_analysis *an, FILE *out)
 /*
  * The quality lines: at the end of the report, or, in a compact one
  * (after_header), under the header, so that the report ends with what
- * its stacks leave out.
+ * its stacks leave out; there with what ~ means (else under the table).
  */
 static void print_footer(const struct wp_view *v, FILE *out, bool approx, uint64_t bound,
 			 bool after_header)
@@ -445,10 +445,6 @@ static void print_footer(const struct wp_view *v, FILE *out, bool approx, uint64
 	uint64_t lost = s->lost_records + s->lost_samples + s->lost_unreported, first, last;
 	char a[16], b[16];
 
-	if (approx && !after_header) {
-		fputc('\n', out);
-		print_approximate(out, bound);
-	}
 	fprintf(out, "%s# quality: %" PRIu64 " records", after_header ? "" : "\n", an->records);
 	if (an->complete)
 		fprintf(out, ", %" PRIu64 " lost (%.2f%%)", lost,
@@ -1440,6 +1436,11 @@ int wp_format_text(struct wp_view *v, FILE *out)
 		print_footer(v, out, approx, bound, true);
 	print_threads(v, &t, out);
 	print_idle(v->an, out);
+	/* What ~ means, where a reader of the table looks (a compact report had it above). */
+	if (approx && !compact) {
+		fputc('\n', out);
+		print_approximate(out, bound);
+	}
 	if (v->explain) {
 		wp_view_derive(v, WP_MODE_ON, false, &on);
 		wp_view_derive(v, WP_MODE_OFF, true, &waits);

@@ -1040,15 +1040,7 @@ static int dump(struct wp_rotate *r, uint64_t end, const struct wp_summary *last
 		if (k->max_time <= end && (!k->min_time || k->min_time >= start)) {
 			err = wp_writer_write_records_zstd(w, k->data, k->len, k->raw_len);
 			if (!err) {
-				c.records += k->counts.records;
-				c.samples += k->counts.samples;
-				c.switch_samples += k->counts.switch_samples;
-				c.switches += k->counts.switches;
-				c.lost_records += k->counts.lost_records;
-				c.lost_samples += k->counts.lost_samples;
-				c.throttles += k->counts.throttles;
-				c.wakeups += k->counts.wakeups;
-				c.synthesized += k->counts.synthesized;
+				wp_summary_add_counts(&c, &k->counts);
 				if (k->round_ns > complete)
 					complete = k->round_ns;
 				continue;
