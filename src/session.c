@@ -1069,6 +1069,8 @@ static const struct wp_stackgate_ops gate_ops = {
 #define REFILTER_SOON_NS (5ULL * 1000 * 1000)
 #define REFILTER_GAP_MAX_NS (1000ULL * 1000 * 1000)
 #define REFILTER_MIN_FOREIGN 16
+/* No renewal this close to -d's end. */
+#define REFILTER_END_MARGIN_NS (250ULL * 1000 * 1000)
 /* A FORK is in its ring this long after its thread id was handed out, at most. */
 #define REFILTER_FORK_LAG_NS (5ULL * 1000 * 1000)
 
@@ -1084,7 +1086,7 @@ static const struct wp_stackgate_ops gate_ops = {
  * waits for a sweep of the rings that began some time after.  Returns
  * how long until it wants to be called again.
  */
-static uint64_t refilter_step(struct session *s, uint64_t now)
+static uint64_t refilter_step(struct session *s, uint64_t now, uint64_t deadline)
 {
 	uint64_t as_of, foreign = wp_drain_foreign(s->drain, &as_of);
 	struct wp_buf tids = { 0 };
@@ -1097,6 +1099,15 @@ static uint64_t refilter_step(struct session *s, uint64_t now)
 			return 5ULL * 1000 * 1000;
 		}
 		s->refilter_since_ns = 0;
+		/*
+		 * Swapping the events can wait out an RCU grace period (some
+		 * 100 ms), which would hold -d's end up: so near it, the
+		 * filters stay as they are.
+		 */
+		if (deadline && deadline - now < REFILTER_END_MARGIN_NS) {
+			s->refilter_next_ns = deadline;
+			return deadline - now;
+		}
 		err = wp_drain_wakees(s->drain, &tids);
 		if (!err)
 			err = wp_evlist_refilter_wakees(&s->ev, (const uint32_t *)tids.data,
@@ -1292,7 +1303,7 @@ static uint32_t wait_for_stop(struct session *s, uint64_t start_ns, int *signo)
 				wait_ns = gate_ns - now;
 		}
 		if (s->refilter && !s->write_err) {
-			uint64_t next = refilter_step(s, now);
+			uint64_t next = refilter_step(s, now, deadline);
 
 			if (next < wait_ns)
 				wait_ns = next;
