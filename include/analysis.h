@@ -130,6 +130,12 @@ struct wp_analysis {
 	uint64_t out_of_order;		/* records older than one already seen */
 	uint64_t impossible_times;	/* records dated well outside the recording */
 	uint64_t bad_stack_defs;	/* damaged stack table entries (stacktable.h) */
+	/*
+	 * The stack of an off-CPU interval whose switch-out had no stack
+	 * sampled (record's budget): "[off-cpu: not sampled]", whose time the
+	 * ledger shares among the sampled stacks (account.h).
+	 */
+	uint32_t unsampled_switch_stack;
 	const char *path;			/* borrowed from the caller */
 	struct wp_analysis_opts opts;
 	/* With keep_timeline: every period and sample, in the ledger's order. */

@@ -76,6 +76,12 @@ struct wp_wg_stack {
 	uint32_t id;			/* waiting: a stack id; waker: a waker index */
 	uint64_t ns;
 	uint64_t count;
+	/*
+	 * Waiting: of ns, the time of the edge's waits whose switch-out had
+	 * no stack sampled, shared among its sampled stacks in proportion
+	 * (as the ledger shares them: record's budget is blind to stacks).
+	 */
+	uint64_t estimated_ns;
 };
 #define WP_WG_STACKS 3		/* the heaviest kept per edge and side */
 

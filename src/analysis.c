@@ -939,6 +939,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	ao.unsampled_stack = wp_stacks_intern(an->stacks, &frame, 1);
 	frame = wp_symbols_marker(p->symbols, "[off-cpu: not sampled]");
 	ao.unsampled_switch_stack = wp_stacks_intern(an->stacks, &frame, 1);
+	an->unsampled_switch_stack = ao.unsampled_switch_stack;
 	ao.switch_stacks_sampled = wp_meta_switch_stack_rate(m) != 0;
 	frame = wp_symbols_marker(p->symbols, m->flags & WP_META_OFFCPU_STACKS ?
 				  "[no stack]" : "[off-cpu: stacks not recorded]");

@@ -86,8 +86,12 @@ static void text_edge(const struct wp_waitgraph *g, const struct wp_waits *w,
 		fputs("  (light: left out of its knot)", out);
 	fputc('\n', out);
 	for (unsigned int i = 0; i < e->nr_waiting; i++) {
-		fprintf(out, "      %-10s %5.1f%%  ", i ? "" : "waiting in",
-			100.0 * (double)e->waiting[i].ns / (double)(e->weight_ns ? e->weight_ns : 1));
+		char pct[16];
+
+		snprintf(pct, sizeof(pct), "%s%.1f%%",
+			 wp_estimated_enough(e->waiting[i].estimated_ns, e->waiting[i].ns) ? "~" : "",
+			 100.0 * (double)e->waiting[i].ns / (double)(e->weight_ns ? e->weight_ns : 1));
+		fprintf(out, "      %-10s %6s  ", i ? "" : "waiting in", pct);
 		wp_waits_put_stack(out, w->an, e->waiting[i].id, FRAMES, WP_QUOTE_TEXT);
 		fputc('\n', out);
 	}
@@ -682,8 +686,9 @@ static int write_json(const struct wp_waitgraph *g, const struct wp_waits *w, FI
 			e->direct_ns, e->estimated_ns, e->count,
 			e->dropped ? "true" : "false", e->trimmed ? "true" : "false");
 		for (unsigned int k = 0; k < e->nr_waiting; k++) {
-			fprintf(out, "%s{\"ns\": %" PRIu64 ", \"count\": %" PRIu64 ", \"frames\": ",
-				k ? ", " : "", e->waiting[k].ns, e->waiting[k].count);
+			fprintf(out, "%s{\"ns\": %" PRIu64 ", \"estimated_ns\": %" PRIu64
+				", \"count\": %" PRIu64 ", \"frames\": ", k ? ", " : "",
+				e->waiting[k].ns, e->waiting[k].estimated_ns, e->waiting[k].count);
 			wp_json_frames(out, w->an, e->waiting[k].id);
 			fputc('}', out);
 		}

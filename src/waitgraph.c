@@ -2,6 +2,7 @@
 /* waitgraph.c: the wait-for graph, its cascades, groups and knots. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 struct acc {
 	uint32_t edge, id;
 	uint64_t ns, count;
+	uint64_t est;		/* waiting: of ns, unsampled switch-outs' time shared in */
 };
 
 struct accs {
@@ -559,19 +561,68 @@ static int acc_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void keep_heaviest(struct wp_waitgraph *g, struct accs *a, bool waker)
+/*
+ * The waiting time of an edge's unsampled switch-outs (the accumulators
+ * v[0..n), one edge's, the one at unsampled among them), shared among its
+ * sampled stacks in proportion to their time (est: each one's part); the
+ * unsampled one keeps nothing.  What rounding leaves goes to the
+ * heaviest.  Without a sampled stack, nothing moves.
+ */
+static void share_unsampled(struct acc *v, size_t n, size_t unsampled)
+{
+	uint64_t sampled = 0, left = v[unsampled].ns, part;
+	size_t heaviest = n;
+
+	for (size_t i = 0; i < n; i++)
+		if (i != unsampled && v[i].ns) {
+			sampled += v[i].ns;
+			if (heaviest == n || v[i].ns > v[heaviest].ns)
+				heaviest = i;
+		}
+	if (!sampled)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (i == unsampled || !v[i].ns)
+			continue;
+		part = (uint64_t)((double)v[unsampled].ns * (double)v[i].ns / (double)sampled);
+		if (part > left)
+			part = left;
+		v[i].est = part;
+		left -= part;
+	}
+	v[heaviest].est += left;
+	for (size_t i = 0; i < n; i++)
+		v[i].ns += v[i].est;
+	v[unsampled].ns = 0;
+}
+
+static void keep_heaviest(struct wp_waitgraph *g, struct accs *a, bool waker,
+			  uint32_t unsampled_stack)
 {
 	if (!a->n)
 		return;	/* a->v was never grown: qsort may not have it */
 	qsort(a->v, a->n, sizeof(*a->v), acc_cmp);
+	/* An edge's waits without a sampled stack: spread over its sampled ones. */
+	for (size_t lo = 0, hi; !waker && lo < a->n; lo = hi) {
+		size_t unsampled = SIZE_MAX;
+
+		for (hi = lo; hi < a->n && a->v[hi].edge == a->v[lo].edge; hi++)
+			if (a->v[hi].id == unsampled_stack)
+				unsampled = hi - lo;
+		if (unsampled != SIZE_MAX) {
+			share_unsampled(a->v + lo, hi - lo, unsampled);
+			qsort(a->v + lo, hi - lo, sizeof(*a->v), acc_cmp);	/* heaviest first again */
+		}
+	}
 	for (size_t i = 0; i < a->n; i++) {
 		struct wp_wg_edge *e = &g->edges[a->v[i].edge];
 		unsigned int *n = waker ? &e->nr_waker : &e->nr_waiting;
 		struct wp_wg_stack *to = waker ? e->waker : e->waiting;
 
-		if (*n < WP_WG_STACKS)
+		if (*n < WP_WG_STACKS && a->v[i].ns)
 			to[(*n)++] = (struct wp_wg_stack){ .id = a->v[i].id, .ns = a->v[i].ns,
-							   .count = a->v[i].count };
+							   .count = a->v[i].count,
+							   .estimated_ns = a->v[i].est };
 	}
 }
 
@@ -824,8 +875,8 @@ int wp_waitgraph_build(const struct wp_waits *w, const struct wp_view *v,
 		err = fill_nodes(&b);
 	if (!err) {
 		/* Node indexes of the edges stay; their stacks follow them sorted. */
-		keep_heaviest(g, &b.waiting, false);
-		keep_heaviest(g, &b.wakers, true);
+		keep_heaviest(g, &b.waiting, false, w->an->unsampled_switch_stack);
+		keep_heaviest(g, &b.wakers, true, WP_WAITS_NONE);
 		for (size_t i = 0; i < g->nr_edges; i++) {
 			g->edges[i].dropped = g->edges[i].weight_ns < g->threshold_ns;
 			g->nr_dropped += g->edges[i].dropped;

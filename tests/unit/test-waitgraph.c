@@ -104,11 +104,21 @@ static void feed(struct fixture *f, const struct perf_event_header *h)
 }
 
 /* A recording of 0-END ms; window_end: as --time, the end of the window (0: END). */
-static void begin_window(struct fixture *f, uint64_t window_end)
+/* The stack of a switch-out whose stack was not sampled, with sampled ones. */
+#define UNSAMPLED 3
+
+/*
+ * A recording of 0-END ms; window_end: as --time, the end of the window
+ * (0: END); sampled: switch-out stacks sampled, as under record's budget.
+ */
+static void begin_window(struct fixture *f, uint64_t window_end, bool sampled)
 {
-	struct wp_account_opts o = { .unsampled_stack = 1, .unknown_stack = 2 };
+	struct wp_account_opts o = { .unsampled_stack = 1, .unknown_stack = 2,
+				     .switch_stacks_sampled = sampled,
+				     .unsampled_switch_stack = UNSAMPLED };
 
 	memset(f, 0, sizeof(*f));
+	f->an.unsampled_switch_stack = UNSAMPLED;
 	f->an.meta = &meta;
 	f->an.start_ns = f->an.window_start = START;
 	f->an.end_ns = START + END;
@@ -132,7 +142,7 @@ static void begin_window(struct fixture *f, uint64_t window_end)
 
 static void begin(struct fixture *f)
 {
-	begin_window(f, 0);
+	begin_window(f, 0, false);
 }
 
 /* Close the recording at END and index what was kept. */
@@ -313,7 +323,7 @@ static void test_window(void)
 	struct wp_critpath cp;
 	struct wp_waitgraph g;
 
-	begin_window(&f, 60 * MS);
+	begin_window(&f, 60 * MS, false);
 	feed_chain(&f, false);
 	end(&f);
 	ok(!wp_critpath_compute(&f.w, serial_of(&f, A), START, START + END, &cp),
@@ -428,6 +438,53 @@ static void test_groups(void)
 	release(&f);
 }
 
+/*
+ * Switch-out stacks sampled: A waits for B three times, 10 ms in STACK_A,
+ * 30 ms in STACK_A2 and 20 ms after a switch-out without a stack.  The
+ * edge's waiting stacks share those 20 ms as 10 to 30: 5 and 15.
+ */
+#define STACK_A2 40
+static void test_unsampled(void)
+{
+	struct wp_waker by_b = { .pid = 100, .tid = B, .stack = 21, .kind = WP_WAKER_THREAD };
+	const struct wp_wg_edge *e;
+	struct fixture f;
+	struct wp_waitgraph g;
+	uint64_t total = 0;
+
+	begin_window(&f, 0, true);
+	wp_account_sample(f.an.account, 100, A, WP_NO_CPU, START + 10 * MS, true, STACK_A);
+	feed(&f, switch_rec(A, 10 * MS, true, f.buf));
+	wp_account_wakeup(f.an.account, A, START + 20 * MS, &by_b);
+	feed(&f, switch_rec(A, 20 * MS, false, f.buf));
+	feed(&f, switch_rec(A, 30 * MS, true, f.buf));
+	wp_account_wakeup(f.an.account, A, START + 50 * MS, &by_b);
+	feed(&f, switch_rec(A, 50 * MS, false, f.buf));
+	wp_account_sample(f.an.account, 100, A, WP_NO_CPU, START + 60 * MS, true, STACK_A2);
+	feed(&f, switch_rec(A, 60 * MS, true, f.buf));
+	wp_account_wakeup(f.an.account, A, START + 90 * MS, &by_b);
+	feed(&f, switch_rec(A, 90 * MS, false, f.buf));
+	end(&f);
+	g = graph(&f, WP_WG_GROUP_NONE);
+	e = edge(&g, node_of(&g, &f, A), node_of(&g, &f, B));
+	ok(e && e->direct_ns == 60 * MS, "unsampled: A -> B carries its 60 ms");
+	if (e) {
+		for (unsigned int i = 0; i < e->nr_waiting; i++) {
+			total += e->waiting[i].ns;
+			ok(e->waiting[i].id != UNSAMPLED, "unsampled: no [off-cpu: not sampled] left");
+		}
+		is_u64(total, 60 * MS, "unsampled: the waiting stacks add up to the edge's own");
+		ok(e->nr_waiting == 2 && e->waiting[0].id == STACK_A2 &&
+		   e->waiting[0].ns == 45 * MS && e->waiting[0].estimated_ns == 15 * MS,
+		   "unsampled: STACK_A2 30 ms and 15 of the 20 shared, marked estimated");
+		ok(e->nr_waiting == 2 && e->waiting[1].id == STACK_A &&
+		   e->waiting[1].ns == 15 * MS && e->waiting[1].estimated_ns == 5 * MS,
+		   "unsampled: STACK_A 10 ms and 5 shared");
+	}
+	wp_waitgraph_release(&g);
+	release(&f);
+}
+
 int main(void)
 {
 	memset(&meta, 0, sizeof(meta));
@@ -442,5 +499,6 @@ int main(void)
 	test_timer();
 	test_cycle();
 	test_groups();
+	test_unsampled();
 	return done_testing();
 }
