@@ -362,11 +362,17 @@ static int profile_of(const struct wp_waits *w, uint32_t serial, struct profile 
 
 		if (p->kind != WP_PERIOD_BLOCKED)
 			continue;
+		pr->blocked_ns += p->end_ns - p->start_ns;
+		/*
+		 * A switch-out without a sampled stack says nothing of where
+		 * the thread waited, and every thread has them alike.
+		 */
+		if (p->stack == w->an->unsampled_switch_stack)
+			continue;
 		if (WP_GROW(pr->stacks, cap, n + 1))
 			return -ENOMEM;
 		pr->stacks[n++] = (struct wp_wg_stack){ .id = p->stack,
 							 .ns = p->end_ns - p->start_ns };
-		pr->blocked_ns += p->end_ns - p->start_ns;
 	}
 	if (n)	/* (else never grown: qsort may not have a null array) */
 		qsort(pr->stacks, n, sizeof(*pr->stacks), stack_id_cmp);
