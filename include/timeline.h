@@ -138,6 +138,38 @@ enum wp_softirq {
 	WP_SOFTIRQ_SCHED, WP_SOFTIRQ_HRTIMER, WP_SOFTIRQ_RCU, WP_NR_SOFTIRQS,
 };
 
+/*
+ * A compact wake-up's context (layout.h's WP_STACK_SAMPLE_* flags) as
+ * WP_WAKE_* bits; for a file written before they were kept, a hard
+ * interrupt's for any interrupt (which one the stack may still tell).
+ */
+uint8_t wp_wake_context_of_flags(uint32_t flags);
+
+/* What a wake-up's frames say of its waker (wp_waker_classify). */
+struct wp_waker_class {
+	enum wp_waker_kind kind;
+	uint8_t softirq;		/* enum wp_softirq: the handler that woke */
+	unsigned int nr_frames;		/* the waker's: an interrupt's end at its entry */
+};
+
+/* Frame i of a wake-up's stack, innermost first: its name, and whether the kernel's. */
+typedef const char *(*wp_waker_frame_fn)(unsigned int i, bool *kernel, void *arg);
+
+/*
+ * The waker of a wake-up made in context (WP_WAKE_* bits) while thread
+ * tid ran (0: the idle task), from its n frames.  In a task's context,
+ * the thread, or the idle task.  In an interrupt's, whoever ran was not
+ * the waker: a timer's expiry (TIMER) or INTERRUPT, with the softirq
+ * whose handler woke, its frames down to the interrupt's entry (below
+ * it is only what it interrupted).  But the network's receive softirq
+ * that a thread ran itself, in the system call that sent to the woken
+ * one (local_bh_enable after __dev_queue_xmit: loopback), was that
+ * thread's doing, as bcc's offwaketime names it: THREAD, with its
+ * softirq.
+ */
+void wp_waker_classify(uint8_t context, uint32_t tid, unsigned int n, wp_waker_frame_fn frame,
+		       void *arg, struct wp_waker_class *out);
+
 struct wp_waker {
 	uint32_t pid, tid;	/* 0 for interrupts and timers */
 	uint32_t stack;		/* at the wake-up (the caller's handle) */

@@ -374,97 +374,38 @@ static void explain_unnamed(struct pipeline *p)
 	q->nr_unnamed_files = (unsigned int)n;
 }
 
-/* A kernel frame that says a timer's expiry did the waking. */
-static bool timer_frame(const struct pipeline *p, uint32_t tok)
+/* Frame i of the stack in p->tokens, for wp_waker_classify. */
+static const char *token_frame(unsigned int i, bool *kernel, void *arg)
 {
-	static const char *const timers[] = {
-		"hrtimer_wakeup", "process_timeout", "call_timer_fn", "__hrtimer_run_queues",
-	};
-	const char *name = wp_analysis_frame_name(p->an, tok);
+	const struct pipeline *p = arg;
 
-	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++)
-		if ((tok & WP_FRAME_KERNEL) && !strcmp(name, timers[i]))
-			return true;
-	return false;
-}
-
-/* An interrupt's or exception's entry from the interrupted context (x86: asm_*). */
-static bool irq_entry_frame(const struct pipeline *p, uint32_t tok)
-{
-	return (tok & WP_FRAME_KERNEL) &&
-	       !strncmp(wp_analysis_frame_name(p->an, tok), "asm_", 4);
-}
-
-/*
- * The softirq whose handler a kernel frame is (its "action"), or
- * WP_SOFTIRQ_NONE: the names of Linux 5.x and 6.x.
- */
-static enum wp_softirq softirq_frame(const struct pipeline *p, uint32_t tok)
-{
-	static const struct {
-		const char *name;
-		enum wp_softirq vec;
-	} actions[] = {
-		{ "net_rx_action", WP_SOFTIRQ_NET_RX },
-		{ "net_tx_action", WP_SOFTIRQ_NET_TX },
-		{ "blk_done_softirq", WP_SOFTIRQ_BLOCK },
-		{ "run_timer_softirq", WP_SOFTIRQ_TIMER },
-		{ "hrtimer_run_softirq", WP_SOFTIRQ_HRTIMER },
-		{ "tasklet_action", WP_SOFTIRQ_TASKLET },
-		{ "tasklet_hi_action", WP_SOFTIRQ_HI },
-		{ "irq_poll_softirq", WP_SOFTIRQ_IRQ_POLL },
-		{ "run_rebalance_domains", WP_SOFTIRQ_SCHED },
-		{ "sched_balance_softirq", WP_SOFTIRQ_SCHED },
-		{ "rcu_core_si", WP_SOFTIRQ_RCU },
-		{ "rcu_core", WP_SOFTIRQ_RCU },
-	};
-	const char *name;
-
-	if (!(tok & WP_FRAME_KERNEL))
-		return WP_SOFTIRQ_NONE;
-	name = wp_analysis_frame_name(p->an, tok);
-	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
-		if (!strcmp(name, actions[i].name))
-			return actions[i].vec;
-	return WP_SOFTIRQ_NONE;
+	*kernel = p->tokens[i] & WP_FRAME_KERNEL;
+	return wp_analysis_frame_name(p->an, p->tokens[i]);
 }
 
 /*
  * sched_waking, in the waker's context: the woken thread wakee; the waker
  * is the sample's thread unless the kernel was in interrupt context
  * (context, WP_WAKE_* bits: then whoever ran was not the waker, and its
- * user stack means nothing, so ss has none).  A softirq's wake-up names
- * its softirq by the handler on its stack, above the interrupt's entry
- * (a hard interrupt runs the pending softirqs as it returns).
+ * user stack means nothing, so ss has none), but for a thread's own send
+ * delivered in its system call (wp_waker_classify).  A softirq's wake-up
+ * names its softirq by the handler on its stack, above the interrupt's
+ * entry (a hard interrupt runs the pending softirqs as it returns).
  */
 static int deliver_wakeup(struct pipeline *p, uint32_t pid, uint32_t tid, uint32_t wakee,
 			  uint8_t context, uint64_t time, const struct wp_sample_stack *ss)
 {
-	struct wp_waker w = { .pid = pid, .tid = tid, .kind = WP_WAKER_THREAD,
-			      .context = context };
+	struct wp_waker w = { .pid = pid, .tid = tid, .context = context };
+	struct wp_waker_class c;
 	unsigned int n;
 
 	n = stack_frames(p, ss, true);
-	if (context) {
-		w.kind = WP_WAKER_INTERRUPT;
-		for (unsigned int i = 0; i < n; i++) {
-			if (timer_frame(p, p->tokens[i]))
-				w.kind = WP_WAKER_TIMER;
-			if (!w.softirq)
-				w.softirq = (uint8_t)softirq_frame(p, p->tokens[i]);
-			/* Below the interrupt's entry is only what it interrupted. */
-			if (irq_entry_frame(p, p->tokens[i])) {
-				n = i + 1;
-				break;
-			}
-		}
-		/* A hard interrupt's handler ran no softirq: what it interrupted did. */
-		if ((context & (WP_WAKE_HARDIRQ | WP_WAKE_NMI)) && !(context & WP_WAKE_SOFTIRQ))
-			w.softirq = WP_SOFTIRQ_NONE;
+	wp_waker_classify(context, tid, n, token_frame, p, &c);
+	w.kind = c.kind;
+	w.softirq = c.softirq;
+	n = c.nr_frames;
+	if (c.kind == WP_WAKER_INTERRUPT || c.kind == WP_WAKER_TIMER)
 		w.pid = w.tid = 0;
-	} else if (!tid) {
-		w.kind = WP_WAKER_IDLE;
-	}
 	if (!n)
 		p->tokens[n++] = p->no_stack_marker;
 	w.stack = wp_stacks_intern(p->an->stacks, p->tokens, n);
@@ -621,22 +562,6 @@ static int deliver_sample(struct pipeline *p, const struct perf_event_header *re
 }
 
 /*
- * A compact wake-up's context: WP_WAKE_* bits, or for a file written
- * before they were kept, a hard interrupt's for any interrupt (which of
- * them the stack may still tell: a softirq's handler).
- */
-static uint8_t stack_sample_context(uint32_t flags)
-{
-	uint8_t context = (flags & WP_STACK_SAMPLE_HARDIRQ ? WP_WAKE_HARDIRQ : 0) |
-			  (flags & WP_STACK_SAMPLE_SOFTIRQ ? WP_WAKE_SOFTIRQ : 0) |
-			  (flags & WP_STACK_SAMPLE_NMI ? WP_WAKE_NMI : 0);
-
-	if (!context && (flags & WP_STACK_SAMPLE_IRQ))
-		context = WP_WAKE_HARDIRQ | WP_WAKE_SOFTIRQ;
-	return context;
-}
-
-/*
  * A sample made compact before (liveunwind.h): what the ledger reads of
  * it, and its stack from the file's stack table.
  */
@@ -677,7 +602,7 @@ static int deliver_stack_sample(struct pipeline *p, const struct perf_event_head
 		p->sstack.ip = WP_NO_PLACE;
 	}
 	if (role == WP_EVENT_WAKEUP)
-		return deliver_wakeup(p, ss.pid, ss.tid, ss.thread, stack_sample_context(ss.flags),
+		return deliver_wakeup(p, ss.pid, ss.tid, ss.thread, wp_wake_context_of_flags(ss.flags),
 				      time, &p->sstack);
 	return deliver_stack(p, role, ss.pid, ss.tid, ss.cpu, time, &p->sstack);
 }

@@ -52,7 +52,7 @@ struct wp_monitor {
 	struct wp_sample_stack ss;
 	uint32_t tokens[MAX_TOKENS];
 	struct wp_u64map kind_of;	/* stack -> enum wp_block_kind + 1 */
-	struct wp_u64map timer_of;	/* waker stack -> 1 timer, 2 not */
+	struct wp_u64map class_of;	/* waker stack << 8 | context -> kind | softirq << 8 */
 	/*
 	 * Live thread (serial) -> the stack of its last wait whose
 	 * switch-out stack was taken.  Removed at the thread's exit.
@@ -267,30 +267,50 @@ static enum wp_block_kind stack_kind(struct wp_monitor *m, uint32_t stack)
 	return k;
 }
 
+/* Frame i of the stack in m->tokens, for wp_waker_classify (m->lock held). */
+static const char *token_frame(unsigned int i, bool *kernel, void *arg)
+{
+	const struct wp_monitor *m = arg;
+
+	*kernel = m->tokens[i] & WP_FRAME_KERNEL;
+	return tok_name(m, m->tokens[i]);
+}
+
+/*
+ * What an interrupt's wake-up stack (context: WP_WAKE_* bits) says of its
+ * waker, as report's ledger reads it (wp_waker_classify), for a thread
+ * that ran then (a thread's own send comes back THREAD).  Kept by stack
+ * and context.
+ */
+static void waker_class(struct wp_monitor *m, uint32_t stack, uint8_t context,
+			struct wp_waker_class *c)
+{
+	uint64_t key = (uint64_t)stack << 8 | context, v;
+	unsigned int n;
+
+	*c = (struct wp_waker_class){ .kind = WP_WAKER_INTERRUPT };
+	if (stack == WP_NO_STACK)
+		return;
+	if (wp_u64map_get(&m->class_of, key, &v)) {
+		c->kind = (enum wp_waker_kind)(v & 0xff);
+		c->softirq = (uint8_t)(v >> 8);
+		return;
+	}
+	pthread_mutex_lock(&m->lock);
+	n = stack_tokens(m, stack, m->tokens, MAX_TOKENS);
+	wp_waker_classify(context, 1, n, token_frame, m, c);
+	pthread_mutex_unlock(&m->lock);
+	/* Without memory it is only classified again next time. */
+	wp_u64map_put(&m->class_of, key, (uint64_t)c->kind | (uint64_t)c->softirq << 8);
+}
+
 /* Whether an interrupt's wake-up stack is a timer's expiry. */
 static bool timer_stack(struct wp_monitor *m, uint32_t stack)
 {
-	static const char *const timers[] = {
-		"hrtimer_wakeup", "process_timeout", "call_timer_fn", "__hrtimer_run_queues",
-	};
-	unsigned int n;
-	uint64_t v;
-	bool timer = false;
+	struct wp_waker_class c;
 
-	if (stack == WP_NO_STACK)
-		return false;
-	if (wp_u64map_get(&m->timer_of, stack, &v))
-		return v == 1;
-	pthread_mutex_lock(&m->lock);
-	n = stack_tokens(m, stack, m->tokens, MAX_TOKENS);
-	for (unsigned int i = 0; i < n && !timer; i++)
-		for (size_t j = 0; j < ARRAY_SIZE(timers); j++)
-			if ((m->tokens[i] & WP_FRAME_KERNEL) &&
-			    !strcmp(tok_name(m, m->tokens[i]), timers[j]))
-				timer = true;
-	pthread_mutex_unlock(&m->lock);
-	wp_u64map_put(&m->timer_of, stack, timer ? 1 : 2);
-	return timer;
+	waker_class(m, stack, WP_WAKE_HARDIRQ, &c);
+	return c.kind == WP_WAKER_TIMER;
 }
 
 /* The row of a thread in this interval (made if new), or NULL. */
@@ -1029,8 +1049,16 @@ static int stack_sample(struct wp_monitor *m, const struct perf_event_header *re
 		const struct wp_tl_thread *t;
 
 		if (ss.flags & WP_STACK_SAMPLE_IRQ) {
-			w.kind = timer_stack(m, ss.stack) ? WP_WAKER_TIMER : WP_WAKER_INTERRUPT;
-			w.pid = w.tid = 0;
+			struct wp_waker_class c;
+
+			w.context = wp_wake_context_of_flags(ss.flags);
+			waker_class(m, ss.stack, w.context, &c);
+			w.kind = c.kind == WP_WAKER_THREAD && !ss.tid ? WP_WAKER_INTERRUPT : c.kind;
+			w.softirq = c.softirq;
+			if (w.kind != WP_WAKER_THREAD)
+				w.pid = w.tid = 0;
+			else if ((t = wp_timeline_find(m->tl, ss.tid)))
+				memcpy(w.comm, t->comm, sizeof(w.comm));
 		} else if (!ss.tid) {
 			w.kind = WP_WAKER_IDLE;
 		} else if ((t = wp_timeline_find(m->tl, ss.tid))) {
@@ -1190,7 +1218,7 @@ void wp_monitor_free(struct wp_monitor *m)
 	if (m->have_kinds)
 		wp_sample_kinds_release(&m->kinds);
 	wp_u64map_release(&m->kind_of);
-	wp_u64map_release(&m->timer_of);
+	wp_u64map_release(&m->class_of);
 	wp_u64map_release(&m->last_wait);
 	wp_u64map_release(&m->row_of);
 	free(m->rows);

@@ -1596,6 +1596,106 @@ int wp_timeline_each_live(const struct wp_timeline *tl,
 	return 0;
 }
 
+uint8_t wp_wake_context_of_flags(uint32_t flags)
+{
+	uint8_t context = (flags & WP_STACK_SAMPLE_HARDIRQ ? WP_WAKE_HARDIRQ : 0) |
+			  (flags & WP_STACK_SAMPLE_SOFTIRQ ? WP_WAKE_SOFTIRQ : 0) |
+			  (flags & WP_STACK_SAMPLE_NMI ? WP_WAKE_NMI : 0);
+
+	if (!context && (flags & WP_STACK_SAMPLE_IRQ))
+		context = WP_WAKE_HARDIRQ | WP_WAKE_SOFTIRQ;
+	return context;
+}
+
+/* A timer's expiry, in its interrupt or softirq. */
+static bool timer_name(const char *name)
+{
+	static const char *const timers[] = {
+		"hrtimer_wakeup", "process_timeout", "call_timer_fn", "__hrtimer_run_queues",
+	};
+
+	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++)
+		if (!strcmp(name, timers[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The softirq whose handler a kernel frame is (its "action"), or
+ * WP_SOFTIRQ_NONE: the names of Linux 5.x and 6.x.
+ */
+static enum wp_softirq softirq_name(const char *name)
+{
+	static const struct {
+		const char *name;
+		enum wp_softirq vec;
+	} actions[] = {
+		{ "net_rx_action", WP_SOFTIRQ_NET_RX },
+		{ "net_tx_action", WP_SOFTIRQ_NET_TX },
+		{ "blk_done_softirq", WP_SOFTIRQ_BLOCK },
+		{ "run_timer_softirq", WP_SOFTIRQ_TIMER },
+		{ "hrtimer_run_softirq", WP_SOFTIRQ_HRTIMER },
+		{ "tasklet_action", WP_SOFTIRQ_TASKLET },
+		{ "tasklet_hi_action", WP_SOFTIRQ_HI },
+		{ "irq_poll_softirq", WP_SOFTIRQ_IRQ_POLL },
+		{ "run_rebalance_domains", WP_SOFTIRQ_SCHED },
+		{ "sched_balance_softirq", WP_SOFTIRQ_SCHED },
+		{ "rcu_core_si", WP_SOFTIRQ_RCU },
+		{ "rcu_core", WP_SOFTIRQ_RCU },
+	};
+
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (!strcmp(name, actions[i].name))
+			return actions[i].vec;
+	return WP_SOFTIRQ_NONE;
+}
+
+/* An interrupt's or exception's entry from the interrupted context (x86: asm_*). */
+static bool irq_entry_name(const char *name)
+{
+	return !strncmp(name, "asm_", 4);
+}
+
+void wp_waker_classify(uint8_t context, uint32_t tid, unsigned int n, wp_waker_frame_fn frame,
+		       void *arg, struct wp_waker_class *out)
+{
+	bool sent = false, syscall = false, entry = false;
+
+	*out = (struct wp_waker_class){ .kind = tid ? WP_WAKER_THREAD : WP_WAKER_IDLE,
+					.nr_frames = n };
+	if (!context)
+		return;
+	out->kind = WP_WAKER_INTERRUPT;
+	for (unsigned int i = 0; i < n; i++) {
+		bool kernel = false;
+		const char *name = frame(i, &kernel, arg);
+
+		if (!kernel || !name)
+			continue;
+		if (timer_name(name))
+			out->kind = WP_WAKER_TIMER;
+		if (!out->softirq)
+			out->softirq = (uint8_t)softirq_name(name);
+		/* Below the interrupt's entry is only what it interrupted. */
+		if (irq_entry_name(name)) {
+			out->nr_frames = i + 1;
+			entry = true;
+			break;
+		}
+		if (out->softirq && !strcmp(name, "__dev_queue_xmit"))
+			sent = true;
+		if (!strncmp(name, "entry_SYSCALL", 13))
+			syscall = true;
+	}
+	/* A hard interrupt's handler ran no softirq: what it interrupted did. */
+	if ((context & (WP_WAKE_HARDIRQ | WP_WAKE_NMI)) && !(context & WP_WAKE_SOFTIRQ))
+		out->softirq = WP_SOFTIRQ_NONE;
+	/* The thread's own send, delivered in its own system call. */
+	if (context == WP_WAKE_SOFTIRQ && out->softirq == WP_SOFTIRQ_NET_RX && sent && syscall &&
+	    !entry && out->kind == WP_WAKER_INTERRUPT && tid)
+		out->kind = WP_WAKER_THREAD;
+}
+
 const char *wp_waker_kind_name(enum wp_waker_kind kind)
 {
 	switch (kind) {

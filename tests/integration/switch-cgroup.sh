@@ -74,6 +74,8 @@ check_num "env sleeper: record exits 0" "$rc" -eq 0
 run t1.txt t1.err "$WALLPROF" report -i E
 check "env sleeper: named env, then sleeper, and nothing before" \
 	grep -Eq '^ +names: env [0-9.]+[mun]?s -> sleeper [0-9.]+[mun]?s$' t1.txt
+grep -Eq '^ +names: env [0-9.]+[mun]?s -> sleeper [0-9.]+[mun]?s$' t1.txt ||
+	{ grep -E 'names:|^[0-9]' t1.txt | head -n 8 | sed 's/^/# /'; }
 
 # The command's first samples, before its exec and within it, are the
 # cgroup's events' too: it runs the stub's copy of wallprof until the

@@ -475,8 +475,88 @@ static void test_uncertain_start(void)
 	wp_buf_release(&b);
 }
 
+/* A wake-up's frames for wp_waker_classify: kernel names, then "u:" user ones. */
+static const char *frame_of(unsigned int i, bool *kernel, void *arg)
+{
+	const char *const *names = arg;
+
+	*kernel = strncmp(names[i], "u:", 2) != 0;
+	return names[i];
+}
+
+static unsigned int count_names(const char *const *names)
+{
+	unsigned int n = 0;
+
+	while (names[n])
+		n++;
+	return n;
+}
+
+/* Who woke, as the frames and the tracepoint's context say. */
+static void test_waker_classify(void)
+{
+	static const char *const loopback[] = {
+		"try_to_wake_up", "ep_poll_callback", "sock_def_readable", "tcp_v4_rcv",
+		"net_rx_action", "handle_softirqs", "do_softirq.part.0", "__local_bh_enable_ip",
+		"__dev_queue_xmit", "ip_finish_output2", "tcp_sendmsg", "__x64_sys_sendto",
+		"do_syscall_64", "entry_SYSCALL_64_after_hwframe", NULL,
+	};
+	static const char *const from_nic[] = {
+		"try_to_wake_up", "sock_def_readable", "tcp_v4_rcv", "net_rx_action",
+		"handle_softirqs", "__irq_exit_rcu", "common_interrupt", "asm_common_interrupt",
+		"__dev_queue_xmit", "tcp_sendmsg", "entry_SYSCALL_64_after_hwframe", NULL,
+	};
+	static const char *const disk_at_bh_enable[] = {
+		"try_to_wake_up", "complete", "blk_update_request", "blk_done_softirq",
+		"handle_softirqs", "do_softirq.part.0", "__local_bh_enable_ip", "release_sock",
+		"tcp_sendmsg", "__x64_sys_sendto", "entry_SYSCALL_64_after_hwframe", NULL,
+	};
+	static const char *const timer[] = {
+		"try_to_wake_up", "hrtimer_wakeup", "__hrtimer_run_queues", "hrtimer_interrupt",
+		"sysvec_apic_timer_interrupt", "asm_sysvec_apic_timer_interrupt", NULL,
+	};
+	static const char *const pipe[] = {
+		"try_to_wake_up", "anon_pipe_write", "entry_SYSCALL_64_after_hwframe",
+		"u:__write", "u:main", NULL,
+	};
+	struct wp_waker_class c;
+
+	wp_waker_classify(WP_WAKE_SOFTIRQ, 42, count_names(loopback), frame_of, (void *)loopback,
+			  &c);
+	ok(c.kind == WP_WAKER_THREAD && c.softirq == WP_SOFTIRQ_NET_RX &&
+	   c.nr_frames == count_names(loopback),
+	   "classify: a send over loopback, delivered in the sender's system call: the sender");
+	wp_waker_classify(WP_WAKE_SOFTIRQ, 0, count_names(loopback), frame_of, (void *)loopback,
+			  &c);
+	is_int(c.kind, WP_WAKER_INTERRUPT, "classify: the same with no thread: an interrupt");
+	wp_waker_classify(WP_WAKE_SOFTIRQ | WP_WAKE_HARDIRQ, 42, count_names(loopback), frame_of,
+			  (void *)loopback, &c);
+	is_int(c.kind, WP_WAKER_INTERRUPT, "classify: in a hard interrupt too: an interrupt");
+	wp_waker_classify(WP_WAKE_SOFTIRQ, 42, count_names(from_nic), frame_of, (void *)from_nic,
+			  &c);
+	ok(c.kind == WP_WAKER_INTERRUPT && c.softirq == WP_SOFTIRQ_NET_RX && c.nr_frames == 8,
+	   "classify: NET_RX at an interrupt's exit: an interrupt, its frames down to asm_");
+	wp_waker_classify(WP_WAKE_SOFTIRQ, 42, count_names(disk_at_bh_enable), frame_of,
+			  (void *)disk_at_bh_enable, &c);
+	ok(c.kind == WP_WAKER_INTERRUPT && c.softirq == WP_SOFTIRQ_BLOCK,
+	   "classify: a disk's softirq run as a send turned softirqs on: not the sender's");
+	wp_waker_classify(WP_WAKE_HARDIRQ, 42, count_names(timer), frame_of, (void *)timer, &c);
+	ok(c.kind == WP_WAKER_TIMER && c.softirq == WP_SOFTIRQ_NONE && c.nr_frames == 6,
+	   "classify: a timer's expiry in its interrupt");
+	wp_waker_classify(0, 42, count_names(pipe), frame_of, (void *)pipe, &c);
+	ok(c.kind == WP_WAKER_THREAD && c.nr_frames == 5, "classify: a thread's own wake-up");
+	wp_waker_classify(0, 0, 0, frame_of, (void *)pipe, &c);
+	is_int(c.kind, WP_WAKER_IDLE, "classify: the idle task's");
+	is_int(wp_wake_context_of_flags(WP_STACK_SAMPLE_IRQ), WP_WAKE_HARDIRQ | WP_WAKE_SOFTIRQ,
+	       "an older file's interrupt: any");
+	is_int(wp_wake_context_of_flags(WP_STACK_SAMPLE_IRQ | WP_STACK_SAMPLE_SOFTIRQ),
+	       WP_WAKE_SOFTIRQ, "a softirq's flags");
+}
+
 int main(void)
 {
+	test_waker_classify();
 	test_uncertain_start();
 	test_lost_switch_in_window();
 	test_switch_in_ends_occupant();
