@@ -278,6 +278,12 @@ static int critical_path(const struct wp_analysis *an, const struct wp_waits *w,
 	if (err == -ESRCH)
 		wp_error("--critical-path: thread %" PRIu32 " has no time in that window%s", r->tid,
 			 an->has_window ? " (and --time)" : "");
+	else if (!err && r->has_window && (cp->start_ns != start || cp->end_ns != end))
+		wp_info("--critical-path: thread %" PRIu32 "'s time in the recording%s is %.3f s "
+			"to %.3f s of the window asked for", r->tid,
+			an->has_window ? " and --time" : "",
+			(double)(cp->start_ns - an->start_ns) / 1e9,
+			(double)(cp->end_ns - an->start_ns) / 1e9);
 	return err;
 }
 

@@ -420,9 +420,14 @@ static void print_stack_copy_advice(const struct wp_analysis *an, FILE *out)
 		fprintf(out, " (they needed at least -g dwarf,%" PRIu64 ")", need);
 		return;
 	}
-	fprintf(out, " (some needed at least %.*f %s, more than the kernel copies: ",
+	/* One stack of thousands reads 0.0%: say it is one, not "some" of them. */
+	fprintf(out, " (%s needed at least %.*f %s, more than the kernel copies: ",
+		q->truncated == 1 ? "one stack" : "some",
 		kib >= 1024 ? 1 : 0, kib >= 1024 ? kib / 1024 : kib, kib >= 1024 ? "MiB" : "KiB");
-	if (an->meta->stack_size < WP_STACK_COPY_MAX)
+	if (an->meta->stack_size < WP_STACK_COPY_MAX && q->truncated == 1)
+		fprintf(out, "its largest copy, -g dwarf,%u, would %skeep it whole", WP_STACK_COPY_MAX,
+			q->truncated_in_reach ? "" : "not ");
+	else if (an->meta->stack_size < WP_STACK_COPY_MAX)
 		fprintf(out, "its largest copy, -g dwarf,%u, would keep at most %.1f%% of them whole",
 			WP_STACK_COPY_MAX,
 			100.0 * (double)q->truncated_in_reach / (double)q->truncated);
