@@ -145,6 +145,9 @@ enum wp_softirq {
  */
 uint8_t wp_wake_context_of_flags(uint32_t flags);
 
+/* The WP_STACK_SAMPLE_* flags that keep a wake-up's context (the inverse). */
+uint32_t wp_wake_flags_of_context(uint8_t context);
+
 /* What a wake-up's frames say of its waker (wp_waker_classify). */
 struct wp_waker_class {
 	enum wp_waker_kind kind;

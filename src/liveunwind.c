@@ -211,10 +211,7 @@ static int convert_sample(struct wp_liveunwind *lu, const struct perf_event_head
 		if (!wp_sample_kinds_waking(&lu->kinds, s, &ss.thread, &context))
 			return 0;
 		irq = context != 0;
-		ss.flags = (irq ? WP_STACK_SAMPLE_IRQ : 0) |
-			   (context & WP_WAKE_HARDIRQ ? WP_STACK_SAMPLE_HARDIRQ : 0) |
-			   (context & WP_WAKE_SOFTIRQ ? WP_STACK_SAMPLE_SOFTIRQ : 0) |
-			   (context & WP_WAKE_NMI ? WP_STACK_SAMPLE_NMI : 0);
+		ss.flags = wp_wake_flags_of_context(context);
 		break;
 	/* The other tracepoints' samples take no stack: only who and when. */
 	case WP_EVENT_ENQUEUED:

@@ -1097,9 +1097,15 @@ static int raw_sample(struct wp_monitor *m, const struct perf_event_header *rec,
 
 		if (!wp_sample_kinds_waking(&m->kinds, &s, &tid, &context))
 			return 0;
-		w.kind = context ? WP_WAKER_INTERRUPT : s.tid ? WP_WAKER_THREAD : WP_WAKER_IDLE;
+		/* No stack: what the context alone says (wp_waker_classify). */
+		{
+			struct wp_waker_class c;
+
+			wp_waker_classify(context, s.tid, 0, NULL, NULL, &c);
+			w.kind = c.kind;
+		}
 		w.context = context;
-		if (context)
+		if (w.kind != WP_WAKER_THREAD)
 			w.pid = w.tid = 0;
 		return wp_timeline_wakeup(m->tl, tid, time, &w);
 	}

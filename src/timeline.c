@@ -1607,6 +1607,14 @@ uint8_t wp_wake_context_of_flags(uint32_t flags)
 	return context;
 }
 
+uint32_t wp_wake_flags_of_context(uint8_t context)
+{
+	return (context ? WP_STACK_SAMPLE_IRQ : 0) |
+	       (context & WP_WAKE_HARDIRQ ? WP_STACK_SAMPLE_HARDIRQ : 0) |
+	       (context & WP_WAKE_SOFTIRQ ? WP_STACK_SAMPLE_SOFTIRQ : 0) |
+	       (context & WP_WAKE_NMI ? WP_STACK_SAMPLE_NMI : 0);
+}
+
 /* A timer's expiry, in its interrupt or softirq. */
 static bool timer_name(const char *name)
 {
