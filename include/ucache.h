@@ -3,12 +3,14 @@
  * ucache.h: user stacks already unwound and named.
  *
  * The unwinder's result depends only on the registers, the address space
- * and the stack bytes it read, so an entry is keyed by a hash of (address
- * space, registers) and holds a hash of the first read_bytes
- * of the stack: a sample with the same key and the same leading bytes
- * unwinds the same way.  Hashing only what the unwinder read (usually far
- * less than the copy) keeps lookups cheap.  A truncated stack also depends
- * on where the copy ended, so its entry matches only the same copy size.
+ * and the stack words it read, so an entry is keyed by a hash of (address
+ * space, registers) and holds where in the copy the unwinder read and a
+ * hash of the words it found there: a sample with the same key and the
+ * same words at those places unwinds the same way, step by step, whatever
+ * the rest of its stack holds (the locals between the return addresses
+ * change from one call to the next; the words the unwinder follows do
+ * not).  A truncated stack also depends on where the copy ended, so its
+ * entry matches only the same copy size.
  * XXH3 hashes; a collision is not a practical concern.
  *
  * An entry holds the whole chain of frame tokens with the unwinder's
@@ -28,6 +30,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The most stack reads an entry remembers; an unwind that read more is not kept. */
+#define WP_UCACHE_MAX_READS 128
 
 /* A named user stack, innermost frame first, without any marker. */
 struct wp_ucache_stack {
@@ -62,12 +67,15 @@ bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stac
 		    uint64_t dyn_size, struct wp_ucache_stack *out);
 
 /*
- * Remember st (copied) for this key and stack copy, of which the unwinder
- * read the first read_bytes.  Returns 0, or -E2BIG for a chain or sizes
- * the cache cannot hold, -ENOMEM (nothing is stored; lookups simply miss).
+ * Remember st (copied) for this key and stack copy (dyn_size bytes at
+ * stack), in which the unwinder read the 8-byte words at read_offs[0,
+ * nr_reads), in that order.  Returns 0, or -E2BIG for a chain, reads or
+ * sizes the cache cannot hold (a read past the copy among them), -ENOMEM
+ * (nothing is stored; lookups simply miss).
  */
 int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
-		     uint64_t dyn_size, uint64_t read_bytes, const struct wp_ucache_stack *st);
+		     uint64_t dyn_size, const uint32_t *read_offs, unsigned int nr_reads,
+		     const struct wp_ucache_stack *st);
 
 /* Forget every entry. */
 void wp_ucache_reset(struct wp_ucache *c);

@@ -22,6 +22,8 @@
 #include "procmap.h"
 
 #define WP_MAX_FRAMES 256
+/* Reads of the stack copy an unwind remembers (ucache.h); most take a few dozen. */
+#define WP_UNWIND_MAX_READS 128
 
 struct wp_ustack {
 	uint64_t pc[WP_MAX_FRAMES];	/* innermost first */
@@ -32,7 +34,14 @@ struct wp_ustack {
 	bool too_deep;		/* stopped at WP_MAX_FRAMES */
 	bool failed;		/* not even the first frame */
 	uint64_t needed;	/* stack bytes that would have sufficed, when known */
-	uint64_t read_bytes;	/* bytes of the copy the unwinder looked at */
+	/*
+	 * Where in the copy the unwinder read its words, in the order it read
+	 * them (nr_reads of them; more than WP_UNWIND_MAX_READS: only the
+	 * first are here).  With the registers and the address space, the
+	 * words there decide the whole unwind.
+	 */
+	uint32_t read_off[WP_UNWIND_MAX_READS];
+	unsigned int nr_reads;
 };
 
 struct wp_unwinder;

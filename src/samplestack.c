@@ -19,6 +19,9 @@
 #define UCACHE_PLACES (1U << 20)	/* their places, in all */
 #define PLACE_WORDS 6
 
+/* Every read the unwinder remembers, the cache can check. */
+_Static_assert(WP_UNWIND_MAX_READS == WP_UCACHE_MAX_READS, "one bound on an unwind's reads");
+
 struct wp_resolver {
 	struct wp_procmap *pm;		/* borrowed */
 	struct wp_sample_format fmt;
@@ -216,8 +219,8 @@ static void unwind_user(struct wp_resolver *r, struct wp_process *proc,
 	st.too_deep = r->ustack.too_deep;
 	st.needed = r->ustack.needed;
 	if (sp)
-		wp_ucache_insert(r->ucache, key, s->stack, s->stack_dyn_size,
-				 r->ustack.read_bytes, &st);
+		wp_ucache_insert(r->ucache, key, s->stack, s->stack_dyn_size, r->ustack.read_off,
+				 r->ustack.nr_reads, &st);
 flags:
 	if (st.truncated)
 		out->flags |= WP_SSTACK_TRUNCATED;

@@ -12,11 +12,12 @@
 
 struct ucache_entry {
 	uint64_t key;		/* address space, registers */
-	uint64_t bytes_hash;	/* of stack[0, read_bytes) */
+	uint64_t words_hash;	/* of the words read, in order */
 	uint64_t needed;
-	uint32_t read_bytes;
+	uint32_t read_end;	/* the end of the furthest word read */
 	uint32_t dyn_size;	/* for truncated stacks only, else 0 */
 	uint32_t off, len;	/* in tokens[] */
+	uint32_t reads, nr_reads;	/* in read_offs[] */
 	bool used, truncated, unreadable, too_deep;
 };
 
@@ -34,7 +35,19 @@ struct wp_ucache {
 	unsigned int mask;	/* nr_slots - 1 */
 	uint32_t *tokens;
 	size_t nr_tokens, cap_tokens;
+	uint32_t *read_offs;	/* as many as tokens may be */
+	size_t nr_read_offs;
 };
+
+/* The hash of the words at offs[0, n) of stack, in that order. */
+static uint64_t words_hash(const uint8_t *stack, const uint32_t *offs, unsigned int n)
+{
+	uint64_t words[WP_UCACHE_MAX_READS];
+
+	for (unsigned int i = 0; i < n; i++)
+		memcpy(&words[i], stack + offs[i], sizeof(words[i]));
+	return XXH3_64bits(words, n * sizeof(words[0]));
+}
 
 /* The entry of key's slot, or NULL when the slot is empty. */
 static struct ucache_entry *slot_entry(const struct wp_ucache *c, uint64_t key)
@@ -55,7 +68,8 @@ int wp_ucache_new(unsigned int nr_slots, size_t nr_tokens, struct wp_ucache **ou
 	if (!c)
 		return -ENOMEM;
 	c->tokens = malloc(nr_tokens * sizeof(*c->tokens));
-	if (!c->tokens) {
+	c->read_offs = malloc(nr_tokens * sizeof(*c->read_offs));
+	if (!c->tokens || !c->read_offs) {
 		wp_ucache_free(c);
 		return -ENOMEM;
 	}
@@ -75,11 +89,11 @@ bool wp_ucache_find(const struct wp_ucache *c, uint64_t key, const uint8_t *stac
 {
 	const struct ucache_entry *e = slot_entry(c, key);
 
-	if (!e || !e->used || e->key != key || e->read_bytes > dyn_size)
+	if (!e || !e->used || e->key != key || e->read_end > dyn_size)
 		return false;
 	if (e->truncated && e->dyn_size != dyn_size)
 		return false;
-	if (XXH3_64bits(stack, e->read_bytes) != e->bytes_hash)
+	if (words_hash(stack, c->read_offs + e->reads, e->nr_reads) != e->words_hash)
 		return false;
 	out->tokens = c->tokens + e->off;
 	out->len = e->len;
@@ -95,18 +109,28 @@ void wp_ucache_reset(struct wp_ucache *c)
 	wp_u64map_release(&c->used);
 	c->nr_entries = 0;
 	c->nr_tokens = 0;
+	c->nr_read_offs = 0;
 }
 
 int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
-		     uint64_t dyn_size, uint64_t read_bytes, const struct wp_ucache_stack *st)
+		     uint64_t dyn_size, const uint32_t *read_offs, unsigned int nr_reads,
+		     const struct wp_ucache_stack *st)
 {
 	struct ucache_entry *e;
+	uint32_t read_end = 0;
 
-	/* Sizes come from the sample: never hash past the copy. */
-	if (read_bytes > dyn_size || dyn_size > UINT32_MAX || st->len > c->cap_tokens)
+	if (nr_reads > WP_UCACHE_MAX_READS || dyn_size > UINT32_MAX || st->len > c->cap_tokens ||
+	    nr_reads > c->cap_tokens)
 		return -E2BIG;
+	/* Offsets come from the unwinder: never hash past the copy. */
+	for (unsigned int i = 0; i < nr_reads; i++) {
+		if (read_offs[i] > dyn_size || dyn_size - read_offs[i] < 8)
+			return -E2BIG;
+		if (read_offs[i] + 8 > read_end)
+			read_end = read_offs[i] + 8;
+	}
 	/* Full: start over rather than grow without bound. */
-	if (st->len > c->cap_tokens - c->nr_tokens)
+	if (st->len > c->cap_tokens - c->nr_tokens || nr_reads > c->cap_tokens - c->nr_read_offs)
 		wp_ucache_reset(c);
 	e = slot_entry(c, key);
 	if (!e) {
@@ -116,8 +140,13 @@ int wp_ucache_insert(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
 		e = &c->entries[c->nr_entries++];
 	}
 	e->key = key;
-	e->read_bytes = (uint32_t)read_bytes;
-	e->bytes_hash = XXH3_64bits(stack, (size_t)read_bytes);
+	e->read_end = read_end;
+	e->reads = (uint32_t)c->nr_read_offs;
+	e->nr_reads = nr_reads;
+	if (nr_reads)
+		memcpy(c->read_offs + c->nr_read_offs, read_offs, nr_reads * sizeof(*read_offs));
+	c->nr_read_offs += nr_reads;
+	e->words_hash = words_hash(stack, read_offs, nr_reads);
 	e->dyn_size = st->truncated ? (uint32_t)dyn_size : 0;
 	e->off = (uint32_t)c->nr_tokens;
 	e->len = st->len;
@@ -160,5 +189,6 @@ void wp_ucache_free(struct wp_ucache *c)
 	wp_u64map_release(&c->used);
 	free(c->entries);
 	free(c->tokens);
+	free(c->read_offs);
 	free(c);
 }

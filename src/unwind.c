@@ -109,6 +109,9 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 		u->deepest_read = addr + 8;
 	if (addr >= u->sp && addr + 8 >= addr && addr + 8 <= u->sp + s->stack_dyn_size) {
 		memcpy(result, s->stack + (addr - u->sp), 8);
+		if (u->out->nr_reads < WP_UNWIND_MAX_READS)
+			u->out->read_off[u->out->nr_reads] = (uint32_t)(addr - u->sp);
+		u->out->nr_reads++;
 		return true;
 	}
 	/* Above the copy: the stack went on further than we copied. */
@@ -402,7 +405,7 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	out->too_deep = false;
 	out->failed = true;
 	out->needed = 0;
-	out->read_bytes = 0;
+	out->nr_reads = 0;
 	u->fmt = fmt;
 	u->cur = s;
 	u->out = out;
@@ -439,9 +442,6 @@ void wp_unwind_sample(struct wp_unwinder *u, const struct wp_sample_format *fmt,
 	dwfl_getthread_frames(su->dwfl, (pid_t)s->tid, frame_cb, u);
 	if (out->n)
 		out->failed = false;
-	if (u->deepest_read > u->sp)
-		out->read_bytes = u->deepest_read - u->sp < s->stack_dyn_size ?
-				  u->deepest_read - u->sp : s->stack_dyn_size;
 	if (u->out_of_stack) {
 		out->truncated = true;
 		out->unreadable = u->unreadable;

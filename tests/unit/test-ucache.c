@@ -3,7 +3,8 @@
  * test-ucache.c: the cache of unwound and named user stacks
  * (src/ucache.c), driven the way report drives it for each sample:
  *
- *	find (key, stack bytes) -> on a miss: unwind, name, insert
+ *	find (key, stack words) -> on a miss: unwind, name, insert with
+ *	where the unwinder read
  *	emit into the room the sample's kernel frames left
  *
  * Keys are picked by hand, so two keys can be made to share a slot.
@@ -39,6 +40,18 @@ static struct wp_ucache *new_cache(unsigned int slots, size_t tokens)
 	if (wp_ucache_new(slots, tokens, &c))
 		fatal("cannot create a cache");
 	return c;
+}
+
+/*
+ * Insert st as an unwind that read one word, the one ending end bytes
+ * into the copy (none when end is 0): what was read reaches that far.
+ */
+static int insert_upto(struct wp_ucache *c, uint64_t key, const uint8_t *stack,
+		       uint64_t dyn_size, uint32_t end, const struct wp_ucache_stack *st)
+{
+	uint32_t off = end >= 8 ? end - 8 : 0;
+
+	return wp_ucache_insert(c, key, stack, dyn_size, &off, end >= 8, st);
 }
 
 /* A chain of len frames whose tokens start at first. */
@@ -98,7 +111,7 @@ static void test_hit_and_miss(void)
 	uint64_t key = 0x1234567890abcdefULL;
 
 	ok(!wp_ucache_find(c, key, stack_a, 2048, &got), "miss: an empty cache");
-	is_int(wp_ucache_insert(c, key, stack_a, 2048, 1000, &st), 0, "insert: a 5-frame stack");
+	is_int(insert_upto(c, key, stack_a, 2048, 1000, &st), 0, "insert: a 5-frame stack");
 	memset(chain, 0, sizeof(chain));	/* the cache keeps its own copy */
 	ok(wp_ucache_find(c, key, stack_a, 2048, &got) && got.len == 5 && got.tokens[0] == 100 &&
 	   got.tokens[4] == 104 && !got.truncated && !got.too_deep,
@@ -120,8 +133,68 @@ static void test_hit_and_miss(void)
 	ok(wp_ucache_find(c, key, stack_a, 4096, &got), "hit: a larger copy (not truncated)");
 	ok(!wp_ucache_find(c, key, stack_a, 999, &got),
 	   "miss: a copy shorter than what the unwinder read");
-	is_int(wp_ucache_insert(c, key, stack_a, 100, 101, &st), -E2BIG,
+	is_int(insert_upto(c, key, stack_a, 100, 101, &st), -E2BIG,
 	       "insert: refuses to read more than the copy holds");
+	wp_ucache_free(c);
+}
+
+/*
+ * Only the words read decide: a local between two return addresses may
+ * change from call to call, a word the unwinder followed may not.
+ */
+static void test_read_set(void)
+{
+	struct wp_ucache *c = new_cache(SLOTS, 4096);
+	struct wp_ucache_stack st = make_stack(300, 4), got;
+	uint32_t offs[WP_UCACHE_MAX_READS + 1];
+	uint64_t key = 99;
+
+	offs[0] = 24;	/* the unwinder's order, not the stack's */
+	offs[1] = 0;
+	offs[2] = 1016;
+	is_int(wp_ucache_insert(c, key, stack_a, 2048, offs, 3, &st), 0,
+	       "reads: insert an unwind that read three words");
+	memcpy(stack_b, stack_a, sizeof(stack_b));
+	for (unsigned int i = 8; i < 24; i++)
+		stack_b[i] ^= 0x5a;
+	for (unsigned int i = 32; i < 1016; i++)
+		stack_b[i] ^= 0xa5;
+	ok(wp_ucache_find(c, key, stack_b, 2048, &got) && got.len == 4 && got.tokens[0] == 300,
+	   "reads: every byte between the words read differs, and it hits");
+	stack_b[1023] ^= 1;
+	ok(!wp_ucache_find(c, key, stack_b, 2048, &got), "reads: the last byte of a word read differs");
+	stack_b[1023] ^= 1;
+	stack_b[24] ^= 0x80;
+	ok(!wp_ucache_find(c, key, stack_b, 2048, &got), "reads: the first byte of a word read differs");
+	stack_b[24] ^= 0x80;
+	ok(wp_ucache_find(c, key, stack_b, 1024, &got),
+	   "reads: a copy that ends just after the furthest word read");
+	ok(!wp_ucache_find(c, key, stack_b, 1023, &got), "reads: one byte shorter misses");
+
+	/* The same words in another order are another unwind. */
+	memcpy(stack_b, stack_a, sizeof(stack_b));
+	memcpy(stack_b + 0, stack_a + 24, 8);
+	memcpy(stack_b + 24, stack_a + 0, 8);
+	ok(!wp_ucache_find(c, key, stack_b, 2048, &got), "reads: two words read swap places");
+
+	ok(wp_ucache_insert(c, key + 1, stack_a, 2048, offs, 0, &st) == 0 &&
+	   wp_ucache_find(c, key + 1, stack_b, 8, &got) && got.len == 4,
+	   "reads: an unwind that read nothing hits on its key alone");
+
+	for (unsigned int i = 0; i <= WP_UCACHE_MAX_READS; i++)
+		offs[i] = 8 * i;
+	is_int(wp_ucache_insert(c, key + 2, stack_a, 2048, offs, WP_UCACHE_MAX_READS + 1, &st),
+	       -E2BIG, "reads: more reads than an entry remembers are refused");
+	ok(!wp_ucache_find(c, key + 2, stack_a, 2048, &got), "reads: and not found");
+	is_int(wp_ucache_insert(c, key + 3, stack_a, 2048, offs, WP_UCACHE_MAX_READS, &st), 0,
+	       "reads: as many as it remembers are kept");
+	ok(wp_ucache_find(c, key + 3, stack_a, 2048, &got), "reads: and found");
+	offs[0] = 2044;
+	is_int(wp_ucache_insert(c, key + 4, stack_a, 2048, offs, 1, &st), -E2BIG,
+	       "reads: a word that runs past the copy is refused");
+	offs[0] = UINT32_MAX;
+	is_int(wp_ucache_insert(c, key + 4, stack_a, 2048, offs, 1, &st), -E2BIG,
+	       "reads: an offset past the copy is refused");
 	wp_ucache_free(c);
 }
 
@@ -134,7 +207,7 @@ static void test_truncated_entries(void)
 
 	st.truncated = true;
 	st.needed = 9000;
-	is_int(wp_ucache_insert(c, key, stack_a, 2048, 2048, &st), 0,
+	is_int(insert_upto(c, key, stack_a, 2048, 2048, &st), 0,
 	       "truncated: insert a stack cut by a 2048-byte copy");
 	ok(wp_ucache_find(c, key, stack_a, 2048, &got) && got.len == 7 && got.truncated &&
 	   !got.too_deep && got.needed == 9000,
@@ -145,7 +218,7 @@ static void test_truncated_entries(void)
 	   "truncated: any other copy size misses");
 
 	/* The same for a stack the unwinder read only part of. */
-	is_int(wp_ucache_insert(c, key + 1, stack_a, 2048, 500, &st), 0,
+	is_int(insert_upto(c, key + 1, stack_a, 2048, 500, &st), 0,
 	       "truncated: insert one whose unwinder read 500 bytes");
 	ok(wp_ucache_find(c, key + 1, stack_a, 2048, &got),
 	   "truncated: hit with the same copy size");
@@ -200,7 +273,7 @@ static void test_budget_is_not_stored(void)
 	unsigned int n;
 
 	st.too_deep = true;
-	wp_ucache_insert(c, key, stack_a, 2048, 1500, &st);
+	insert_upto(c, key, stack_a, 2048, 1500, &st);
 	n = wp_ucache_emit(&st, MARKER, out, 100, &cut);
 	ok(out_is(n, 1000, 99, true) && cut,
 	   "budget: the first sample (room 100) gets 99 frames and the marker");
@@ -222,7 +295,7 @@ static void test_budget_is_not_stored(void)
 
 	/* A stack not cut by the unwinder, cut by the budget only. */
 	st = make_stack(3000, 50);
-	wp_ucache_insert(c, key + 1, stack_a, 2048, 100, &st);
+	insert_upto(c, key + 1, stack_a, 2048, 100, &st);
 	n = wp_ucache_emit(&st, MARKER, out, 20, &cut);
 	ok(out_is(n, 3000, 19, true) && cut,
 	   "budget: a whole 50-frame stack in room 20: 19 frames and the marker");
@@ -240,20 +313,20 @@ static void test_eviction(void)
 	struct wp_ucache_stack st, got;
 
 	st = make_stack(10, 3);
-	wp_ucache_insert(c, 1, stack_a, 64, 8, &st);
+	insert_upto(c, 1, stack_a, 64, 8, &st);
 	st = make_stack(20, 3);
-	wp_ucache_insert(c, 1 + 4, stack_a, 64, 8, &st);
+	insert_upto(c, 1 + 4, stack_a, 64, 8, &st);
 	ok(!wp_ucache_find(c, 1, stack_a, 64, &got),
 	   "evict: a key is replaced by a later one of its slot");
 	ok(wp_ucache_find(c, 5, stack_a, 64, &got) && got.len == 3 && got.tokens[0] == 20,
 	   "evict: the later one is found");
 
 	st = make_stack(30, 3);
-	wp_ucache_insert(c, 2, stack_a, 64, 8, &st);
+	insert_upto(c, 2, stack_a, 64, 8, &st);
 	ok(wp_ucache_find(c, 5, stack_a, 64, &got) && wp_ucache_find(c, 2, stack_a, 64, &got),
 	   "full: 9 of 10 tokens used, both stacks found");
 	st = make_stack(40, 4);
-	is_int(wp_ucache_insert(c, 3, stack_a, 64, 8, &st), 0,
+	is_int(insert_upto(c, 3, stack_a, 64, 8, &st), 0,
 	       "full: a 4-frame stack does not fit: the cache starts over");
 	ok(!wp_ucache_find(c, 5, stack_a, 64, &got) && !wp_ucache_find(c, 2, stack_a, 64, &got),
 	   "full: the older stacks are gone");
@@ -261,7 +334,7 @@ static void test_eviction(void)
 	   got.tokens[3] == 43, "full: the new one is found, whole");
 
 	st = make_stack(50, 11);
-	is_int(wp_ucache_insert(c, 0, stack_a, 64, 8, &st), -E2BIG,
+	is_int(insert_upto(c, 0, stack_a, 64, 8, &st), -E2BIG,
 	       "full: a stack larger than the whole store is refused");
 	ok(!wp_ucache_find(c, 0, stack_a, 64, &got), "full: and not found");
 	ok(wp_ucache_find(c, 3, stack_a, 64, &got) && got.tokens[0] == 40,
@@ -270,7 +343,7 @@ static void test_eviction(void)
 	wp_ucache_reset(c);
 	ok(!wp_ucache_find(c, 3, stack_a, 64, &got), "reset: nothing is found");
 	st = make_stack(60, 10);
-	ok(wp_ucache_insert(c, 3, stack_a, 64, 8, &st) == 0 &&
+	ok(insert_upto(c, 3, stack_a, 64, 8, &st) == 0 &&
 	   wp_ucache_find(c, 3, stack_a, 64, &got) && got.len == 10 && got.tokens[9] == 69,
 	   "reset: the whole store is free again");
 	wp_ucache_free(c);
@@ -283,6 +356,7 @@ int main(void)
 	test_new();
 	test_key();
 	test_hit_and_miss();
+	test_read_set();
 	test_truncated_entries();
 	test_emit();
 	test_budget_is_not_stored();
