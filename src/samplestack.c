@@ -18,6 +18,7 @@
 #define UCACHE_SLOTS 65536	/* unwound stacks remembered, a power of two */
 #define UCACHE_PLACES (1U << 20)	/* their places, in all */
 #define PLACE_WORDS 6
+#define KPLACE_SLOTS 4096	/* kernel addresses remembered, a power of two */
 
 /* Every read the unwinder remembers, the cache can check. */
 _Static_assert(WP_UNWIND_MAX_READS == WP_UCACHE_MAX_READS, "one bound on an unwind's reads");
@@ -30,6 +31,16 @@ struct wp_resolver {
 	struct wp_stacks *places;	/* a place's words -> its id */
 	struct wp_ustack ustack;
 	uint64_t cache_hits;
+	/*
+	 * A kernel address's place is its address alone, and wake-ups and
+	 * switch-outs come back to the same few dozen frames thousands of
+	 * times a second: the place of each address seen last in its slot
+	 * (addr 0: empty; a kernel address is never 0).
+	 */
+	struct kplace_slot {
+		uint64_t addr;
+		uint32_t place;
+	} kplaces[KPLACE_SLOTS];
 	/*
 	 * The machine kind of a stack table's file recorded where this build
 	 * cannot unwind: its stacks are unwound already, so the warning
@@ -169,9 +180,18 @@ uint64_t wp_resolver_cache_hits(const struct wp_resolver *r)
 
 static uint32_t kernel_place(struct wp_resolver *r, uint64_t addr)
 {
+	struct kplace_slot *k = &r->kplaces[(addr ^ addr >> 12) & (KPLACE_SLOTS - 1)];
 	struct wp_place pl = { .kind = WP_PLACE_KERNEL, .addr = addr };
+	uint32_t place;
 
-	return wp_resolver_intern(r, &pl);
+	if (k->addr == addr && addr)
+		return k->place;
+	place = wp_resolver_intern(r, &pl);
+	if (place != UINT32_MAX) {
+		k->addr = addr;
+		k->place = place;
+	}
+	return place;
 }
 
 static uint32_t user_place(struct wp_resolver *r, const struct wp_process *proc, uint64_t pc,
