@@ -63,11 +63,18 @@ enum wp_wakeups {
 #define WP_SWITCH_STACKS_DEFAULT 4000
 /*
  * The wake-up tracepoints go off in a CPU's closed slots only above this
- * many times its budget of switch-outs a second (stackgate.h): a
- * wake-up's sample costs far less than a stack, and only it names a
- * wait's waker.
+ * many times its budget of switch-outs a second (stackgate.h): only a
+ * wake-up names a wait's waker, so they stay on longer than the stacks.
+ * Not much longer: each wait costs four of their samples (the waking
+ * with the waker's kernel frames, the enqueueing, the switch out and
+ * in) and the recorder's work on each, so that a server woken at every
+ * few requests paid more for them than for the stacks.  Attached to
+ * Redis under redis-benchmark (some 10,000 switch-outs a second on its
+ * CPU), with the budget at 4000: served 0.87 times its requests alone
+ * with 4, 0.96 with 2; PostgreSQL under pgbench 0.78 and 0.82
+ * (bench/README.md).
  */
-#define WP_WAKEUPS_GATE_FACTOR 4
+#define WP_WAKEUPS_GATE_FACTOR 2
 
 struct wp_event_opts {
 	const char *event;	/* cpu-clock, task-clock, cycles, instructions */

@@ -341,7 +341,7 @@ fi
 # (which the records alone put 40% short here) is schedstat's, and so is
 # its wait for the CPU.
 #
-# Above four times the budget the wake-up tracepoints go off and on with
+# Above twice the budget the wake-up tracepoints go off and on with
 # the switch-out stacks: record and report say so, the waits whose
 # wake-up fell where they were off are split by the others' runnable
 # share, and the switches where sched_switch was off are timed by the
@@ -350,11 +350,11 @@ fi
 # How hard the storm is depends on the machine: on a busy one the two
 # threads get a share of CPU 0.  So the budget's effect is checked
 # against the rate r of switch-outs the recording holds: at r above
-# w = 4 b (b, the budget: stackgate.h, event.h) the tracepoints are open
+# w = 2 b (b, the budget; WP_WAKEUPS_GATE_FACTOR in event.h) the tracepoints are open
 # a share (b / r)^2 of the time, and so that share of the waits has its
 # wake-up; under w, all of it.
 budget=4000
-wbound=$((4 * budget))
+wbound=$((2 * budget))
 run storm.wl storm.err "$WALLPROF" record -o storm.data -- taskset -c 0 "$WORKLOADS/pingpong" 1.5
 check_num "storm: record exits 0" "$rc" -eq 0
 dump storm.data storm.dump
@@ -366,7 +366,7 @@ if [ "$rate" -gt $((wbound * 3 / 2)) ]; then
 	check "storm: record says the wake-ups were off part of the time" \
 		grep -Eq 'wake-ups were off [0-9]+% of the time, while a CPU switched out more than '"$wbound"' times a second' storm.err
 else
-	skip_check "storm: the wake-ups gated above four times the budget" \
+	skip_check "storm: the wake-ups gated above twice the budget" \
 		"this machine ran the storm at $rate switch-outs a second, under 1.5 times $wbound"
 fi
 check "storm: record does not say they were unbounded" sh -c '! grep -q "wake-ups a second" storm.err'
