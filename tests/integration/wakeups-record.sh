@@ -153,11 +153,25 @@ with open(sys.argv[1], "w") as f:
 foreign_waker before
 foreign_waker after
 
-run wl.out err "$WALLPROF" record -o n.data --unwind=report --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
+# (This kernel may deliver no sched_waking at all for a short run whose
+# wake-ups all come from an idle CPU's timer, see wakeups-report.sh: a
+# recording without any is made again, and only then is the check left
+# out, saying so.)
+for try in 1 2 3; do
+	rm -f n.data
+	run wl.out err "$WALLPROF" record -o n.data --unwind=report --wakeups=nostacks -- "$WORKLOADS/wallclock" 0.3
+	dump n.data d
+	grep -q ' SAMPLE .* sched:sched_waking ' d && break
+	echo "# --wakeups=nostacks, try $try: the kernel delivered no sched_waking sample"
+done
 check_num "--wakeups=nostacks: exits 0" "$rc" -eq 0
-dump n.data d
-check "--wakeups=nostacks: wake-ups without stacks" \
-	grep -Eq ' SAMPLE .* sched:sched_waking .* callchain 0 .*stack 0' d
+if grep -q ' SAMPLE .* sched:sched_waking ' d; then
+	check "--wakeups=nostacks: wake-ups without stacks" \
+		grep -Eq ' SAMPLE .* sched:sched_waking .* callchain 0 .*stack 0' d
+else
+	skip_check "--wakeups=nostacks: wake-ups without stacks" \
+		"the kernel delivered no sched_waking sample in three recordings"
+fi
 check "--wakeups=nostacks: no wake-up with a stack" \
 	no_match ' SAMPLE .* sched:sched_waking .*stack [1-9]' d
 
