@@ -6,8 +6,8 @@
 # ":TID".  The name is read from /proc while recording (a TASK_NAME
 # record in the file), so it holds after the client is gone.  It is read
 # once the recorder has read the first wake-up from the rings, some 50
-# ms later, and longer on a busy machine: 300 queries took psql less than
-# that, so it ends with a two-second pause (a client gone before the read
+# ms later, and longer on a busy machine: 300 queries may take psql less
+# than that, so it ends with a two-second pause (a client gone before the read
 # is named by its tid, as the man page says).
 set -u
 . "$TESTS_SRCDIR/integration/lib.sh"
@@ -16,7 +16,11 @@ psql=$(command -v psql || echo "$bin/psql")
 [ -x "$psql" ] || skip "no psql (Debian package postgresql-client-15)"
 
 i=1
-while [ $i -le 300 ]; do echo "select $i;"; i=$((i + 1)); done > queries.sql
+# (Each query sleeps a millisecond: 300 bare queries come in some 50 ms,
+# over 8000 switch-outs a second, where record turns the wake-ups off
+# and on (twice the stack budget, wallprof-record(1) --switch-stacks) and
+# keeps a handful; naming them is what this test is about.)
+while [ $i -le 300 ]; do echo "select $i, pg_sleep(0.001);"; i=$((i + 1)); done > queries.sql
 echo "select pg_sleep(2);" >> queries.sql
 "$WALLPROF" record -q -o W.data -p "$pm" -d 6 > rec.out 2> rec.err &
 rec=$!

@@ -103,6 +103,18 @@ static void run(struct wp_stackgate *g, struct sim *s, double secs)
 	}
 }
 
+/* A second to settle, then the share of secs seconds that the wake-ups were on. */
+static double wakeups_on_share(struct wp_stackgate *g, struct sim *s, double secs)
+{
+	uint64_t off0, t0;
+
+	run(g, s, 1);
+	off0 = s->wakeups_off_ns;
+	t0 = s->now_ns;
+	run(g, s, secs);
+	return 1 - (double)(s->wakeups_off_ns - off0) / (double)(s->now_ns - t0);
+}
+
 int main(void)
 {
 	struct sim s = { .now_ns = 5 * MS, .rate = { 1000, 100000 }, .open = { true, true },
@@ -173,13 +185,9 @@ int main(void)
 	 */
 	s.wakeup_changes = 0;
 	set_rate(&s, 0, 50000);
-	run(g, &s, 1);
 	{
-		uint64_t off0 = s.wakeups_off_ns, t0 = s.now_ns;
-		double on;
+		double on = wakeups_on_share(g, &s, 60);
 
-		run(g, &s, 60);
-		on = 1 - (double)(s.wakeups_off_ns - off0) / (double)(s.now_ns - t0);
 		ok(s.changes[0] > 2 && s.wakeup_changes > 2,
 		   "both over 20000: CPU 0 closes too (%u), the wake-ups go off and on (%u)",
 		   s.changes[0], s.wakeup_changes);
@@ -189,13 +197,9 @@ int main(void)
 	}
 	/* One storming harder: the fastest CPU's share. */
 	set_rate(&s, 1, 100000);
-	run(g, &s, 1);
 	{
-		uint64_t off0 = s.wakeups_off_ns, t0 = s.now_ns;
-		double on;
+		double on = wakeups_on_share(g, &s, 60);
 
-		run(g, &s, 60);
-		on = 1 - (double)(s.wakeups_off_ns - off0) / (double)(s.now_ns - t0);
 		ok(on > 0.0025 * 0.7 && on < 0.0025 * 1.3,
 		   "50000 and 100000: the wake-ups on (b / r)^2 of the faster's time (%.3f%%)",
 		   100 * on);
