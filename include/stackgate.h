@@ -15,15 +15,14 @@
  * independent of what the threads do, so report can share the time of
  * the others among them without bias (account.h).
  *
- * The wake-up tracepoints cost samples at every wait, so in a harder
- * storm, above a second rate w, they go off and on too, in slots of
- * their own drawn the same way for the fastest CPU's rate r, on every
+ * The wake-up tracepoints cost a sample at every wake-up, so in a harder
+ * storm, above a second rate w, a closed slot closes them too, on every
  * CPU at once (a tracepoint's perf probe costs each hit while any CPU
- * has an event on it): open a share (b / r)^2 of the time.  One sequence
- * for every CPU, not off while any CPU's stacks are, which would leave
- * them the product of the storming CPUs' shares.  w is above the budget
- * because a wait's waker is known only from its wake-up.
- * Owns the per-CPU slots and the wake-ups' slots, and how long each was
+ * has an event on it): they are off while any CPU over w is in a closed
+ * slot.  They are kept apart from the stacks, and w above the budget,
+ * because a wait's waker is known only from its wake-up, and a wake-up
+ * costs far less than a stack.
+ * Owns the per-CPU slots and the wake-ups' state, and how long each was
  * off; the caller does the switching.
  */
 #ifndef WALLPROF_STACKGATE_H
@@ -36,8 +35,8 @@ struct wp_stackgate;
 
 /*
  * budget: switch-outs a second per CPU that all get a stack (> 0);
- * wakeup_rate: switch-outs a second of a CPU above which the wake-ups
- * go off and on too (0: never).
+ * wakeup_rate: switch-outs a second of a CPU above which its closed
+ * slots close the wake-ups too (0: never).
  */
 int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate,
 		     uint64_t now_ns, struct wp_stackgate **out);
@@ -46,8 +45,9 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate
  * What the gate reads and turns.  switch_outs gives CPU cpu's switch-outs
  * so far, counted as of *as_of_ns; stacks turns CPU cpu's switch-out
  * stacks on or off; wakeups turns the wake-up tracepoints of every CPU
- * on or off at now_ns.  The last two are called only on a change and
- * return 0 or -errno.
+ * on or off at now_ns.  The last two are called only on a change (the
+ * wake-ups go off after a CPU's stacks and on before them, so they are
+ * never off while every CPU's stacks are on) and return 0 or -errno.
  */
 struct wp_stackgate_ops {
 	uint64_t (*switch_outs)(unsigned int cpu, uint64_t *as_of_ns, void *arg);

@@ -29,6 +29,7 @@
 
 struct gate_cpu {
 	bool open;
+	bool wants_wakeups_off;		/* closed, above the wake-ups' rate */
 	uint64_t slot_end_ns;
 	uint64_t base_count, base_ns;	/* the count a rate is measured from, and as of when */
 	bool have_base, measured;
@@ -44,10 +45,7 @@ struct wp_stackgate {
 	uint64_t start_ns;
 	uint64_t rng;
 	int error;
-	/* The wake-ups' own slots, one sequence for every CPU. */
-	bool wakeups_on;
-	bool wakeups_storm;		/* some CPU above wakeup_rate: slots run */
-	uint64_t wakeups_slot_end_ns;
+	unsigned int nr_wanting_wakeups_off;	/* CPUs whose wants_wakeups_off is set */
 	uint64_t wakeups_off_ns, wakeups_off_since;	/* time they were off, and since when */
 	struct gate_cpu cpus[];
 };
@@ -84,7 +82,6 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate
 	g->rng = now_ns ^ 0x9E3779B97F4A7C15ULL;
 	if (!g->rng)
 		g->rng = 1;
-	g->wakeups_on = true;
 	for (unsigned int i = 0; i < nr_cpus; i++) {
 		/* Open until a rate is known: the events start on. */
 		g->cpus[i].open = true;
@@ -100,26 +97,37 @@ static void keep_error(struct wp_stackgate *g, int err)
 		g->error = err;
 }
 
-/* The wake-up tracepoints go on or off, on every CPU. */
-static void set_wakeups(struct wp_stackgate *g, bool on, uint64_t now_ns,
-			const struct wp_stackgate_ops *ops, void *arg)
+/*
+ * Whether CPU cpu wants the wake-ups off changes: they go off with the
+ * first CPU that wants them off and on again with the last.
+ */
+static void want_wakeups_off(struct wp_stackgate *g, unsigned int cpu, bool off, uint64_t now_ns,
+			     const struct wp_stackgate_ops *ops, void *arg)
 {
-	if (g->wakeups_on == on)
+	struct gate_cpu *c = &g->cpus[cpu];
+
+	if (c->wants_wakeups_off == off)
 		return;
-	g->wakeups_on = on;
-	if (!on)
+	c->wants_wakeups_off = off;
+	if (off && g->nr_wanting_wakeups_off++ == 0) {
 		g->wakeups_off_since = now_ns;
-	else
+		keep_error(g, ops->wakeups(false, now_ns, arg));
+	} else if (!off && --g->nr_wanting_wakeups_off == 0) {
 		g->wakeups_off_ns += now_ns - g->wakeups_off_since;
-	keep_error(g, ops->wakeups(on, now_ns, arg));
+		keep_error(g, ops->wakeups(true, now_ns, arg));
+	}
 }
 
-/* A CPU's slot: its stacks open or closed. */
+/* A slot: the stacks open or closed, and the wake-ups off in a closed one above their rate. */
 static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint64_t now_ns,
 		      const struct wp_stackgate_ops *ops, void *arg)
 {
 	struct gate_cpu *c = &g->cpus[cpu];
+	bool wakeups_off = !open && g->wakeup_rate && c->rate > (double)g->wakeup_rate;
 
+	/* The wake-ups on before the stacks, off after them. */
+	if (!wakeups_off)
+		want_wakeups_off(g, cpu, false, now_ns, ops, arg);
 	if (c->open != open) {
 		if (!c->open)
 			c->closed_ns += now_ns - c->state_since_ns;
@@ -127,33 +135,14 @@ static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint6
 		c->open = open;
 		keep_error(g, ops->stacks(cpu, open, arg));
 	}
+	if (wakeups_off)
+		want_wakeups_off(g, cpu, true, now_ns, ops, arg);
 }
 
 /* A uniform draw of a length in [len / 2, len * 3 / 2). */
 static uint64_t spread(struct wp_stackgate *g, uint64_t len)
 {
 	return len / 2 + (len ? next_random(g) % len : 0);
-}
-
-/*
- * A slot for a share f^2 of open time (f < 1): whether it is open, and
- * its end in *end_ns.  Open slots of length o = 20 ms * f (at least
- * 0.5 ms), closed ones of 10-30 ms, open ones drawn with the chance p
- * that makes p o / (p o + (1 - p) m) = f^2, m the closed ones' mean.
- */
-static bool draw_slot(struct wp_stackgate *g, double f, uint64_t now_ns, uint64_t *end_ns)
-{
-	double share = f * f, open_len = 20.0 * MS * f, p;
-
-	if (open_len < OPEN_MIN_NS)
-		open_len = OPEN_MIN_NS;
-	p = share * SLOT_MEAN_NS / (open_len + share * (SLOT_MEAN_NS - open_len));
-	if (next_unit(g) < p) {
-		*end_ns = now_ns + spread(g, (uint64_t)open_len);
-		return true;
-	}
-	*end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
-	return false;
 }
 
 /*
@@ -168,46 +157,25 @@ static void next_slot(struct wp_stackgate *g, unsigned int cpu, uint64_t now_ns,
 {
 	struct gate_cpu *c = &g->cpus[cpu];
 	double f = c->rate > (double)g->budget ? (double)g->budget / c->rate : 1.0;
+	double share = f * f, open_len, p;
 
 	if (f >= 1.0) {
 		c->slot_end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
 		set_state(g, cpu, true, now_ns, ops, arg);
 		return;
 	}
-	set_state(g, cpu, draw_slot(g, f, now_ns, &c->slot_end_ns), now_ns, ops, arg);
-}
-
-/*
- * The wake-ups' slots.  On while no CPU switches out faster than the
- * wake-ups' rate w; above it, open a share (b / r)^2 of the time, r the
- * fastest CPU's rate, in slots drawn as a CPU's stacks are but of their
- * own: a tracepoint's probe costs every CPU that hits it, so they are
- * opened and closed on every CPU at once, and one sequence for them all
- * keeps their share that of the fastest CPU (were they off while any
- * CPU's stacks were, the share would be the product of the storming
- * CPUs' shares: next to nothing on a machine whose every CPU storms).
- */
-static void wakeups_step(struct wp_stackgate *g, uint64_t now_ns,
-			 const struct wp_stackgate_ops *ops, void *arg, uint64_t *next)
-{
-	double r = 0;
-
-	for (unsigned int i = 0; g->wakeup_rate && i < g->nr_cpus; i++)
-		if (g->cpus[i].measured && g->cpus[i].rate > (double)g->wakeup_rate &&
-		    g->cpus[i].rate > r)
-			r = g->cpus[i].rate;
-	if (r == 0) {
-		g->wakeups_storm = false;
-		set_wakeups(g, true, now_ns, ops, arg);
-		return;
+	open_len = 20.0 * MS * f;
+	if (open_len < OPEN_MIN_NS)
+		open_len = OPEN_MIN_NS;
+	/* Open slots of length o, closed ones of mean m: p o / (p o + (1 - p) m) = share. */
+	p = share * SLOT_MEAN_NS / (open_len + share * (SLOT_MEAN_NS - open_len));
+	if (next_unit(g) < p) {
+		c->slot_end_ns = now_ns + spread(g, (uint64_t)open_len);
+		set_state(g, cpu, true, now_ns, ops, arg);
+	} else {
+		c->slot_end_ns = now_ns + SLOT_MIN_NS + next_random(g) % SLOT_SPREAD_NS;
+		set_state(g, cpu, false, now_ns, ops, arg);
 	}
-	if (!g->wakeups_storm || now_ns >= g->wakeups_slot_end_ns) {
-		g->wakeups_storm = true;
-		set_wakeups(g, draw_slot(g, (double)g->budget / r, now_ns, &g->wakeups_slot_end_ns),
-			    now_ns, ops, arg);
-	}
-	if (g->wakeups_slot_end_ns < *next)
-		*next = g->wakeups_slot_end_ns;
 }
 
 /* The switch-outs a first rate needs before the whole span. */
@@ -259,7 +227,6 @@ uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
 		if (c->measured && c->slot_end_ns < next)
 			next = c->slot_end_ns;
 	}
-	wakeups_step(g, now_ns, ops, arg, &next);
 	return next;
 }
 
@@ -281,7 +248,7 @@ double wp_stackgate_wakeups_off_share(const struct wp_stackgate *g, uint64_t now
 
 	if (now_ns <= g->start_ns)
 		return 0;
-	if (!g->wakeups_on && now_ns > g->wakeups_off_since)
+	if (g->nr_wanting_wakeups_off && now_ns > g->wakeups_off_since)
 		off += now_ns - g->wakeups_off_since;
 	return (double)off / (double)(now_ns - g->start_ns);
 }

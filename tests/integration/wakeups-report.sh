@@ -341,8 +341,8 @@ fi
 # (which the records alone put 40% short here) is schedstat's, and so is
 # its wait for the CPU.
 #
-# Above twice the budget the wake-up tracepoints go off and on in slots
-# of their own, for the storming CPU's share of the time: record and report say so, the waits whose
+# Above twice the budget the wake-up tracepoints go off and on with
+# the switch-out stacks: record and report say so, the waits whose
 # wake-up fell where they were off are split by the others' runnable
 # share, and the switches where sched_switch was off are timed by the
 # others' lag.
