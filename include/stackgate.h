@@ -18,8 +18,13 @@
  * The wake-up tracepoints cost a sample at every wake-up, so in a harder
  * storm, above a second rate w, a closed slot closes them too, on every
  * CPU at once (a tracepoint's perf probe costs each hit while any CPU
- * has an event on it): they are off while any CPU over w is in a closed
- * slot.  They are kept apart from the stacks, and w above the budget,
+ * has an event on it): they are off while the fastest CPU over w (the
+ * leader) is in a closed slot, so on a share (b / r)^2 of the time for
+ * its rate r, however many CPUs storm.  (Off while any storming CPU is
+ * closed, their share would be the product of those CPUs' shares.)  A
+ * CPU takes the lead from another only when 1.25 times as fast, so
+ * their share is at most 1.25^2 times the fastest CPU's.
+ * They are kept apart from the stacks, and w above the budget,
  * because a wait's waker is known only from its wake-up, and a wake-up
  * costs far less than a stack.
  * Owns the per-CPU slots and the wake-ups' state, and how long each was

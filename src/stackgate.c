@@ -26,10 +26,10 @@
 #define SLOT_SPREAD_NS (20 * MS)
 #define SLOT_MEAN_NS (SLOT_MIN_NS + SLOT_SPREAD_NS / 2)
 #define OPEN_MIN_NS (MS / 2)
+#define LEADER_MARGIN 1.25
 
 struct gate_cpu {
 	bool open;
-	bool wants_wakeups_off;		/* closed, above the wake-ups' rate */
 	uint64_t slot_end_ns;
 	uint64_t base_count, base_ns;	/* the count a rate is measured from, and as of when */
 	bool have_base, measured;
@@ -45,7 +45,14 @@ struct wp_stackgate {
 	uint64_t start_ns;
 	uint64_t rng;
 	int error;
-	unsigned int nr_wanting_wakeups_off;	/* CPUs whose wants_wakeups_off is set */
+	/*
+	 * The CPU whose closed slots close the wake-ups: the fastest above
+	 * their rate, or -1.  Another takes over only when faster by
+	 * LEADER_MARGIN, so that two CPUs storming alike do not hand it back
+	 * and forth (each hand-over may turn the tracepoints).
+	 */
+	int leader;
+	bool wakeups_off;
 	uint64_t wakeups_off_ns, wakeups_off_since;	/* time they were off, and since when */
 	struct gate_cpu cpus[];
 };
@@ -82,6 +89,7 @@ int wp_stackgate_new(unsigned int nr_cpus, uint64_t budget, uint64_t wakeup_rate
 	g->rng = now_ns ^ 0x9E3779B97F4A7C15ULL;
 	if (!g->rng)
 		g->rng = 1;
+	g->leader = -1;
 	for (unsigned int i = 0; i < nr_cpus; i++) {
 		/* Open until a rate is known: the events start on. */
 		g->cpus[i].open = true;
@@ -97,37 +105,32 @@ static void keep_error(struct wp_stackgate *g, int err)
 		g->error = err;
 }
 
-/*
- * Whether CPU cpu wants the wake-ups off changes: they go off with the
- * first CPU that wants them off and on again with the last.
- */
-static void want_wakeups_off(struct wp_stackgate *g, unsigned int cpu, bool off, uint64_t now_ns,
-			     const struct wp_stackgate_ops *ops, void *arg)
+/* The wake-up tracepoints go off or on, on every CPU. */
+static void set_wakeups_off(struct wp_stackgate *g, bool off, uint64_t now_ns,
+			    const struct wp_stackgate_ops *ops, void *arg)
 {
-	struct gate_cpu *c = &g->cpus[cpu];
-
-	if (c->wants_wakeups_off == off)
+	if (g->wakeups_off == off)
 		return;
-	c->wants_wakeups_off = off;
-	if (off && g->nr_wanting_wakeups_off++ == 0) {
+	g->wakeups_off = off;
+	if (off)
 		g->wakeups_off_since = now_ns;
-		keep_error(g, ops->wakeups(false, now_ns, arg));
-	} else if (!off && --g->nr_wanting_wakeups_off == 0) {
+	else
 		g->wakeups_off_ns += now_ns - g->wakeups_off_since;
-		keep_error(g, ops->wakeups(true, now_ns, arg));
-	}
+	keep_error(g, ops->wakeups(!off, now_ns, arg));
 }
 
-/* A slot: the stacks open or closed, and the wake-ups off in a closed one above their rate. */
+/*
+ * A slot: the stacks open or closed, and on the leader the wake-ups with
+ * them, on before the stacks and off after.
+ */
 static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint64_t now_ns,
 		      const struct wp_stackgate_ops *ops, void *arg)
 {
 	struct gate_cpu *c = &g->cpus[cpu];
-	bool wakeups_off = !open && g->wakeup_rate && c->rate > (double)g->wakeup_rate;
+	bool leads = g->leader == (int)cpu;
 
-	/* The wake-ups on before the stacks, off after them. */
-	if (!wakeups_off)
-		want_wakeups_off(g, cpu, false, now_ns, ops, arg);
+	if (leads && open)
+		set_wakeups_off(g, false, now_ns, ops, arg);
 	if (c->open != open) {
 		if (!c->open)
 			c->closed_ns += now_ns - c->state_since_ns;
@@ -135,8 +138,40 @@ static void set_state(struct wp_stackgate *g, unsigned int cpu, bool open, uint6
 		c->open = open;
 		keep_error(g, ops->stacks(cpu, open, arg));
 	}
-	if (wakeups_off)
-		want_wakeups_off(g, cpu, true, now_ns, ops, arg);
+	if (leads && !open)
+		set_wakeups_off(g, true, now_ns, ops, arg);
+}
+
+/*
+ * Which CPU leads the wake-ups, from the rates just measured, and the
+ * wake-ups as its slot has them: off in its closed slots, on otherwise.
+ * One CPU's slots, not every storming CPU's (off while any is closed
+ * would leave them on only where all are open at once: the product of
+ * their shares, next to nothing on a many-CPU server in a storm); the
+ * fastest's, whose share (b / r)^2 is the smallest of them, since it is
+ * the CPU whose switches the tracepoints cost most.
+ */
+static void choose_leader(struct wp_stackgate *g, uint64_t now_ns,
+			  const struct wp_stackgate_ops *ops, void *arg)
+{
+	int best = -1;
+
+	for (unsigned int i = 0; g->wakeup_rate && i < g->nr_cpus; i++) {
+		const struct gate_cpu *c = &g->cpus[i];
+
+		if (c->measured && c->rate > (double)g->wakeup_rate &&
+		    (best < 0 || c->rate > g->cpus[best].rate))
+			best = (int)i;
+	}
+	if (best >= 0 && g->leader >= 0 && best != g->leader) {
+		const struct gate_cpu *l = &g->cpus[g->leader];
+
+		if (l->rate > (double)g->wakeup_rate &&
+		    g->cpus[best].rate < l->rate * LEADER_MARGIN)
+			best = g->leader;
+	}
+	g->leader = best;
+	set_wakeups_off(g, best >= 0 && !g->cpus[best].open, now_ns, ops, arg);
 }
 
 /* A uniform draw of a length in [len / 2, len * 3 / 2). */
@@ -222,6 +257,11 @@ uint64_t wp_stackgate_step(struct wp_stackgate *g, uint64_t now_ns,
 				c->slot_end_ns = now_ns;	/* the first rate: decide at once */
 			c->measured = true;
 		}
+	}
+	choose_leader(g, now_ns, ops, arg);
+	for (unsigned int i = 0; i < g->nr_cpus; i++) {
+		struct gate_cpu *c = &g->cpus[i];
+
 		if (c->measured && now_ns >= c->slot_end_ns)
 			next_slot(g, i, now_ns, ops, arg);
 		if (c->measured && c->slot_end_ns < next)
@@ -248,7 +288,7 @@ double wp_stackgate_wakeups_off_share(const struct wp_stackgate *g, uint64_t now
 
 	if (now_ns <= g->start_ns)
 		return 0;
-	if (g->nr_wanting_wakeups_off && now_ns > g->wakeups_off_since)
+	if (g->wakeups_off && now_ns > g->wakeups_off_since)
 		off += now_ns - g->wakeups_off_since;
 	return (double)off / (double)(now_ns - g->start_ns);
 }

@@ -33,6 +33,10 @@ def knots(path, tid):
     g = load(path)["waitgraph"]
     nodes = g["nodes"]
     print("knots", len(g["knots"]))
+    # What each knot is, for a count other than the one expected.
+    for k in g["knots"]:
+        print("knot_members", " + ".join(nodes[i].get("cause") or nodes[i].get("label", "?")
+                                 for i in k["nodes"]))
     me = node_of(g, tid)
     print("node_threads", len(me["tids"]) if me else 0)
     if not g["knots"]:

@@ -107,6 +107,18 @@ static void run(struct wp_stackgate *g, struct sim *s, double secs)
 	}
 }
 
+/* A second to settle, then the share of secs seconds that the wake-ups were on. */
+static double wakeups_on_share(struct wp_stackgate *g, struct sim *s, double secs)
+{
+	uint64_t off0, t0;
+
+	run(g, s, 1);
+	off0 = s->wakeups_off_ns;
+	t0 = s->now_ns;
+	run(g, s, secs);
+	return 1 - (double)(s->wakeups_off_ns - off0) / (double)(s->now_ns - t0);
+}
+
 int main(void)
 {
 	struct sim s = { .now_ns = 5 * MS, .rate = { 1000, 100000 }, .open = { true, true },
@@ -170,12 +182,33 @@ int main(void)
 	run(g, &s, 10);
 	ok(s.wakeup_changes > 2, "over 20000: the wake-ups off and on (%u times)",
 	   s.wakeup_changes);
-	/* Both CPUs storm: the wake-ups are off while either is closed. */
+	/*
+	 * Both CPUs storm: the wake-ups follow one CPU's slots, on
+	 * (5000 / 50000)^2 = 1% of the time, not the product of the two
+	 * CPUs' shares (0.01%), as they would off while either is closed.
+	 */
 	s.wakeup_changes = 0;
 	set_rate(&s, 0, 50000);
-	run(g, &s, 10);
-	ok(s.changes[0] > 2 && s.wakeup_changes > 2, "both over 20000: CPU 0 closes too (%u)",
-	   s.changes[0]);
+	{
+		double on = wakeups_on_share(g, &s, 60);
+
+		ok(s.changes[0] > 2 && s.wakeup_changes > 2,
+		   "both over 20000: CPU 0 closes too (%u), the wake-ups go off and on (%u)",
+		   s.changes[0], s.wakeup_changes);
+		ok(on > 0.01 * 0.7 && on < 0.01 * 1.3,
+		   "both over 20000: the wake-ups on (b / r)^2 of the time (%.3f%%, 1%% wanted)",
+		   100 * on);
+	}
+	/* One storming harder: the fastest CPU's share, that CPU's slots. */
+	set_rate(&s, 0, 100000);
+	{
+		double on = wakeups_on_share(g, &s, 60);
+
+		ok(on > 0.0025 * 0.7 && on < 0.0025 * 1.3,
+		   "50000 and 100000: the wake-ups on (b / r)^2 of the faster's time (%.3f%%)",
+		   100 * on);
+		ok(s.wakeups_open == s.open[0], "they follow the faster CPU's slots");
+	}
 	is_int(s.wakeups_bad, 0,
 	       "the wake-ups are never off while every CPU's stacks are on, and change at once");
 	wp_stackgate_free(g);
