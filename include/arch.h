@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * arch.h: what DWARF unwinding needs to know about each architecture.
+ * arch.h: what DWARF unwinding and the kernel's symbols tell of each
+ * architecture.
  *
  * perf numbers the user registers of a sample its own way per
  * architecture (asm/perf_regs.h), DWARF another; the unwinder maps one to
@@ -24,6 +25,13 @@ struct wp_arch {
 	const int *dwarf_to_perf;	/* DWARF register i is perf register [i] */
 	int perf_sp, perf_ip;		/* perf numbers of SP and IP */
 	int dwarf_sp;			/* DWARF number of SP */
+	/*
+	 * Prefixes of kernel symbols: an interrupt's or exception's entry
+	 * from the interrupted context (below it on a stack is only what it
+	 * interrupted), and the system call's entry.
+	 */
+	const char *kernel_irq_entry_prefix;
+	const char *kernel_syscall_entry_prefix;
 };
 
 /* The architecture of that machine name, or NULL when not supported. */

@@ -168,10 +168,12 @@ typedef const char *(*wp_waker_frame_fn)(unsigned int i, bool *kernel, void *arg
  * that a thread ran itself, in the system call that sent to the woken
  * one (local_bh_enable after __dev_queue_xmit: loopback), was that
  * thread's doing, as bcc's offwaketime names it: THREAD, with its
- * softirq.
+ * softirq.  The entries' names are arch's (NULL: an unknown machine,
+ * whose interrupts' frames are kept whole).
  */
-void wp_waker_classify(uint8_t context, uint32_t tid, unsigned int n, wp_waker_frame_fn frame,
-		       void *arg, struct wp_waker_class *out);
+struct wp_arch;
+void wp_waker_classify(const struct wp_arch *arch, uint8_t context, uint32_t tid, unsigned int n,
+		       wp_waker_frame_fn frame, void *arg, struct wp_waker_class *out);
 
 struct wp_waker {
 	uint32_t pid, tid;	/* 0 for interrupts and timers */

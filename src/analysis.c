@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "analysis.h"
+#include "arch.h"
 #include "buildid.h"
 #include "coverage.h"
 #include "deferred.h"
@@ -42,6 +43,7 @@
 
 struct pipeline {
 	struct wp_analysis *an;
+	const struct wp_arch *arch;	/* the recorded machine's, or NULL */
 	const struct wp_analysis_opts *opts;
 	struct wp_account_observer keeper;	/* keep_timeline: into an->kept */
 	struct wp_sample_format fmt;
@@ -400,7 +402,7 @@ static int deliver_wakeup(struct pipeline *p, uint32_t pid, uint32_t tid, uint32
 	unsigned int n;
 
 	n = stack_frames(p, ss, true);
-	wp_waker_classify(context, tid, n, token_frame, p, &c);
+	wp_waker_classify(p->arch, context, tid, n, token_frame, p, &c);
 	w.kind = c.kind;
 	w.softirq = c.softirq;
 	n = c.nr_frames;
@@ -797,6 +799,7 @@ static int pipeline_init(struct pipeline *p, struct wp_analysis *an,
 	int err;
 
 	p->an = an;
+	p->arch = wp_arch_find(m->machine);
 	p->opts = opts;
 	wp_sample_format_init(&p->fmt, m->sample_type, m->regs_mask);
 	err = wp_sample_kinds_init(&p->kinds, m);

@@ -40,4 +40,6 @@ const struct wp_arch wp_arch_x86_64 = {
 	.perf_sp = PERF_X86_SP,
 	.perf_ip = PERF_X86_IP,
 	.dwarf_sp = 7,
+	.kernel_irq_entry_prefix = "asm_",	/* asm_common_interrupt, asm_sysvec_*, ... */
+	.kernel_syscall_entry_prefix = "entry_SYSCALL",
 };

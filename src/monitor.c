@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "layout.h"
 #include "log.h"
 #include "monitor.h"
@@ -39,6 +40,7 @@ struct wp_monitor {
 	wp_mon_interval_fn fn;
 	void *fn_arg;
 	const struct wp_meta *meta;
+	const struct wp_arch *arch;	/* the recorded machine's, or NULL */
 	struct wp_sample_format fmt;
 	struct wp_sample_kinds kinds;
 	bool have_kinds;
@@ -298,7 +300,7 @@ static void waker_class(struct wp_monitor *m, uint32_t stack, uint8_t context,
 	}
 	pthread_mutex_lock(&m->lock);
 	n = stack_tokens(m, stack, m->tokens, MAX_TOKENS);
-	wp_waker_classify(context, 1, n, token_frame, m, c);
+	wp_waker_classify(m->arch, context, 1, n, token_frame, m, c);
 	pthread_mutex_unlock(&m->lock);
 	/* Without memory it is only classified again next time. */
 	wp_u64map_put(&m->class_of, key, (uint64_t)c->kind | (uint64_t)c->softirq << 8);
@@ -1002,6 +1004,7 @@ int wp_monitor_start(struct wp_monitor *m, const struct wp_meta *meta)
 	int err;
 
 	m->meta = meta;
+	m->arch = wp_arch_find(meta->machine);
 	wp_sample_format_init(&m->fmt, meta->sample_type, meta->regs_mask);
 	to.switch_stacks_sampled = wp_meta_switch_stack_rate(meta) != 0;
 	err = wp_sample_kinds_init(&m->kinds, meta);
@@ -1101,7 +1104,7 @@ static int raw_sample(struct wp_monitor *m, const struct perf_event_header *rec,
 		{
 			struct wp_waker_class c;
 
-			wp_waker_classify(context, s.tid, 0, NULL, NULL, &c);
+			wp_waker_classify(m->arch, context, s.tid, 0, NULL, NULL, &c);
 			w.kind = c.kind;
 		}
 		w.context = context;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "layout.h"
 #include "timeline.h"
 #include "u64map.h"
@@ -1658,15 +1659,17 @@ static enum wp_softirq softirq_name(const char *name)
 	return WP_SOFTIRQ_NONE;
 }
 
-/* An interrupt's or exception's entry from the interrupted context (x86: asm_*). */
-static bool irq_entry_name(const char *name)
+/* Whether name begins with the architecture's prefix (none known: no). */
+static bool has_prefix(const char *name, const char *prefix)
 {
-	return !strncmp(name, "asm_", 4);
+	return prefix && !strncmp(name, prefix, strlen(prefix));
 }
 
-void wp_waker_classify(uint8_t context, uint32_t tid, unsigned int n, wp_waker_frame_fn frame,
-		       void *arg, struct wp_waker_class *out)
+void wp_waker_classify(const struct wp_arch *arch, uint8_t context, uint32_t tid, unsigned int n,
+		       wp_waker_frame_fn frame, void *arg, struct wp_waker_class *out)
 {
+	const char *irq_entry = arch ? arch->kernel_irq_entry_prefix : NULL;
+	const char *syscall_entry = arch ? arch->kernel_syscall_entry_prefix : NULL;
 	bool sent = false, syscall = false, entry = false;
 
 	*out = (struct wp_waker_class){ .kind = tid ? WP_WAKER_THREAD : WP_WAKER_IDLE,
@@ -1685,14 +1688,14 @@ void wp_waker_classify(uint8_t context, uint32_t tid, unsigned int n, wp_waker_f
 		if (!out->softirq)
 			out->softirq = (uint8_t)softirq_name(name);
 		/* Below the interrupt's entry is only what it interrupted. */
-		if (irq_entry_name(name)) {
+		if (has_prefix(name, irq_entry)) {
 			out->nr_frames = i + 1;
 			entry = true;
 			break;
 		}
 		if (out->softirq && !strcmp(name, "__dev_queue_xmit"))
 			sent = true;
-		if (!strncmp(name, "entry_SYSCALL", 13))
+		if (has_prefix(name, syscall_entry))
 			syscall = true;
 	}
 	/* A hard interrupt's handler ran no softirq: what it interrupted did. */

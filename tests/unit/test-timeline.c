@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "layout.h"
 #include "order.h"
 #include "synth.h"
@@ -520,34 +521,39 @@ static void test_waker_classify(void)
 		"try_to_wake_up", "anon_pipe_write", "entry_SYSCALL_64_after_hwframe",
 		"u:__write", "u:main", NULL,
 	};
+	const struct wp_arch *x86 = wp_arch_find("x86_64");
 	struct wp_waker_class c;
 
-	wp_waker_classify(WP_WAKE_SOFTIRQ, 42, count_names(loopback), frame_of, (void *)loopback,
+	wp_waker_classify(x86, WP_WAKE_SOFTIRQ, 42, count_names(loopback), frame_of, (void *)loopback,
 			  &c);
 	ok(c.kind == WP_WAKER_THREAD && c.softirq == WP_SOFTIRQ_NET_RX &&
 	   c.nr_frames == count_names(loopback),
 	   "classify: a send over loopback, delivered in the sender's system call: the sender");
-	wp_waker_classify(WP_WAKE_SOFTIRQ, 0, count_names(loopback), frame_of, (void *)loopback,
+	wp_waker_classify(x86, WP_WAKE_SOFTIRQ, 0, count_names(loopback), frame_of, (void *)loopback,
 			  &c);
 	is_int(c.kind, WP_WAKER_INTERRUPT, "classify: the same with no thread: an interrupt");
-	wp_waker_classify(WP_WAKE_SOFTIRQ | WP_WAKE_HARDIRQ, 42, count_names(loopback), frame_of,
+	wp_waker_classify(x86, WP_WAKE_SOFTIRQ | WP_WAKE_HARDIRQ, 42, count_names(loopback), frame_of,
 			  (void *)loopback, &c);
 	is_int(c.kind, WP_WAKER_INTERRUPT, "classify: in a hard interrupt too: an interrupt");
-	wp_waker_classify(WP_WAKE_SOFTIRQ, 42, count_names(from_nic), frame_of, (void *)from_nic,
+	wp_waker_classify(x86, WP_WAKE_SOFTIRQ, 42, count_names(from_nic), frame_of, (void *)from_nic,
 			  &c);
 	ok(c.kind == WP_WAKER_INTERRUPT && c.softirq == WP_SOFTIRQ_NET_RX && c.nr_frames == 8,
 	   "classify: NET_RX at an interrupt's exit: an interrupt, its frames down to asm_");
-	wp_waker_classify(WP_WAKE_SOFTIRQ, 42, count_names(disk_at_bh_enable), frame_of,
+	wp_waker_classify(x86, WP_WAKE_SOFTIRQ, 42, count_names(disk_at_bh_enable), frame_of,
 			  (void *)disk_at_bh_enable, &c);
 	ok(c.kind == WP_WAKER_INTERRUPT && c.softirq == WP_SOFTIRQ_BLOCK,
 	   "classify: a disk's softirq run as a send turned softirqs on: not the sender's");
-	wp_waker_classify(WP_WAKE_HARDIRQ, 42, count_names(timer), frame_of, (void *)timer, &c);
+	wp_waker_classify(x86, WP_WAKE_HARDIRQ, 42, count_names(timer), frame_of, (void *)timer, &c);
 	ok(c.kind == WP_WAKER_TIMER && c.softirq == WP_SOFTIRQ_NONE && c.nr_frames == 6,
 	   "classify: a timer's expiry in its interrupt");
-	wp_waker_classify(0, 42, count_names(pipe), frame_of, (void *)pipe, &c);
+	wp_waker_classify(x86, 0, 42, count_names(pipe), frame_of, (void *)pipe, &c);
 	ok(c.kind == WP_WAKER_THREAD && c.nr_frames == 5, "classify: a thread's own wake-up");
-	wp_waker_classify(0, 0, 0, frame_of, (void *)pipe, &c);
+	wp_waker_classify(x86, 0, 0, 0, frame_of, (void *)pipe, &c);
 	is_int(c.kind, WP_WAKER_IDLE, "classify: the idle task's");
+	wp_waker_classify(NULL, WP_WAKE_SOFTIRQ, 42, count_names(from_nic), frame_of,
+			  (void *)from_nic, &c);
+	ok(c.kind == WP_WAKER_INTERRUPT && c.nr_frames == count_names(from_nic),
+	   "classify: a machine whose entry names are unknown keeps an interrupt's frames whole");
 	is_int(wp_wake_context_of_flags(WP_STACK_SAMPLE_IRQ), WP_WAKE_HARDIRQ | WP_WAKE_SOFTIRQ,
 	       "an older file's interrupt: any");
 	is_int(wp_wake_context_of_flags(WP_STACK_SAMPLE_IRQ | WP_STACK_SAMPLE_SOFTIRQ),
