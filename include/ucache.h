@@ -31,7 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The most stack reads an entry remembers; an unwind that read more is not kept. */
+/*
+ * The most stack reads an entry remembers, and so the unwinder notes
+ * (unwind.h); an unwind that read more is not kept.  Most take a few dozen.
+ */
 #define WP_UCACHE_MAX_READS 128
 
 /* A named user stack, innermost frame first, without any marker. */

@@ -20,10 +20,9 @@
 #include "arch.h"
 #include "layout.h"
 #include "procmap.h"
+#include "ucache.h"
 
 #define WP_MAX_FRAMES 256
-/* Reads of the stack copy an unwind remembers (ucache.h); most take a few dozen. */
-#define WP_UNWIND_MAX_READS 128
 
 struct wp_ustack {
 	uint64_t pc[WP_MAX_FRAMES];	/* innermost first */
@@ -36,11 +35,11 @@ struct wp_ustack {
 	uint64_t needed;	/* stack bytes that would have sufficed, when known */
 	/*
 	 * Where in the copy the unwinder read its words, in the order it read
-	 * them (nr_reads of them; more than WP_UNWIND_MAX_READS: only the
-	 * first are here).  With the registers and the address space, the
-	 * words there decide the whole unwind.
+	 * them (nr_reads of them; more than the cache remembers,
+	 * WP_UCACHE_MAX_READS: only the first are here).  With the registers
+	 * and the address space, the words there decide the whole unwind.
 	 */
-	uint32_t read_off[WP_UNWIND_MAX_READS];
+	uint32_t read_off[WP_UCACHE_MAX_READS];
 	unsigned int nr_reads;
 };
 

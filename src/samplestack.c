@@ -20,9 +20,6 @@
 #define PLACE_WORDS 6
 #define KPLACE_SLOTS 4096	/* kernel addresses remembered, a power of two */
 
-/* Every read the unwinder remembers, the cache can check. */
-_Static_assert(WP_UNWIND_MAX_READS == WP_UCACHE_MAX_READS, "one bound on an unwind's reads");
-
 struct wp_resolver {
 	struct wp_procmap *pm;		/* borrowed */
 	struct wp_sample_format fmt;

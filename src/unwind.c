@@ -109,7 +109,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 		u->deepest_read = addr + 8;
 	if (addr >= u->sp && addr + 8 >= addr && addr + 8 <= u->sp + s->stack_dyn_size) {
 		memcpy(result, s->stack + (addr - u->sp), 8);
-		if (u->out->nr_reads < WP_UNWIND_MAX_READS)
+		if (u->out->nr_reads < WP_UCACHE_MAX_READS)
 			u->out->read_off[u->out->nr_reads] = (uint32_t)(addr - u->sp);
 		u->out->nr_reads++;
 		return true;
