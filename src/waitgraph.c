@@ -293,7 +293,33 @@ static void share_gated(struct builder *b, uint32_t self, const struct wp_u64map
 	free(to);
 }
 
-/* Every wait of a shown thread, and the cascades it starts. */
+/* A thread's blocked periods, as recorded, in all. */
+static uint64_t periods_blocked_ns(const struct wp_waits *w, const struct wp_waits_thread *t)
+{
+	uint64_t ns = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct wp_kept_event *p = &w->periods[t->first + i];
+
+		if (p->kind == WP_PERIOD_BLOCKED)
+			ns += p->end_ns - p->start_ns;
+	}
+	return ns;
+}
+
+/* d of recorded ns as the ledger counts them: num of its for den recorded. */
+static uint64_t as_ledger(uint64_t d, uint64_t num, uint64_t den)
+{
+	return den ? (uint64_t)((unsigned __int128)d * num / den) : d;
+}
+
+/*
+ * Every wait of a shown thread, and the cascades it starts.  Its direct
+ * edges count its waits as the ledger counts its blocked time (anchored
+ * to the kernel's figures, which may move time between its waits and
+ * its on-CPU or runnable time), scaled alike, so that they add up to its
+ * node's blocked time (add_times) and never past it.
+ */
 static void waits_of(struct builder *b, uint32_t serial)
 {
 	const struct wp_waits *w = b->w;
@@ -301,6 +327,7 @@ static void waits_of(struct builder *b, uint32_t serial)
 	uint32_t self = thread_node(b, serial);
 	struct wp_u64map mine = WP_U64MAP_INIT;	/* its waits' targets -> ns */
 	uint64_t known_ns = 0, gated_ns = 0;
+	uint64_t recorded_ns = periods_blocked_ns(w, t), ledger_ns = t->t->blocked_ns;
 
 	if (self == NONE)
 		return;
@@ -313,6 +340,7 @@ static void waits_of(struct builder *b, uint32_t serial)
 
 		if (p->kind != WP_PERIOD_BLOCKED)
 			continue;
+		d = as_ledger(d, ledger_ns, recorded_ns);
 		b->g->blocked_ns += d;
 		c = wp_waits_cause(w, p, &next);
 		if (c == WP_CAUSE_GATED)
@@ -489,26 +517,21 @@ static void add_times(struct wp_wg_times *t, const struct wp_waits *w, uint32_t 
 {
 	const struct wp_waits_thread *th = &w->threads[serial];
 	const struct wp_thread_times *led = th->t;
-	uint64_t blocked[WP_NR_CAUSES] = { 0 }, sum = 0, given = 0;
+	uint64_t blocked[WP_NR_CAUSES] = { 0 }, sum = periods_blocked_ns(w, th), given = 0;
 	int most = WP_CAUSE_NONE;
 
 	for (size_t i = 0; i < th->n; i++) {
 		const struct wp_kept_event *p = &w->periods[th->first + i];
 		uint32_t next;
 
-		if (p->kind == WP_PERIOD_BLOCKED) {
-			enum wp_cause c = wp_waits_cause(w, p, &next);
-
-			blocked[c] += p->end_ns - p->start_ns;
-			sum += p->end_ns - p->start_ns;
-		}
+		if (p->kind == WP_PERIOD_BLOCKED)
+			blocked[wp_waits_cause(w, p, &next)] += p->end_ns - p->start_ns;
 	}
 	t->on_cpu_ns += led->on_cpu_ns;
 	t->runnable_ns += led->runnable_ns;
 	t->preempted_ns += led->preempted_ns;
 	for (int c = 0; c < WP_NR_CAUSES; c++) {
-		uint64_t part = sum ? (uint64_t)((unsigned __int128)blocked[c] * led->blocked_ns / sum)
-				    : 0;
+		uint64_t part = sum ? as_ledger(blocked[c], led->blocked_ns, sum) : 0;
 
 		t->blocked_ns[c] += part;
 		given += part;

@@ -140,6 +140,30 @@ def path(path):
     print("unexplained_ns", sum(s["ns"] for s in segs if s["kind"] == "blocked"))
 
 
+def overspent(path):
+    """Shown thread nodes whose direct edges hold more than their blocked time.
+
+    A node's blocked time is the ledger's; the edges out of it share that
+    time among whom it waited for, so they add up to it at most (a
+    nanosecond of rounding per edge).
+    """
+    g = load(path)["waitgraph"]
+    out = {}
+    for e in g["edges"]:
+        out.setdefault(e["from"], []).append(e["direct_ns"])
+    bad = []
+    for n in g["nodes"]:
+        if n.get("kind") != "threads" or not n.get("shown"):
+            continue
+        direct = sum(out.get(n["id"], []))
+        if direct > sum(n["blocked_ns"].values()) + len(out.get(n["id"], [])):
+            bad.append("%s: %d > %d" % (n.get("label", n["id"]), direct,
+                                        sum(n["blocked_ns"].values())))
+    print("overspent", len(bad))
+    for b in bad[:5]:
+        print("overspent_node", b)
+
+
 def svg(path):
     root = ET.parse(path).getroot()
     ns = "{http://www.w3.org/2000/svg}"
@@ -158,7 +182,9 @@ if __name__ == "__main__":
         device(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif cmd == "path":
         path(sys.argv[2])
+    elif cmd == "overspent":
+        overspent(sys.argv[2])
     elif cmd == "svg":
         svg(sys.argv[2])
     else:
-        sys.exit("usage: waitgraph.py knots|share|path|svg ...")
+        sys.exit("usage: waitgraph.py knots|share|device|path|overspent|svg ...")

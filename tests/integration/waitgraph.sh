@@ -49,6 +49,13 @@ taskset -c 0 true 2>/dev/null && pin="taskset -c 0"
 
 # val FILE NAME: the value of a "name value" line.
 val() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print -1 }' "$1"; }
+# No shown thread's direct edges hold more than its blocked time.
+check_overspent() {
+	python3 "$P" overspent "$1" >"$1.over"
+	sed -n 's/^overspent_node /# /p' "$1.over"
+	check_num "$2: no thread's edges hold more than its blocked time" \
+		"$(val "$1.over" overspent)" -eq 0
+}
 abs() { [ "$1" -lt 0 ] && echo $((-$1)) || echo "$1"; }
 
 # Producer and consumers.  Each item's sleep ends in a wake-up by the
@@ -75,6 +82,7 @@ pc_short=
 run pc.json pc.jerr "$WALLPROF" report -i pc.data --format waitgraph-json
 check_num "prodcons: waitgraph-json exits 0" "$rc" -eq 0
 python3 "$P" knots pc.json "$producer" >pc.k
+check_overspent pc.json prodcons
 cat pc.k | sed 's/^/# /'
 check_num "prodcons: one knot" "$(val pc.k knots)" -eq 1
 check_num "prodcons: the knot is the timer" "$(val pc.k knot_is_timer)" -eq 1
@@ -243,6 +251,7 @@ for how in all default; do
 	run "tcp-$how.json" "tcp-$how.jerr" "$WALLPROF" report -i "tcp-$how.data" --format waitgraph-json
 	check_num "tcp ($how): waitgraph-json exits 0" "$rc" -eq 0
 	python3 "$P" share "tcp-$how.json" "$client" "$server" >"tcp-$how.v"
+	check_overspent "tcp-$how.json" "tcp ($how)"
 	cat "tcp-$how.v" | sed "s/^/# $how: /"
 	if [ "$how" = all ]; then
 		check_num "tcp (all): the client's blocked time that the server or the network ended, per mille" \
@@ -279,6 +288,7 @@ print(next(t["tid"] for t in json.load(open(sys.argv[1]))["threads"] if t["comm"
 	done
 	check_num "disk: record exits 0" "$rc" -eq 0
 	cat dd.v | sed 's/^/# /'
+	check_overspent dd.g disk
 	check_num "disk: of dd's blocked time whose wake-up was recorded, what the disk ended, per mille" \
 		"$(val dd.v of_known_permille)" -ge 800
 	# (The recording itself shows when the kernel dropped the wake-ups:
