@@ -135,7 +135,11 @@ enum wp_on_cpu_source {
 	WP_ON_CPU_RECORDS,
 	/* Anchored to the kernel's own figures (THREAD_CLOCK records): exact */
 	WP_ON_CPU_KERNEL,
-	/* Its late switch-ins moved by the anchored threads' mean: within on_cpu_moved_ns */
+	/*
+	 * Its late switch-ins moved by the anchored threads' mean (within
+	 * on_cpu_moved_ns), or a --time window's share of the kernel's
+	 * figures whose ends lie between them (within on_cpu_bound_ns)
+	 */
 	WP_ON_CPU_ESTIMATED,
 };
 
@@ -163,6 +167,12 @@ struct wp_anchor_summary {
 	 * and its length bounds what the anchor cannot confirm.
 	 */
 	uint64_t exit_tails, exit_tails_ns;
+	/*
+	 * A --time window whose ends lie between the kernel's figures (read
+	 * every second from the start; once at each end in older files):
+	 * the threads whose on-CPU is within a bound then, and the largest.
+	 */
+	uint64_t window_partial, window_partial_max_ns;
 	uint64_t on_cpu_ns;		/* every thread's, after anchoring: for shares */
 };
 struct wp_account;

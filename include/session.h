@@ -60,9 +60,10 @@ struct wp_record_opts {
 	size_t flight_memory_max;	/* 0: WP_FLIGHT_MEMORY_MAX */
 	/*
 	 * Seconds between reads of the threads' own figures (THREAD_CLOCK,
-	 * on the recording's clock, from its start): 0 reads them every
-	 * second for a flight recorder, at each file's end when rotating,
-	 * else only at the start and end.  Ignored when rotating.
+	 * on the recording's clock, from its start): 0 reads them at each
+	 * file's end when rotating, else every second (every few, whole
+	 * seconds apart, when a read takes more than 1% of that).  Ignored
+	 * when rotating.
 	 */
 	double clock_every;
 	bool quiet;

@@ -25,6 +25,12 @@ static int64_t name_share(uint64_t x, double part)
 	return base + p;
 }
 
+/* |x - y|. */
+static uint64_t abs_diff(uint64_t x, uint64_t y)
+{
+	return x > y ? x - y : y - x;
+}
+
 /* x - y as a signed figure, saturated: a hostile file's times may be anything. */
 static int64_t signed_diff(uint64_t x, uint64_t y)
 {
@@ -127,6 +133,11 @@ struct anchor_point {
 };
 struct anchor {
 	struct anchor_point base, end;
+	/*
+	 * With a --time window: the figures nearest its start and its end
+	 * (read every second, so a window at whole seconds has one at each).
+	 */
+	struct anchor_point wbase, wend;
 	/* At its EXIT record: its on-CPU time but for the slice it ran in then, and that slice. */
 	uint64_t exit_records_ns, exit_slice_ns;
 	uint32_t exit_late;
@@ -700,9 +711,10 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
  */
 static void anchor_decided(struct thread *t, const struct wp_segment *s)
 {
-	struct anchor_point *p[2] = { &t->anchor->base, &t->anchor->end };
+	struct anchor_point *p[4] = { &t->anchor->base, &t->anchor->end, &t->anchor->wbase,
+				      &t->anchor->wend };
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!p[i]->set || !p[i]->undecided)
 			continue;
 		p[i]->undecided = false;
@@ -723,9 +735,10 @@ static void anchor_decided(struct thread *t, const struct wp_segment *s)
 static void anchor_settle(const struct wp_account *a, struct thread *t,
 			  const struct wp_segment *s)
 {
-	struct anchor_point *p[2] = { &t->anchor->base, &t->anchor->end };
+	struct anchor_point *p[4] = { &t->anchor->base, &t->anchor->end, &t->anchor->wbase,
+				      &t->anchor->wend };
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		uint64_t end;
 
 		if (!p[i]->set || !p[i]->settle || s->start_ns >= p[i]->time)
@@ -1161,7 +1174,7 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 {
 	struct wp_record_thread_clock tc;
 	const struct wp_tl_thread *lt;
-	struct anchor_point *p;
+	struct anchor_point *p, pt;
 	struct thread *t;
 
 	if (wp_thread_clock_parse(rec, &tc))
@@ -1188,26 +1201,15 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 		if (!t->anchor)
 			return a->err = -ENOMEM;
 	}
-	/*
-	 * The first figure of a thread is its base (a start figure, or one
-	 * read while recording), the last its end.
-	 */
-	if (tc.header.misc == WP_CLOCK_START ||
-	    (tc.header.misc == WP_CLOCK_DURING && !t->anchor->base.set && !lt->born))
-		p = &t->anchor->base;
-	else
-		p = &t->anchor->end;
-	if (p == &t->anchor->base && p->set)
-		return 0;
-	*p = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true, .time = tc.time,
+	pt = (struct anchor_point){ .kernel_ns = tc.on_cpu_ns, .set = true, .time = tc.time,
 				    .records_ns = t->on_all_ns, .settle = true,
 				    .kernel_rq_ns = tc.runq_ns,
 				    .records_rq_ns = t->queued_all_ns,
 				    .late = t->late_starts,
 				    .undecided = wp_timeline_undecided(a->tl, lt->serial) };
-	if (p->undecided) {
-		p->records_ns = p->records_rq_ns = 0;
-		p->settle = false;
+	if (pt.undecided) {
+		pt.records_ns = pt.records_rq_ns = 0;
+		pt.settle = false;
 	}
 	/*
 	 * At its exit the kernel had not yet counted the thread's last slice
@@ -1215,9 +1217,9 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	 * the records' are compared with.  A last slice long enough to have
 	 * had a tick leaves the figure between the two: no anchor then.
 	 */
-	p->exit = tc.header.misc == WP_CLOCK_EXIT;
+	pt.exit = tc.header.misc == WP_CLOCK_EXIT;
 	if (tc.header.misc == WP_CLOCK_EXIT && !t->anchor->exit_seen)
-		p->exit_unseen = true;
+		pt.exit_unseen = true;
 	if (tc.header.misc == WP_CLOCK_EXIT && t->anchor->exit_seen) {
 		/*
 		 * The kernel sends the figures early in the exit, before the
@@ -1225,9 +1227,9 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 		 * then, that one until the kernel last counted it (a fork it
 		 * made, on_exited), and the ticks since.
 		 */
-		p->records_ns = t->anchor->exit_records_ns;
-		p->settle = false;
-		p->late = t->anchor->exit_late;
+		pt.records_ns = t->anchor->exit_records_ns;
+		pt.settle = false;
+		pt.late = t->anchor->exit_late;
 		/*
 		 * A slice long enough to have had ticks: the figure has what
 		 * of it ran until the last one, all but the last part of a
@@ -1237,9 +1239,34 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 			uint64_t l = t->anchor->exit_slice_ns;
 			uint64_t ticked = l - (l < EXIT_TICK_NS ? l : EXIT_TICK_NS) / 2;
 
-			p->kernel_ns = p->kernel_ns > ticked ? p->kernel_ns - ticked : 0;
+			pt.kernel_ns = pt.kernel_ns > ticked ? pt.kernel_ns - ticked : 0;
 		}
 	}
+	/* A window's: the nearest figures to its ends (its exit's is its last). */
+	if (a->opts.window_start || a->opts.window_end) {
+		uint64_t ws = a->opts.window_start, we = a->opts.window_end ? a->opts.window_end :
+							 UINT64_MAX;
+		struct anchor_point *wb = &t->anchor->wbase, *wn = &t->anchor->wend;
+
+		/* (Not one whose EXIT was lost: its records are compared with all of theirs.) */
+		if (!pt.exit_unseen && (!wb->set || abs_diff(pt.time, ws) < abs_diff(wb->time, ws)))
+			*wb = pt;
+		if (!pt.exit_unseen && !(wn->set && wn->exit && wn->time <= we) &&
+		    ((pt.exit && pt.time <= we) || !wn->set ||
+		     abs_diff(pt.time, we) < abs_diff(wn->time, we)))
+			*wn = pt;
+	}
+	/*
+	 * The first figure of a thread is its base (a start figure, or one
+	 * read while recording), the last its end.
+	 */
+	if (tc.header.misc == WP_CLOCK_START ||
+	    (tc.header.misc == WP_CLOCK_DURING && !t->anchor->base.set && !lt->born))
+		p = &t->anchor->base;
+	else
+		p = &t->anchor->end;
+	if (!(p == &t->anchor->base && p->set))
+		*p = pt;
 	a->anchors.clocks++;
 	return 0;
 }
@@ -1932,6 +1959,7 @@ struct moves {
 	uint64_t to_blocked[3];		/* [1] from runnable, [2] from preempted */
 	uint64_t before[3];		/* the totals before */
 	bool any;
+	bool anchored;			/* to its own figures */
 };
 
 static uint64_t *thread_part(struct thread *t, int k)
@@ -2314,6 +2342,62 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
  * switch-ins start at the switch-out before them, not late, so that only
  * records lost move much there.
  */
+/*
+ * A window's ends this close to the figures (a share of its length) are
+ * theirs: its run queue time is anchored too.
+ */
+#define WINDOW_COVER_SHARE 100	/* 1 / 100: 1% */
+
+/*
+ * The records' error (the kernel's on-CPU less theirs) inside a --time
+ * window, for a thread with figures b and e around it (the nearest to the
+ * window's ends, or the recording's first and last): over the span
+ * between them it is known, diff.  The parts of that span outside the
+ * window, and of the window outside the span, hold an unknown share of
+ * it, no more than their time allows: the kernel's on-CPU there is
+ * between none and their length (and its own over the span), the
+ * records' what they hold.  The estimate shares diff by the late
+ * switch-ins the window holds, within those limits: *est, and the bound
+ * of its error.  *covered: the ends are within WINDOW_COVER_SHARE of
+ * the figures.  false: the figures say nothing (out of order).
+ */
+static bool window_error(const struct thread *t, const struct anchor_point *b,
+			 const struct anchor_point *e, int64_t *est, uint64_t *bound, bool *covered)
+{
+	uint64_t lo_t = t->t.start_ns, hi_t = t->t.end_ns;	/* the window, in its life */
+	uint64_t kernel, records, in = t->t.on_cpu_ns, out, uncovered, rec_out, room;
+	uint32_t late;
+	int64_t diff, lo, hi, guess;
+
+	if (!b->set || !e->set || e->kernel_ns < b->kernel_ns || e->records_ns < b->records_ns ||
+	    e->time < b->time || hi_t < lo_t)
+		return false;
+	kernel = e->kernel_ns - b->kernel_ns;
+	records = e->records_ns - b->records_ns;
+	diff = signed_diff(kernel, records);
+	late = e->late - b->late;
+	out = (b->time < lo_t ? lo_t - b->time : 0) + (e->time > hi_t ? e->time - hi_t : 0);
+	uncovered = (b->time > lo_t ? b->time - lo_t : 0) + (e->time < hi_t ? hi_t - e->time : 0);
+	if (uncovered > hi_t - lo_t)
+		uncovered = hi_t - lo_t;
+	/* The records' on-CPU in the span but outside the window. */
+	rec_out = records > in ? records - in : 0;
+	room = out < kernel ? out : kernel;
+	/* The window's error is diff less the outside's, which is from -rec_out to room - rec_out. */
+	lo = diff - (room > rec_out ? (int64_t)(room - rec_out) : 0);
+	hi = diff + (int64_t)rec_out;
+	guess = late ? (int64_t)((double)diff * (double)t->late_in_window / (double)late) :
+		records ? (int64_t)((double)diff * (double)in / (double)records) : diff;
+	if (guess < lo)
+		guess = lo;
+	if (guess > hi)
+		guess = hi;
+	*est = guess;
+	*bound = (uint64_t)(guess - lo > hi - guess ? guess - lo : hi - guess) + uncovered;
+	*covered = (out + uncovered) * WINDOW_COVER_SHARE <= hi_t - lo_t;
+	return true;
+}
+
 static void anchor_times(struct wp_account *a)
 {
 	struct moves *mv = calloc(a->nr ? a->nr : 1, sizeof(*mv));
@@ -2331,12 +2415,21 @@ static void anchor_times(struct wp_account *a)
 		struct thread *t = &a->threads[i];
 		const struct anchor *an = t->anchor;
 		struct anchor_point base = { .set = born_inside(a, t), .time = t->t.start_ns };
+		const struct anchor_point *qb, *qe;	/* the run queue's anchors */
+		struct anchor_point wb;			/* a window's first */
+		bool window_queues = false, partial = false;
 		int64_t diff, moved;
 		uint64_t kernel, bound;
 		uint32_t late;
 
 		for (int k = 0; k < 3; k++)
 			mv[i].before[k] = *thread_part(t, k);
+		/* Born: nothing on a CPU before its birth (a window may cut its start). */
+		if (base.set) {
+			const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, t->t.serial);
+
+			base.time = lt ? lt->start_ns : base.time;
+		}
 		sum->late_starts += t->late_in_window;
 		/* Born in the recording, its figures began at 0: no read is earlier. */
 		if (an && an->base.set && !base.set)
@@ -2367,10 +2460,39 @@ static void anchor_times(struct wp_account *a)
 		sum_moved += diff;
 		sum_late += late;
 		t->t.kernel_on_cpu_ns = kernel;
+		qb = &base;
+		qe = &an->end;
 		if (windowed) {
-			diff = late ? (int64_t)((double)diff * t->late_in_window / late) : 0;
-			/* The records' error, and the share of the kernel's moved in. */
-			bound = t->t.on_cpu_bound_ns + (uint64_t)(diff < 0 ? -diff : diff);
+			/*
+			 * The figures nearest the window's ends (a born
+			 * thread's birth when it was born inside), else the
+			 * recording's first and last, as diff above.
+			 */
+			const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, t->t.serial);
+			bool covered = false;
+			int64_t est = 0;
+
+			bound = 0;
+			wb = base.set && lt && lt->start_ns >= t->t.start_ns ? base : an->wbase;
+			if (window_error(t, &wb, &an->wend, &est, &bound, &covered)) {
+				qb = &wb;
+				qe = &an->wend;
+				t->t.kernel_on_cpu_ns = an->wend.kernel_ns - wb.kernel_ns;
+			} else {
+				window_error(t, &base, &an->end, &est, &bound, &covered);
+			}
+			/*
+			 * (The records' own error is in diff: the bound is the
+			 * kernel's unknown share outside the figures' span.)
+			 */
+			diff = est;
+			window_queues = covered && qb->set;
+			partial = !covered;
+			if (!covered) {
+				sum->window_partial++;
+				if (bound > sum->window_partial_max_ns)
+					sum->window_partial_max_ns = bound;
+			}
 		} else {
 			/*
 			 * The span between the figures may not be the whole
@@ -2423,15 +2545,16 @@ static void anchor_times(struct wp_account *a)
 		/* What could not be moved (no wait to take it from) stays wrong. */
 		bound += (uint64_t)(diff > moved ? diff - moved : moved - diff);
 		t->t.on_cpu_bound_ns = bound < t->t.wall_ns ? bound : t->t.wall_ns;
-		t->t.on_cpu_source = WP_ON_CPU_KERNEL;
+		/* A window's ends between figures: the share is a guess, within the bound. */
+		t->t.on_cpu_source = partial ? WP_ON_CPU_ESTIMATED : WP_ON_CPU_KERNEL;
+		mv[i].anchored = true;
 		t->t.on_cpu_moved_ns = moved;
 		sum->anchored_moved_ns += moved;
 		sum->anchored_moved_abs_ns += (uint64_t)(moved < 0 ? -moved : moved);
-		if (queues && t->tally && t->tally->gated_count &&
-		    an->end.kernel_rq_ns >= base.kernel_rq_ns &&
-		    an->end.records_rq_ns >= base.records_rq_ns) {
+		if ((queues || window_queues) && t->tally && t->tally->gated_count &&
+		    qe->kernel_rq_ns >= qb->kernel_rq_ns && qe->records_rq_ns >= qb->records_rq_ns) {
 			const struct wake_tally *y = t->tally;
-			int64_t rq = (int64_t)(an->end.kernel_rq_ns - base.kernel_rq_ns);
+			int64_t rq = (int64_t)(qe->kernel_rq_ns - qb->kernel_rq_ns);
 			int64_t want = rq - (int64_t)(t->t.runnable_ns + t->t.preempted_ns);
 
 			/* Within the unrecorded waits: runnable from none to all of them. */
@@ -2450,7 +2573,7 @@ static void anchor_times(struct wp_account *a)
 			struct thread *t = &a->threads[i];
 			int64_t moved;
 
-			if (t->t.on_cpu_source == WP_ON_CPU_KERNEL || !t->late_in_window)
+			if (mv[i].anchored || !t->late_in_window)
 				continue;
 			moved = move_into_on_cpu(t, (int64_t)(per_late * t->late_in_window), &mv[i]);
 			if (!moved)

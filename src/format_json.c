@@ -376,7 +376,8 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		", \"moved_ns\": %" PRId64 ", \"worst_share\": %.4f, \"estimated_threads\": %" PRIu64
 		", \"estimated_moved_ns\": %" PRIu64 ", \"late_switch_ins\": %" PRIu64
 		", \"cpus_moved_ns\": %" PRId64 ", \"cpus_trimmed_ns\": %" PRIu64
-		", \"exit_tails\": %" PRIu64 ", \"exit_tails_ns\": %" PRIu64 "}, "
+		", \"exit_tails\": %" PRIu64 ", \"exit_tails_ns\": %" PRIu64
+		", \"window_partial\": %" PRIu64 ", \"window_partial_max_ns\": %" PRIu64 "}, "
 		"\"unnamed_files\": [",
 		v->an->records, q->samples, q->truncated, q->truncated_needed, q->unreadable,
 		q->unwind_failed,
@@ -389,7 +390,7 @@ int wp_format_json(struct wp_view *v, FILE *out)
 		we.gated ? "true" : "false", we.waits, we.waits_ns, we.dropped, we.runnable_ns, we.seen,
 		we.unwoken_ns, as.anchored, as.anchored_moved_ns, as.worst_share, as.estimated,
 		as.estimated_moved_abs_ns, as.late_starts, as.cpus_moved_ns, as.cpus_trimmed_ns,
-		as.exit_tails, as.exit_tails_ns);
+		as.exit_tails, as.exit_tails_ns, as.window_partial, as.window_partial_max_ns);
 	for (unsigned int i = 0; i < q->nr_unnamed_files; i++) {
 		static const char *const reasons[] = {
 			[WP_UNNAMED_NO_SYMBOLS] = "no-symbols",

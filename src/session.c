@@ -1197,11 +1197,20 @@ static uint64_t next_clock_read(uint64_t start, uint64_t every, bool rotating, u
 }
 
 /*
- * The thread that reads the threads' figures of a rotating, flight or monitored
- * recording on time (next_clock_read), beside the main thread, which the
- * switch-out stack budget may keep busy opening and closing events.  It
- * runs ahead of the workload when allowed (CAP_SYS_NICE): a read late by
- * a file's end anchors neither file well.
+ * A recording that is neither rotating, nor a flight recorder, nor
+ * monitored reads the figures every second, so that report can anchor a
+ * --time window at whole seconds as it anchors the whole recording; but
+ * for at most this share of a CPU: a read that took longer (thousands of
+ * threads with -a) makes the reads as many seconds apart as keep it so.
+ */
+#define CLOCK_READ_SHARE_MAX 100	/* 1 / 100: 1% */
+
+/*
+ * The thread that reads the threads' figures on time (next_clock_read),
+ * beside the main thread, which the switch-out stack budget may keep busy
+ * opening and closing events.  It runs ahead of the workload when
+ * allowed (CAP_SYS_NICE): a read late by a file's end anchors neither
+ * file well.
  */
 static void *clock_main(void *arg)
 {
@@ -1211,6 +1220,7 @@ static void *clock_main(void *arg)
 			 s->opts->clock_every > 0 ? (uint64_t)(s->opts->clock_every * 1e9) :
 			 NSEC_PER_SEC;
 	bool rotating = s->opts->rotate > 0;
+	bool paced = !rotating && s->opts->flight_recorder <= 0 && s->opts->clock_every <= 0;
 
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
 		wp_debug("the figures' reader keeps the default priority: %s", strerror(errno));
@@ -1228,11 +1238,19 @@ static void *clock_main(void *arg)
 		pthread_mutex_unlock(&s->clock_lock);
 		if (stop)
 			return NULL;
+		at = wp_clock_ns(CLOCK_MONOTONIC);
 		read_clocks(s, WP_CLOCK_DURING);
+		at = wp_clock_ns(CLOCK_MONOTONIC) - at;
+		/* Whole seconds apart still, for windows at whole seconds. */
+		if (paced && at * CLOCK_READ_SHARE_MAX > every) {
+			every = (at * CLOCK_READ_SHARE_MAX + NSEC_PER_SEC - 1) / NSEC_PER_SEC * NSEC_PER_SEC;
+			wp_debug("the scheduler's figures are read every %" PRIu64 " s from now",
+				 (uint64_t)(every / NSEC_PER_SEC));
+		}
 	}
 }
 
-/* Start the figures' reader (rotating, flight or monitored recordings: clock_every). */
+/* Start the figures' reader (clock_main). */
 static void clock_reader_start(struct session *s)
 {
 	pthread_condattr_t attr;
@@ -1867,8 +1885,7 @@ int wp_record_run(const struct wp_record_opts *opts)
 			goto out;
 	}
 
-	if (opts->rotate > 0 || opts->flight_recorder > 0 || opts->clock_every > 0)
-		clock_reader_start(&s);
+	clock_reader_start(&s);
 	reason = wait_for_stop(&s, s.meta.start_clock_ns, &signo);
 	clock_reader_stop(&s);
 	show_progress(&s, 0, true);
