@@ -1110,7 +1110,7 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 	size_t nth, nw, nwk, nx = 0, cap = 0, m = 0, lines;
 	struct woken *x = NULL;
 	uint64_t shown = 0, unwoken = 0;
-	char d[16], buf[32], tail[32] = "";
+	char d[16], buf[32], tail[40] = "";
 	const char *comm = NULL;
 
 	th = wp_account_threads(v->an->account, &nth);
@@ -1134,9 +1134,9 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 	if (!v->have_waker_re && e->ns > shown)
 		unwoken = e->ns - shown;
 	lines = (m < WAKERS_PER_STACK ? m : WAKERS_PER_STACK) + (m > WAKERS_PER_STACK);
-	/* Compact, the share not woken ends the last waker line, not a line of its own. */
+	/* Compact, the share whose waker was not recorded ends the last waker line, not a line of its own. */
 	if (compact && lines && unwoken)
-		snprintf(tail, sizeof(tail), "; %.1f%% not woken",
+		snprintf(tail, sizeof(tail), "; %.1f%% waker unrecorded",
 			 100.0 * (double)unwoken / (double)e->ns);
 	for (size_t i = 0; i < m && i < WAKERS_PER_STACK; i++) {
 		const struct wp_waker *a = &wk[x[i].waker];
@@ -1163,7 +1163,7 @@ static int print_stack_wakers(const struct wp_view *v, const struct top_entry *e
 			tail);
 	}
 	if (unwoken && !tail[0])
-		fprintf(out, "%19s%5.1f%% not woken in the recording\n", "",
+		fprintf(out, "%19s%5.1f%% waker not recorded\n", "",
 			100.0 * (double)unwoken / (double)e->ns);
 	free(x);
 	return 0;
