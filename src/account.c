@@ -25,12 +25,6 @@ static int64_t name_share(uint64_t x, double part)
 	return base + p;
 }
 
-/* |x - y|. */
-static uint64_t abs_diff(uint64_t x, uint64_t y)
-{
-	return x > y ? x - y : y - x;
-}
-
 /* x - y as a signed figure, saturated: a hostile file's times may be anything. */
 static int64_t signed_diff(uint64_t x, uint64_t y)
 {
@@ -134,10 +128,12 @@ struct anchor_point {
 struct anchor {
 	struct anchor_point base, end;
 	/*
-	 * With a --time window: the figures nearest its start and its end
-	 * (read every second, so a window at whole seconds has one at each).
+	 * With a --time window, at its start [0] and end [1]: the last figure
+	 * at or before it and the first at or after it (read every second,
+	 * so that a window at whole seconds has one at each), and the
+	 * records' own cut there (no kernel figure: what they gave by then).
 	 */
-	struct anchor_point wbase, wend;
+	struct anchor_point near[2][2], cut[2];
 	/* At its EXIT record: its on-CPU time but for the slice it ran in then, and that slice. */
 	uint64_t exit_records_ns, exit_slice_ns;
 	uint32_t exit_late;
@@ -190,6 +186,7 @@ struct stratum_cell {
 
 struct wp_account {
 	struct wp_account_opts opts;
+	bool cut_taken[2];		/* a --time window's start and end: cuts taken */
 	struct wp_timeline *tl;		/* owned: the model the segments come from */
 	uint64_t start_ns;
 	uint64_t sample_period_ns;
@@ -711,10 +708,11 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
  */
 static void anchor_decided(struct thread *t, const struct wp_segment *s)
 {
-	struct anchor_point *p[4] = { &t->anchor->base, &t->anchor->end, &t->anchor->wbase,
-				      &t->anchor->wend };
+	struct anchor *an = t->anchor;
+	struct anchor_point *p[8] = { &an->base, &an->end, &an->near[0][0], &an->near[0][1],
+				      &an->near[1][0], &an->near[1][1], &an->cut[0], &an->cut[1] };
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 8; i++) {
 		if (!p[i]->set || !p[i]->undecided)
 			continue;
 		p[i]->undecided = false;
@@ -735,10 +733,11 @@ static void anchor_decided(struct thread *t, const struct wp_segment *s)
 static void anchor_settle(const struct wp_account *a, struct thread *t,
 			  const struct wp_segment *s)
 {
-	struct anchor_point *p[4] = { &t->anchor->base, &t->anchor->end, &t->anchor->wbase,
-				      &t->anchor->wend };
+	struct anchor *an = t->anchor;
+	struct anchor_point *p[8] = { &an->base, &an->end, &an->near[0][0], &an->near[0][1],
+				      &an->near[1][0], &an->near[1][1], &an->cut[0], &an->cut[1] };
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 8; i++) {
 		uint64_t end;
 
 		if (!p[i]->set || !p[i]->settle || s->start_ns >= p[i]->time)
@@ -1242,19 +1241,21 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 			pt.kernel_ns = pt.kernel_ns > ticked ? pt.kernel_ns - ticked : 0;
 		}
 	}
-	/* A window's: the nearest figures to its ends (its exit's is its last). */
-	if (a->opts.window_start || a->opts.window_end) {
-		uint64_t ws = a->opts.window_start, we = a->opts.window_end ? a->opts.window_end :
-							 UINT64_MAX;
-		struct anchor_point *wb = &t->anchor->wbase, *wn = &t->anchor->wend;
+	/*
+	 * A window's: around each of its ends, the last figure at or before
+	 * it and the first at or after (figures come in time order).  Not
+	 * one whose EXIT was lost: its records are compared with all of
+	 * theirs.
+	 */
+	for (int k = 0; k < 2 && (a->opts.window_start || a->opts.window_end) && !pt.exit_unseen;
+	     k++) {
+		uint64_t at = k ? (a->opts.window_end ? a->opts.window_end : UINT64_MAX) :
+			      a->opts.window_start;
 
-		/* (Not one whose EXIT was lost: its records are compared with all of theirs.) */
-		if (!pt.exit_unseen && (!wb->set || abs_diff(pt.time, ws) < abs_diff(wb->time, ws)))
-			*wb = pt;
-		if (!pt.exit_unseen && !(wn->set && wn->exit && wn->time <= we) &&
-		    ((pt.exit && pt.time <= we) || !wn->set ||
-		     abs_diff(pt.time, we) < abs_diff(wn->time, we)))
-			*wn = pt;
+		if (pt.time <= at)
+			t->anchor->near[k][0] = pt;
+		if (pt.time >= at && !t->anchor->near[k][1].set)
+			t->anchor->near[k][1] = pt;
 	}
 	/*
 	 * The first figure of a thread is its base (a start figure, or one
@@ -1321,6 +1322,42 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
 	return 0;
 }
 
+/*
+ * As time passes a --time window's start or end: each thread's records'
+ * cut there, what they gave it by then (settled as the segments open
+ * then end, anchor_settle), for its window's share of the kernel's time
+ * between two figures (window_on_cpu).
+ */
+static void take_cuts(struct wp_account *a, uint64_t time)
+{
+	for (int k = 0; k < 2; k++) {
+		uint64_t at = k ? a->opts.window_end : a->opts.window_start;
+
+		if (!at || a->cut_taken[k] || time < at)
+			continue;
+		a->cut_taken[k] = true;
+		for (uint32_t i = 0; i < wp_timeline_nr_threads(a->tl); i++) {
+			const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, i);
+			struct thread *t;
+
+			if (!lt || lt->closed || !(t = thread_at(a, i)))
+				continue;
+			if (!t->anchor && !(t->anchor = calloc(1, sizeof(*t->anchor)))) {
+				a->err = -ENOMEM;
+				return;
+			}
+			t->anchor->cut[k] = (struct anchor_point){
+				.set = true, .time = at, .records_ns = t->on_all_ns,
+				.records_rq_ns = t->queued_all_ns, .late = t->late_starts,
+				.settle = true, .undecided = wp_timeline_undecided(a->tl, i) };
+			if (t->anchor->cut[k].undecided) {
+				t->anchor->cut[k].records_ns = t->anchor->cut[k].records_rq_ns = 0;
+				t->anchor->cut[k].settle = false;
+			}
+		}
+	}
+}
+
 int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 		      uint64_t time)
 {
@@ -1328,6 +1365,7 @@ int wp_account_record(struct wp_account *a, const struct perf_event_header *rec,
 
 	if (a->err)
 		return a->err;
+	take_cuts(a, time);
 	if (rec->type == WP_RECORD_CMDLINE)
 		return account_cmdline(a, rec);
 	if (rec->type == WP_RECORD_THREAD_CLOCK)
@@ -1343,6 +1381,7 @@ int wp_account_sample(struct wp_account *a, uint32_t pid, uint32_t tid, uint32_t
 
 	if (a->err)
 		return a->err;
+	take_cuts(a, time);
 	err = wp_timeline_sample(a->tl, pid, tid, cpu, time, switch_out, stack);
 	return err ? err : a->err;
 }
@@ -1354,6 +1393,7 @@ int wp_account_wakeup(struct wp_account *a, uint32_t wakee, uint64_t time,
 
 	if (a->err)
 		return a->err;
+	take_cuts(a, time);
 	err = wp_timeline_wakeup(a->tl, wakee, time, waker);
 	return err ? err : a->err;
 }
@@ -1363,6 +1403,7 @@ int wp_account_sched_switch(struct wp_account *a, uint32_t prev, uint32_t next, 
 {
 	if (a->err)
 		return a->err;
+	take_cuts(a, time);
 	return wp_timeline_sched_switch(a->tl, prev, next, time, cpu);
 }
 
@@ -1370,6 +1411,7 @@ int wp_account_counted(struct wp_account *a, uint32_t tid, uint64_t time)
 {
 	if (a->err)
 		return a->err;
+	take_cuts(a, time);
 	return wp_timeline_counted(a->tl, tid, time);
 }
 
@@ -1379,6 +1421,7 @@ int wp_account_enqueued(struct wp_account *a, uint32_t wakee, uint64_t time)
 
 	if (a->err)
 		return a->err;
+	take_cuts(a, time);
 	err = wp_timeline_enqueued(a->tl, wakee, time);
 	return err ? err : a->err;
 }
@@ -2335,9 +2378,10 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
  * agree with wallprof's there).
  * Threads without figures (an ordinary user's exits, or one lost) are
  * moved by the anchored threads' mean per late switch-in, marked as an
- * estimate within what it moved.  With a --time window, the part of a
- * thread's on-CPU difference that its late switch-ins inside the window
- * stand for, and no run queue anchor.  Each stack follows its thread
+ * estimate within what it moved.  With a --time window, the kernel's
+ * time at each of its ends from the figures around it (window_on_cpu):
+ * exact at a figure, and the run queue anchored when both ends are;
+ * else an estimate within a bound.  Each stack follows its thread
  * (follow_moves), and with -a each CPU's busy time (fit_cpus): its
  * switch-ins start at the switch-out before them, not late, so that only
  * records lost move much there.
@@ -2349,52 +2393,114 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
 #define WINDOW_COVER_SHARE 100	/* 1 / 100: 1% */
 
 /*
- * The records' error (the kernel's on-CPU less theirs) inside a --time
- * window, for a thread with figures b and e around it (the nearest to the
- * window's ends, or the recording's first and last): over the span
- * between them it is known, diff.  The parts of that span outside the
- * window, and of the window outside the span, hold an unknown share of
- * it, no more than their time allows: the kernel's on-CPU there is
- * between none and their length (and its own over the span), the
- * records' what they hold.  The estimate shares diff by the late
- * switch-ins the window holds, within those limits: *est, and the bound
- * of its error.  *covered: the ends are within WINDOW_COVER_SHARE of
- * the figures.  false: the figures say nothing (out of order).
+ * The kernel's on-CPU time of a thread by instant x of a --time window's
+ * end, from its figures around it: between the one before (b) and the
+ * one after (e), and no more than x - b.time above b's nor e.time - x
+ * below e's (a thread runs on one CPU at a time).  Estimated as far
+ * between the two as the records' cut at x (c) is between theirs.
+ * *lo and *hi bound it.  false: no figure on either side.
  */
-static bool window_error(const struct thread *t, const struct anchor_point *b,
-			 const struct anchor_point *e, int64_t *est, uint64_t *bound, bool *covered)
+static bool kernel_at(uint64_t x, const struct anchor_point *b, const struct anchor_point *e,
+		      const struct anchor_point *c, uint64_t *est, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t lo_t = t->t.start_ns, hi_t = t->t.end_ns;	/* the window, in its life */
-	uint64_t kernel, records, in = t->t.on_cpu_ns, out, uncovered, rec_out, room;
-	uint32_t late;
-	int64_t diff, lo, hi, guess;
+	bool have_b = b->set && b->time <= x, have_e = e->set && e->time >= x;
+	bool have_c = c->set && !c->undecided;
 
-	if (!b->set || !e->set || e->kernel_ns < b->kernel_ns || e->records_ns < b->records_ns ||
-	    e->time < b->time || hi_t < lo_t)
+	if (!have_b && !have_e)
 		return false;
-	kernel = e->kernel_ns - b->kernel_ns;
-	records = e->records_ns - b->records_ns;
-	diff = signed_diff(kernel, records);
-	late = e->late - b->late;
-	out = (b->time < lo_t ? lo_t - b->time : 0) + (e->time > hi_t ? e->time - hi_t : 0);
-	uncovered = (b->time > lo_t ? b->time - lo_t : 0) + (e->time < hi_t ? hi_t - e->time : 0);
-	if (uncovered > hi_t - lo_t)
-		uncovered = hi_t - lo_t;
-	/* The records' on-CPU in the span but outside the window. */
-	rec_out = records > in ? records - in : 0;
-	room = out < kernel ? out : kernel;
-	/* The window's error is diff less the outside's, which is from -rec_out to room - rec_out. */
-	lo = diff - (room > rec_out ? (int64_t)(room - rec_out) : 0);
-	hi = diff + (int64_t)rec_out;
-	guess = late ? (int64_t)((double)diff * (double)t->late_in_window / (double)late) :
-		records ? (int64_t)((double)diff * (double)in / (double)records) : diff;
-	if (guess < lo)
-		guess = lo;
-	if (guess > hi)
-		guess = hi;
-	*est = guess;
-	*bound = (uint64_t)(guess - lo > hi - guess ? guess - lo : hi - guess) + uncovered;
-	*covered = (out + uncovered) * WINDOW_COVER_SHARE <= hi_t - lo_t;
+	if (have_b && have_e && e->kernel_ns < b->kernel_ns)
+		have_e = false;	/* out of order: a hostile file */
+	*lo = have_b ? b->kernel_ns : 0;
+	*hi = have_e ? e->kernel_ns : UINT64_MAX;
+	if (have_e && e->kernel_ns > e->time - x && e->kernel_ns - (e->time - x) > *lo)
+		*lo = e->kernel_ns - (e->time - x);
+	if (have_b && b->kernel_ns + (x - b->time) < *hi)
+		*hi = b->kernel_ns + (x - b->time);
+	if (*hi < *lo)
+		*hi = *lo;
+	if (have_b && have_e) {
+		uint64_t rec = e->records_ns > b->records_ns ? e->records_ns - b->records_ns : 0;
+		uint64_t span = e->time - b->time, k = e->kernel_ns - b->kernel_ns;
+		double share = rec && have_c ?
+			       (double)(c->records_ns > b->records_ns ? c->records_ns - b->records_ns :
+									  0) / (double)rec :
+			       span ? (double)(x - b->time) / (double)span : 0;
+
+		*est = b->kernel_ns + (uint64_t)((double)k * (share < 1 ? share : 1));
+	} else if (have_b) {
+		*est = b->kernel_ns + (have_c && c->records_ns > b->records_ns ?
+				       c->records_ns - b->records_ns : 0);
+	} else {
+		*est = have_c && e->records_ns > c->records_ns ?
+		       e->kernel_ns - (e->records_ns - c->records_ns < e->kernel_ns ?
+				       e->records_ns - c->records_ns : e->kernel_ns) :
+		       e->kernel_ns;
+	}
+	if (*est < *lo)
+		*est = *lo;
+	if (*est > *hi)
+		*est = *hi;
+	return true;
+}
+
+/*
+ * A thread's on-CPU time in a --time window (from its start lo_t to its
+ * end hi_t, within its life), the kernel's as the figures around each
+ * end give it (kernel_at): a born thread's start is 0 exactly.  *est and
+ * the bound of its error; *covered: both ends within WINDOW_COVER_SHARE
+ * of a figure (or its birth), whose run queue figures then stand for the
+ * window's too (*qb, *qe).  false: an end with no figure either side.
+ */
+static bool window_on_cpu(const struct thread *t, const struct anchor_point *born,
+			  uint64_t *est, uint64_t *bound, bool *covered,
+			  const struct anchor_point **qb, const struct anchor_point **qe)
+{
+	const struct anchor *an = t->anchor;
+	uint64_t x[2] = { t->t.start_ns, t->t.end_ns }, e[2], lo[2], hi[2], gap[2];
+
+	if (x[1] < x[0])
+		return false;
+	for (int k = 0; k < 2; k++) {
+		const struct anchor_point *b = &an->near[k][0], *n = &an->near[k][1];
+
+		if (k == 0 && born) {
+			e[0] = lo[0] = hi[0] = 0;
+			gap[0] = 0;
+			*qb = born;
+			continue;
+		}
+		if (!kernel_at(x[k], b, n, &an->cut[k], &e[k], &lo[k], &hi[k]))
+			return false;
+		/* The figure nearer the end, for the run queue. */
+		gap[k] = UINT64_MAX;
+		if (b->set && b->time <= x[k])
+			gap[k] = x[k] - b->time;
+		if (n->set && n->time >= x[k] && n->time - x[k] < gap[k])
+			gap[k] = n->time - x[k];
+		if (k == 0)
+			*qb = gap[k] == x[k] - b->time && b->set && b->time <= x[k] ? b : n;
+		else
+			*qe = gap[k] == x[k] - b->time && b->set && b->time <= x[k] ? b : n;
+	}
+	{
+		uint64_t len = x[1] - x[0];
+		uint64_t least = lo[1] > hi[0] ? lo[1] - hi[0] : 0;
+		uint64_t most = hi[1] == UINT64_MAX ? len : hi[1] > lo[0] ? hi[1] - lo[0] : 0;
+		uint64_t guess = e[1] > e[0] ? e[1] - e[0] : 0;
+
+		if (most > len)
+			most = len;
+		if (least > most)
+			least = most;
+		if (guess < least)
+			guess = least;
+		if (guess > most)
+			guess = most;
+		*est = guess;
+		*bound = guess - least > most - guess ? guess - least : most - guess;
+		*covered = gap[0] != UINT64_MAX && gap[1] != UINT64_MAX &&
+			   (gap[0] + gap[1]) * WINDOW_COVER_SHARE <= len;
+	}
 	return true;
 }
 
@@ -2416,7 +2522,6 @@ static void anchor_times(struct wp_account *a)
 		const struct anchor *an = t->anchor;
 		struct anchor_point base = { .set = born_inside(a, t), .time = t->t.start_ns };
 		const struct anchor_point *qb, *qe;	/* the run queue's anchors */
-		struct anchor_point wb;			/* a window's first */
 		bool window_queues = false, partial = false;
 		int64_t diff, moved;
 		uint64_t kernel, bound;
@@ -2464,29 +2569,27 @@ static void anchor_times(struct wp_account *a)
 		qe = &an->end;
 		if (windowed) {
 			/*
-			 * The figures nearest the window's ends (a born
-			 * thread's birth when it was born inside), else the
-			 * recording's first and last, as diff above.
+			 * The kernel's time at the window's ends, from the
+			 * figures around each (a born thread's birth when it
+			 * was born inside): exact where a figure is at an end,
+			 * else within what the time between allows.
 			 */
 			const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, t->t.serial);
+			struct anchor_point born_at = { .set = true, .time = lt ? lt->start_ns : 0 };
+			const struct anchor_point *born;
 			bool covered = false;
-			int64_t est = 0;
+			uint64_t on = 0;
 
-			bound = 0;
-			wb = base.set && lt && lt->start_ns >= t->t.start_ns ? base : an->wbase;
-			if (window_error(t, &wb, &an->wend, &est, &bound, &covered)) {
-				qb = &wb;
-				qe = &an->wend;
-				t->t.kernel_on_cpu_ns = an->wend.kernel_ns - wb.kernel_ns;
+			/* (base is the first figure unless born in the recording.) */
+			born = lt && lt->born && lt->start_ns >= t->t.start_ns ? &born_at : NULL;
+			if (window_on_cpu(t, born, &on, &bound, &covered, &qb, &qe)) {
+				diff = signed_diff(on, t->t.on_cpu_ns);
+				t->t.kernel_on_cpu_ns = on;
 			} else {
-				window_error(t, &base, &an->end, &est, &bound, &covered);
+				diff = 0;
+				bound = t->t.on_cpu_bound_ns;
 			}
-			/*
-			 * (The records' own error is in diff: the bound is the
-			 * kernel's unknown share outside the figures' span.)
-			 */
-			diff = est;
-			window_queues = covered && qb->set;
+			window_queues = covered && qb->set && qe->set;
 			partial = !covered;
 			if (!covered) {
 				sum->window_partial++;

@@ -778,6 +778,71 @@ out:
 	wp_account_free(a);
 }
 
+/*
+ * A --time window anchored to the figures around its ends.  102 lives
+ * through the recording and runs 0.5 ms of every ms by its records, but
+ * the kernel counts 0.5 ms a ms in 0-10 and 20-40 ms and 0.7 in 10-20:
+ * figures at 0, 10, 20, 30 and 40 ms.  A window at the figures (10-30)
+ * is the kernel's exactly, 12 ms; one between them (15-25) shares each
+ * second's figures by the records' progress (3.5 + 2.5 ms) within what
+ * the time allows: the kernel's figure at 15 ms is between 107 and 110
+ * ms, at 25 between 112 and 117, so 6 ms within 4.
+ */
+static void test_window_anchors(void)
+{
+	static const uint64_t figure[] = { 100, 105, 112, 117, 122 };	/* ms, at 0, 10, ..., 40 */
+
+	for (int pass = 0; pass < 2; pass++) {
+		struct wp_account *a = new_account(pass ? 15 * MS : 10 * MS, pass ? 25 * MS : 30 * MS,
+						   0);
+		struct wp_record_thread th = {
+			.header = { .type = WP_RECORD_THREAD, .size = sizeof(th) },
+			.pid = 100, .tid = 102, .time = START,
+		};
+		const struct wp_thread_times *t;
+		uint8_t buf[256];
+		size_t n;
+
+		if (!a) {
+			ok(false, "window anchors: an account");
+			return;
+		}
+		feed(a, &th.header);
+		for (uint64_t i = 0; i < 40; i++) {
+			if (i % 10 == 0)
+				feed(a, clock_rec(102, i * MS, i ? WP_CLOCK_DURING : WP_CLOCK_START,
+						  figure[i / 10] * MS, 0, buf));
+			feed(a, switch_rec(102, i * MS + 1, false, false, buf));
+			feed(a, switch_rec(102, i * MS + MS / 2 + 1, true, true, buf));
+		}
+		feed(a, clock_rec(102, 40 * MS, WP_CLOCK_END, figure[4] * MS, 0, buf));
+		wp_account_finish(a, START + 40 * MS);
+		t = wp_account_threads(a, &n);
+		if (n != 1) {
+			ok(false, "window anchors: one thread (%zu)", n);
+			wp_account_free(a);
+			return;
+		}
+		if (!pass) {
+			is_u64(t->on_cpu_ns, 12 * MS, "window at the figures: the kernel's 12 ms");
+			is_int(t->on_cpu_source, WP_ON_CPU_KERNEL, "window at the figures: anchored");
+			ok(t->on_cpu_bound_ns <= 2, "window at the figures: exact (%llu ns)",
+			   (unsigned long long)t->on_cpu_bound_ns);
+		} else {
+			ok(t->on_cpu_ns >= 6 * MS - 2 && t->on_cpu_ns <= 6 * MS + 2,
+			   "window between figures: 6 ms as the records progress (%llu ns)",
+			   (unsigned long long)t->on_cpu_ns);
+			ok(t->on_cpu_bound_ns >= 4 * MS - 2 && t->on_cpu_bound_ns <= 4 * MS + 2,
+			   "window between figures: within 4 ms, what the time allows (%llu ns)",
+			   (unsigned long long)t->on_cpu_bound_ns);
+			is_int(t->on_cpu_source, WP_ON_CPU_ESTIMATED, "window between figures: estimated");
+		}
+		is_u64(t->wall_ns, t->on_cpu_ns + t->blocked_ns + t->runnable_ns + t->preempted_ns,
+		       "window anchors: wall = on + blocked + runnable + preempted");
+		wp_account_free(a);
+	}
+}
+
 static void test_exact_distribution(void)
 {
 	struct wp_account *a = new_account(0, 0, 0);
@@ -1638,6 +1703,7 @@ int main(void)
 	setup();
 	test_basic_split();
 	test_window();
+	test_window_anchors();
 	test_min_block();
 	test_new_thread();
 	test_records_after_exit();
