@@ -2392,49 +2392,60 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
  */
 #define WINDOW_COVER_SHARE 100	/* 1 / 100: 1% */
 
+/* A point's kernel figure and records of on-CPU time, or of run-queue time (rq). */
+static uint64_t kernel_of(const struct anchor_point *p, bool rq)
+{
+	return rq ? p->kernel_rq_ns : p->kernel_ns;
+}
+
+static uint64_t records_of(const struct anchor_point *p, bool rq)
+{
+	return rq ? p->records_rq_ns : p->records_ns;
+}
+
 /*
- * The kernel's on-CPU time of a thread by instant x of a --time window's
- * end, from its figures around it: between the one before (b) and the
- * one after (e), and no more than x - b.time above b's nor e.time - x
- * below e's (a thread runs on one CPU at a time).  Estimated as far
- * between the two as the records' cut at x (c) is between theirs.
- * *lo and *hi bound it.  false: no figure on either side.
+ * The kernel's on-CPU (or, rq, run-queue) time of a thread by instant x
+ * of a --time window's end, from its figures around it: between the one
+ * before (b) and the one after (e), and no more than x - b.time above
+ * b's nor e.time - x below e's (a thread runs on one CPU at a time, and
+ * waits on one run queue).  Estimated as far between the two as the
+ * records' cut at x (c) is between theirs.  *lo and *hi bound it.
+ * false: no figure on either side.
  */
 static bool kernel_at(uint64_t x, const struct anchor_point *b, const struct anchor_point *e,
-		      const struct anchor_point *c, uint64_t *est, uint64_t *lo, uint64_t *hi)
+		      const struct anchor_point *c, bool rq, uint64_t *est, uint64_t *lo,
+		      uint64_t *hi)
 {
 	bool have_b = b->set && b->time <= x, have_e = e->set && e->time >= x;
 	bool have_c = c->set && !c->undecided;
+	uint64_t kb = have_b ? kernel_of(b, rq) : 0, ke = have_e ? kernel_of(e, rq) : 0;
+	uint64_t rb = have_b ? records_of(b, rq) : 0, re = have_e ? records_of(e, rq) : 0;
+	uint64_t rc = have_c ? records_of(c, rq) : 0;
 
 	if (!have_b && !have_e)
 		return false;
-	if (have_b && have_e && e->kernel_ns < b->kernel_ns)
+	if (have_b && have_e && ke < kb)
 		have_e = false;	/* out of order: a hostile file */
-	*lo = have_b ? b->kernel_ns : 0;
-	*hi = have_e ? e->kernel_ns : UINT64_MAX;
-	if (have_e && e->kernel_ns > e->time - x && e->kernel_ns - (e->time - x) > *lo)
-		*lo = e->kernel_ns - (e->time - x);
-	if (have_b && b->kernel_ns + (x - b->time) < *hi)
-		*hi = b->kernel_ns + (x - b->time);
+	*lo = kb;
+	*hi = have_e ? ke : UINT64_MAX;
+	if (have_e && ke > e->time - x && ke - (e->time - x) > *lo)
+		*lo = ke - (e->time - x);
+	if (have_b && kb + (x - b->time) < *hi)
+		*hi = kb + (x - b->time);
 	if (*hi < *lo)
 		*hi = *lo;
 	if (have_b && have_e) {
-		uint64_t rec = e->records_ns > b->records_ns ? e->records_ns - b->records_ns : 0;
-		uint64_t span = e->time - b->time, k = e->kernel_ns - b->kernel_ns;
-		double share = rec && have_c ?
-			       (double)(c->records_ns > b->records_ns ? c->records_ns - b->records_ns :
-									  0) / (double)rec :
+		uint64_t rec = re > rb ? re - rb : 0, span = e->time - b->time;
+		double share = rec && have_c ? (double)(rc > rb ? rc - rb : 0) / (double)rec :
 			       span ? (double)(x - b->time) / (double)span : 0;
 
-		*est = b->kernel_ns + (uint64_t)((double)k * (share < 1 ? share : 1));
+		*est = kb + (uint64_t)((double)(ke - kb) * (share < 1 ? share : 1));
 	} else if (have_b) {
-		*est = b->kernel_ns + (have_c && c->records_ns > b->records_ns ?
-				       c->records_ns - b->records_ns : 0);
+		*est = kb + (have_c && rc > rb ? rc - rb : 0);
 	} else {
-		*est = have_c && e->records_ns > c->records_ns ?
-		       e->kernel_ns - (e->records_ns - c->records_ns < e->kernel_ns ?
-				       e->records_ns - c->records_ns : e->kernel_ns) :
-		       e->kernel_ns;
+		uint64_t after = have_c && re > rc ? re - rc : 0;
+
+		*est = ke - (after < ke ? after : ke);
 	}
 	if (*est < *lo)
 		*est = *lo;
@@ -2444,63 +2455,52 @@ static bool kernel_at(uint64_t x, const struct anchor_point *b, const struct anc
 }
 
 /*
- * A thread's on-CPU time in a --time window (from its start lo_t to its
- * end hi_t, within its life), the kernel's as the figures around each
- * end give it (kernel_at): a born thread's start is 0 exactly.  *est and
- * the bound of its error; *covered: both ends within WINDOW_COVER_SHARE
- * of a figure (or its birth), whose run queue figures then stand for the
- * window's too (*qb, *qe).  false: an end with no figure either side.
+ * A thread's on-CPU (or, rq, run-queue) time in a --time window (from
+ * its start to its end, within its life), the kernel's as the figures
+ * around each end give it (kernel_at): a born thread's start is 0
+ * exactly.  *est, and the bound of its error; *covered: both ends within
+ * WINDOW_COVER_SHARE of the window's length from a figure (or its birth).
+ * false: an end with no figure either side.
  */
-static bool window_on_cpu(const struct thread *t, const struct anchor_point *born,
-			  uint64_t *est, uint64_t *bound, bool *covered,
-			  const struct anchor_point **qb, const struct anchor_point **qe)
+static bool window_kernel(const struct thread *t, bool born, bool rq, uint64_t *est,
+			  uint64_t *bound, bool *covered)
 {
 	const struct anchor *an = t->anchor;
 	uint64_t x[2] = { t->t.start_ns, t->t.end_ns }, e[2], lo[2], hi[2], gap[2];
+	uint64_t len, least, most, guess;
 
 	if (x[1] < x[0])
 		return false;
+	len = x[1] - x[0];
 	for (int k = 0; k < 2; k++) {
 		const struct anchor_point *b = &an->near[k][0], *n = &an->near[k][1];
 
 		if (k == 0 && born) {
-			e[0] = lo[0] = hi[0] = 0;
-			gap[0] = 0;
-			*qb = born;
+			e[0] = lo[0] = hi[0] = gap[0] = 0;
 			continue;
 		}
-		if (!kernel_at(x[k], b, n, &an->cut[k], &e[k], &lo[k], &hi[k]))
+		if (!kernel_at(x[k], b, n, &an->cut[k], rq, &e[k], &lo[k], &hi[k]))
 			return false;
-		/* The figure nearer the end, for the run queue. */
 		gap[k] = UINT64_MAX;
 		if (b->set && b->time <= x[k])
 			gap[k] = x[k] - b->time;
 		if (n->set && n->time >= x[k] && n->time - x[k] < gap[k])
 			gap[k] = n->time - x[k];
-		if (k == 0)
-			*qb = gap[k] == x[k] - b->time && b->set && b->time <= x[k] ? b : n;
-		else
-			*qe = gap[k] == x[k] - b->time && b->set && b->time <= x[k] ? b : n;
 	}
-	{
-		uint64_t len = x[1] - x[0];
-		uint64_t least = lo[1] > hi[0] ? lo[1] - hi[0] : 0;
-		uint64_t most = hi[1] == UINT64_MAX ? len : hi[1] > lo[0] ? hi[1] - lo[0] : 0;
-		uint64_t guess = e[1] > e[0] ? e[1] - e[0] : 0;
-
-		if (most > len)
-			most = len;
-		if (least > most)
-			least = most;
-		if (guess < least)
-			guess = least;
-		if (guess > most)
-			guess = most;
-		*est = guess;
-		*bound = guess - least > most - guess ? guess - least : most - guess;
-		*covered = gap[0] != UINT64_MAX && gap[1] != UINT64_MAX &&
-			   (gap[0] + gap[1]) * WINDOW_COVER_SHARE <= len;
-	}
+	least = lo[1] > hi[0] ? lo[1] - hi[0] : 0;
+	most = hi[1] == UINT64_MAX ? len : hi[1] > lo[0] ? hi[1] - lo[0] : 0;
+	guess = e[1] > e[0] ? e[1] - e[0] : 0;
+	if (most > len)
+		most = len;
+	if (least > most)
+		least = most;
+	if (guess < least)
+		guess = least;
+	if (guess > most)
+		guess = most;
+	*est = guess;
+	*bound = guess - least > most - guess ? guess - least : most - guess;
+	*covered = (gap[0] + gap[1]) * WINDOW_COVER_SHARE <= len;
 	return true;
 }
 
@@ -2521,8 +2521,8 @@ static void anchor_times(struct wp_account *a)
 		struct thread *t = &a->threads[i];
 		const struct anchor *an = t->anchor;
 		struct anchor_point base = { .set = born_inside(a, t), .time = t->t.start_ns };
-		const struct anchor_point *qb, *qe;	/* the run queue's anchors */
-		bool window_queues = false, partial = false;
+		bool have_rq = false, partial = false;
+		uint64_t rq_ns = 0;		/* the kernel's run-queue time over the same span */
 		int64_t diff, moved;
 		uint64_t kernel, bound;
 		uint32_t late;
@@ -2565,8 +2565,11 @@ static void anchor_times(struct wp_account *a)
 		sum_moved += diff;
 		sum_late += late;
 		t->t.kernel_on_cpu_ns = kernel;
-		qb = &base;
-		qe = &an->end;
+		if (!windowed && queues && an->end.kernel_rq_ns >= base.kernel_rq_ns &&
+		    an->end.records_rq_ns >= base.records_rq_ns) {
+			have_rq = true;
+			rq_ns = an->end.kernel_rq_ns - base.kernel_rq_ns;
+		}
 		if (windowed) {
 			/*
 			 * The kernel's time at the window's ends, from the
@@ -2575,21 +2578,19 @@ static void anchor_times(struct wp_account *a)
 			 * else within what the time between allows.
 			 */
 			const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, t->t.serial);
-			struct anchor_point born_at = { .set = true, .time = lt ? lt->start_ns : 0 };
-			const struct anchor_point *born;
-			bool covered = false;
-			uint64_t on = 0;
-
 			/* (base is the first figure unless born in the recording.) */
-			born = lt && lt->born && lt->start_ns >= t->t.start_ns ? &born_at : NULL;
-			if (window_on_cpu(t, born, &on, &bound, &covered, &qb, &qe)) {
+			bool born = lt && lt->born && lt->start_ns >= t->t.start_ns;
+			bool covered = false;
+			uint64_t on = 0, rq_bound;
+
+			if (window_kernel(t, born, false, &on, &bound, &covered)) {
 				diff = signed_diff(on, t->t.on_cpu_ns);
 				t->t.kernel_on_cpu_ns = on;
 			} else {
 				diff = 0;
 				bound = t->t.on_cpu_bound_ns;
 			}
-			window_queues = covered && qb->set && qe->set;
+			have_rq = window_kernel(t, born, true, &rq_ns, &rq_bound, &covered);
 			partial = !covered;
 			if (!covered) {
 				sum->window_partial++;
@@ -2654,10 +2655,9 @@ static void anchor_times(struct wp_account *a)
 		t->t.on_cpu_moved_ns = moved;
 		sum->anchored_moved_ns += moved;
 		sum->anchored_moved_abs_ns += (uint64_t)(moved < 0 ? -moved : moved);
-		if ((queues || window_queues) && t->tally && t->tally->gated_count &&
-		    qe->kernel_rq_ns >= qb->kernel_rq_ns && qe->records_rq_ns >= qb->records_rq_ns) {
+		if (have_rq && wp_timeline_has_wakeups(a->tl) && t->tally && t->tally->gated_count) {
 			const struct wake_tally *y = t->tally;
-			int64_t rq = (int64_t)(qe->kernel_rq_ns - qb->kernel_rq_ns);
+			int64_t rq = (int64_t)rq_ns;
 			int64_t want = rq - (int64_t)(t->t.runnable_ns + t->t.preempted_ns);
 
 			/* Within the unrecorded waits: runnable from none to all of them. */
