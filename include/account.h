@@ -265,6 +265,12 @@ struct wp_period {
 	bool wakeup_unrecorded;
 	/* Blocked, gated: woken where the tracepoints were off, so its waker is not known. */
 	bool waker_unrecorded;
+	/*
+	 * Blocked, its wake-up unrecorded while the tracepoints were on (the
+	 * kernel delivered none): no sample of the gate's, so no share of
+	 * the recorded wakers stands for it.
+	 */
+	bool wakeup_dropped;
 };
 
 /*

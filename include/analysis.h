@@ -44,6 +44,7 @@ enum {
 	WP_KEPT_SHORT_OFF = 1U << 0,		/* off-CPU, shorter than --min-block */
 	WP_KEPT_WAKEUP_UNRECORDED = 1U << 1,	/* blocked, its wake-up gated off */
 	WP_KEPT_WAKER_UNRECORDED = 1U << 2,	/* blocked, its waker gated off */
+	WP_KEPT_WAKEUP_DROPPED = 1U << 3,	/* blocked, no wake-up with them on */
 };
 struct wp_kept_event {
 	uint64_t start_ns, end_ns;	/* absolute; a sample's time twice */
@@ -54,6 +55,9 @@ struct wp_kept_event {
 	uint8_t kind;			/* enum wp_period_kind, or WP_KEPT_SAMPLE */
 	uint8_t flags;			/* WP_KEPT_* */
 };
+
+/* A period of the ledger's (account.h) as the timeline keeps it. */
+struct wp_kept_event wp_kept_of_period(const struct wp_period *p);
 
 /*
  * With keep_timeline, each thread's creation (a FORK record: the kernel

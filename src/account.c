@@ -626,6 +626,7 @@ static void observe_period(struct wp_account *a, const struct thread *t,
 	}
 	p.wakeup_unrecorded = s->kind == WP_SEG_BLOCKED && (s->flags & WP_SEG_WAKEUP_UNRECORDED);
 	p.waker_unrecorded = s->kind == WP_SEG_BLOCKED && (s->flags & WP_SEG_WAKER_UNRECORDED);
+	p.wakeup_dropped = s->kind == WP_SEG_BLOCKED && (s->flags & WP_SEG_WAKEUP_DROPPED);
 	o->period(o->arg, &p);
 }
 

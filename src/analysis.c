@@ -759,21 +759,26 @@ static struct wp_kept_event *kept_next(struct wp_analysis *an)
 	return &an->kept[an->nr_kept++];
 }
 
-/* The ledger's observer, with keep_timeline: each period as it is counted. */
-static void keep_period(void *arg, const struct wp_period *p)
+struct wp_kept_event wp_kept_of_period(const struct wp_period *p)
 {
-	struct wp_kept_event *e = kept_next(arg);
-
-	if (!e)
-		return;
-	*e = (struct wp_kept_event){
+	return (struct wp_kept_event){
 		.start_ns = p->start_ns, .end_ns = p->end_ns, .serial = p->thread->serial,
 		.stack = p->stack, .waker = p->waker_index, .cpu = p->cpu,
 		.kind = (uint8_t)p->kind,
 		.flags = (p->short_off ? WP_KEPT_SHORT_OFF : 0) |
 			 (p->wakeup_unrecorded ? WP_KEPT_WAKEUP_UNRECORDED : 0) |
-			 (p->waker_unrecorded ? WP_KEPT_WAKER_UNRECORDED : 0),
+			 (p->waker_unrecorded ? WP_KEPT_WAKER_UNRECORDED : 0) |
+			 (p->wakeup_dropped ? WP_KEPT_WAKEUP_DROPPED : 0),
 	};
+}
+
+/* The ledger's observer, with keep_timeline: each period as it is counted. */
+static void keep_period(void *arg, const struct wp_period *p)
+{
+	struct wp_kept_event *e = kept_next(arg);
+
+	if (e)
+		*e = wp_kept_of_period(p);
 }
 
 /* And each on-CPU sample it counts. */

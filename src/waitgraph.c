@@ -48,6 +48,7 @@ struct builder {
 	size_t cap_nodes, cap_edges;
 	struct accs waiting, wakers;
 	uint32_t visited[CASCADE_DEPTH + 2];
+	uint64_t chain_edges[CASCADE_DEPTH + 2];	/* from << 32 | to, hop by hop */
 	int err;
 };
 
@@ -196,7 +197,10 @@ static void edge_add(struct builder *b, uint32_t from, uint32_t to, uint64_t ns,
 /*
  * While a thread of the chain visited[0..depth] waited over [s, e) for
  * thread serial, serial's own waits inside it count toward its edges, and
- * those of whom it waited for, down the chain.
+ * those of whom it waited for, down the chain; but once per edge in a
+ * chain (chain_edges[0..depth - 1]): in a convoy of one node's threads
+ * (workers taking turns at a lock) every hop is that node's edge to
+ * itself, and the same stretch of waiting would count once a hop.
  */
 static void cascade(struct builder *b, uint32_t serial, uint64_t s, uint64_t e,
 		    unsigned int depth)
@@ -212,7 +216,8 @@ static void cascade(struct builder *b, uint32_t serial, uint64_t s, uint64_t e,
 		uint64_t to = q->end_ns < e ? q->end_ns : e;
 		uint32_t next;
 		enum wp_cause c;
-		bool seen = false;
+		bool seen = false, again = false;
+		uint64_t key;
 
 		if (q->start_ns >= e)
 			break;
@@ -225,8 +230,11 @@ static void cascade(struct builder *b, uint32_t serial, uint64_t s, uint64_t e,
 		c = wp_waits_cause(w, q, &next);
 		if (c == WP_CAUSE_NONE || c == WP_CAUSE_GATED)
 			continue;
-		edge_add(b, thread_node(b, serial), cause_node(b, c, next, q->waker), to - from,
-			 false, q);
+		key = (uint64_t)thread_node(b, serial) << 32 | cause_node(b, c, next, q->waker);
+		for (unsigned int k = 0; k < depth; k++)
+			again |= b->chain_edges[k] == key;
+		if (!again)
+			edge_add(b, (uint32_t)(key >> 32), (uint32_t)key, to - from, false, q);
 		if (c != WP_CAUSE_THREAD)
 			continue;
 		for (unsigned int k = 0; k <= depth; k++)
@@ -238,6 +246,7 @@ static void cascade(struct builder *b, uint32_t serial, uint64_t s, uint64_t e,
 			continue;
 		}
 		b->visited[depth + 1] = next;
+		b->chain_edges[depth] = key;
 		cascade(b, next, from, to, depth + 1);
 	}
 }
@@ -357,6 +366,7 @@ static void waits_of(struct builder *b, uint32_t serial)
 			continue;
 		b->visited[0] = serial;
 		b->visited[1] = next;
+		b->chain_edges[0] = (uint64_t)self << 32 | to;
 		cascade(b, next, p->start_ns, p->end_ns, 1);
 	}
 	if (!b->err)

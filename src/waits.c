@@ -320,7 +320,12 @@ enum wp_cause wp_waits_cause(const struct wp_waits *w, const struct wp_kept_even
 	*serial = WP_WAITS_NONE;
 	if (p->kind != WP_PERIOD_BLOCKED)
 		return WP_CAUSE_NONE;
-	if (c == WP_CAUSE_NONE &&
+	/*
+	 * Gated: the gate's open slots are a random sample of time, so the
+	 * recorded wakers stand for it; dropped by the kernel with the
+	 * tracepoints on, nothing does: unknown.
+	 */
+	if (c == WP_CAUSE_NONE && !(p->flags & WP_KEPT_WAKEUP_DROPPED) &&
 	    (p->flags & (WP_KEPT_WAKEUP_UNRECORDED | WP_KEPT_WAKER_UNRECORDED)))
 		return WP_CAUSE_GATED;
 	if (c != WP_CAUSE_THREAD)
