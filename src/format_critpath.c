@@ -28,10 +28,27 @@ struct sum {
 	uint64_t ns, count;
 };
 
-static int by_holder(const void *a, const void *b)
+/* What a blocked segment's label says of it (put_state). */
+#define BLOCKED_LABEL_FLAGS (WP_CP_CYCLE | WP_CP_TOO_DEEP | WP_CP_GATED)
+
+/* The thread an outside segment names (the waker's), or 0. */
+static uint32_t outside_tid(const struct wp_waits *w, const struct wp_cp_segment *s)
+{
+	return s->kind == WP_CP_OUTSIDE && s->waker < w->nr_wakers ? w->wakers[s->waker].tid : 0;
+}
+
+/*
+ * One holder in one state, as the summary names them (put_holder,
+ * put_state): the kind, the device, the thread, a blocked segment's
+ * label, and an outside waker's thread.  arg: the waits.
+ */
+static int by_holder(const void *a, const void *b, void *arg)
 {
 	const struct wp_cp_segment *x = *(const struct wp_cp_segment *const *)a;
 	const struct wp_cp_segment *y = *(const struct wp_cp_segment *const *)b;
+	uint32_t fx = x->kind == WP_CP_BLOCKED ? x->flags & BLOCKED_LABEL_FLAGS : 0;
+	uint32_t fy = y->kind == WP_CP_BLOCKED ? y->flags & BLOCKED_LABEL_FLAGS : 0;
+	uint32_t tx = outside_tid(arg, x), ty = outside_tid(arg, y);
 
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
@@ -39,14 +56,18 @@ static int by_holder(const void *a, const void *b)
 		return x->cause < y->cause ? -1 : 1;
 	if (x->serial != y->serial)
 		return x->serial < y->serial ? -1 : 1;
+	if (fx != fy)
+		return fx < fy ? -1 : 1;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
 	return 0;
 }
 
-static int by_stack(const void *a, const void *b)
+static int by_stack(const void *a, const void *b, void *arg)
 {
 	const struct wp_cp_segment *x = *(const struct wp_cp_segment *const *)a;
 	const struct wp_cp_segment *y = *(const struct wp_cp_segment *const *)b;
-	int c = by_holder(a, b);
+	int c = by_holder(a, b, arg);
 
 	if (c)
 		return c;
@@ -76,8 +97,8 @@ static int sum_cmp(const void *a, const void *b)
 }
 
 /* The path's segments added up by cmp's classes, most time first; *n of them. */
-static struct sum *sums(const struct wp_critpath *cp, int (*cmp)(const void *, const void *),
-			size_t *n)
+static struct sum *sums(const struct wp_critpath *cp, const struct wp_waits *w,
+			int (*cmp)(const void *, const void *, void *), size_t *n)
 {
 	const struct wp_cp_segment **order = calloc(cp->nr_segs + 1, sizeof(*order));
 	struct sum *s = calloc(cp->nr_segs + 1, sizeof(*s));
@@ -90,9 +111,9 @@ static struct sum *sums(const struct wp_critpath *cp, int (*cmp)(const void *, c
 	}
 	for (size_t i = 0; i < cp->nr_segs; i++)
 		order[i] = &cp->segs[i];
-	qsort(order, cp->nr_segs, sizeof(*order), cmp);
+	qsort_r(order, cp->nr_segs, sizeof(*order), cmp, (void *)w);
 	for (size_t i = 0; i < cp->nr_segs; i++) {
-		if (!*n || cmp(&order[i], &s[*n - 1].first))
+		if (!*n || cmp(&order[i], &s[*n - 1].first, (void *)w))
 			s[(*n)++].first = order[i];
 		s[*n - 1].ns += order[i]->end_ns - order[i]->start_ns;
 		s[*n - 1].count++;
@@ -149,8 +170,8 @@ int wp_format_critpath_text(struct wp_view *v, FILE *out)
 	struct sum *holders, *stacks;
 	size_t nh, ns, runs = 0;
 
-	holders = sums(cp, by_holder, &nh);
-	stacks = sums(cp, by_stack, &ns);
+	holders = sums(cp, w, by_holder, &nh);
+	stacks = sums(cp, w, by_stack, &ns);
 	if (!holders || !stacks) {
 		free(holders);
 		free(stacks);
@@ -216,7 +237,7 @@ int wp_format_critpath_text(struct wp_view *v, FILE *out)
 		for (j = i + 1; j < cp->nr_segs && !by_holder(&(const struct wp_cp_segment *){
 							      &cp->segs[i] },
 						      &(const struct wp_cp_segment *){
-							      &cp->segs[j] }); j++)
+							      &cp->segs[j] }, (void *)w); j++)
 			;
 		runs++;
 	}
@@ -227,7 +248,7 @@ int wp_format_critpath_text(struct wp_view *v, FILE *out)
 
 		for (j = i + 1; j < cp->nr_segs && !by_holder(&(const struct wp_cp_segment *){ s },
 						      &(const struct wp_cp_segment *){
-							      &cp->segs[j] }); j++)
+							      &cp->segs[j] }, (void *)w); j++)
 			if (cp->segs[j].end_ns - cp->segs[j].start_ns >
 			    longest->end_ns - longest->start_ns)
 				longest = &cp->segs[j];
