@@ -999,6 +999,12 @@ struct woken {
 	uint32_t waker;		/* index into wp_account_wakers() */
 	uint32_t thread;	/* the waiting thread */
 	uint64_t ns, count;
+	/*
+	 * Merged, the waker that ended most of the time stands for the rest
+	 * (a thread renamed once it ran, as a JVM names its workers, is
+	 * named as it was for most of its wake-ups): its own time.
+	 */
+	uint64_t waker_ns;
 	bool one_thread;	/* merged entries all had the same waker thread */
 };
 
@@ -1088,9 +1094,14 @@ static size_t woken_merge(struct woken *x, size_t n,
 			x[m - 1].one_thread &= wk[x[m - 1].waker].tid == wk[x[i].waker].tid;
 			x[m - 1].ns += x[i].ns;
 			x[m - 1].count += x[i].count;
+			if (x[i].ns > x[m - 1].waker_ns) {
+				x[m - 1].waker = x[i].waker;
+				x[m - 1].waker_ns = x[i].ns;
+			}
 			continue;
 		}
-		x[m++] = x[i];
+		x[m] = x[i];
+		x[m++].waker_ns = x[i].ns;
 	}
 	qsort(x, m, sizeof(*x), by_ns);
 	return m;
