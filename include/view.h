@@ -185,6 +185,9 @@ bool wp_view_thread(const struct wp_view *v, size_t idx);
  */
 bool wp_view_idle(const struct wp_view *v, size_t idx, uint32_t *stack);
 
+/* Whether it is idle by that rule, in any view (which folds it or not). */
+bool wp_view_idle_by_rule(const struct wp_view *v, size_t idx);
+
 /*
  * Whether the waits of the thread at this index are worth a look: in a
  * system-wide recording it is busy, in another it is not idle.

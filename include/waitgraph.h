@@ -69,6 +69,13 @@ struct wp_wg_node {
 	struct wp_wg_times times;	/* THREADS */
 	uint32_t knot;			/* its knot + 1, or 0 */
 	bool shown;			/* holds a thread the view shows */
+	/*
+	 * THREADS: every thread of it idle by the view's rule (it waited in
+	 * one place nearly all along: a pool's idle worker, a runtime's
+	 * timer loop), as the text report folds them: its waits pace no one,
+	 * so they make no knot.
+	 */
+	bool idle;
 };
 
 /* Time an edge carries, by one stack of the waiting side or of the waker. */

@@ -143,7 +143,7 @@ static int write_text(const struct wp_waitgraph *g, const struct wp_waits *w, FI
 		g->cascade_cut ? "  (Cascades were cut short at their bound.)" : "");
 	if (!g->nr_knots) {
 		fputs("No knot: every node waits for something outside itself, or nothing "
-		      "waited long enough.\n\n", out);
+		      "at work waited long enough (idle threads' waits make none).\n\n", out);
 	} else {
 		fprintf(out, "Knots (nodes that wait for nothing outside them: each holds a "
 			"bottleneck), heaviest first:\n");

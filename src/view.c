@@ -124,12 +124,11 @@ int wp_view_init(struct wp_view *v, const struct wp_analysis *an,
 	}
 	if (v->explain && !o->sort_given)
 		v->o.sort = WP_SORT_ON;
-	if (v->explain) {
-		err = find_idle(v);
-		if (err) {
-			wp_view_release(v);
-			return err;
-		}
+	/* (Found in any view: the wait-for graph asks; only an explain view folds them.) */
+	err = find_idle(v);
+	if (err) {
+		wp_view_release(v);
+		return err;
 	}
 	if (o->grep) {
 		if (regcomp(&v->grep_re, o->grep, REG_EXTENDED | REG_NOSUB)) {
@@ -206,12 +205,17 @@ bool wp_view_thread(const struct wp_view *v, size_t idx)
 	return true;
 }
 
-bool wp_view_idle(const struct wp_view *v, size_t idx, uint32_t *stack)
+bool wp_view_idle_by_rule(const struct wp_view *v, size_t idx)
 {
 	size_t n;
 
 	wp_account_threads(v->an->account, &n);
-	if (!v->idle_stack || idx >= n || !v->idle_stack[idx])
+	return v->idle_stack && idx < n && v->idle_stack[idx];
+}
+
+bool wp_view_idle(const struct wp_view *v, size_t idx, uint32_t *stack)
+{
+	if (!v->explain || !wp_view_idle_by_rule(v, idx))
 		return false;
 	if (stack)
 		*stack = v->idle_stack[idx] - 1;

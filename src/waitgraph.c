@@ -570,6 +570,7 @@ static int fill_nodes(struct builder *b)
 		if (!g->nodes[i].serials)
 			return -ENOMEM;
 		g->nodes[i].nr_serials = 0;
+		g->nodes[i].idle = true;
 	}
 	for (uint32_t s = 0; s < w->nr_threads; s++) {
 		struct wp_wg_node *n;
@@ -584,6 +585,8 @@ static int fill_nodes(struct builder *b)
 		add_times(&n->times, w, s);
 		if (wp_view_thread(b->v, w->threads[s].index))
 			n->shown = true;
+		if (!wp_view_idle_by_rule(b->v, w->threads[s].index))
+			n->idle = false;
 	}
 	return 0;
 }
@@ -757,8 +760,10 @@ out:
 }
 
 /*
- * The knots: components with no live edge out, that something waits for
- * (an edge in, or inside).  While a knot of several nodes has an inner
+ * The knots: components with no live edge out, that something at work
+ * waits for (an edge in, or inside, from a node not idle: a runtime's
+ * idle timer loop waiting for its timer paces no one).  While a knot of
+ * several nodes has an inner
  * edge under the trim weight, its lightest goes and the components are
  * made again: what remains waits for the rest.
  */
@@ -791,7 +796,8 @@ static int find_knots(struct wp_waitgraph *g)
 
 			if (!edge_live(e))
 				continue;
-			used[comp[e->to]] = true;
+			if (!g->nodes[e->from].idle)
+				used[comp[e->to]] = true;
 			if (comp[e->from] != comp[e->to])
 				out[comp[e->from]] = true;
 		}
