@@ -61,7 +61,8 @@ struct wp_wg_times {
 struct wp_wg_node {
 	enum wp_wg_node_kind kind;
 	enum wp_cause cause;		/* DEVICE: which */
-	uint32_t pid, tid;		/* THREADS: its first thread's; OUTSIDE: the waker's */
+	uint32_t pid, tid;		/* THREADS: its first thread's; OUTSIDE: the first waker's */
+	uint32_t nr_outside;		/* OUTSIDE: the process's threads that woke any */
 	uint32_t *serials;		/* THREADS: its threads (by serial) */
 	uint32_t nr_serials;
 	char name[40];			/* its first thread's, or the waker's, or the device's */

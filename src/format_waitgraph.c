@@ -657,10 +657,13 @@ static int write_json(const struct wp_waitgraph *g, const struct wp_waits *w, FI
 			fprintf(out, ", \"cause\": \"%s\"", wp_cause_name(n->cause));
 		else
 			fprintf(out, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32, n->pid, n->tid);
+		if (n->kind == WP_WG_OUTSIDE)
+			fprintf(out, ", \"threads\": %" PRIu32, n->nr_outside);
 		if (n->knot)
 			fprintf(out, ", \"knot\": %" PRIu32, n->knot);
 		if (n->kind == WP_WG_THREADS) {
-			fprintf(out, ", \"shown\": %s, \"tids\": [", n->shown ? "true" : "false");
+			fprintf(out, ", \"shown\": %s, \"idle\": %s, \"tids\": [",
+				n->shown ? "true" : "false", n->idle ? "true" : "false");
 			for (uint32_t k = 0; k < n->nr_serials; k++)
 				fprintf(out, "%s%" PRIu32, k ? ", " : "",
 					w->threads[n->serials[k]].t->tid);

@@ -43,7 +43,8 @@ struct builder {
 	uint32_t *node_of_group;	/* by group: its node, or NONE */
 	size_t nr_groups;
 	uint32_t device_node[WP_NR_CAUSES];
-	struct wp_u64map outside;	/* tid -> node + 1 */
+	struct wp_u64map outside;	/* pid -> node + 1 */
+	struct wp_u64map outside_tids;	/* the outside threads seen */
 	struct wp_u64map edge_at;	/* from << 32 | to -> edge + 1 */
 	size_t cap_nodes, cap_edges;
 	struct accs waiting, wakers;
@@ -104,28 +105,42 @@ static uint32_t device_node(struct builder *b, enum wp_cause c)
 	return id;
 }
 
-/* A thread outside the recording: a node per tid, named as the reports name it. */
+/*
+ * A thread outside the recording: a node per process (a load generator's
+ * threads are one client, not a knot each), named as the reports name
+ * its first thread, with how many of its threads woke the recording's.
+ */
 static uint32_t outside_node(struct builder *b, uint32_t waker)
 {
 	const struct wp_waker *wk = &b->w->wakers[waker];
+	uint64_t key = wk->pid ? wk->pid : wk->tid, at, seen;
 	struct wp_wg_node *n;
-	uint64_t at;
 	uint32_t id;
 	char buf[32];
 
-	if (wp_u64map_get(&b->outside, wk->tid, &at))
-		return (uint32_t)at - 1;
-	id = node_new(b, WP_WG_OUTSIDE);
-	if (id == NONE)
-		return NONE;
-	if (wp_u64map_put(&b->outside, wk->tid, (uint64_t)id + 1)) {
-		b->err = -ENOMEM;
-		return NONE;
+	if (wp_u64map_get(&b->outside, key, &at)) {
+		id = (uint32_t)at - 1;
+	} else {
+		id = node_new(b, WP_WG_OUTSIDE);
+		if (id == NONE)
+			return NONE;
+		if (wp_u64map_put(&b->outside, key, (uint64_t)id + 1)) {
+			b->err = -ENOMEM;
+			return NONE;
+		}
+		n = &b->g->nodes[id];
+		n->pid = wk->pid;
+		n->tid = wk->tid;
+		snprintf(n->name, sizeof(n->name), "%s",
+			 wp_waker_name(b->w->an, wk, buf, sizeof(buf)));
 	}
-	n = &b->g->nodes[id];
-	n->pid = wk->pid;
-	n->tid = wk->tid;
-	snprintf(n->name, sizeof(n->name), "%s", wp_waker_name(b->w->an, wk, buf, sizeof(buf)));
+	if (!wp_u64map_get(&b->outside_tids, wk->tid, &seen)) {
+		if (wp_u64map_put(&b->outside_tids, wk->tid, 1)) {
+			b->err = -ENOMEM;
+			return NONE;
+		}
+		b->g->nodes[id].nr_outside++;
+	}
 	return id;
 }
 
@@ -944,6 +959,7 @@ int wp_waitgraph_build(const struct wp_waits *w, const struct wp_view *v,
 	wp_u64map_release(&b.waiting.at);
 	wp_u64map_release(&b.wakers.at);
 	wp_u64map_release(&b.outside);
+	wp_u64map_release(&b.outside_tids);
 	wp_u64map_release(&b.edge_at);
 	if (err) {
 		wp_error("out of memory making the wait-for graph");
@@ -980,7 +996,11 @@ void wp_wg_node_label(const struct wp_wg_node *n, char *buf, size_t size)
 		snprintf(buf, size, "[%s]", n->name);
 		break;
 	case WP_WG_OUTSIDE:
-		snprintf(buf, size, "%s (%" PRIu32 ", not recorded)", n->name, n->tid);
+		if (n->nr_outside > 1)
+			snprintf(buf, size, "%s x%" PRIu32 " (%" PRIu32 ", not recorded)", n->name,
+				 n->nr_outside, n->pid);
+		else
+			snprintf(buf, size, "%s (%" PRIu32 ", not recorded)", n->name, n->tid);
 		break;
 	default:
 		if (n->nr_serials > 1)
