@@ -19,6 +19,7 @@
 #include "stacktable.h"
 #include "strpool.h"
 #include "symbols.h"
+#include "tasknames.h"
 #include "timeline.h"
 #include "u64map.h"
 #include "util.h"
@@ -41,6 +42,8 @@ struct wp_monitor {
 	void *fn_arg;
 	const struct wp_meta *meta;
 	const struct wp_arch *arch;	/* the recorded machine's, or NULL */
+	/* Names the recorder read of wakers it does not follow (TASK_NAME), as report has them. */
+	struct wp_tasknames *names;
 	struct wp_sample_format fmt;
 	struct wp_sample_kinds kinds;
 	bool have_kinds;
@@ -922,6 +925,15 @@ static int close_interval(struct wp_monitor *m)
 
 		if (t)
 			memcpy(m->rows[i].comm, t->comm, sizeof(m->rows[i].comm));
+		/* A waker outside the recording: the name the recorder read, by now. */
+		for (unsigned int k = 0; k < m->rows[i].nr_wakers; k++) {
+			struct wp_mon_waker *w = &m->rows[i].wakers[k];
+			const char *name;
+
+			if (!w->comm[0] && w->kind == WP_WAKER_THREAD &&
+			    (name = wp_tasknames_find(m->names, w->pid, w->tid)))
+				snprintf(w->comm, sizeof(w->comm), "%s", name);
+		}
 	}
 	/* Its rows are held (the buffers swap), the next interval's begin empty. */
 	rows = m->rows;
@@ -1181,6 +1193,10 @@ static int one_record(struct wp_monitor *m, const struct perf_event_header *rec)
 		return raw_sample(m, rec, time);
 	case WP_RECORD_THREAD_CLOCK:
 		return thread_clock(m, rec);
+	case WP_RECORD_TASK_NAME:
+		if (!m->names && wp_tasknames_new(&m->names))
+			return -ENOMEM;
+		return wp_tasknames_record(m->names, rec);
 	}
 	return wp_timeline_record(m->tl, rec, time);
 }
@@ -1219,6 +1235,7 @@ void wp_monitor_free(struct wp_monitor *m)
 		wp_debug("top: %" PRIu64 " exited threads and %zu processes forgotten", m->forgotten,
 			 m->processes_forgotten);
 	wp_timeline_free(m->tl);
+	wp_tasknames_free(m->names);
 	wp_symbols_free(m->symbols);
 	wp_stacktable_free(m->table);
 	wp_resolver_free(m->resolver);

@@ -259,6 +259,24 @@ fi
 check "the sleeper waits in sleep_once" sh -c "echo '$rows' | jq -r '.wait_stack[]?' | grep -qx sleep_once"
 check "its wait frame is a sleep" sh -c "echo '$rows' | jq -r .wait_frame | grep -q nanosleep"
 
+# 4. A pipe reader attached alone: its writer is outside the recording,
+# and top names it as report does (the name the recorder read), not "?".
+mkfifo wfifo
+(exec -a topwriter sh -c 'while :; do echo x; sleep 0.01; done' >wfifo) &
+writer=$!
+bg_pids="$bg_pids $writer"
+cat <wfifo >/dev/null &
+reader=$!
+bg_pids="$bg_pids $reader"
+sleep 0.3
+"$WALLPROF" top -b -n 3 -d 1 --format json -p "$reader" >outw.out 2>outw.err
+names=$(grep '^{' outw.out | jq -r --argjson r "$reader" \
+	'select(.interval > 1) | .threads[] | select(.tid == $r) | .top_waker.comm // empty' | sort -u)
+echo "# the reader's top wakers: $(echo $names)"
+check "the writer outside the recording is named (got '$(echo $names)')" \
+	sh -c "[ -n '$names' ] && ! echo '$names' | grep -qx '?'"
+kill "$writer" "$reader" 2>/dev/null
+
 # Bad input: one sentence, non-zero.
 "$WALLPROF" top -b -n x -p 1 >bad.out 2>bad.err
 check_num "a bad count is a usage error" $? -eq 2
