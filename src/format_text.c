@@ -283,7 +283,8 @@ static const struct jit_runtime {
 	{ { "JavaCalls::", "JavaThread::", "Interpreter" },
 	  "a JVM's: 'jcmd PID Compiler.perfmap' writes its names to /tmp/perf-PID.map "
 	  "while it runs, for report to read; or run it with -XX:+UnlockDiagnosticVMOptions "
-	  "-XX:+DumpPerfMapAtExit" },
+	  "-XX:+DumpPerfMapAtExit; and JIT code has no unwind information, so stacks stop "
+	  "in it unless the JVM keeps frame pointers (-XX:+PreserveFramePointer)" },
 	{ { "v8::", "Builtins_", "node::" },
 	  "node's (V8): run it with --perf-basic-prof (or --perf-basic-prof-only-functions)" },
 	{ { "_PyEval_EvalFrame", "PyEval_EvalCode", "_PyFunction_Vectorcall" },
