@@ -279,13 +279,16 @@ kernel_switches() {
 # every switch of TID, on the monotonic clock: from TID's first switch
 # record, or, attached, from its ATTACH record if later (its events are
 # opened CPU by CPU: those on one CPU record switches before the next
-# CPU's exist), to the last record of all.
+# CPU's exist), to the last record of all, or TID's EXIT if it has one
+# (the kernel counts the switch of its exit, after its events are gone).
 rec_span() {
 	awk -v tid="$2" '$1 ~ /^[0-9]+\.[0-9]+$/ { split($1, y, "."); v = y[1] * 1000000000 + y[2]
 		if (v > to) to = v
 		if ($2 == "ATTACH" && $3 == tid) att = v
+		if ($2 == "EXIT" && $3 ~ ("/" tid "$")) gone = v
 		if ($2 ~ /^SWITCH_(IN|OUT)$/ && $3 ~ ("/" tid "$") && (from == "" || v < from)) from = v }
-		END { if (att > from) from = att; printf "%.0f %.0f\n", from, to }' "$1"
+		END { if (att > from) from = att; if (gone && gone < to) to = gone
+			printf "%.0f %.0f\n", from, to }' "$1"
 }
 
 # span_switch_outs DUMP TID: TID's SWITCH_OUT records in its rec_span.
