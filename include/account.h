@@ -173,6 +173,8 @@ struct wp_anchor_summary {
 	 * the threads whose on-CPU is within a bound then, and the largest.
 	 */
 	uint64_t window_partial, window_partial_max_ns;
+	/* Figures read while recording (every second since 2026-12; else start and end only). */
+	uint64_t clocks_during;
 	uint64_t on_cpu_ns;		/* every thread's, after anchoring: for shares */
 };
 struct wp_account;

@@ -1270,6 +1270,7 @@ static int account_clock(struct wp_account *a, const struct perf_event_header *r
 	if (!(p == &t->anchor->base && p->set))
 		*p = pt;
 	a->anchors.clocks++;
+	a->anchors.clocks_during += tc.header.misc == WP_CLOCK_DURING;
 	return 0;
 }
 

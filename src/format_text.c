@@ -176,12 +176,19 @@ static void print_anchors(const struct wp_analysis *an, FILE *out)
 				DUR(s.estimated_moved_abs_ns, e));
 		fputc('\n', out);
 	}
-	if (s.window_partial)
+	if (s.window_partial && s.clocks_during)
 		fprintf(out, "# on-CPU: the --time window's ends lie between the kernel's figures "
-			"(read every second from the recording's start) for %" PRIu64 " threads (~): "
-			"their on-CPU is the window's estimated share, within %s at most; a window "
-			"at whole seconds is anchored exactly\n", s.window_partial,
+			"(read every second from the recording's start, or at each rotated file's "
+			"end) for %" PRIu64 " threads (~): their on-CPU is the window's estimated "
+			"share, within %s at most; a window whose ends are at figures is anchored "
+			"exactly\n", s.window_partial,
 			DUR(s.window_partial_max_ns, e));
+	else if (s.window_partial)
+		fprintf(out, "# on-CPU: the --time window's ends lie between the kernel's figures, "
+			"which this recording has only at its start and end, for %" PRIu64 " threads "
+			"(~): their on-CPU is the window's estimated share, within %s at most (record "
+			"now reads them every second, anchoring windows at whole seconds exactly)\n",
+			s.window_partial, DUR(s.window_partial_max_ns, e));
 	/*
 	 * Short threads: what the exit figures cannot confirm, worth a line
 	 * from 1% of the on-CPU time.
