@@ -75,7 +75,7 @@ static void print_header(const struct wp_analysis *an, FILE *out)
 		else if (ev->role == WP_EVENT_SWITCH_OUT)
 			fprintf(out, "%s stacks at switch-out (%s)", e ? "," : "", name);
 		else if (ev->role == WP_EVENT_SCHED_SWITCH)
-			fprintf(out, "%s switch times (%s)", e ? "," : "", name);
+			fprintf(out, "%s switch times (%s, every switch)", e ? "," : "", name);
 		else if (ev->role == WP_EVENT_SIDEBAND)
 			continue;	/* the switch records', said below */
 		else if (ev->attr.freq)
