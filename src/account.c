@@ -702,18 +702,28 @@ static void off_segment(struct wp_account *a, struct thread *t, const struct wp_
 	weight_add_part(a, s, w, d);
 }
 
-/* The timeline's sink: one segment of a thread's time. */
+/*
+ * How many of a thread's anchor points are in use (anchor_decided and
+ * anchor_settle walk them at every segment): base and end, and with a
+ * --time window its ends' figures and cuts too.
+ */
+static int anchor_points(const struct wp_account *a)
+{
+	return a->opts.window_start || a->opts.window_end ? 8 : 2;
+}
+
 /*
  * The first segment of a thread whose anchor was taken before it
  * switched: running since its start, or not, through the anchor's time.
  */
-static void anchor_decided(struct thread *t, const struct wp_segment *s)
+static void anchor_decided(const struct wp_account *a, struct thread *t,
+			   const struct wp_segment *s)
 {
 	struct anchor *an = t->anchor;
 	struct anchor_point *p[8] = { &an->base, &an->end, &an->near[0][0], &an->near[0][1],
 				      &an->near[1][0], &an->near[1][1], &an->cut[0], &an->cut[1] };
 
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < anchor_points(a); i++) {
 		if (!p[i]->set || !p[i]->undecided)
 			continue;
 		p[i]->undecided = false;
@@ -738,7 +748,7 @@ static void anchor_settle(const struct wp_account *a, struct thread *t,
 	struct anchor_point *p[8] = { &an->base, &an->end, &an->near[0][0], &an->near[0][1],
 				      &an->near[1][0], &an->near[1][1], &an->cut[0], &an->cut[1] };
 
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < anchor_points(a); i++) {
 		uint64_t end;
 
 		if (!p[i]->set || !p[i]->settle || s->start_ns >= p[i]->time)
@@ -753,6 +763,7 @@ static void anchor_settle(const struct wp_account *a, struct thread *t,
 	}
 }
 
+/* The timeline's sink: one segment of a thread's time. */
 static void on_segment(void *arg, const struct wp_segment *s)
 {
 	struct wp_account *a = arg;
@@ -762,7 +773,7 @@ static void on_segment(void *arg, const struct wp_segment *s)
 	if (!t)
 		return;
 	if (t->anchor) {
-		anchor_decided(t, s);
+		anchor_decided(a, t, s);
 		anchor_settle(a, t, s);
 	}
 	if (d && s->kind != WP_SEG_UNKNOWN && a->opts.observer && a->opts.observer->period)
@@ -1328,7 +1339,7 @@ int wp_account_new(const struct wp_meta *meta, const struct wp_account_opts *opt
  * As time passes a --time window's start or end: each thread's records'
  * cut there, what they gave it by then (settled as the segments open
  * then end, anchor_settle), for its window's share of the kernel's time
- * between two figures (window_on_cpu).
+ * between two figures (window_kernel).
  */
 static void take_cuts(struct wp_account *a, uint64_t time)
 {
@@ -2360,35 +2371,6 @@ static void fit_cpus(struct wp_account *a, struct moves *mv)
 }
 
 /*
- * Anchor each thread's on-CPU time to the kernel's own figure.  A switch
- * record comes after the switch, once the kernel has switched the events
- * in, so a running segment that began at one (timeline.h, late) began
- * late: in storms of short slices that is tens of percent of a thread's
- * time.  Over the span between a thread's two THREAD_CLOCK figures (its
- * start, or its birth, and its end or exit) the kernel's total is exact:
- * the difference goes into on-CPU time from the waits its late switch-ins
- * ended.  Its time on a run queue (runnable and preempted) moves to the
- * kernel's figure only by what the wake-up estimate guessed: within the
- * waits whose wake-up went unrecorded, when some of them fell where the
- * budget had the tracepoints off (estimate_wakeups).  Those estimates are
- * rough in a storm (the recorded waits, slowed by the recording, stand
- * for the others: 5-18% off schedstat on a quiet machine, 60% on a busy
- * one), where the kernel's figure is good; the recorded waits are the
- * tracepoints' own times, which the kernel's figure does not always
- * match: some 8% above them on 6.18 for threads that sleep 1 ms beside
- * more runnable threads than CPUs (300 us a wake-up; perf's records
- * agree with wallprof's there).
- * Threads without figures (an ordinary user's exits, or one lost) are
- * moved by the anchored threads' mean per late switch-in, marked as an
- * estimate within what it moved.  With a --time window, the kernel's
- * time at each of its ends from the figures around it (window_on_cpu):
- * exact at a figure, and the run queue anchored when both ends are;
- * else an estimate within a bound.  Each stack follows its thread
- * (follow_moves), and with -a each CPU's busy time (fit_cpus): its
- * switch-ins start at the switch-out before them, not late, so that only
- * records lost move much there.
- */
-/*
  * A window's ends this close to the figures (a share of its length) are
  * theirs: its run queue time is anchored too.
  */
@@ -2506,11 +2488,40 @@ static bool window_kernel(const struct thread *t, bool born, bool rq, uint64_t *
 	return true;
 }
 
+/*
+ * Anchor each thread's on-CPU time to the kernel's own figure.  A switch
+ * record comes after the switch, once the kernel has switched the events
+ * in, so a running segment that began at one (timeline.h, late) began
+ * late: in storms of short slices that is tens of percent of a thread's
+ * time.  Over the span between a thread's two THREAD_CLOCK figures (its
+ * start, or its birth, and its end or exit) the kernel's total is exact:
+ * the difference goes into on-CPU time from the waits its late switch-ins
+ * ended.  Its time on a run queue (runnable and preempted) moves to the
+ * kernel's figure only by what the wake-up estimate guessed: within the
+ * waits whose wake-up went unrecorded, when some of them fell where the
+ * budget had the tracepoints off (estimate_wakeups).  Those estimates are
+ * rough in a storm (the recorded waits, slowed by the recording, stand
+ * for the others: 5-18% off schedstat on a quiet machine, 60% on a busy
+ * one), where the kernel's figure is good; the recorded waits are the
+ * tracepoints' own times, which the kernel's figure does not always
+ * match: some 8% above them on 6.18 for threads that sleep 1 ms beside
+ * more runnable threads than CPUs (300 us a wake-up; perf's records
+ * agree with wallprof's there).
+ * Threads without figures (an ordinary user's exits, or one lost) are
+ * moved by the anchored threads' mean per late switch-in, marked as an
+ * estimate within what it moved.  With a --time window, the kernel's
+ * time at each of its ends from the figures around it (window_kernel):
+ * exact at a figure, and the run queue anchored when both ends are;
+ * else an estimate within a bound.  Each stack follows its thread
+ * (follow_moves), and with -a each CPU's busy time (fit_cpus): its
+ * switch-ins start at the switch-out before them, not late, so that only
+ * records lost move much there.
+ */
 static void anchor_times(struct wp_account *a)
 {
 	struct moves *mv = calloc(a->nr ? a->nr : 1, sizeof(*mv));
 	bool windowed = a->opts.window_start || a->opts.window_end;
-	bool queues = wp_timeline_has_wakeups(a->tl) && !windowed;
+	bool queues = wp_timeline_has_wakeups(a->tl);
 	int64_t sum_moved = 0;
 	uint64_t sum_late = 0;
 	struct wp_anchor_summary *sum = &a->anchors;
@@ -2531,12 +2542,6 @@ static void anchor_times(struct wp_account *a)
 
 		for (int k = 0; k < 3; k++)
 			mv[i].before[k] = *thread_part(t, k);
-		/* Born: nothing on a CPU before its birth (a window may cut its start). */
-		if (base.set) {
-			const struct wp_tl_thread *lt = wp_timeline_thread(a->tl, t->t.serial);
-
-			base.time = lt ? lt->start_ns : base.time;
-		}
 		sum->late_starts += t->late_in_window;
 		/* Born in the recording, its figures began at 0: no read is earlier. */
 		if (an && an->base.set && !base.set)
@@ -2657,7 +2662,7 @@ static void anchor_times(struct wp_account *a)
 		t->t.on_cpu_moved_ns = moved;
 		sum->anchored_moved_ns += moved;
 		sum->anchored_moved_abs_ns += (uint64_t)(moved < 0 ? -moved : moved);
-		if (have_rq && wp_timeline_has_wakeups(a->tl) && t->tally && t->tally->gated_count) {
+		if (have_rq && queues && t->tally && t->tally->gated_count) {
 			const struct wake_tally *y = t->tally;
 			int64_t rq = (int64_t)rq_ns;
 			int64_t want = rq - (int64_t)(t->t.runnable_ns + t->t.preempted_ns);
